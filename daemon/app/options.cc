@@ -1,0 +1,109 @@
+#include "app/options.h"
+
+#include <getopt.h>
+
+#include "build_config.h"
+#include "rdma_eventd/version.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+std::string usage() {
+  return std::string(R"(Usage: rdma-eventd [OPTIONS]
+
+Watches the async events of every RDMA device (port up/down, LID, P_Key, SM, GID changes,
+fatal errors), enriches each with the port's state and what changed, and publishes it as a
+JSON record to the systemd journal.
+
+Options:
+  -c, --config FILE      configuration file (default )") +
+         kDefaultConfigPath + R"(;
+                         when that default does not exist, built-in defaults apply)
+  -l, --log-level LEVEL  trace, debug, info, warning, error, critical or off
+                         (overrides log_level in the configuration)
+  -f, --foreground       stay in the foreground (how systemd runs it); otherwise the
+                         daemon detaches once it is ready, and a startup error is still
+                         reported through the exit status
+      --print-records    also write every record to standard output, one JSON object per line
+      --no-journal       do not write records to the journal (overrides journal.enabled)
+      --check-config     validate the configuration and exit: 0 when valid, 78 when not
+  -V, --version          print the version and exit
+  -h, --help             print this help and exit
+
+Signals:
+  SIGHUP                 reload the configuration (a bad one is reported and the old one stays)
+  SIGUSR1                rescan for RDMA devices
+  SIGTERM, SIGINT        stop
+
+Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
+1 other startup failure.
+
+Records: docs/records.md. Configuration: docs/configuration.md.
+)";
+}
+
+}  // namespace
+
+std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
+  enum { kPrintRecords = 1000, kNoJournal, kCheckConfig };
+  static const option kLong[] = {
+      {"config", required_argument, nullptr, 'c'},
+      {"log-level", required_argument, nullptr, 'l'},
+      {"foreground", no_argument, nullptr, 'f'},
+      {"print-records", no_argument, nullptr, kPrintRecords},
+      {"no-journal", no_argument, nullptr, kNoJournal},
+      {"check-config", no_argument, nullptr, kCheckConfig},
+      {"version", no_argument, nullptr, 'V'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  Options o;
+  o.config_path = kDefaultConfigPath;
+  opterr = 0;
+  optind = 1;
+  for (;;) {
+    const int c = getopt_long(argc, argv, ":c:l:fVh", kLong, nullptr);
+    if (c == -1) break;
+    switch (c) {
+      case 'c':
+        o.config_path = optarg;
+        o.config_path_given = true;
+        break;
+      case 'l':
+        o.log_level = optarg;
+        break;
+      case 'f':
+        o.foreground = true;
+        break;
+      case kPrintRecords:
+        o.print_records = true;
+        break;
+      case kNoJournal:
+        o.no_journal = true;
+        break;
+      case kCheckConfig:
+        o.check_config = true;
+        break;
+      case 'V':
+        return EarlyExit{std::string("rdma-eventd ") + kVersion + "\n", 0};
+      case 'h':
+        return EarlyExit{usage(), 0};
+      case ':':
+        return EarlyExit{std::string("rdma-eventd: option '") + argv[optind - 1] +
+                             "' needs a value\nTry 'rdma-eventd --help'.\n",
+                         kExitUsage};
+      default:
+        return EarlyExit{std::string("rdma-eventd: unknown option '") + argv[optind - 1] +
+                             "'\nTry 'rdma-eventd --help'.\n",
+                         kExitUsage};
+    }
+  }
+  if (optind < argc) {
+    return EarlyExit{std::string("rdma-eventd: unexpected argument '") + argv[optind] +
+                         "'\nTry 'rdma-eventd --help'.\n",
+                     kExitUsage};
+  }
+  return o;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,31 @@
+// Command-line options of rdma-eventd.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace rdma_eventd::daemon {
+
+struct Options {
+  std::string config_path;
+  bool config_path_given = false;  // -c given: a missing file is then an error
+  std::optional<std::string> log_level;
+  bool foreground = false;
+  bool print_records = false;
+  bool no_journal = false;
+  bool check_config = false;
+};
+
+// What main should do instead of running: print this text to stdout (help, version) and exit
+// with this code, or print it to stderr (a usage error) and exit with 64.
+struct EarlyExit {
+  std::string text;
+  int code = 0;
+};
+
+std::variant<Options, EarlyExit> parse_options(int argc, char** argv);
+
+inline constexpr int kExitUsage = 64;  // EX_USAGE
+
+}  // namespace rdma_eventd::daemon

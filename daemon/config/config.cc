@@ -1,0 +1,197 @@
+#include "config/config.h"
+
+#include <fnmatch.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "rdma_eventd/record.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warning",
+                                           "error", "critical", "off"};
+
+// Thrown inside the parser only, turned into ConfigError at its boundary.
+struct Bad {
+  std::string key;
+  std::string reason;
+};
+
+std::string type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "an unexpected value";
+  }
+}
+
+void expect(const json& v, json::value_t t, std::string_view want, const std::string& key) {
+  if (v.type() != t) throw Bad{key, "expected " + std::string(want) + ", got " + type_name(v)};
+}
+
+void reject_unknown(const json& obj, std::initializer_list<std::string_view> known,
+                    const std::string& prefix) {
+  for (const auto& [k, v] : obj.items()) {
+    bool ok = false;
+    for (auto name : known)
+      ok = ok || name == k;
+    if (!ok) {
+      std::string list;
+      for (auto name : known)
+        list += (list.empty() ? "" : ", ") + std::string(name);
+      throw Bad{prefix + k, "unknown key (known: " + list + ")"};
+    }
+  }
+}
+
+std::vector<std::string> string_list(const json& v, const std::string& key) {
+  expect(v, json::value_t::array, "an array of strings", key);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string item_key = key + "[" + std::to_string(i) + "]";
+    if (!v[i].is_string()) throw Bad{item_key, "expected a string, got " + type_name(v[i])};
+    std::string s = v[i].get<std::string>();
+    if (s.empty()) throw Bad{item_key, "empty pattern"};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool is_guid_pattern(std::string_view p) {
+  return (p.size() == 19 || (p.size() == 18 && (p.starts_with("0x") || p.starts_with("0X")))) &&
+         parse_guid(p).has_value();
+}
+
+bool pattern_matches(const std::string& pattern, std::string_view name, uint64_t guid) {
+  if (is_guid_pattern(pattern)) return parse_guid(pattern) == guid;
+  return fnmatch(pattern.c_str(), std::string(name).c_str(), 0) == 0;
+}
+
+void parse_devices(const json& v, Config& c) {
+  expect(v, json::value_t::object, "an object", "devices");
+  reject_unknown(v, {"include", "exclude"}, "devices.");
+  std::vector<std::string> include = c.devices.include();
+  std::vector<std::string> exclude = c.devices.exclude();
+  if (v.contains("include")) include = string_list(v["include"], "devices.include");
+  if (v.contains("exclude")) exclude = string_list(v["exclude"], "devices.exclude");
+  c.devices = DeviceFilter(std::move(include), std::move(exclude));
+}
+
+void parse_severity(const json& v, Config& c) {
+  expect(v, json::value_t::object, "an object", "severity");
+  for (const auto& [name, sev] : v.items()) {
+    const std::string key = "severity." + name;
+    auto kind = event_from_name(name);
+    if (!kind) throw Bad{key, "unknown event name (see docs/records.md for the list)"};
+    if (!sev.is_string()) throw Bad{key, "expected a string, got " + type_name(sev)};
+    auto s = severity_from_name(sev.get<std::string>());
+    if (!s) {
+      throw Bad{key, "unknown severity '" + sev.get<std::string>() +
+                         "' (debug, info, notice, warning, error, critical)"};
+    }
+    c.severities[static_cast<size_t>(*kind)] = *s;
+  }
+}
+
+void parse_journal(const json& v, Config& c) {
+  expect(v, json::value_t::object, "an object", "journal");
+  reject_unknown(v, {"enabled", "identifier"}, "journal.");
+  if (v.contains("enabled")) {
+    expect(v["enabled"], json::value_t::boolean, "a boolean", "journal.enabled");
+    c.journal_enabled = v["enabled"].get<bool>();
+  }
+  if (v.contains("identifier")) {
+    expect(v["identifier"], json::value_t::string, "a string", "journal.identifier");
+    c.journal_identifier = v["identifier"].get<std::string>();
+    if (c.journal_identifier.empty()) throw Bad{"journal.identifier", "must not be empty"};
+  }
+}
+
+Config parse(const json& root) {
+  expect(root, json::value_t::object, "a JSON object at the top level", "");
+  reject_unknown(root, {"log_level", "devices", "severity", "journal"}, "");
+  Config c;
+  if (root.contains("log_level")) {
+    expect(root["log_level"], json::value_t::string, "a string", "log_level");
+    c.log_level = root["log_level"].get<std::string>();
+    bool ok = false;
+    for (auto l : kLogLevels)
+      ok = ok || l == c.log_level;
+    if (!ok) {
+      throw Bad{"log_level", "unknown level '" + c.log_level +
+                                 "' (trace, debug, info, warning, error, critical, off)"};
+    }
+  }
+  if (root.contains("devices")) parse_devices(root["devices"], c);
+  if (root.contains("severity")) parse_severity(root["severity"], c);
+  if (root.contains("journal")) parse_journal(root["journal"], c);
+  return c;
+}
+
+}  // namespace
+
+bool DeviceFilter::selects(std::string_view name, uint64_t node_guid) const {
+  bool included = include_.empty();
+  for (const auto& p : include_)
+    included = included || pattern_matches(p, name, node_guid);
+  if (!included) return false;
+  for (const auto& p : exclude_) {
+    if (pattern_matches(p, name, node_guid)) return false;
+  }
+  return true;
+}
+
+std::string ConfigError::message() const {
+  std::string m = file;
+  if (!key.empty()) m += ": " + key;
+  return m + ": " + reason;
+}
+
+ConfigResult parse_config(std::string_view text, std::string_view file) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries "line L, column C"; keep that part, drop its prefix.
+    std::string what = e.what();
+    const auto pos = what.find("parse error at ");
+    return ConfigError{std::string(file), "",
+                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos))};
+  }
+  try {
+    return parse(root);
+  } catch (const Bad& b) {
+    return ConfigError{std::string(file), b.key, b.reason};
+  }
+}
+
+ConfigResult load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ConfigError{path, "", std::string("cannot read: ") + std::strerror(errno)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return ConfigError{path, "", std::string("read failed: ") + std::strerror(errno)};
+  return parse_config(ss.str(), path);
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,65 @@
+// The daemon's configuration: a JSON file (config/rdma-eventd.json is the documented default,
+// docs/configuration.md lists every key). Parsing is pure and strict: an unknown key, a wrong
+// type or a bad value is an error that names the file, the key and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/stamper.h"
+
+namespace rdma_eventd::daemon {
+
+// Which devices the daemon opens. A pattern is a node GUID when written as
+// "248a:0703:00a1:b2c0" or "0x248a070300a1b2c0", otherwise a shell glob on the device name.
+class DeviceFilter {
+ public:
+  DeviceFilter() = default;
+  DeviceFilter(std::vector<std::string> include, std::vector<std::string> exclude)
+      : include_(std::move(include)), exclude_(std::move(exclude)) {}
+
+  // Included by some include pattern (an empty include list includes everything) and by no
+  // exclude pattern.
+  bool selects(std::string_view name, uint64_t node_guid) const;
+
+  const std::vector<std::string>& include() const { return include_; }
+  const std::vector<std::string>& exclude() const { return exclude_; }
+  friend bool operator==(const DeviceFilter&, const DeviceFilter&) = default;
+
+ private:
+  std::vector<std::string> include_ = {"*"};
+  std::vector<std::string> exclude_;
+};
+
+struct Config {
+  std::string log_level = "info";  // trace, debug, info, warning, error, critical, off
+  DeviceFilter devices;
+  SeverityMap severities = default_severities();
+  bool journal_enabled = true;
+  std::string journal_identifier = "rdma-eventd";
+
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+struct ConfigError {
+  std::string file;
+  std::string key;  // "devices.include[1]", or "" for the file as a whole
+  std::string reason;
+
+  // "FILE: KEY: REASON", the one line the daemon prints before exiting 78.
+  std::string message() const;
+};
+
+using ConfigResult = std::variant<Config, ConfigError>;
+
+// `file` only labels errors.
+ConfigResult parse_config(std::string_view text, std::string_view file);
+ConfigResult load_config(const std::string& path);
+
+inline constexpr int kExitConfig = 78;  // EX_CONFIG, sysexits.h
+
+}  // namespace rdma_eventd::daemon

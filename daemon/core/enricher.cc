@@ -1,0 +1,164 @@
+#include "core/enricher.h"
+
+#include <algorithm>
+
+#include "core/table_diff.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+// What one batch needs to know, per port (index = port number; 0 unused).
+struct QueryPlan {
+  std::vector<bool> port;
+  std::vector<bool> pkeys;
+  bool gids = false;
+};
+
+QueryPlan plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports) {
+  QueryPlan plan;
+  plan.port.assign(num_ports + 1, false);
+  plan.pkeys.assign(num_ports + 1, false);
+  for (const auto& ev : events) {
+    if (ev.port == 0) continue;
+    plan.port[ev.port] = true;
+    if (ev.kind == EventKind::kGidChange) plan.gids = true;
+    if (ev.kind == EventKind::kPkeyChange) plan.pkeys[ev.port] = true;
+  }
+  return plan;
+}
+
+// Fresh answers for this batch. Failed queries leave the cached value in place.
+struct Fresh {
+  std::vector<PortInfo> info;  // index = port number
+  std::vector<std::vector<GidEntry>> gids;
+  std::vector<std::vector<uint16_t>> pkeys;
+};
+
+Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, BatchOutcome& out) {
+  const uint32_t n = view.num_ports();
+  Fresh fresh;
+  fresh.info.resize(n + 1);
+  fresh.pkeys.resize(n + 1);
+  for (uint32_t p = 1; p <= n; ++p) {
+    PortView& pv = *view.port(p);
+    fresh.info[p] = pv.info;
+    fresh.pkeys[p] = pv.pkeys;
+    if (!plan.port[p]) continue;
+    DeviceQueries::PortAttr attr;
+    ++out.port_queries;
+    if (int err = q.query_port(p, attr); err != 0) {
+      out.failures.push_back({QueryFailure::What::kPort, p, err});
+    } else {
+      fresh.info[p] = attr.info;
+      pv.gid_tbl_len = attr.gid_tbl_len;
+      pv.pkey_tbl_len = attr.pkey_tbl_len;
+    }
+  }
+  fresh.gids.resize(n + 1);
+  for (uint32_t p = 1; p <= n; ++p)
+    fresh.gids[p] = view.port(p)->gids;
+  if (plan.gids) {
+    std::vector<std::vector<GidEntry>> per_port;
+    ++out.gid_queries;
+    if (int err = q.query_gids(n, per_port); err != 0) {
+      out.failures.push_back({QueryFailure::What::kGids, 0, err});
+    } else {
+      for (uint32_t p = 1; p <= n && p <= per_port.size(); ++p)
+        fresh.gids[p] = per_port[p - 1];
+    }
+  }
+  for (uint32_t p = 1; p <= n; ++p) {
+    if (!plan.pkeys[p]) continue;
+    std::vector<uint16_t> table;
+    ++out.pkey_queries;
+    if (int err = q.query_pkeys(p, view.port(p)->pkey_tbl_len, table); err != 0) {
+      out.failures.push_back({QueryFailure::What::kPkeys, p, err});
+    } else {
+      fresh.pkeys[p] = std::move(table);
+    }
+  }
+  return fresh;
+}
+
+}  // namespace
+
+std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, DeviceView& view) {
+  std::vector<QueryFailure> failures;
+  view.ports.assign(num_ports, PortView{});
+  for (uint32_t p = 1; p <= num_ports; ++p) {
+    PortView& pv = *view.port(p);
+    pv.info.port = p;
+    DeviceQueries::PortAttr attr;
+    if (int err = queries.query_port(p, attr); err != 0) {
+      failures.push_back({QueryFailure::What::kPort, p, err});
+      continue;
+    }
+    pv.info = attr.info;
+    pv.gid_tbl_len = attr.gid_tbl_len;
+    pv.pkey_tbl_len = attr.pkey_tbl_len;
+  }
+  std::vector<std::vector<GidEntry>> per_port;
+  if (int err = queries.query_gids(num_ports, per_port); err != 0) {
+    failures.push_back({QueryFailure::What::kGids, 0, err});
+  } else {
+    for (uint32_t p = 1; p <= num_ports && p <= per_port.size(); ++p) {
+      view.port(p)->gids = per_port[p - 1];
+    }
+  }
+  for (uint32_t p = 1; p <= num_ports; ++p) {
+    PortView& pv = *view.port(p);
+    if (int err = queries.query_pkeys(p, pv.pkey_tbl_len, pv.pkeys); err != 0) {
+      failures.push_back({QueryFailure::What::kPkeys, p, err});
+    }
+  }
+  return failures;
+}
+
+BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
+                          DeviceQueries& queries, RecordStamper& stamper, int64_t time_us) {
+  BatchOutcome out;
+  std::vector<DecodedEvent> decoded;
+  decoded.reserve(events.size());
+  for (const auto& raw : events)
+    decoded.push_back(decode_event(raw, view.num_ports()));
+
+  const QueryPlan plan = plan_queries(decoded, view.num_ports());
+  const Fresh fresh = run_queries(plan, view, queries, out);
+
+  out.records.reserve(decoded.size());
+  for (const auto& ev : decoded) {
+    Record r;
+    r.event = ev.kind;
+    r.event_type = ev.type;
+    r.device = view.name;
+    r.node_guid = format_guid(view.node_guid);
+    r.port = ev.port != 0 ? ev.port : ev.element;
+    if (ev.kind == EventKind::kDeviceFatal) {
+      out.device_fatal = true;
+      for (const auto& pv : view.ports)
+        r.ports.push_back(pv.info);
+    } else if (ev.port != 0) {
+      PortView& pv = *view.port(ev.port);
+      r.previous = pv.info;
+      r.port_info = fresh.info[ev.port];
+      pv.info = fresh.info[ev.port];
+      if (ev.kind == EventKind::kGidChange) {
+        GidDiff d = diff_gids(pv.gids, fresh.gids[ev.port]);
+        r.gids_added = std::move(d.added);
+        r.gids_removed = std::move(d.removed);
+        pv.gids = fresh.gids[ev.port];
+      }
+      if (ev.kind == EventKind::kPkeyChange) {
+        PkeyDiff d = diff_pkeys(pv.pkeys, fresh.pkeys[ev.port]);
+        r.pkeys_added = std::move(d.added);
+        r.pkeys_removed = std::move(d.removed);
+        pv.pkeys = fresh.pkeys[ev.port];
+      }
+    }
+    stamper.stamp(r, time_us);
+    out.records.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace rdma_eventd::daemon

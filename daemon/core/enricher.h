@@ -1,0 +1,45 @@
+// Enrichment: a batch of raw events of one device → complete records.
+//
+// The batch is drained first, then each affected port is queried once (its attributes), the
+// GID tables once for the whole device if any GID_CHANGE came, and a port's P_Key table once if
+// any PKEY_CHANGE came for it. Cost per batch is bounded by the number of ports, not by the
+// number of events. Records are built in event order; each aspect's change (port attributes,
+// GIDs, P_Keys) is reported once, on the first record of the batch it concerns, and the cached
+// view moves forward as records are built, so no change is reported twice or lost.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/decode.h"
+#include "core/device_view.h"
+#include "core/stamper.h"
+
+namespace rdma_eventd::daemon {
+
+// A query that failed while enriching: the records still go out, with the last known state.
+struct QueryFailure {
+  enum class What { kPort, kGids, kPkeys } what = What::kPort;
+  uint32_t port = 0;
+  int error = 0;  // positive errno
+};
+
+struct BatchOutcome {
+  std::vector<Record> records;
+  std::vector<QueryFailure> failures;
+  bool device_fatal = false;  // a DEVICE_FATAL was among the events
+  // Queries made for this batch, for tests and counters.
+  uint32_t port_queries = 0;
+  uint32_t gid_queries = 0;
+  uint32_t pkey_queries = 0;
+};
+
+// Fills `view` from scratch (device open). Returns the failures; a failed part keeps defaults.
+std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, DeviceView& view);
+
+BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
+                          DeviceQueries& queries, RecordStamper& stamper, int64_t time_us);
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,26 @@
+// What a record looks like in the journal: a sentence for a person at 3 a.m. and the
+// structured fields that make `journalctl RDMA_DEVICE=mlx5_0 RDMA_EVENT=port_err` the event
+// history. Pure: the systemd layer only sends what this builds.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_eventd/record.h"
+
+namespace rdma_eventd::daemon {
+
+// "mlx5_0 port 1: link down (ACTIVE -> DOWN), was 200 Gb/s 4X HDR"
+std::string describe(const Record& r);
+
+// The stable MESSAGE_ID of each event kind (also in systemd/rdma-eventd.catalog), as 32 hex
+// digits.
+std::string_view message_id(EventKind kind);
+
+// "KEY=value" strings, ready for sd_journal_sendv: MESSAGE, PRIORITY, MESSAGE_ID,
+// SYSLOG_IDENTIFIER, the RDMA_* fields and RDMA_RECORD (the whole JSON line).
+std::vector<std::string> journal_fields(const Record& r, std::string_view json,
+                                        std::string_view identifier);
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,43 @@
+#include "core/stamper.h"
+
+#include <sys/random.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace rdma_eventd::daemon {
+
+SeverityMap default_severities() {
+  SeverityMap m{};
+  auto set = [&m](EventKind k, Severity s) { m[static_cast<size_t>(k)] = s; };
+  set(EventKind::kPortActive, Severity::kNotice);
+  set(EventKind::kPortErr, Severity::kError);
+  set(EventKind::kLidChange, Severity::kNotice);
+  set(EventKind::kPkeyChange, Severity::kNotice);
+  set(EventKind::kSmChange, Severity::kNotice);
+  set(EventKind::kClientReregister, Severity::kNotice);
+  set(EventKind::kGidChange, Severity::kInfo);
+  set(EventKind::kDeviceFatal, Severity::kCritical);
+  set(EventKind::kUnknown, Severity::kWarning);
+  return m;
+}
+
+std::string new_stream_id() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) throw std::runtime_error("getrandom failed");
+    got += static_cast<size_t>(n);
+  }
+  std::string id;
+  id.reserve(32);
+  char buf[3];
+  for (unsigned char b : bytes) {
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    id += buf;
+  }
+  return id;
+}
+
+}  // namespace rdma_eventd::daemon

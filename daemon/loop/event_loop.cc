@@ -1,0 +1,125 @@
+#include "loop/event_loop.h"
+
+#include <event2/event.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace rdma_eventd::daemon {
+
+void EventDeleter::operator()(event* e) const noexcept {
+  event_del(e);
+  event_free(e);
+}
+
+EventLoop::EventLoop() {
+  event_config* cfg = event_config_new();
+  if (!cfg) throw std::runtime_error("libevent: cannot allocate a configuration");
+  // Only epoll: select and poll scale with the number of fds on every wakeup.
+  event_config_avoid_method(cfg, "select");
+  event_config_avoid_method(cfg, "poll");
+  base_ = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  if (!base_) throw std::runtime_error("libevent: cannot create an epoll event loop");
+  defer_event_.reset(event_new(base_, -1, 0, &EventLoop::on_deferred, this));
+  if (!defer_event_) throw std::runtime_error("libevent: cannot allocate an event");
+}
+
+EventLoop::~EventLoop() {
+  defer_event_.reset();
+  if (base_) event_base_free(base_);
+}
+
+int EventLoop::run() {
+  const int rc = event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+  return rc < 0 ? -1 : 0;
+}
+
+void EventLoop::fail(std::exception_ptr e) noexcept {
+  if (!failure_) failure_ = e;
+  event_base_loopbreak(base_);
+}
+
+void EventLoop::stop() {
+  event_base_loopbreak(base_);
+}
+
+void EventLoop::defer(std::function<void()> fn) {
+  deferred_.push_back(std::move(fn));
+  if (deferred_.size() == 1) event_active(defer_event_.get(), EV_TIMEOUT, 0);
+}
+
+void EventLoop::on_deferred(int, short, void* self) {
+  auto* loop = static_cast<EventLoop*>(self);
+  // Only what was queued before this run: work deferred by these calls waits for the next
+  // iteration, so other watches get their turn.
+  std::deque<std::function<void()>> batch;
+  batch.swap(loop->deferred_);
+  for (auto& fn : batch)
+    loop->guarded(fn);
+}
+
+std::string EventLoop::backend() const {
+  return event_base_get_method(base_);
+}
+
+IoWatch::IoWatch(EventLoop& loop, int fd, Callback cb) : loop_(loop), fd_(fd), cb_(std::move(cb)) {}
+
+void IoWatch::watch(bool read, bool write) {
+  if (read == read_ && write == write_ && (ev_ || (!read && !write))) return;
+  read_ = read;
+  write_ = write;
+  ev_.reset();
+  if (!read && !write) return;
+  const short what = EV_PERSIST | (read ? EV_READ : 0) | (write ? EV_WRITE : 0);
+  ev_.reset(event_new(loop_.base(), fd_, what, &IoWatch::on_event, this));
+  if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
+    throw std::runtime_error("libevent: cannot watch fd " + std::to_string(fd_));
+  }
+}
+
+void IoWatch::on_event(int, short what, void* self) {
+  auto* w = static_cast<IoWatch*>(self);
+  w->loop_.guarded([&] { w->cb_((what & EV_READ) != 0, (what & EV_WRITE) != 0); });
+}
+
+SignalWatch::SignalWatch(EventLoop& loop, int signo, std::function<void()> cb)
+    : loop_(loop), cb_(std::move(cb)) {
+  ev_.reset(evsignal_new(loop.base(), signo, &SignalWatch::on_signal, this));
+  if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
+    throw std::runtime_error("libevent: cannot watch signal " + std::to_string(signo));
+  }
+}
+
+void SignalWatch::on_signal(int, short, void* self) {
+  auto* w = static_cast<SignalWatch*>(self);
+  w->loop_.guarded(w->cb_);
+}
+
+Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {
+  ev_.reset(evtimer_new(loop.base(), &Timer::on_timeout, this));
+  if (!ev_) throw std::runtime_error("libevent: cannot allocate a timer");
+}
+
+void Timer::arm(std::chrono::microseconds after) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(after.count() / 1000000);
+  tv.tv_usec = static_cast<suseconds_t>(after.count() % 1000000);
+  evtimer_add(ev_.get(), &tv);
+}
+
+void Timer::cancel() {
+  evtimer_del(ev_.get());
+}
+
+bool Timer::armed() const {
+  return evtimer_pending(ev_.get(), nullptr) != 0;
+}
+
+void Timer::on_timeout(int, short, void* self) {
+  auto* t = static_cast<Timer*>(self);
+  t->loop_.guarded(t->cb_);
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,121 @@
+// The daemon's one event loop, and the watches that live on it. The only code that knows
+// libevent: everything else sees these classes.
+//
+// Every watch owns its registration (never the fd), is neither copyable nor movable, and
+// unregisters in its destructor. A callback must not destroy its own watch: it asks the loop
+// to run the destruction later with EventLoop::defer().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+struct event;
+struct event_base;
+
+namespace rdma_eventd::daemon {
+
+struct EventDeleter {
+  void operator()(event* e) const noexcept;
+};
+using EventPtr = std::unique_ptr<event, EventDeleter>;
+
+class EventLoop {
+ public:
+  // Creates an epoll-backed loop; throws std::runtime_error when epoll is not available.
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Runs until stop(). Returns 0, or -1 when libevent failed. An exception escaping a callback
+  // stops the loop and is rethrown here: none may unwind through libevent's C frames.
+  int run();
+  void stop();
+
+  // Runs fn, turning an escaping exception into a stopped loop (used by every trampoline).
+  template <typename Fn>
+  void guarded(Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  // Runs fn on the loop after the current callback has returned, in submission order.
+  void defer(std::function<void()> fn);
+
+  std::string backend() const;  // "epoll"
+  event_base* base() const { return base_; }
+
+ private:
+  static void on_deferred(int, short, void* self);
+  void fail(std::exception_ptr e) noexcept;
+
+  event_base* base_ = nullptr;
+  std::exception_ptr failure_;
+  EventPtr defer_event_;
+  std::deque<std::function<void()>> deferred_;
+};
+
+// A persistent watch on a file descriptor. Callbacks get the readiness: readable, writable.
+class IoWatch {
+ public:
+  using Callback = std::function<void(bool readable, bool writable)>;
+
+  IoWatch(EventLoop& loop, int fd, Callback cb);
+  IoWatch(const IoWatch&) = delete;
+  IoWatch& operator=(const IoWatch&) = delete;
+
+  // Which readiness to wait for; (false, false) pauses the watch.
+  void watch(bool read, bool write);
+  int fd() const { return fd_; }
+
+ private:
+  static void on_event(int fd, short what, void* self);
+
+  EventLoop& loop_;
+  int fd_;
+  Callback cb_;
+  EventPtr ev_;
+  bool read_ = false;
+  bool write_ = false;
+};
+
+class SignalWatch {
+ public:
+  SignalWatch(EventLoop& loop, int signo, std::function<void()> cb);
+  SignalWatch(const SignalWatch&) = delete;
+  SignalWatch& operator=(const SignalWatch&) = delete;
+
+ private:
+  static void on_signal(int, short, void* self);
+  EventLoop& loop_;
+  std::function<void()> cb_;
+  EventPtr ev_;
+};
+
+// A one-shot timer; nothing runs (no wakeup) while it is not armed.
+class Timer {
+ public:
+  Timer(EventLoop& loop, std::function<void()> cb);
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  void arm(std::chrono::microseconds after);
+  void cancel();
+  bool armed() const;
+
+ private:
+  static void on_timeout(int, short, void* self);
+  EventLoop& loop_;
+  std::function<void()> cb_;
+  EventPtr ev_;
+};
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,111 @@
+#include "systemd/journal_sink.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "core/journal_entry.h"
+
+namespace rdma_eventd::daemon {
+
+JournalSink::JournalSink(std::string identifier, size_t max_queued)
+    : max_queued_(max_queued), identifier_(std::move(identifier)) {
+  writer_ = std::thread([this] { writer_main(); });
+}
+
+JournalSink::~JournalSink() {
+  {
+    std::unique_lock lock(mu_);
+    if (!drained_.wait_for(lock, std::chrono::seconds(3), [this] { return queue_.empty(); })) {
+      spdlog::warn("journal: {} records still queued at exit were not written", queue_.size());
+      stats_.dropped += queue_.size();
+      queue_.clear();
+    }
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  writer_.join();
+}
+
+void JournalSink::publish(const Record& record, const std::string& json) {
+  std::string identifier;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= max_queued_) {
+      if (stats_.dropped++ == 0 || stats_.dropped % 100000 == 0) {
+        spdlog::warn(
+            "journal: writer queue full ({} entries), {} records not journaled so far; "
+            "they still reach subscribers",
+            max_queued_, stats_.dropped);
+      }
+      return;
+    }
+    identifier = identifier_;
+  }
+  // Built outside the lock: formatting is the expensive part.
+  auto fields = journal_fields(record, json, identifier);
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(fields));
+  }
+  wake_.notify_one();
+}
+
+void JournalSink::set_identifier(std::string identifier) {
+  std::lock_guard lock(mu_);
+  identifier_ = std::move(identifier);
+}
+
+JournalSink::Stats JournalSink::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void JournalSink::writer_main() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    std::vector<std::string> fields = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    send(fields);
+    lock.lock();
+    if (queue_.empty()) drained_.notify_all();
+  }
+}
+
+void JournalSink::send(const std::vector<std::string>& fields) {
+  std::vector<iovec> iov(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    iov[i].iov_base = const_cast<char*>(fields[i].data());
+    iov[i].iov_len = fields[i].size();
+  }
+  const int r = sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+  std::lock_guard lock(mu_);
+  if (r < 0) {
+    ++stats_.failed;
+    stats_.last_error = -r;
+    if (!failing_) {
+      failing_ = true;
+      spdlog::error(
+          "journal: cannot write records: {}; they still reach subscribers, failures "
+          "are counted",
+          std::strerror(-r));
+    }
+    return;
+  }
+  ++stats_.written;
+  if (failing_) {
+    failing_ = false;
+    spdlog::info("journal: writing records again ({} failed so far)", stats_.failed);
+  }
+}
+
+}  // namespace rdma_eventd::daemon

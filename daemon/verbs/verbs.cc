@@ -1,0 +1,212 @@
+#include "verbs/verbs.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <net/if.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace rdma_eventd::daemon::verbs {
+namespace {
+
+std::string read_sysfs_line(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string s(buf, static_cast<size_t>(n));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+    s.pop_back();
+  return s;
+}
+
+std::string gid_text(const uint8_t raw[16]) {
+  char buf[INET6_ADDRSTRLEN];
+  if (!inet_ntop(AF_INET6, raw, buf, sizeof buf)) return {};
+  return buf;
+}
+
+}  // namespace
+
+DeviceCatalog::~DeviceCatalog() {
+  release();
+}
+
+void DeviceCatalog::release() {
+  if (list_) ibv_free_device_list(list_);
+  list_ = nullptr;
+  entries_.clear();
+  handles_.clear();
+}
+
+int DeviceCatalog::scan() {
+  release();
+  int num = 0;
+  errno = 0;
+  list_ = ibv_get_device_list(&num);
+  if (!list_) return errno != 0 ? errno : ENOSYS;
+  for (int i = 0; i < num && list_[i]; ++i) {
+    DeviceEntry e;
+    e.name = ibv_get_device_name(list_[i]);
+    e.node_guid = be64toh(ibv_get_device_guid(list_[i]));
+    e.index = ibv_get_device_index(list_[i]);
+    entries_.push_back(std::move(e));
+    handles_.push_back(list_[i]);
+  }
+  return 0;
+}
+
+std::unique_ptr<Context> DeviceCatalog::open(const DeviceEntry& entry, int* error) {
+  ibv_device* dev = nullptr;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].index == entry.index && entries_[i].name == entry.name) dev = handles_[i];
+  }
+  if (!dev) {
+    *error = ENODEV;
+    return nullptr;
+  }
+  errno = 0;
+  ibv_context* ctx = ibv_open_device(dev);
+  if (!ctx) {
+    *error = errno != 0 ? errno : EIO;
+    return nullptr;
+  }
+  ibv_device_attr attr{};
+  if (int err = ibv_query_device(ctx, &attr); err != 0) {
+    ibv_close_device(ctx);
+    *error = err;
+    return nullptr;
+  }
+  const int flags = fcntl(ctx->async_fd, F_GETFL);
+  if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    *error = errno;
+    ibv_close_device(ctx);
+    return nullptr;
+  }
+  return std::unique_ptr<Context>(new Context(ctx, entry, attr.phys_port_cnt, dev->ibdev_path));
+}
+
+Context::Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, std::string ibdev_path)
+    : ctx_(ctx),
+      entry_(std::move(entry)),
+      num_ports_(num_ports),
+      ibdev_path_(std::move(ibdev_path)),
+      gid_tbl_len_(num_ports + 1, 0) {}
+
+Context::~Context() {
+  ibv_close_device(ctx_);
+}
+
+int Context::async_fd() const {
+  return ctx_->async_fd;
+}
+
+Context::ReadResult Context::read_event(RawEvent& out, int* error) {
+  ibv_async_event ev{};
+  for (;;) {
+    errno = 0;
+    if (ibv_get_async_event(ctx_, &ev) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return ReadResult::kEmpty;
+    *error = errno;
+    return ReadResult::kError;
+  }
+  out.type = ev.event_type;
+  // The union's meaning depends on the type; copy the member libibverbs filled.
+  out.element = is_affiliated(ev.event_type)
+                    ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ev.element.cq))
+                    : static_cast<uint32_t>(ev.element.port_num);
+  // Acked before anything else happens to it: for port and device events this is a no-op in
+  // libibverbs, for affiliated ones it is what keeps destroy calls from waiting forever.
+  ibv_ack_async_event(&ev);
+  return ReadResult::kEvent;
+}
+
+int Context::query_port(uint32_t port, PortAttr& out) {
+  ibv_port_attr a{};
+  if (int err = ibv_query_port(ctx_, static_cast<uint8_t>(port), &a); err != 0) return err;
+  RawPortAttr raw;
+  raw.state = a.state;
+  raw.phys_state = a.phys_state;
+  raw.link_layer = a.link_layer;
+  raw.active_mtu = a.active_mtu;
+  raw.active_width = a.active_width;
+  raw.active_speed = a.active_speed;
+  raw.lid = a.lid;
+  raw.sm_lid = a.sm_lid;
+  raw.sm_sl = a.sm_sl;
+  raw.lmc = a.lmc;
+  out.info = decode_port(port, raw);
+  out.gid_tbl_len = static_cast<uint32_t>(a.gid_tbl_len);
+  out.pkey_tbl_len = a.pkey_tbl_len;
+  if (port < gid_tbl_len_.size()) gid_tbl_len_[port] = out.gid_tbl_len;
+  return 0;
+}
+
+int Context::query_gids(uint32_t num_ports, std::vector<std::vector<GidEntry>>& per_port) {
+  // One call for every port's table. Its size bound is the sum of the ports' table lengths,
+  // known from the last query_port of each port (enrichment always queries ports first).
+  size_t max_entries = 0;
+  for (uint32_t p = 1; p <= num_ports; ++p) {
+    if (gid_tbl_len_[p] == 0) {
+      PortAttr attr;
+      if (int err = query_port(p, attr); err != 0) return err;
+    }
+    max_entries += gid_tbl_len_[p];
+  }
+  std::vector<ibv_gid_entry> entries(max_entries);
+  const ssize_t n =
+      max_entries == 0 ? 0 : ibv_query_gid_table(ctx_, entries.data(), max_entries, 0);
+  if (n < 0) return static_cast<int>(-n);
+  per_port.assign(num_ports, {});
+  for (ssize_t i = 0; i < n; ++i) {
+    const ibv_gid_entry& e = entries[static_cast<size_t>(i)];
+    if (e.port_num < 1 || e.port_num > num_ports) continue;
+    GidEntry g;
+    g.index = e.gid_index;
+    g.gid = gid_text(e.gid.raw);
+    g.type = gid_type_from_raw(e.gid_type);
+    if (e.ndev_ifindex != 0) g.netdev = netdev_name(e.port_num, e.gid_index, e.ndev_ifindex);
+    per_port[e.port_num - 1].push_back(std::move(g));
+  }
+  for (auto& table : per_port) {
+    std::sort(table.begin(), table.end(),
+              [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
+  }
+  return 0;
+}
+
+int Context::query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) {
+  out.assign(table_len, 0);
+  for (uint32_t i = 0; i < table_len; ++i) {
+    __be16 pkey = 0;
+    errno = 0;
+    if (ibv_query_pkey(ctx_, static_cast<uint8_t>(port), static_cast<int>(i), &pkey) != 0) {
+      return errno != 0 ? errno : EIO;
+    }
+    out[i] = ntohs(pkey);
+  }
+  return 0;
+}
+
+std::string Context::netdev_name(uint32_t port, uint32_t index, uint32_t ifindex) {
+  const auto key = std::make_tuple(port, index, ifindex);
+  if (auto it = netdev_cache_.find(key); it != netdev_cache_.end()) return it->second;
+  std::string name = read_sysfs_line(ibdev_path_ + "/ports/" + std::to_string(port) +
+                                     "/gid_attrs/ndevs/" + std::to_string(index));
+  if (name.empty()) {
+    char buf[IF_NAMESIZE] = {};
+    if (if_indextoname(ifindex, buf)) name = buf;
+  }
+  netdev_cache_[key] = name;
+  return name;
+}
+
+}  // namespace rdma_eventd::daemon::verbs

@@ -1,0 +1,104 @@
+// Record schema v1: one JSON object per event, shared by the daemon and every client.
+//
+// A record always has the common keys (schema, seq, stream, time, host, event, event_type,
+// severity, device, node_guid, port). Port-scoped records add the port block (link_layer,
+// state, phys_state, lid, sm_lid, sm_sl, lmc, active_mtu, width, speed, rate_gbps) and
+// "changes"; gid_change adds gids_added/gids_removed; pkey_change adds pkeys_added/pkeys_removed;
+// device_fatal adds "ports", the last known state of every port. A key never changes type with
+// its content: arrays stay arrays (possibly empty), objects stay objects. docs/records.md is
+// the reference, with an example of every event.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_eventd/types.h"
+
+namespace rdma_eventd {
+
+inline constexpr int kSchemaVersion = 1;
+
+// The port block: a port's attributes as the daemon last queried them, decoded.
+struct PortInfo {
+  uint32_t port = 0;
+  LinkLayer link_layer = LinkLayer::kUnspecified;
+  PortState state = PortState::kUnknown;
+  PhysState phys_state = PhysState::kUnknown;
+  uint32_t lid = 0;
+  uint32_t sm_lid = 0;
+  uint32_t sm_sl = 0;
+  uint32_t lmc = 0;
+  uint32_t active_mtu = 0;  // bytes
+  uint32_t lanes = 0;       // active width as a lane count
+  LinkSpeed speed = LinkSpeed::kUnknown;
+
+  double rate_gbps() const { return lanes * lane_gbps(speed); }
+  friend bool operator==(const PortInfo&, const PortInfo&) = default;
+};
+
+struct GidEntry {
+  uint32_t index = 0;
+  std::string gid;  // RFC 5952 text, e.g. "fe80::248a:703:a1:b2c0" or "::ffff:192.168.1.5"
+  GidType type = GidType::kIb;
+  std::string netdev;  // "" when the entry has no network device (InfiniBand)
+  friend bool operator==(const GidEntry&, const GidEntry&) = default;
+};
+
+struct PkeyEntry {
+  uint32_t index = 0;
+  uint16_t pkey = 0;
+  friend bool operator==(const PkeyEntry&, const PkeyEntry&) = default;
+};
+
+struct Record {
+  uint64_t seq = 0;
+  std::string stream;
+  int64_t time_us = 0;  // microseconds since the Unix epoch, UTC
+  std::string host;
+  EventKind event = EventKind::kUnknown;
+  int event_type = -1;  // the raw ibv_event_type number
+  Severity severity = Severity::kInfo;
+  std::string device;
+  std::string node_guid;  // "248a:0703:00a1:b2c0", as sysfs and ibv_devinfo print it
+  uint32_t port = 0;      // the event's port number (its raw element for device events)
+
+  // Port-scoped records: the port now, and as the daemon knew it before this record
+  // ("changes" on the wire is the field-by-field difference between the two).
+  std::optional<PortInfo> port_info;
+  std::optional<PortInfo> previous;
+
+  std::vector<GidEntry> gids_added;  // gid_change
+  std::vector<GidEntry> gids_removed;
+  std::vector<PkeyEntry> pkeys_added;  // pkey_change
+  std::vector<PkeyEntry> pkeys_removed;
+  std::vector<PortInfo> ports;  // device_fatal: last known state of every port
+
+  friend bool operator==(const Record&, const Record&) = default;
+};
+
+// One line of JSON, no trailing newline. Key order is fixed (see docs/records.md).
+std::string to_json(const Record& record);
+
+// Parses a line produced by to_json. Returns nullopt and sets *error (naming the key and the
+// problem) when the text is not a valid v1 record.
+std::optional<Record> record_from_json(std::string_view text, std::string* error);
+
+// "2026-11-22T10:15:30.123456Z"
+std::string format_rfc3339_us(int64_t time_us);
+std::optional<int64_t> parse_rfc3339_us(std::string_view text);
+
+// 0x248a070300a1b2c0 (host order) → "248a:0703:00a1:b2c0"
+std::string format_guid(uint64_t guid);
+// Accepts "248a:0703:00a1:b2c0", "0x248a070300a1b2c0" and "248a070300a1b2c0".
+std::optional<uint64_t> parse_guid(std::string_view text);
+
+// "0x8001"
+std::string format_pkey(uint16_t pkey);
+
+// The names of the port-block fields that differ between two views, in wire order.
+std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after);
+
+}  // namespace rdma_eventd

@@ -1,0 +1,85 @@
+// Enumerations of the record schema, with their stable wire names.
+//
+// These mirror rdma-core's numbering (ibv_port_state, phys_state, link_layer, active_speed,
+// active_width, ibv_gid_type) but live here, free of libibverbs, so clients that only read
+// records never need RDMA headers. Wire names are lowercase identifiers and never change;
+// a value the schema does not know is carried as "unknown", never dropped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace rdma_eventd {
+
+// Record kinds. Verbs async events first, then records the daemon makes itself.
+enum class EventKind : uint8_t {
+  kPortActive,
+  kPortErr,
+  kLidChange,
+  kPkeyChange,
+  kSmChange,
+  kClientReregister,
+  kGidChange,
+  kDeviceFatal,
+  kUnknown,
+};
+std::string_view event_name(EventKind kind);
+std::optional<EventKind> event_from_name(std::string_view name);
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kUnknown) + 1;
+
+// Syslog-style severities; PRIORITY= in the journal is syslog_priority().
+enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
+std::string_view severity_name(Severity s);
+std::optional<Severity> severity_from_name(std::string_view name);
+int syslog_priority(Severity s);
+
+// ibv_port_state: 0 NOP .. 5 ACTIVE_DEFER.
+enum class PortState : uint8_t { kNop, kDown, kInit, kArmed, kActive, kActiveDefer, kUnknown };
+PortState port_state_from_raw(uint32_t raw);
+std::string_view port_state_name(PortState s);     // "down", "active", ...
+std::string_view port_state_display(PortState s);  // "DOWN", "ACTIVE", ... for messages
+std::optional<PortState> port_state_from_name(std::string_view name);
+
+// IB PortInfo PhysicalPortState: 1 Sleep .. 7 PhyTest; 0 is "no state change" and reads as unknown.
+enum class PhysState : uint8_t {
+  kUnknown,
+  kSleep,
+  kPolling,
+  kDisabled,
+  kTraining,
+  kLinkUp,
+  kLinkErrorRecovery,
+  kPhyTest,
+};
+PhysState phys_state_from_raw(uint32_t raw);
+std::string_view phys_state_name(PhysState s);
+std::optional<PhysState> phys_state_from_name(std::string_view name);
+
+enum class LinkLayer : uint8_t { kUnspecified, kInfiniband, kEthernet };
+LinkLayer link_layer_from_raw(uint32_t raw);
+std::string_view link_layer_name(LinkLayer l);
+std::optional<LinkLayer> link_layer_from_name(std::string_view name);
+
+// Per-lane signalling rate (ibv_port_attr.active_speed bits).
+enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr };
+LinkSpeed link_speed_from_raw(uint32_t raw);
+std::string_view link_speed_name(LinkSpeed s);     // "hdr"
+std::string_view link_speed_display(LinkSpeed s);  // "HDR"
+std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
+double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
+
+// Lane count from ibv_port_attr.active_width (1→1, 2→4, 4→8, 8→12, 16→2); 0 when unknown.
+uint32_t lanes_from_raw_width(uint32_t raw);
+std::optional<uint32_t> lanes_from_name(std::string_view name);  // "4x" -> 4
+
+// ibv_mtu 1..5 → 256..4096 bytes; 0 when unknown.
+uint32_t mtu_bytes_from_raw(uint32_t raw);
+
+enum class GidType : uint8_t { kIb, kRoceV1, kRoceV2, kUnknown };
+GidType gid_type_from_raw(uint32_t raw);
+std::string_view gid_type_name(GidType t);     // "ib", "roce_v1", "roce_v2"
+std::string_view gid_type_display(GidType t);  // "IB", "RoCE v1", "RoCE v2"
+std::optional<GidType> gid_type_from_name(std::string_view name);
+
+}  // namespace rdma_eventd

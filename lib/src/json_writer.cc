@@ -1,0 +1,147 @@
+#include "rdma_eventd/json_writer.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace rdma_eventd {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not valid.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  size_t len;
+  uint32_t min;
+  if (b0 < 0x80) return 1;
+  if ((b0 & 0xE0) == 0xC0) {
+    len = 2;
+    min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    len = 3;
+    min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    len = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  uint32_t cp = b0 & (0xFF >> (len + 1));
+  for (size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const size_t len = utf8_sequence_length(s, i);
+      if (len == 0) {
+        out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+        ++i;
+      } else {
+        out.append(s.substr(i, len));
+        i += len;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void JsonWriter::key(std::string_view k) {
+  if (!first_) out_ += ',';
+  first_ = false;
+  append_json_string(out_, k);
+  out_ += ':';
+  after_key_ = true;
+}
+
+void JsonWriter::value(std::string_view s) {
+  value_prefix();
+  append_json_string(out_, s);
+}
+
+void JsonWriter::value(uint64_t v) {
+  value_prefix();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+}
+
+void JsonWriter::value(int64_t v) {
+  value_prefix();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+}
+
+void JsonWriter::value(double v) {
+  value_prefix();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
+  char buf[32];
+  // Shortest representation that round-trips: 200 stays "200", 2.5 stays "2.5".
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, end);
+}
+
+void JsonWriter::value(bool v) {
+  value_prefix();
+  out_ += v ? "true" : "false";
+}
+
+void JsonWriter::null() {
+  value_prefix();
+  out_ += "null";
+}
+
+void JsonWriter::raw(std::string_view json) {
+  value_prefix();
+  out_.append(json);
+}
+
+}  // namespace rdma_eventd
