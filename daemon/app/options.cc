@@ -60,7 +60,7 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
   Options o;
   o.config_path = kDefaultConfigPath;
   opterr = 0;
-  optind = 1;
+  optind = 0;  // 0, not 1: makes glibc reset its internal state too (parse_options may run twice)
   for (;;) {
     const int c = getopt_long(argc, argv, ":c:l:fVh", kLong, nullptr);
     if (c == -1) break;

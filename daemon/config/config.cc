@@ -1,12 +1,12 @@
 #include "config/config.h"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "rdma_eventd/record.h"
 
@@ -14,6 +14,8 @@ namespace rdma_eventd::daemon {
 namespace {
 
 using nlohmann::json;
+
+constexpr size_t kMaxConfigBytes = 1 << 20;  // a configuration is a few hundred bytes
 
 constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warning",
                                            "error", "critical", "off"};
@@ -186,12 +188,27 @@ ConfigResult parse_config(std::string_view text, std::string_view file) {
 }
 
 ConfigResult load_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return ConfigError{path, "", std::string("cannot read: ") + std::strerror(errno)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ConfigError{path, "", std::string("read failed: ") + std::strerror(errno)};
-  return parse_config(ss.str(), path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ConfigError{path, "", std::string("cannot read: ") + std::strerror(errno)};
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;  // EISDIR for a directory
+      ::close(fd);
+      return ConfigError{path, "", std::string("cannot read: ") + std::strerror(err)};
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes) {
+      ::close(fd);
+      return ConfigError{path, "", "larger than " + std::to_string(kMaxConfigBytes) + " bytes"};
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return parse_config(text, path);
 }
 
 }  // namespace rdma_eventd::daemon

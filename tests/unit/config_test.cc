@@ -1,0 +1,104 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+ConfigError error_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
+  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r) : ConfigError{};
+}
+
+Config config_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
+  return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
+}
+
+TEST(Config, TheShippedDefaultFileIsValidAndMatchesTheBuiltInDefaults) {
+  ConfigResult r = load_config(std::string(RDMA_EVENTD_SOURCE_DIR) + "/config/rdma-eventd.json");
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << std::get<ConfigError>(r).message();
+  EXPECT_EQ(std::get<Config>(r), Config{});
+}
+
+TEST(Config, AnEmptyObjectMeansDefaults) {
+  EXPECT_EQ(config_of("{}"), Config{});
+}
+
+TEST(Config, EveryKeyIsRead) {
+  const Config c = config_of(R"({
+    "log_level": "debug",
+    "devices": {"include": ["mlx5_*"], "exclude": ["mlx5_1", "0x248a070300a1b2c1"]},
+    "severity": {"gid_change": "warning"},
+    "journal": {"enabled": false, "identifier": "rdma-test"}
+  })");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.devices.include(), (std::vector<std::string>{"mlx5_*"}));
+  EXPECT_EQ(c.severities[static_cast<size_t>(EventKind::kGidChange)], Severity::kWarning);
+  EXPECT_EQ(c.severities[static_cast<size_t>(EventKind::kPortErr)], Severity::kError);
+  EXPECT_FALSE(c.journal_enabled);
+  EXPECT_EQ(c.journal_identifier, "rdma-test");
+}
+
+TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
+  EXPECT_EQ(error_of(R"({"log_levle": "info"})").message(),
+            "test.json: log_levle: unknown key (known: log_level, devices, severity, journal)");
+  EXPECT_EQ(error_of(R"({"devices": {"include": "mlx5_0"}})").message(),
+            "test.json: devices.include: expected an array of strings, got a string");
+  EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),
+            "test.json: devices.exclude[1]: expected a string, got a number");
+  EXPECT_EQ(error_of(R"({"severity": {"port_down": "error"}})").message(),
+            "test.json: severity.port_down: unknown event name (see docs/records.md for the list)");
+  EXPECT_EQ(error_of(R"({"severity": {"port_err": "loud"}})").message(),
+            "test.json: severity.port_err: unknown severity 'loud' (debug, info, notice, warning, "
+            "error, critical)");
+  EXPECT_EQ(error_of(R"({"log_level": "chatty"})").message(),
+            "test.json: log_level: unknown level 'chatty' (trace, debug, info, warning, error, "
+            "critical, off)");
+  EXPECT_EQ(error_of(R"({"journal": {"enabled": "yes"}})").message(),
+            "test.json: journal.enabled: expected a boolean, got a string");
+  EXPECT_EQ(error_of("[]").message(),
+            "test.json: expected a JSON object at the top level, got an array");
+}
+
+TEST(Config, InvalidJsonSaysWhere) {
+  const ConfigError e = error_of("{\n  \"log_level\": \"info\",\n}");
+  EXPECT_EQ(e.key, "");
+  EXPECT_NE(e.reason.find("invalid JSON: parse error at line 3"), std::string::npos) << e.reason;
+}
+
+TEST(Config, AMissingFileIsAnErrorNamingIt) {
+  ConfigResult r = load_config("/nonexistent/rdma-eventd.json");
+  ASSERT_TRUE(std::holds_alternative<ConfigError>(r));
+  EXPECT_EQ(std::get<ConfigError>(r).message(),
+            "/nonexistent/rdma-eventd.json: cannot read: No such file or directory");
+}
+
+TEST(Config, ADirectoryIsNotAConfigFile) {
+  ConfigResult r = load_config("/tmp");
+  ASSERT_TRUE(std::holds_alternative<ConfigError>(r));
+  EXPECT_EQ(std::get<ConfigError>(r).message(), "/tmp: cannot read: Is a directory");
+}
+
+TEST(DeviceFilter, IncludeThenExcludeByNameGlobOrGuid) {
+  const DeviceFilter f({"mlx5_*", "0x1111222233334444"}, {"mlx5_1", "248a:0703:00a1:b2c9"});
+  EXPECT_TRUE(f.selects("mlx5_0", 0x248a070300a1b2c0ull));
+  EXPECT_FALSE(f.selects("mlx5_1", 0x248a070300a1b2c1ull));  // excluded by name
+  EXPECT_FALSE(f.selects("mlx5_2", 0x248a070300a1b2c9ull));  // excluded by GUID
+  EXPECT_FALSE(f.selects("rxe0", 0x5555ull));                // not included
+  EXPECT_TRUE(f.selects("rxe0", 0x1111222233334444ull));     // included by GUID
+}
+
+TEST(DeviceFilter, AnEmptyIncludeListIncludesEverything) {
+  const DeviceFilter f({}, {"mlx4_*"});
+  EXPECT_TRUE(f.selects("mlx5_0", 1));
+  EXPECT_FALSE(f.selects("mlx4_0", 2));
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon

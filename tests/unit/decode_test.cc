@@ -1,0 +1,94 @@
+#include "core/decode.h"
+
+#include <gtest/gtest.h>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+TEST(Decode, PortEventsTakeTheirPortFromTheElement) {
+  const DecodedEvent ev = decode_event({event_type::kPortErr, 2}, 2);
+  EXPECT_EQ(ev.kind, EventKind::kPortErr);
+  EXPECT_EQ(ev.type, 10);
+  EXPECT_EQ(ev.port, 2u);
+}
+
+TEST(Decode, EveryNamedTypeMapsToItsKind) {
+  const std::pair<uint32_t, EventKind> cases[] = {
+      {9, EventKind::kPortActive}, {10, EventKind::kPortErr},
+      {11, EventKind::kLidChange}, {12, EventKind::kPkeyChange},
+      {13, EventKind::kSmChange},  {17, EventKind::kClientReregister},
+      {18, EventKind::kGidChange}, {8, EventKind::kDeviceFatal},
+  };
+  for (auto [type, kind] : cases)
+    EXPECT_EQ(decode_event({type, 1}, 1).kind, kind) << type;
+}
+
+TEST(Decode, DeviceFatalIsDeviceScopedAndKeepsItsRawElement) {
+  const DecodedEvent unplug = decode_event({event_type::kDeviceFatal, 0}, 2);
+  EXPECT_EQ(unplug.kind, EventKind::kDeviceFatal);
+  EXPECT_EQ(unplug.port, 0u);
+  EXPECT_EQ(unplug.element, 0u);
+  const DecodedEvent firmware = decode_event({event_type::kDeviceFatal, 1}, 2);
+  EXPECT_EQ(firmware.port, 0u);
+  EXPECT_EQ(firmware.element, 1u);
+}
+
+TEST(Decode, UnknownTypeIsKeptWithItsNumberAndPort) {
+  // 20 is DEVICE_SPEED_CHANGE on newer kernels; rdma-core 44 passes it through.
+  const DecodedEvent ev = decode_event({20, 1}, 1);
+  EXPECT_EQ(ev.kind, EventKind::kUnknown);
+  EXPECT_EQ(ev.type, 20);
+  EXPECT_EQ(ev.port, 1u);
+}
+
+TEST(Decode, AnOutOfRangePortIsNotTakenAsAPort) {
+  const DecodedEvent ev = decode_event({event_type::kLidChange, 7}, 2);
+  EXPECT_EQ(ev.kind, EventKind::kLidChange);
+  EXPECT_EQ(ev.port, 0u);
+  EXPECT_EQ(ev.element, 7u);
+}
+
+TEST(Decode, AffiliatedEventsAreNeverReadAsPorts) {
+  // QP_FATAL's element is a pointer we do not own: decoded, never dereferenced, no port.
+  for (uint32_t type : {0u, 1u, 7u, 14u, 15u, 16u, 19u}) {
+    const DecodedEvent ev = decode_event({type, 0x7f00deadbeefull}, 2);
+    EXPECT_EQ(ev.kind, EventKind::kUnknown) << type;
+    EXPECT_EQ(ev.port, 0u) << type;
+    EXPECT_EQ(ev.element, 0u) << type;
+    EXPECT_TRUE(is_affiliated(type));
+  }
+  for (uint32_t type : {8u, 9u, 13u, 17u, 18u, 20u})
+    EXPECT_FALSE(is_affiliated(type)) << type;
+}
+
+TEST(Decode, PortAttributesBecomeTheSchemasValues) {
+  RawPortAttr raw;
+  raw.state = 4;
+  raw.phys_state = 5;
+  raw.link_layer = 1;
+  raw.active_mtu = 5;
+  raw.active_width = 2;
+  raw.active_speed = 64;
+  raw.lid = 17;
+  raw.sm_lid = 1;
+  raw.sm_sl = 3;
+  raw.lmc = 1;
+  const PortInfo p = decode_port(1, raw);
+  PortInfo want;
+  want.port = 1;
+  want.link_layer = LinkLayer::kInfiniband;
+  want.state = PortState::kActive;
+  want.phys_state = PhysState::kLinkUp;
+  want.lid = 17;
+  want.sm_lid = 1;
+  want.sm_sl = 3;
+  want.lmc = 1;
+  want.active_mtu = 4096;
+  want.lanes = 4;
+  want.speed = LinkSpeed::kHdr;
+  EXPECT_EQ(p, want);
+  EXPECT_EQ(p.rate_gbps(), 200);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon

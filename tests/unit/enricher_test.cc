@@ -1,0 +1,229 @@
+#include "core/enricher.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+// A device whose answers the test sets, counting every query.
+class FakeDevice : public DeviceQueries {
+ public:
+  explicit FakeDevice(uint32_t ports) : attrs(ports + 1), gids(ports), pkeys(ports + 1) {
+    for (uint32_t p = 1; p <= ports; ++p) {
+      attrs[p].info = active_ib(p, 16 + p);
+      attrs[p].gid_tbl_len = 128;
+      attrs[p].pkey_tbl_len = 4;
+      pkeys[p] = {0xffff, 0, 0, 0};
+    }
+  }
+
+  static PortInfo active_ib(uint32_t port, uint32_t lid) {
+    PortInfo p;
+    p.port = port;
+    p.link_layer = LinkLayer::kInfiniband;
+    p.state = PortState::kActive;
+    p.phys_state = PhysState::kLinkUp;
+    p.lid = lid;
+    p.sm_lid = 1;
+    p.active_mtu = 4096;
+    p.lanes = 4;
+    p.speed = LinkSpeed::kHdr;
+    return p;
+  }
+
+  int query_port(uint32_t port, PortAttr& out) override {
+    ++port_queries[port];
+    if (port_error) return port_error;
+    out = attrs.at(port);
+    return 0;
+  }
+  int query_gids(uint32_t, std::vector<std::vector<GidEntry>>& per_port) override {
+    ++gid_queries;
+    per_port = gids;
+    return 0;
+  }
+  int query_pkeys(uint32_t port, uint32_t len, std::vector<uint16_t>& out) override {
+    ++pkey_queries[port];
+    out = pkeys.at(port);
+    out.resize(len);
+    return 0;
+  }
+
+  std::vector<PortAttr> attrs;               // index = port
+  std::vector<std::vector<GidEntry>> gids;   // index = port - 1
+  std::vector<std::vector<uint16_t>> pkeys;  // index = port
+  std::map<uint32_t, int> port_queries;
+  int gid_queries = 0;
+  std::map<uint32_t, int> pkey_queries;
+  int port_error = 0;
+};
+
+class EnricherTest : public ::testing::Test {
+ protected:
+  EnricherTest() : stamper_("stream-1", "node17", default_severities()) {}
+
+  void open(uint32_t ports) {
+    dev_ = std::make_unique<FakeDevice>(ports);
+    view_.name = "mlx5_0";
+    view_.node_guid = 0x248a070300a1b2c0ull;
+    ASSERT_TRUE(load_view(*dev_, ports, view_).empty());
+    dev_->port_queries.clear();
+    dev_->gid_queries = 0;
+    dev_->pkey_queries.clear();
+  }
+
+  BatchOutcome run(std::vector<RawEvent> events) {
+    return enrich_batch(view_, events, *dev_, stamper_, 1795342530123456);
+  }
+
+  std::unique_ptr<FakeDevice> dev_;
+  DeviceView view_;
+  RecordStamper stamper_;
+};
+
+TEST_F(EnricherTest, PortErrorRecordCarriesStateAndWhatChanged) {
+  // Given port 1 went down, the record shows the new state and old -> new for what changed.
+  open(2);
+  dev_->attrs[1].info.state = PortState::kDown;
+  dev_->attrs[1].info.phys_state = PhysState::kPolling;
+  dev_->attrs[1].info.lid = 0;
+  dev_->attrs[1].info.sm_lid = 0;
+
+  BatchOutcome out = run({{10, 1}});
+
+  ASSERT_EQ(out.records.size(), 1u);
+  const Record& r = out.records[0];
+  EXPECT_EQ(r.event, EventKind::kPortErr);
+  EXPECT_EQ(r.event_type, 10);
+  EXPECT_EQ(r.severity, Severity::kError);
+  EXPECT_EQ(r.device, "mlx5_0");
+  EXPECT_EQ(r.node_guid, "248a:0703:00a1:b2c0");
+  EXPECT_EQ(r.port, 1u);
+  EXPECT_EQ(r.seq, 1u);
+  EXPECT_EQ(r.stream, "stream-1");
+  EXPECT_EQ(r.host, "node17");
+  EXPECT_EQ(r.time_us, 1795342530123456);
+  ASSERT_TRUE(r.port_info && r.previous);
+  EXPECT_EQ(*r.port_info, dev_->attrs[1].info);
+  EXPECT_EQ(*r.previous, FakeDevice::active_ib(1, 17));
+  EXPECT_EQ(changed_fields(*r.previous, *r.port_info),
+            (std::vector<std::string_view>{"state", "phys_state", "lid", "sm_lid"}));
+  EXPECT_EQ(view_.port(1)->info, dev_->attrs[1].info);  // the view moved forward
+}
+
+TEST_F(EnricherTest, ABurstQueriesEachAffectedPortOnce) {
+  // Given 10,000 LID changes on port 1 and one on port 2 in one batch, each port is queried
+  // once, and only the first record of each port carries the change.
+  open(2);
+  dev_->attrs[1].info.lid = 99;
+  std::vector<RawEvent> burst(10000, RawEvent{11, 1});
+  burst.push_back({11, 2});
+
+  BatchOutcome out = run(burst);
+
+  ASSERT_EQ(out.records.size(), 10001u);
+  EXPECT_EQ(dev_->port_queries, (std::map<uint32_t, int>{{1, 1}, {2, 1}}));
+  EXPECT_EQ(dev_->gid_queries, 0);
+  EXPECT_TRUE(dev_->pkey_queries.empty());
+  EXPECT_EQ(out.records[0].previous->lid, 17u);
+  EXPECT_EQ(out.records[0].port_info->lid, 99u);
+  EXPECT_EQ(*out.records[1].previous, *out.records[1].port_info);
+  for (size_t i = 0; i < out.records.size(); ++i)
+    EXPECT_EQ(out.records[i].seq, i + 1);
+}
+
+TEST_F(EnricherTest, GidChangeReportsExactEntriesOncePerBatch) {
+  // Given a RoCE IP added (two entries, two GID_CHANGE events), the first record carries both
+  // added entries and the second none: nothing reported twice.
+  open(1);
+  const GidEntry v1{2, "::ffff:192.168.1.5", GidType::kRoceV1, "ens1f0"};
+  const GidEntry v2{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"};
+  dev_->gids[0] = {v1, v2};
+
+  BatchOutcome out = run({{18, 1}, {18, 1}});
+
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[0].gids_added, (std::vector<GidEntry>{v1, v2}));
+  EXPECT_TRUE(out.records[0].gids_removed.empty());
+  EXPECT_TRUE(out.records[1].gids_added.empty());
+  EXPECT_EQ(dev_->gid_queries, 1);
+  EXPECT_EQ(view_.port(1)->gids, (std::vector<GidEntry>{v1, v2}));
+
+  // Later, one entry goes away in its own batch.
+  dev_->gids[0] = {v2};
+  out = run({{18, 1}});
+  EXPECT_EQ(out.records[0].gids_removed, (std::vector<GidEntry>{v1}));
+  EXPECT_TRUE(out.records[0].gids_added.empty());
+}
+
+TEST_F(EnricherTest, PkeyChangeDiffsOnlyThePortThatChanged) {
+  open(2);
+  dev_->pkeys[2] = {0xffff, 0x8001, 0, 0};
+
+  BatchOutcome out = run({{12, 2}});
+
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_EQ(out.records[0].pkeys_added, (std::vector<PkeyEntry>{{1, 0x8001}}));
+  EXPECT_TRUE(out.records[0].pkeys_removed.empty());
+  EXPECT_EQ(dev_->pkey_queries, (std::map<uint32_t, int>{{2, 1}}));
+}
+
+TEST_F(EnricherTest, DeviceFatalCarriesTheLastKnownStateWithoutQuerying) {
+  open(2);
+  dev_->attrs[2].info.state = PortState::kDown;  // not yet seen by the daemon
+  BatchOutcome out = run({{8, 0}});
+  ASSERT_EQ(out.records.size(), 1u);
+  const Record& r = out.records[0];
+  EXPECT_TRUE(out.device_fatal);
+  EXPECT_EQ(r.event, EventKind::kDeviceFatal);
+  EXPECT_EQ(r.severity, Severity::kCritical);
+  EXPECT_EQ(r.port, 0u);
+  EXPECT_FALSE(r.port_info);
+  ASSERT_EQ(r.ports.size(), 2u);
+  EXPECT_EQ(r.ports[0], FakeDevice::active_ib(1, 17));
+  EXPECT_EQ(r.ports[1], FakeDevice::active_ib(2, 18));
+  EXPECT_TRUE(dev_->port_queries.empty());
+}
+
+TEST_F(EnricherTest, UnknownTypeIsPublishedWithItsNumberAndPortState) {
+  open(1);
+  dev_->attrs[1].info.speed = LinkSpeed::kNdr;  // e.g. a speed change, type 20
+  BatchOutcome out = run({{20, 1}, {1, 0xdeadbeef}});
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[0].event, EventKind::kUnknown);
+  EXPECT_EQ(out.records[0].event_type, 20);
+  EXPECT_EQ(out.records[0].severity, Severity::kWarning);
+  ASSERT_TRUE(out.records[0].port_info);
+  EXPECT_EQ(changed_fields(*out.records[0].previous, *out.records[0].port_info),
+            (std::vector<std::string_view>{"speed", "rate_gbps"}));
+  // An affiliated type (QP_FATAL) is decoded safely: no port, no state.
+  EXPECT_EQ(out.records[1].event_type, 1);
+  EXPECT_EQ(out.records[1].port, 0u);
+  EXPECT_FALSE(out.records[1].port_info);
+}
+
+TEST_F(EnricherTest, AFailedQueryKeepsTheLastKnownStateAndIsReported) {
+  open(1);
+  dev_->port_error = EIO;
+  BatchOutcome out = run({{10, 1}});
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_EQ(*out.records[0].port_info, FakeDevice::active_ib(1, 17));
+  ASSERT_EQ(out.failures.size(), 1u);
+  EXPECT_EQ(out.failures[0].what, QueryFailure::What::kPort);
+  EXPECT_EQ(out.failures[0].error, EIO);
+}
+
+TEST_F(EnricherTest, SeverityFollowsTheConfiguredMap) {
+  open(1);
+  SeverityMap m = default_severities();
+  m[static_cast<size_t>(EventKind::kGidChange)] = Severity::kWarning;
+  stamper_.set_severities(m);
+  BatchOutcome out = run({{18, 1}});
+  EXPECT_EQ(out.records[0].severity, Severity::kWarning);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon

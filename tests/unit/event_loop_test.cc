@@ -1,0 +1,123 @@
+#include "loop/event_loop.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <stdexcept>
+#include <vector>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+struct Pipe {
+  Pipe() { EXPECT_EQ(pipe(fds), 0); }
+  ~Pipe() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+  int fds[2];
+};
+
+TEST(EventLoop, UsesEpoll) {
+  EventLoop loop;
+  EXPECT_EQ(loop.backend(), "epoll");
+}
+
+TEST(IoWatch, AReadablePipeRunsTheCallbackUntilDrained) {
+  // Given one byte in a pipe, the watch fires; the callback drains it and stops the loop.
+  EventLoop loop;
+  Pipe p;
+  int calls = 0;
+  IoWatch w(loop, p.fds[0], [&](bool readable, bool writable) {
+    ++calls;
+    EXPECT_TRUE(readable);
+    EXPECT_FALSE(writable);
+    char c;
+    ASSERT_EQ(read(p.fds[0], &c, 1), 1);
+    loop.stop();
+  });
+  w.watch(true, false);
+  ASSERT_EQ(write(p.fds[1], "x", 1), 1);
+  EXPECT_EQ(loop.run(), 0);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(IoWatch, APausedWatchDoesNotFire) {
+  EventLoop loop;
+  Pipe p;
+  bool fired = false;
+  IoWatch w(loop, p.fds[0], [&](bool, bool) { fired = true; });
+  w.watch(true, false);
+  w.watch(false, false);
+  ASSERT_EQ(write(p.fds[1], "x", 1), 1);
+  loop.defer([&] { loop.defer([&] { loop.stop(); }); });
+  loop.run();
+  EXPECT_FALSE(fired);
+}
+
+TEST(EventLoop, DeferredWorkRunsAfterTheCallbackInOrder) {
+  EventLoop loop;
+  std::vector<int> order;
+  loop.defer([&] {
+    order.push_back(1);
+    loop.defer([&] {
+      order.push_back(3);
+      loop.stop();
+    });
+  });
+  loop.defer([&] { order.push_back(2); });
+  loop.run();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(EventLoop, AWatchCanBeDestroyedByDeferredWorkFromItsOwnCallback) {
+  EventLoop loop;
+  Pipe p;
+  std::unique_ptr<IoWatch> w;
+  w = std::make_unique<IoWatch>(loop, p.fds[0], [&](bool, bool) {
+    loop.defer([&] {
+      w.reset();
+      loop.stop();
+    });
+  });
+  w->watch(true, false);
+  ASSERT_EQ(write(p.fds[1], "x", 1), 1);
+  loop.run();
+  EXPECT_EQ(w, nullptr);
+}
+
+TEST(EventLoop, AnExceptionInACallbackStopsTheLoopAndReachesRun) {
+  EventLoop loop;
+  loop.defer([] { throw std::runtime_error("boom"); });
+  EXPECT_THROW(loop.run(), std::runtime_error);
+}
+
+TEST(SignalWatch, ASignalRunsItsCallback) {
+  EventLoop loop;
+  int got = 0;
+  SignalWatch s(loop, SIGUSR2, [&] {
+    ++got;
+    loop.stop();
+  });
+  loop.defer([] { raise(SIGUSR2); });
+  loop.run();
+  EXPECT_EQ(got, 1);
+}
+
+TEST(Timer, FiresOnceWhenArmedAndNotWhenCancelled) {
+  EventLoop loop;
+  int fired = 0;
+  Timer cancelled(loop, [&] { ++fired; });
+  Timer stopper(loop, [&] { loop.stop(); });
+  cancelled.arm(std::chrono::microseconds(1000));
+  EXPECT_TRUE(cancelled.armed());
+  cancelled.cancel();
+  EXPECT_FALSE(cancelled.armed());
+  stopper.arm(std::chrono::microseconds(2000));
+  loop.run();
+  EXPECT_EQ(fired, 0);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon

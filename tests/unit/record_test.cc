@@ -1,0 +1,213 @@
+#include "rdma_eventd/record.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rdma_eventd {
+namespace {
+
+using nlohmann::json;
+
+PortInfo hdr_port(PortState state) {
+  PortInfo p;
+  p.port = 1;
+  p.link_layer = LinkLayer::kInfiniband;
+  p.state = state;
+  p.phys_state = state == PortState::kActive ? PhysState::kLinkUp : PhysState::kPolling;
+  p.lid = state == PortState::kActive ? 17 : 0;
+  p.sm_lid = state == PortState::kActive ? 1 : 0;
+  p.active_mtu = 4096;
+  p.lanes = 4;
+  p.speed = LinkSpeed::kHdr;
+  return p;
+}
+
+Record port_err_record() {
+  Record r;
+  r.seq = 42;
+  r.stream = "0123456789abcdef0123456789abcdef";
+  r.time_us = 1795342530123456;  // 2026-11-22T10:15:30.123456Z
+  r.host = "node17";
+  r.event = EventKind::kPortErr;
+  r.event_type = 10;
+  r.severity = Severity::kError;
+  r.device = "mlx5_0";
+  r.node_guid = "248a:0703:00a1:b2c0";
+  r.port = 1;
+  r.previous = hdr_port(PortState::kActive);
+  r.port_info = hdr_port(PortState::kDown);
+  return r;
+}
+
+TEST(Record, PortErrSerializesEveryFieldWithTheDocumentedTypes) {
+  // Given a link that went from ACTIVE to DOWN, the record says where, what, and exactly
+  // which fields changed, old and new.
+  const json j = json::parse(to_json(port_err_record()));
+  const json expected = json::parse(R"({
+    "schema": 1, "seq": 42, "stream": "0123456789abcdef0123456789abcdef",
+    "time": "2026-11-22T10:15:30.123456Z", "host": "node17",
+    "event": "port_err", "event_type": 10, "severity": "error",
+    "device": "mlx5_0", "node_guid": "248a:0703:00a1:b2c0", "port": 1,
+    "link_layer": "infiniband", "state": "down", "phys_state": "polling",
+    "lid": 0, "sm_lid": 0, "sm_sl": 0, "lmc": 0, "active_mtu": 4096,
+    "width": "4x", "speed": "hdr", "rate_gbps": 200,
+    "changes": {
+      "state": {"old": "active", "new": "down"},
+      "phys_state": {"old": "link_up", "new": "polling"},
+      "lid": {"old": 17, "new": 0},
+      "sm_lid": {"old": 1, "new": 0}
+    }
+  })");
+  EXPECT_EQ(j, expected);
+}
+
+TEST(Record, KeyOrderIsFixed) {
+  const std::string text = to_json(port_err_record());
+  EXPECT_EQ(text.rfind("{\"schema\":1,\"seq\":42,\"stream\":", 0), 0u) << text;
+  EXPECT_LT(text.find("\"port\":1"), text.find("\"link_layer\""));
+  EXPECT_LT(text.find("\"rate_gbps\""), text.find("\"changes\""));
+}
+
+TEST(Record, RoundTripsThroughJson) {
+  Record r = port_err_record();
+  std::string error;
+  auto back = record_from_json(to_json(r), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+}
+
+TEST(Record, GidChangeArraysStayArraysWhenEmpty) {
+  Record r = port_err_record();
+  r.event = EventKind::kGidChange;
+  r.event_type = 18;
+  r.previous = r.port_info;
+  r.gids_added = {{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"}};
+  json j = json::parse(to_json(r));
+  ASSERT_TRUE(j["gids_added"].is_array());
+  ASSERT_TRUE(j["gids_removed"].is_array());
+  EXPECT_TRUE(j["gids_removed"].empty());
+  EXPECT_EQ(
+      j["gids_added"][0],
+      json::parse(R"({"index":3,"gid":"::ffff:192.168.1.5","type":"roce_v2","netdev":"ens1f0"})"));
+  EXPECT_EQ(j["changes"], json::object());
+  std::string error;
+  auto back = record_from_json(j.dump(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+}
+
+TEST(Record, PkeyChangeUsesHexStrings) {
+  Record r = port_err_record();
+  r.event = EventKind::kPkeyChange;
+  r.event_type = 12;
+  r.previous = r.port_info;
+  r.pkeys_added = {{2, 0x8002}};
+  r.pkeys_removed = {{1, 0x8001}};
+  json j = json::parse(to_json(r));
+  EXPECT_EQ(j["pkeys_added"], json::parse(R"([{"index":2,"pkey":"0x8002"}])"));
+  EXPECT_EQ(j["pkeys_removed"], json::parse(R"([{"index":1,"pkey":"0x8001"}])"));
+  std::string error;
+  auto back = record_from_json(j.dump(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+}
+
+TEST(Record, DeviceFatalCarriesEveryPortAndNoPortBlock) {
+  Record r = port_err_record();
+  r.event = EventKind::kDeviceFatal;
+  r.event_type = 8;
+  r.port = 0;
+  r.port_info.reset();
+  r.previous.reset();
+  PortInfo p2 = hdr_port(PortState::kDown);
+  p2.port = 2;
+  r.ports = {hdr_port(PortState::kActive), p2};
+  json j = json::parse(to_json(r));
+  EXPECT_FALSE(j.contains("state"));
+  EXPECT_FALSE(j.contains("changes"));
+  ASSERT_EQ(j["ports"].size(), 2u);
+  EXPECT_EQ(j["ports"][0]["port"], 1);
+  EXPECT_EQ(j["ports"][0]["state"], "active");
+  EXPECT_EQ(j["ports"][1]["state"], "down");
+  std::string error;
+  auto back = record_from_json(j.dump(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+}
+
+TEST(Record, DecodeErrorsNameTheKey) {
+  std::string error;
+  json j = json::parse(to_json(port_err_record()));
+  j["lid"] = "seventeen";
+  EXPECT_FALSE(record_from_json(j.dump(), &error));
+  EXPECT_EQ(error, "lid: bad value");
+  j = json::parse(to_json(port_err_record()));
+  j.erase("seq");
+  EXPECT_FALSE(record_from_json(j.dump(), &error));
+  EXPECT_EQ(error, "seq: missing");
+  EXPECT_FALSE(record_from_json("{not json", &error));
+  EXPECT_EQ(error, "record: not valid JSON");
+  j = json::parse(to_json(port_err_record()));
+  j["schema"] = 2;
+  EXPECT_FALSE(record_from_json(j.dump(), &error));
+  EXPECT_EQ(error, "schema: unsupported version 2");
+}
+
+TEST(Record, RateIsLanesTimesLaneSpeed) {
+  PortInfo p;
+  p.lanes = 4;
+  p.speed = LinkSpeed::kFdr;
+  EXPECT_EQ(p.rate_gbps(), 56);
+  p.speed = LinkSpeed::kSdr;
+  EXPECT_EQ(p.rate_gbps(), 10);
+  p.lanes = 2;
+  p.speed = LinkSpeed::kNdr;
+  EXPECT_EQ(p.rate_gbps(), 200);
+  p.lanes = 0;
+  EXPECT_EQ(p.rate_gbps(), 0);
+}
+
+TEST(Time, Rfc3339WithMicrosecondsRoundTrips) {
+  EXPECT_EQ(format_rfc3339_us(0), "1970-01-01T00:00:00.000000Z");
+  EXPECT_EQ(format_rfc3339_us(1795342530123456), "2026-11-22T10:15:30.123456Z");
+  EXPECT_EQ(parse_rfc3339_us("2026-11-22T10:15:30.123456Z"), 1795342530123456);
+  EXPECT_FALSE(parse_rfc3339_us("2026-11-22T10:15:30Z"));
+  EXPECT_FALSE(parse_rfc3339_us("2026-13-22T10:15:30.123456Z"));
+}
+
+TEST(Guid, FormatsAsSysfsAndParsesEveryAcceptedForm) {
+  EXPECT_EQ(format_guid(0x248a070300a1b2c0ull), "248a:0703:00a1:b2c0");
+  EXPECT_EQ(parse_guid("248a:0703:00a1:b2c0"), 0x248a070300a1b2c0ull);
+  EXPECT_EQ(parse_guid("0x248a070300a1b2c0"), 0x248a070300a1b2c0ull);
+  EXPECT_EQ(parse_guid("248A070300A1B2C0"), 0x248a070300a1b2c0ull);
+  EXPECT_FALSE(parse_guid("248a:0703:00a1"));
+  EXPECT_FALSE(parse_guid("0xzz8a070300a1b2c0"));
+}
+
+TEST(Types, RawValuesDecodeAsRdmaCoreDefinesThem) {
+  EXPECT_EQ(port_state_name(port_state_from_raw(4)), "active");
+  EXPECT_EQ(port_state_name(port_state_from_raw(9)), "unknown");
+  EXPECT_EQ(phys_state_name(phys_state_from_raw(5)), "link_up");
+  EXPECT_EQ(phys_state_name(phys_state_from_raw(0)), "unknown");
+  EXPECT_EQ(link_layer_name(link_layer_from_raw(2)), "ethernet");
+  EXPECT_EQ(lanes_from_raw_width(2), 4u);
+  EXPECT_EQ(lanes_from_raw_width(16), 2u);
+  EXPECT_EQ(lanes_from_raw_width(3), 0u);
+  EXPECT_EQ(link_speed_name(link_speed_from_raw(64)), "hdr");
+  EXPECT_EQ(link_speed_name(link_speed_from_raw(3)), "unknown");
+  EXPECT_EQ(mtu_bytes_from_raw(5), 4096u);
+  EXPECT_EQ(mtu_bytes_from_raw(0), 0u);
+  EXPECT_EQ(gid_type_name(gid_type_from_raw(2)), "roce_v2");
+}
+
+TEST(Types, EveryEventNameRoundTrips) {
+  for (int i = 0; i < kEventKindCount; ++i) {
+    auto k = static_cast<EventKind>(i);
+    EXPECT_EQ(event_from_name(event_name(k)), k);
+  }
+  EXPECT_FALSE(event_from_name("port_down"));
+}
+
+}  // namespace
+}  // namespace rdma_eventd
