@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -119,6 +121,26 @@ TEST(MessageIds, AreDistinct32HexDigits) {
     seen.insert(id);
   }
   EXPECT_EQ(seen.size(), static_cast<size_t>(kEventKindCount));
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon
+
+namespace rdma_eventd::daemon {
+namespace {
+
+TEST(Catalog, ExplainsEveryMessageId) {
+  // journalctl -x finds an entry's explanation by MESSAGE_ID: every id needs its section.
+  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/systemd/rdma-eventd.catalog");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string catalog = ss.str();
+  for (int i = 0; i < kEventKindCount; ++i) {
+    const std::string header = "-- " + std::string(message_id(static_cast<EventKind>(i))) + "\n";
+    EXPECT_NE(catalog.find(header), std::string::npos)
+        << event_name(static_cast<EventKind>(i)) << " has no catalog entry";
+  }
 }
 
 }  // namespace
