@@ -1,0 +1,74 @@
+// The open contexts, as the simulator sees them: for each, the connection that stands for the
+// context (its closing closes the context), the write end of its async event pipe and the backlog
+// the pipe cannot hold yet. Unaffiliated events are delivered to every open context of a device.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "byte_queue.h"
+#include "common/shm_layout.h"
+#include "event_loop.h"
+#include "unique_fd.h"
+
+namespace rdmasim {
+
+class ContextRegistry {
+ public:
+  // on_closed(device_index) runs (outside any callback of the closed context) after a context of
+  // that device closed.
+  ContextRegistry(EventLoop& loop, ShmFabric& shm, std::function<void(int32_t)> on_closed);
+  ~ContextRegistry();
+  ContextRegistry(const ContextRegistry&) = delete;
+  ContextRegistry& operator=(const ContextRegistry&) = delete;
+
+  // Answers an OPEN request on conn: creates the context and its pipe and sends "OK id slot"
+  // with the pipe's read end. Returns the context id, or 0 (conn dropped) on failure.
+  uint64_t open(UniqueFd conn, int32_t device_index, const std::string& device_name, int pid);
+  // Refuses an OPEN request: sends "ERR errno" and drops the connection.
+  static void refuse(UniqueFd conn, int err);
+
+  // Queues one event to every open context of the device that is not silenced; returns how many.
+  size_t deliver(int32_t device_index, uint32_t type, uint64_t element);
+  // Queues one event to one context (raw injection); false if it is not open.
+  bool deliver_to(uint64_t context_id, int32_t device_index, uint32_t type, uint64_t element);
+  // The device was disassociated: its contexts get nothing more, ever.
+  void silence(int32_t device_index);
+  // Writes what the pipes can take now; the rest goes out as readers drain them.
+  void flush();
+  // Destroys the contexts that closed during the last dispatch round.
+  void reap();
+
+  size_t open_count(int32_t device_index) const;
+  size_t open_count() const;
+  std::vector<int> open_pids(int32_t device_index) const;
+  nlohmann::json stats() const;
+
+ private:
+  struct Context;
+  void closed(Context* c);
+  uint32_t take_slot(uint64_t id);
+
+  EventLoop& loop_;
+  ShmFabric& shm_;
+  std::function<void(int32_t)> on_closed_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::unique_ptr<Context>> open_;  // by id
+  std::vector<std::unique_ptr<Context>> closing_;
+  std::vector<Context*> dirty_;  // have a backlog to flush
+  std::vector<bool> slot_busy_;
+  std::vector<nlohmann::json> history_;  // closed contexts, final counters
+  uint64_t opened_total_ = 0;
+  uint64_t closed_total_ = 0;
+  uint64_t queued_total_closed_ = 0;
+  uint64_t read_total_closed_ = 0;
+  uint64_t acked_total_closed_ = 0;
+  int pipe_size_ = 0;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,292 @@
+// The control requests the rdma-sim CLI sends (one JSON object per connection) and their replies.
+// Every reply has "ok"; a successful one a human "message" and the queued "events".
+#include <chrono>
+
+#include "simulator.h"
+
+namespace rdmasim {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename T>
+std::optional<T> opt(const json& req, const char* key) {
+  auto it = req.find(key);
+  if (it == req.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+template <typename T>
+T need(const json& req, const char* key) {
+  auto it = req.find(key);
+  if (it == req.end() || it->is_null())
+    throw CommandError(std::string("request lacks \"") + key + "\"");
+  return it->get<T>();
+}
+
+std::string event_label(uint32_t type) {
+  const char* name = event_type_name(type);
+  return name ? name : "event " + std::to_string(type);
+}
+
+json events_json(const std::vector<Delivery>& deliveries) {
+  json events = json::array();
+  for (const Delivery& d : deliveries) {
+    json e = {
+        {"device", d.device}, {"type", d.type}, {"element", d.element}, {"contexts", d.contexts}};
+    if (const char* name = event_type_name(d.type)) e["type_name"] = name;
+    events.push_back(e);
+  }
+  return events;
+}
+
+std::string events_text(const std::vector<Delivery>& deliveries) {
+  if (deliveries.empty()) return "no event";
+  std::string text;
+  for (const Delivery& d : deliveries)
+    text += (text.empty() ? "" : ", ") + event_label(d.type) + " (element " +
+            std::to_string(d.element) + ") to " + std::to_string(d.contexts) +
+            (d.contexts == 1 ? " context" : " contexts");
+  return text;
+}
+
+json done(const std::string& what, const std::vector<Delivery>& deliveries) {
+  return {{"ok", true},
+          {"message", what + ": " + events_text(deliveries)},
+          {"events", events_json(deliveries)}};
+}
+
+std::optional<uint8_t> phys_option(const json& req) {
+  auto phys = opt<std::string>(req, "phys");
+  if (!phys) return std::nullopt;
+  if (*phys == "sleep") return 1;
+  if (*phys == "polling") return 2;
+  if (*phys == "disabled") return 3;
+  throw CommandError("--phys \"" + *phys + "\" is not one of: polling, disabled, sleep");
+}
+
+std::optional<uint16_t> lid_option(const json& req, const char* key) {
+  auto v = opt<uint64_t>(req, key);
+  if (!v) return std::nullopt;
+  if (*v > 0xffff)
+    throw CommandError(std::string(key) + " " + std::to_string(*v) + " is out of range");
+  return static_cast<uint16_t>(*v);
+}
+
+}  // namespace
+
+json Simulator::stats() const {
+  json s = contexts_.stats();
+  json devices = json::array();
+  const json shown = fabric_->show("");
+  for (const json& d : shown["devices"])
+    devices.push_back({{"name", d["name"]},
+                       {"index", d["index"]},
+                       {"state", d["state"]},
+                       {"open_contexts", d["open_contexts"]}});
+  s["devices"] = devices;
+  s["unplugged"] = shown["unplugged"];
+  s["no_rdma"] = load_relaxed(shm_.fabric().header.no_rdma) != 0;
+  s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
+  s["ok"] = true;
+  const json& t = s["totals"];
+  s["message"] = std::to_string(t["contexts_open"].get<uint64_t>()) + " contexts open (" +
+                 std::to_string(t["contexts_opened"].get<uint64_t>()) + " opened, " +
+                 std::to_string(t["contexts_closed"].get<uint64_t>()) + " closed); events queued " +
+                 std::to_string(t["events_queued"].get<uint64_t>()) + ", read " +
+                 std::to_string(t["events_read"].get<uint64_t>()) + ", acked " +
+                 std::to_string(t["events_acked"].get<uint64_t>());
+  return s;
+}
+
+std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
+  const std::string cmd = need<std::string>(req, "cmd");
+  Fabric& f = *fabric_;
+  if (cmd == "ping")
+    return json{{"ok", true}, {"message", "ready " + dir_}, {"dir", dir_}, {"pid", getpid()}};
+  if (cmd == "show") {
+    const std::string only = opt<std::string>(req, "device").value_or("");
+    if (!only.empty() && !f.find(only)) f.device(only);  // the error for an unknown device
+    json s = f.show(only);
+    s["ok"] = true;
+    s["no_rdma"] = load_relaxed(shm_.fabric().header.no_rdma) != 0;
+    s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
+    return s;
+  }
+  if (cmd == "stats") return stats();
+  if (cmd == "stop") {
+    stopping_ = true;
+    stop_requester_ = connection;
+    return json{{"ok", true}, {"message", "stopping"}};
+  }
+
+  const auto port = [&] { return need<std::string>(req, "port"); };
+  if (cmd == "port_down")
+    return done(port() + ": port down", f.port_down(port(), phys_option(req)));
+  if (cmd == "port_up")
+    return done(port() + ": port up",
+                f.port_up(port(), lid_option(req, "lid"), lid_option(req, "sm_lid")));
+  if (cmd == "lid") {
+    const auto lid = lid_option(req, "lid");
+    if (!lid) throw CommandError("request lacks \"lid\"");
+    return done(port() + ": LID " + std::to_string(*lid), f.set_lid(port(), *lid));
+  }
+  if (cmd == "sm") {
+    const auto sm = lid_option(req, "sm_lid");
+    if (!sm) throw CommandError("request lacks \"sm_lid\"");
+    auto sl = opt<uint64_t>(req, "sl");
+    if (sl && *sl > 15)
+      throw CommandError("SM SL " + std::to_string(*sl) + " is out of range (0..15)");
+    return done(port() + ": SM LID " + std::to_string(*sm),
+                f.set_sm(port(), *sm,
+                         sl ? std::optional<uint8_t>(static_cast<uint8_t>(*sl)) : std::nullopt));
+  }
+  if (cmd == "reregister") return done(port() + ": client reregister", f.reregister(port()));
+  if (cmd == "pkey") {
+    const auto value = need<uint64_t>(req, "value");
+    if (value > 0xffff)
+      throw CommandError("P_Key " + std::to_string(value) + " is out of range (0..0xffff)");
+    const auto index = need<int64_t>(req, "index");
+    if (index < 0 || index > 0xffff)
+      throw CommandError("P_Key index " + std::to_string(index) + " is out of range");
+    return done(port() + ": P_Key[" + std::to_string(index) + "]",
+                f.set_pkey(port(), static_cast<int>(index), static_cast<uint16_t>(value)));
+  }
+  if (cmd == "gid_add") {
+    auto index = opt<int64_t>(req, "index");
+    if (index && (*index < 0 || *index > 0xffff))
+      throw CommandError("GID index " + std::to_string(*index) + " is out of range");
+    return done(port() + ": GID added",
+                f.gid_add(port(), need<std::string>(req, "gid"),
+                          index ? std::optional<int>(static_cast<int>(*index)) : std::nullopt,
+                          opt<std::string>(req, "type"), opt<std::string>(req, "netdev")));
+  }
+  if (cmd == "gid_del") {
+    const auto index = need<int64_t>(req, "index");
+    if (index < 0 || index > 0xffff)
+      throw CommandError("GID index " + std::to_string(index) + " is out of range");
+    return done(port() + ": GID " + std::to_string(index) + " removed",
+                f.gid_del(port(), static_cast<int>(index)));
+  }
+  if (cmd == "gid_add_ip")
+    return done(
+        port() + ": GIDs for " + need<std::string>(req, "ip") + " added",
+        f.gid_add_ip(port(), need<std::string>(req, "ip"), need<std::string>(req, "netdev")));
+  if (cmd == "gid_del_ip")
+    return done(port() + ": GIDs for " + need<std::string>(req, "ip") + " removed",
+                f.gid_del_ip(port(), need<std::string>(req, "ip")));
+
+  const auto device = [&] { return need<std::string>(req, "device"); };
+  if (cmd == "fatal")
+    return done(device() + ": fatal error",
+                f.fatal(device(), opt<uint64_t>(req, "element").value_or(0)));
+  if (cmd == "unplug") {
+    const bool disassociate = opt<bool>(req, "disassociate").value_or(true);
+    const std::string name = device();
+    json reply = done(name + ": unplugged", f.unplug(name, disassociate));
+    const bool pending = f.removal_pending(name);
+    reply["removal_pending"] = pending;
+    if (pending)
+      reply["message"] =
+          reply["message"].get<std::string>() + "; removal pending until its contexts close";
+    auto wait = opt<double>(req, "wait");
+    if (pending && wait) {
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(static_cast<int64_t>(*wait * 1000));
+      waiters_.push_back(Waiter{connection, name, deadline, reply});
+      return std::nullopt;
+    }
+    return reply;
+  }
+  if (cmd == "replug") {
+    f.replug(device());
+    const DeviceEntry& e = f.device(device());
+    return json{{"ok", true},
+                {"message", device() + ": plugged in as index " + std::to_string(e.index) +
+                                ", uverbs" + std::to_string(e.uverbs)},
+                {"index", e.index},
+                {"events", json::array()}};
+  }
+  if (cmd == "rename") {
+    const std::string to = need<std::string>(req, "new_name");
+    f.rename(device(), to);
+    return json{
+        {"ok", true}, {"message", device() + ": renamed to " + to}, {"events", json::array()}};
+  }
+  if (cmd == "event") {
+    const auto type = need<uint64_t>(req, "type");
+    if (type > UINT32_MAX)
+      throw CommandError("event type " + std::to_string(type) + " is out of range");
+    Delivery d = f.raw_event(need<std::string>(req, "target"), static_cast<uint32_t>(type),
+                             opt<uint64_t>(req, "element"), opt<uint64_t>(req, "context"));
+    return done(need<std::string>(req, "target") + ": raw event", {d});
+  }
+  if (cmd == "storm") return handle_storm(req);
+  if (cmd == "no_rdma") {
+    const bool on = need<bool>(req, "on");
+    store_release(shm_.fabric().header.no_rdma, on ? 1u : 0u);
+    return json{{"ok", true},
+                {"message", std::string("no-RDMA mode ") + (on ? "on" : "off")},
+                {"no_rdma", on}};
+  }
+  if (cmd == "set") {
+    const auto us = need<uint64_t>(req, "query_latency_us");
+    if (us > 10000000)
+      throw CommandError("query latency " + std::to_string(us) +
+                         " us is out of range (0..10000000)");
+    store_release(shm_.fabric().header.query_latency_us, static_cast<uint32_t>(us));
+    return json{{"ok", true},
+                {"message", "query latency " + std::to_string(us) + " us"},
+                {"query_latency_us", us}};
+  }
+  throw CommandError("unknown command \"" + cmd + "\"");
+}
+
+json Simulator::handle_storm(const json& req) {
+  Fabric& f = *fabric_;
+  const auto count = need<uint64_t>(req, "count");
+  if (count == 0 || count > 100000000)
+    throw CommandError("--count " + std::to_string(count) + " is out of range (1..100000000)");
+  std::vector<std::pair<DeviceEntry*, int>> targets;
+  const json& t = req.contains("targets") ? req["targets"] : json("all");
+  if (t.is_string() && t.get<std::string>() == "all") {
+    for (const DeviceEntry& e : f.devices())
+      if (e.state == DeviceState::kLive)
+        for (size_t p = 1; p <= e.model.ports.size(); ++p)
+          targets.emplace_back(f.find(e.model.name), static_cast<int>(p));
+    if (targets.empty()) throw CommandError("no live device to storm");
+  } else {
+    for (const json& name : t) {
+      auto target = f.port(name.get<std::string>());
+      if (target.first->state != DeviceState::kLive)
+        throw CommandError("device " + target.first->model.name + " is not live");
+      targets.push_back(target);
+    }
+  }
+  std::vector<uint32_t> types;
+  if (req.contains("types"))
+    for (const json& v : req["types"])
+      types.push_back(v.get<uint32_t>());
+  if (types.empty()) types = {IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE};
+
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t deliveries = f.storm(targets, types, count);
+  contexts_.flush();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double rate = seconds > 0 ? static_cast<double>(count) / seconds : 0;
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "storm: %llu events in %.6f s (%.0f events/s), %llu deliveries",
+                static_cast<unsigned long long>(count), seconds, rate,
+                static_cast<unsigned long long>(deliveries));
+  return json{{"ok", true},
+              {"message", msg},
+              {"count", count},
+              {"seconds", seconds},
+              {"events_per_second", rate},
+              {"deliveries", deliveries},
+              {"targets", targets.size()}};
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,123 @@
+// The simulated fabric: its devices and every change to them. Each change is applied in the same
+// order: validate (CommandError, nothing changed), update the model, publish it (shared memory,
+// then sysfs), then queue the resulting events to the open contexts. A reader that sees an event
+// therefore always finds the state that caused it.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "contexts.h"
+#include "hotplug.h"
+#include "model.h"
+#include "shm_region.h"
+#include "sysfs_tree.h"
+#include "topology.h"
+
+namespace rdmasim {
+
+// A control command that cannot be applied; what() is the one-line explanation for the user.
+class CommandError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DeviceState { kLive, kFatal, kRemoving };
+
+struct DeviceEntry {
+  DeviceModel model;     // current state
+  DeviceModel original;  // as defined by the topology: what replug brings back
+  int32_t index = -1;
+  uint32_t uverbs = 0;
+  int slot = -1;
+  DeviceState state = DeviceState::kLive;
+};
+
+// One event queued by a command: what the CLI reports.
+struct Delivery {
+  std::string device;
+  uint32_t type;
+  uint64_t element;
+  size_t contexts;
+};
+
+class Fabric {
+ public:
+  Fabric(Topology topology, ShmRegion& shm, SysfsTree& sysfs, ContextRegistry& contexts,
+         HotplugObserver& hotplug);
+
+  // --- lookups -------------------------------------------------------------------------------
+  DeviceEntry& device(const std::string& name);  // a present device, or CommandError
+  DeviceEntry* find(const std::string& name);
+  DeviceEntry* find_index(int32_t index);
+  // "DEV/PORT" -> the device and a validated port number.
+  std::pair<DeviceEntry*, int> port(const std::string& target);
+  NetdevTable& netdevs() { return netdevs_; }
+  const std::vector<DeviceEntry>& devices() const { return devices_; }
+
+  // --- lifecycle (hotplug.h) -----------------------------------------------------------------
+  void register_device(const DeviceModel& model);
+  // Default: disassociate (one DEVICE_FATAL element 0 per context, then silence). Otherwise the
+  // removal stays pending until the device's last context closes.
+  std::vector<Delivery> unplug(const std::string& name, bool disassociate);
+  void replug(const std::string& name);
+  void rename(const std::string& name, const std::string& new_name);
+  std::vector<Delivery> fatal(const std::string& name, uint64_t element);
+  // A context of the device closed: completes a pending removal when it was the last one, and
+  // then returns the device's name.
+  std::optional<std::string> context_closed(int32_t index);
+  bool removal_pending(const std::string& name) const;
+
+  // --- port, GID and P_Key changes (port_commands.cc) ------------------------------------------
+  std::vector<Delivery> port_down(const std::string& target, std::optional<uint8_t> phys);
+  std::vector<Delivery> port_up(const std::string& target, std::optional<uint16_t> lid,
+                                std::optional<uint16_t> sm_lid);
+  std::vector<Delivery> set_lid(const std::string& target, uint16_t lid);
+  std::vector<Delivery> set_sm(const std::string& target, uint16_t sm_lid,
+                               std::optional<uint8_t> sl);
+  std::vector<Delivery> reregister(const std::string& target);
+  std::vector<Delivery> set_pkey(const std::string& target, int index, uint16_t value);
+  std::vector<Delivery> gid_add(const std::string& target, const std::string& gid,
+                                std::optional<int> index, std::optional<std::string> type,
+                                std::optional<std::string> netdev);
+  std::vector<Delivery> gid_del(const std::string& target, int index);
+  std::vector<Delivery> gid_add_ip(const std::string& target, const std::string& ip,
+                                   const std::string& netdev);
+  std::vector<Delivery> gid_del_ip(const std::string& target, const std::string& ip);
+
+  // --- raw events ------------------------------------------------------------------------------
+  Delivery raw_event(const std::string& target, uint32_t type, std::optional<uint64_t> element,
+                     std::optional<uint64_t> context_id);
+  // Queues count events round-robin over (target, type) as fast as possible, without state
+  // changes. Returns the number of deliveries (events times contexts).
+  uint64_t storm(const std::vector<std::pair<DeviceEntry*, int>>& targets,
+                 const std::vector<uint32_t>& types, uint64_t count);
+
+  nlohmann::json show(const std::string& only) const;
+
+ private:
+  DeviceEntry& modifiable(const std::string& name);  // present and not in fatal state
+  void publish(const DeviceEntry& e);
+  Delivery deliver(const DeviceEntry& e, uint32_t type, uint64_t element);
+  void finish_removal(size_t position);
+  int free_slot() const;
+  uint32_t free_uverbs() const;
+
+  ShmRegion& shm_;
+  SysfsTree& sysfs_;
+  ContextRegistry& contexts_;
+  HotplugObserver& hotplug_;
+  NetdevTable netdevs_;
+  std::vector<DeviceEntry> devices_;              // present: live, fatal or removal pending
+  std::map<std::string, DeviceModel> unplugged_;  // by name at unplug: what replug restores
+  int32_t next_index_ = 0;
+};
+
+const char* event_type_name(uint32_t type);  // "port_err", ... or nullptr
+bool parse_event_type(const std::string& text, uint32_t* type);
+
+}  // namespace rdmasim

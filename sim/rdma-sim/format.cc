@@ -1,0 +1,65 @@
+// Human-readable output of show and stats.
+#include <cstdio>
+
+#include "cli.h"
+
+namespace rdmasim::cli {
+
+using nlohmann::json;
+
+void print_show(const json& reply) {
+  if (reply.value("no_rdma", false))
+    std::printf("no-RDMA mode: on (the device list is NULL, ENOSYS)\n");
+  if (reply.value("query_latency_us", 0u))
+    std::printf("query latency: %u us\n", reply["query_latency_us"].get<unsigned>());
+  for (const json& d : reply["devices"]) {
+    std::printf("%s  index %d  %s  node_guid %s  %s  %zu open contexts\n",
+                d["name"].get<std::string>().c_str(), d["index"].get<int>(),
+                d["uverbs"].get<std::string>().c_str(), d["node_guid"].get<std::string>().c_str(),
+                d["state"].get<std::string>().c_str(), d["open_contexts"].get<size_t>());
+    for (const json& p : d["ports"]) {
+      std::printf("  port %d  %s  %s/%s  %s %s", p["port"].get<int>(),
+                  p["link_layer"].get<std::string>().c_str(), p["state"].get<std::string>().c_str(),
+                  p["phys_state"].get<std::string>().c_str(), p["width"].get<std::string>().c_str(),
+                  p["speed"].get<std::string>().c_str());
+      if (p["link_layer"] == "infiniband")
+        std::printf("  lid %d  sm_lid %d  sm_sl %d  lmc %d", p["lid"].get<int>(),
+                    p["sm_lid"].get<int>(), p["sm_sl"].get<int>(), p["lmc"].get<int>());
+      if (p.contains("netdev")) std::printf("  netdev %s", p["netdev"].get<std::string>().c_str());
+      std::printf("\n");
+      for (const json& g : p["gids"]) {
+        std::printf("    gid[%d]  %s  %s", g["index"].get<int>(),
+                    g["gid"].get<std::string>().c_str(), g["type"].get<std::string>().c_str());
+        if (g.contains("netdev")) std::printf("  %s", g["netdev"].get<std::string>().c_str());
+        std::printf("\n");
+      }
+      for (const json& k : p["pkeys"])
+        std::printf("    pkey[%d]  %s\n", k["index"].get<int>(),
+                    k["pkey"].get<std::string>().c_str());
+    }
+  }
+  for (const json& name : reply["unplugged"])
+    std::printf("%s  unplugged\n", name.get<std::string>().c_str());
+}
+
+void print_stats(const json& reply) {
+  std::printf("%s\n", reply["message"].get<std::string>().c_str());
+  for (const json& c : reply["contexts"])
+    std::printf(
+        "  context %llu  pid %d  %s (index %d)  %s  queued %llu  read %llu  acked %llu%s%s%s\n",
+        c["id"].get<unsigned long long>(), c["pid"].get<int>(),
+        c["device"].get<std::string>().c_str(), c["device_index"].get<int>(),
+        c["open"].get<bool>() ? "open" : "closed", c["queued"].get<unsigned long long>(),
+        c["read"].get<unsigned long long>(), c["acked"].get<unsigned long long>(),
+        c["backlog"].get<unsigned long long>()
+            ? ("  backlog " + std::to_string(c["backlog"].get<unsigned long long>())).c_str()
+            : "",
+        c["silenced"].get<bool>() ? "  silenced" : "",
+        c["reader_closed"].get<bool>() ? "  async fd closed" : "");
+  for (const json& d : reply["devices"])
+    if (d["state"] != "live")
+      std::printf("  device %s: %s (%zu open contexts)\n", d["name"].get<std::string>().c_str(),
+                  d["state"].get<std::string>().c_str(), d["open_contexts"].get<size_t>());
+}
+
+}  // namespace rdmasim::cli

@@ -1,0 +1,124 @@
+// rdma-sim --help and rdma-sim help COMMAND.
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+
+namespace rdmasim::cli {
+namespace {
+
+struct Help {
+  const char* name;
+  const char* usage;
+  const char* text;
+};
+
+const Help kHelp[] = {
+    {"start",
+     "rdma-sim start [-t TOPOLOGY.json] [--dir DIR] [--query-latency-us N] [--no-rdma] "
+     "[--foreground]",
+     "Start a simulated fabric in DIR from a topology file (no -t: an empty fabric).\n"
+     "Without --foreground, returns once the fabric is ready and prints DIR.\n"
+     "With --foreground, stays attached, prints \"ready DIR\" once ready and exits 0 on\n"
+     "SIGTERM, SIGINT or `rdma-sim stop`. A malformed topology exits 78 with the file,\n"
+     "the field path and the value; a simulator already running in DIR exits 1."},
+    {"stop", "rdma-sim stop", "Stop the simulator; returns once it has exited and cleaned DIR up."},
+    {"run", "rdma-sim run -- CMD [ARGS...]",
+     "Run CMD with LD_LIBRARY_PATH starting with the stand-in libibverbs.so.1 and RDMA_SIM_DIR\n"
+     "set, so that any program linked against libibverbs sees the simulated fabric."},
+    {"env", "rdma-sim env",
+     "Print the `export ...` lines that `run` would apply, for a shell: eval \"$(rdma-sim env)\"."},
+    {"show", "rdma-sim show [DEV]",
+     "Show devices, ports, GIDs and P_Keys (and unplugged devices)."},
+    {"stats", "rdma-sim stats",
+     "Show the accounting: every context (pid, device, open or closed, events queued by the\n"
+     "simulator, read by ibv_get_async_event, acked by ibv_ack_async_event) and the totals."},
+    {"port down", "rdma-sim port down DEV/PORT [--phys polling|disabled|sleep]",
+     "Take a port's link down: state DOWN; phys Polling (InfiniBand) or Disabled (Ethernet)\n"
+     "unless --phys says otherwise; an InfiniBand port loses its LID and SM LID (0).\n"
+     "Queues PORT_ERR."},
+    {"port up", "rdma-sim port up DEV/PORT [--lid N] [--sm-lid N]",
+     "Bring a port's link up: state ACTIVE, phys LinkUp; an InfiniBand port gets its LID and\n"
+     "SM LID back (the ones it had, or those given). Queues PORT_ACTIVE."},
+    {"lid", "rdma-sim lid DEV/PORT LID", "Change an InfiniBand port's LID. Queues LID_CHANGE."},
+    {"sm", "rdma-sim sm DEV/PORT SM_LID [--sl N]",
+     "Change an InfiniBand port's SM LID (and SM SL). Queues SM_CHANGE."},
+    {"reregister", "rdma-sim reregister DEV/PORT",
+     "The SM asks for client reregistration. Queues CLIENT_REREGISTER."},
+    {"pkey", "rdma-sim pkey DEV/PORT INDEX VALUE",
+     "Set P_Key table entry INDEX of an InfiniBand port (VALUE 0 clears it). Queues PKEY_CHANGE."},
+    {"gid add",
+     "rdma-sim gid add DEV/PORT GID [--index N] [--type ib|roce-v1|roce-v2] [--netdev NAME]",
+     "Add a GID (IPv6 notation) at INDEX or the first free slot. The type defaults to ib on an\n"
+     "InfiniBand port and roce-v2 on an Ethernet port, whose GIDs default to the port's netdev.\n"
+     "Queues one GID_CHANGE."},
+    {"gid del", "rdma-sim gid del DEV/PORT INDEX", "Remove GID INDEX. Queues one GID_CHANGE."},
+    {"gid add-ip", "rdma-sim gid add-ip DEV/PORT IP --netdev NAME",
+     "An IP address appears on a RoCE netdev: adds its RoCE v1 and v2 GIDs (IPv4 as\n"
+     "::ffff:a.b.c.d) in the first two free slots. Queues two GID_CHANGE."},
+    {"gid del-ip", "rdma-sim gid del-ip DEV/PORT IP",
+     "The IP address goes away: removes its GIDs. Queues one GID_CHANGE per GID."},
+    {"fatal", "rdma-sim fatal DEV [--port N]",
+     "Firmware fatal error: queues DEVICE_FATAL (element N, default 0). The device stays listed\n"
+     "but every query on it fails with EIO (and it cannot be opened) until unplug + replug."},
+    {"unplug", "rdma-sim unplug DEV [--no-disassociate] [--wait SECONDS]",
+     "Hot-unplug a device. Default (a driver that disassociates, like mlx5): one DEVICE_FATAL\n"
+     "(element 0) per open context, then silence forever; queries fail with EIO (P_Key: ENOENT).\n"
+     "--no-disassociate (a driver that cannot): no event; the device leaves the list but\n"
+     "stays usable by its open contexts, and its removal is pending until they all close.\n"
+     "--wait blocks until the removal completes, or fails (exit 1) after SECONDS."},
+    {"replug", "rdma-sim replug DEV",
+     "Plug an unplugged device back: its topology definition, a NEW index."},
+    {"rename", "rdma-sim rename DEV NEWNAME",
+     "Rename a device (same index and uverbsN). Processes that listed it keep the old name."},
+    {"event", "rdma-sim event DEV[/PORT] TYPE [--element N] [--context ID]",
+     "Queue a raw event of any type (a name or a number, e.g. 20) without changing any state.\n"
+     "The element defaults to PORT (0 without one). --context sends it to one context only."},
+    {"storm",
+     "rdma-sim storm --count N [--targets all|DEV/PORT[,DEV/PORT...]] [--types NAME[,NAME...]]",
+     "Queue N raw events as fast as possible, round-robin: event i goes to target i mod T\n"
+     "with type (i div T) mod K. Types default to port_err,port_active. Prints the count,\n"
+     "the seconds and the rate."},
+    {"no-rdma", "rdma-sim no-rdma on|off",
+     "\"No RDMA in the kernel\": ibv_get_device_list returns NULL with ENOSYS."},
+    {"set", "rdma-sim set query-latency-us N",
+     "Model a firmware command latency of N us for port, device, GID and P_Key queries."},
+};
+
+}  // namespace
+
+std::string command_usage(const std::string& command) {
+  for (const Help& h : kHelp)
+    if (command == h.name) return h.usage;
+  return "rdma-sim --help";
+}
+
+bool print_command_help(const std::string& command, FILE* out) {
+  for (const Help& h : kHelp)
+    if (command == h.name) {
+      std::fprintf(out, "usage: %s\n\n%s\n", h.usage, h.text);
+      return true;
+    }
+  return false;
+}
+
+void print_usage(FILE* out) {
+  std::fprintf(out,
+               "rdma-sim: a simulated RDMA fabric for programs that use libibverbs.\n\n"
+               "usage: rdma-sim [--json] [--dir DIR] COMMAND [ARGS...]\n\n"
+               "Commands:\n");
+  for (const Help& h : kHelp)
+    std::fprintf(out, "  %s\n", std::strchr(h.usage, ' ') + 1);
+  std::fprintf(
+      out,
+      "  help [COMMAND]\n\n"
+      "Ports are DEV/PORT (mlx5_0/1). Event type names: port_active, port_err, lid_change,\n"
+      "pkey_change, sm_change, client_reregister, gid_change, device_fatal, or a number.\n"
+      "--json prints one JSON object. --dir defaults to $RDMA_SIM_DIR, then /run/rdma-sim\n"
+      "(root) or ${XDG_RUNTIME_DIR:-/tmp}/rdma-sim-$UID. A command returns once the change is\n"
+      "applied and its events are queued to every open context. Exit status: 0 done, 1\n"
+      "refused (the reason on stderr; the fabric is unchanged), 2 bad command line, 69 no\n"
+      "simulator running, 78 malformed topology.\n");
+}
+
+}  // namespace rdmasim::cli

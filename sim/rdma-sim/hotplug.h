@@ -1,0 +1,29 @@
+// Device registration changes, reported in the kernel's order. This is the one place a later
+// udev/netlink emitter hooks into: every add, remove and rename of a device goes through
+// Fabric::register_device / unregister_device / rename_device, which call these.
+//
+// Kernel order, for reference:
+//   add:     "infiniband" add (ib_device), then "infiniband_verbs" add (uverbsN)
+//   remove:  "infiniband_verbs" remove (before any DEVICE_FATAL is queued), then, once the device
+//            is released, "infiniband" remove
+//   rename:  "infiniband" move (DEVPATH_OLD), uverbsN unchanged
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model.h"
+
+namespace rdmasim {
+
+class HotplugObserver {
+ public:
+  virtual ~HotplugObserver() = default;
+  virtual void ib_device_added(const DeviceModel& /*device*/, int32_t /*index*/) {}
+  virtual void uverbs_added(const DeviceModel& /*device*/, uint32_t /*uverbs*/) {}
+  virtual void uverbs_removed(const DeviceModel& /*device*/, uint32_t /*uverbs*/) {}
+  virtual void ib_device_removed(const DeviceModel& /*device*/, int32_t /*index*/) {}
+  virtual void ib_device_renamed(const std::string& /*old_name*/, const DeviceModel& /*device*/) {}
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,178 @@
+#include "model.h"
+
+#include <arpa/inet.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace rdmasim {
+
+void DeviceModel::finalize() {
+  ibv_device_attr& a = attr.orig_attr;
+  std::snprintf(a.fw_ver, sizeof a.fw_ver, "%s", fw_ver.c_str());
+  a.node_guid = htobe64(node_guid);
+  a.sys_image_guid = htobe64(sys_image_guid);
+  a.phys_port_cnt = static_cast<uint8_t>(ports.size());
+}
+
+ibv_transport_type transport_for(ibv_node_type type) {
+  switch (type) {
+    case IBV_NODE_CA:
+    case IBV_NODE_SWITCH:
+    case IBV_NODE_ROUTER:
+      return IBV_TRANSPORT_IB;
+    case IBV_NODE_RNIC:
+      return IBV_TRANSPORT_IWARP;
+    case IBV_NODE_USNIC:
+      return IBV_TRANSPORT_USNIC;
+    case IBV_NODE_USNIC_UDP:
+      return IBV_TRANSPORT_USNIC_UDP;
+    case IBV_NODE_UNSPECIFIED:
+      return IBV_TRANSPORT_UNSPECIFIED;
+    default:
+      return IBV_TRANSPORT_UNKNOWN;
+  }
+}
+
+std::string guid_to_string(uint64_t guid) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%04x:%04x:%04x:%04x", static_cast<unsigned>(guid >> 48) & 0xffff,
+                static_cast<unsigned>(guid >> 32) & 0xffff,
+                static_cast<unsigned>(guid >> 16) & 0xffff, static_cast<unsigned>(guid) & 0xffff);
+  return buf;
+}
+
+std::string gid_to_sysfs(const std::array<uint8_t, 16>& raw) {
+  // The kernel's %pI6: eight groups of four hex digits, never compressed.
+  char buf[48];
+  char* p = buf;
+  for (int i = 0; i < 16; i += 2)
+    p += std::snprintf(p, 6, i ? ":%02x%02x" : "%02x%02x", raw[i], raw[i + 1]);
+  return buf;
+}
+
+std::string gid_to_text(const std::array<uint8_t, 16>& raw) {
+  char buf[INET6_ADDRSTRLEN];
+  return inet_ntop(AF_INET6, raw.data(), buf, sizeof buf) ? buf : gid_to_sysfs(raw);
+}
+
+bool parse_gid(const std::string& text, std::array<uint8_t, 16>* raw) {
+  return inet_pton(AF_INET6, text.c_str(), raw->data()) == 1;
+}
+
+bool ip_to_gid(const std::string& ip, std::array<uint8_t, 16>* raw) {
+  in_addr v4;
+  if (inet_pton(AF_INET, ip.c_str(), &v4) == 1) {
+    raw->fill(0);
+    (*raw)[10] = 0xff;
+    (*raw)[11] = 0xff;
+    std::memcpy(raw->data() + 12, &v4, 4);
+    return true;
+  }
+  return parse_gid(ip, raw);
+}
+
+bool parse_guid(const std::string& text, uint64_t* guid) {
+  unsigned a, b, c, d;
+  char tail;
+  if (std::sscanf(text.c_str(), "%4x:%4x:%4x:%4x%c", &a, &b, &c, &d, &tail) == 4 &&
+      text.size() == 19) {
+    *guid = (uint64_t{a} << 48) | (uint64_t{b} << 32) | (uint64_t{c} << 16) | d;
+    return true;
+  }
+  if (text.size() > 2 && text.size() <= 18 && text[0] == '0' &&
+      (text[1] == 'x' || text[1] == 'X')) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str() + 2, &end, 16);
+    if (end && *end == '\0') {
+      *guid = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* gid_type_name(uint32_t type) {
+  switch (type) {
+    case IBV_GID_TYPE_IB:
+      return "ib";
+    case IBV_GID_TYPE_ROCE_V1:
+      return "roce-v1";
+    case IBV_GID_TYPE_ROCE_V2:
+      return "roce-v2";
+    default:
+      return "unknown";
+  }
+}
+
+bool parse_gid_type(const std::string& name, uint32_t* type) {
+  if (name == "ib")
+    *type = IBV_GID_TYPE_IB;
+  else if (name == "roce-v1")
+    *type = IBV_GID_TYPE_ROCE_V1;
+  else if (name == "roce-v2")
+    *type = IBV_GID_TYPE_ROCE_V2;
+  else
+    return false;
+  return true;
+}
+
+const char* port_state_name(uint32_t state) {
+  static const char* const kNames[] = {"nop", "down", "init", "armed", "active", "active_defer"};
+  return state < 6 ? kNames[state] : "unknown";
+}
+
+const char* phys_state_name(uint32_t phys) {
+  static const char* const kNames[] = {"unknown",
+                                       "sleep",
+                                       "polling",
+                                       "disabled",
+                                       "port_configuration_training",
+                                       "linkup",
+                                       "link_error_recovery",
+                                       "phy_test"};
+  return phys < 8 ? kNames[phys] : "unknown";
+}
+
+const char* width_name(uint8_t width) {
+  switch (width) {
+    case 1:
+      return "1x";
+    case 2:
+      return "4x";
+    case 4:
+      return "8x";
+    case 8:
+      return "12x";
+    case 16:
+      return "2x";
+    default:
+      return "unknown";
+  }
+}
+
+const char* speed_name(uint8_t speed) {
+  switch (speed) {
+    case 1:
+      return "sdr";
+    case 2:
+      return "ddr";
+    case 4:
+      return "qdr";
+    case 8:
+      return "fdr10";
+    case 16:
+      return "fdr";
+    case 32:
+      return "edr";
+    case 64:
+      return "hdr";
+    case 128:
+      return "ndr";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,70 @@
+// The simulated fabric as plain data: what a topology file describes and what the control
+// commands change. No I/O here; the simulator publishes it to shared memory and sysfs.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmasim {
+
+struct Gid {
+  std::array<uint8_t, 16> raw{};
+  uint32_t type = IBV_GID_TYPE_IB;  // enum ibv_gid_type
+  std::string netdev;               // empty: no netdev (IB GIDs)
+  uint32_t ifindex = 0;
+  bool valid = false;
+};
+
+struct Port {
+  ibv_port_attr attr{};
+  std::string netdev;  // Ethernet ports: the netdev RoCE GIDs use by default
+  uint32_t netdev_ifindex = 0;
+  std::vector<uint16_t> pkeys;  // pkey_tbl_len entries, 0 = empty
+  std::vector<Gid> gids;        // gid_tbl_len entries
+  // What "port up" gives back to an IB port that "port down" left without LID and SM LID.
+  uint16_t saved_lid = 0;
+  uint16_t saved_sm_lid = 0;
+
+  bool is_ethernet() const { return attr.link_layer == IBV_LINK_LAYER_ETHERNET; }
+};
+
+struct DeviceModel {
+  std::string name;
+  uint64_t node_guid = 0;  // host order
+  uint64_t sys_image_guid = 0;
+  ibv_node_type node_type = IBV_NODE_CA;
+  std::string fw_ver;
+  std::string board_id;
+  std::string hca_type;
+  std::string node_desc;
+  uint32_t num_comp_vectors = 0;
+  ibv_device_attr_ex attr{};  // node GUIDs, fw_ver and phys_port_cnt filled by finalize()
+  std::vector<Port> ports;
+
+  // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
+  void finalize();
+};
+
+ibv_transport_type transport_for(ibv_node_type type);
+
+// Text forms shared by the sysfs tree, `show` and the CLI.
+std::string guid_to_string(uint64_t guid);                              // "0c42:a103:00f6:5e44"
+std::string gid_to_sysfs(const std::array<uint8_t, 16>& raw);           // "fe80:0000:...:5e44"
+std::string gid_to_text(const std::array<uint8_t, 16>& raw);            // inet_ntop form
+bool parse_gid(const std::string& text, std::array<uint8_t, 16>* raw);  // IPv6 text or sysfs form
+// An IPv4 or IPv6 address as the GID RoCE derives from it (IPv4: ::ffff:a.b.c.d).
+bool ip_to_gid(const std::string& ip, std::array<uint8_t, 16>* raw);
+bool parse_guid(const std::string& text, uint64_t* guid);  // "xxxx:xxxx:xxxx:xxxx" or 0x...
+
+const char* gid_type_name(uint32_t type);  // "ib", "roce-v1", "roce-v2"
+bool parse_gid_type(const std::string& name, uint32_t* type);
+const char* port_state_name(uint32_t state);  // "down", "active", ...
+const char* phys_state_name(uint32_t phys);   // "polling", "linkup", ...
+const char* width_name(uint8_t width);        // "4x"
+const char* speed_name(uint8_t speed);        // "hdr"
+
+}  // namespace rdmasim

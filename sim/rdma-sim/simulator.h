@@ -1,0 +1,90 @@
+// The simulator process: owns the fabric directory, the shared state, the sysfs tree, the open
+// contexts and the control socket, and runs the single-threaded event loop until `stop`,
+// SIGTERM or SIGINT.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "contexts.h"
+#include "event_loop.h"
+#include "fabric.h"
+#include "hotplug.h"
+#include "shm_region.h"
+#include "sysfs_tree.h"
+#include "topology.h"
+#include "unique_fd.h"
+
+namespace rdmasim {
+
+struct SimulatorOptions {
+  std::string dir;  // absolute
+  uint32_t query_latency_us = 0;
+  bool no_rdma = false;
+};
+
+class Simulator {
+ public:
+  // Creates everything in the fabric directory; throws std::exception with a message for the
+  // user when it cannot (another simulator runs there, permissions, path too long).
+  Simulator(const SimulatorOptions& options, Topology topology);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  void run();
+
+ private:
+  struct Connection;
+  struct Waiter {
+    uint64_t connection;
+    std::string device;
+    std::chrono::steady_clock::time_point deadline;
+    nlohmann::json reply;
+  };
+
+  void accept_connections();
+  void on_readable(uint64_t id);
+  void on_line(uint64_t id, const std::string& line);
+  void open_context(uint64_t id, const std::string& line);
+  void send_reply(uint64_t id, const nlohmann::json& reply);
+  void flush_connection(uint64_t id);
+  void close_connection(uint64_t id);
+  void reap_connections();
+  void check_waiters();
+  void on_context_closed(int32_t device_index);
+  int next_timeout_ms() const;
+
+  // control.cc: one request, one reply (or a deferred reply for unplug --wait).
+  std::optional<nlohmann::json> handle(uint64_t connection, const nlohmann::json& request);
+  nlohmann::json handle_storm(const nlohmann::json& request);
+  nlohmann::json stats() const;
+
+  // The connection that asked to stop: the simulator closes it by exiting, which tells the CLI
+  // the simulator is gone. Declared first so it is destroyed last.
+  UniqueFd stop_connection_;
+  std::string dir_;
+  UniqueFd dir_lock_;
+  EventLoop loop_;
+  ShmRegion shm_;
+  SysfsTree sysfs_;
+  HotplugObserver hotplug_;
+  ContextRegistry contexts_;
+  std::unique_ptr<Fabric> fabric_;
+  UniqueFd listen_fd_;
+  IoWatch listen_watch_;
+  UniqueFd signal_fd_;
+  IoWatch signal_watch_;
+  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
+  std::vector<uint64_t> to_close_;
+  std::vector<Waiter> waiters_;
+  uint64_t next_connection_ = 1;
+  uint64_t stop_requester_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace rdmasim

@@ -1,0 +1,265 @@
+#include "sysfs_tree.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+namespace rdmasim {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+void make_dirs(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw std::system_error(ec, "cannot create " + path);
+}
+
+void write_file(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string tmp = dir + "/." + name + ".tmp";
+  const std::string path = dir + "/" + name;
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  if (fd < 0) throw_errno("cannot write " + tmp);
+  const ssize_t n = write(fd, content.data(), content.size());
+  const int saved = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(content.size())) {
+    errno = n < 0 ? saved : EIO;
+    throw_errno("cannot write " + tmp);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
+}
+
+void remove_file(const std::string& path) {
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) throw_errno("cannot remove " + path);
+}
+
+__attribute__((format(printf, 1, 2))) std::string fmt(const char* format, ...) {
+  char buf[128];
+  va_list ap;
+  va_start(ap, format);
+  std::vsnprintf(buf, sizeof buf, format, ap);
+  va_end(ap);
+  return buf;
+}
+
+const char* node_type_text(ibv_node_type t) {
+  switch (t) {
+    case IBV_NODE_CA:
+      return "CA";
+    case IBV_NODE_SWITCH:
+      return "switch";
+    case IBV_NODE_ROUTER:
+      return "router";
+    case IBV_NODE_RNIC:
+      return "RNIC";
+    case IBV_NODE_USNIC:
+      return "usNIC";
+    case IBV_NODE_USNIC_UDP:
+      return "usNIC UDP";
+    case IBV_NODE_UNSPECIFIED:
+      return "unspecified";
+    default:
+      return "<unknown>";
+  }
+}
+
+std::string state_text(uint32_t state) {
+  static const char* const kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  return fmt("%u: %s\n", state, state < 6 ? kNames[state] : "<unknown>");
+}
+
+std::string phys_state_text(uint32_t phys) {
+  static const char* const kNames[] = {
+      "<unknown>",         "Sleep",   "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
+      "LinkErrorRecovery", "Phy Test"};
+  return fmt("%u: %s\n", phys, phys < 8 ? kNames[phys] : "<unknown>");
+}
+
+// rate_show(): deci-Gb/s per lane times the lane count, e.g. "200 Gb/sec (4X HDR)".
+std::string rate_text(uint8_t speed, uint8_t width) {
+  int rate;
+  const char* name;
+  switch (speed) {
+    case 2:
+      rate = 50, name = " DDR";
+      break;
+    case 4:
+      rate = 100, name = " QDR";
+      break;
+    case 8:
+      rate = 100, name = " FDR10";
+      break;
+    case 16:
+      rate = 140, name = " FDR";
+      break;
+    case 32:
+      rate = 250, name = " EDR";
+      break;
+    case 64:
+      rate = 500, name = " HDR";
+      break;
+    case 128:
+      rate = 1000, name = " NDR";
+      break;
+    default:
+      rate = 25, name = " SDR";
+      break;
+  }
+  int lanes;
+  switch (width) {
+    case 1:
+      lanes = 1;
+      break;
+    case 2:
+      lanes = 4;
+      break;
+    case 4:
+      lanes = 8;
+      break;
+    case 8:
+      lanes = 12;
+      break;
+    case 16:
+      lanes = 2;
+      break;
+    default:
+      return "";  // the kernel fails the read with EINVAL; an empty value is the closest
+  }
+  rate *= lanes;
+  return fmt("%d%s Gb/sec (%dX%s)\n", rate / 10, rate % 10 ? ".5" : "", lanes, name);
+}
+
+std::string port_dir(const std::string& dev_dir, int port) {
+  return dev_dir + "/ports/" + std::to_string(port);
+}
+
+}  // namespace
+
+std::string SysfsTree::device_dir(const std::string& name) const {
+  return root_ + "/class/infiniband/" + name;
+}
+
+void SysfsTree::reset() {
+  remove_all();
+  make_dirs(root_ + "/class/infiniband");
+  make_dirs(root_ + "/class/infiniband_verbs");
+  write_file(root_ + "/class/infiniband_verbs", "abi_version", "6\n");
+}
+
+void SysfsTree::remove_all() {
+  std::error_code ec;
+  fs::remove_all(root_, ec);
+  if (ec) throw std::system_error(ec, "cannot remove " + root_);
+}
+
+void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
+  const std::string dir = device_dir(d.name);
+  make_dirs(dir);
+  write_file(dir, "node_guid", guid_to_string(d.node_guid) + "\n");
+  write_file(dir, "sys_image_guid", guid_to_string(d.sys_image_guid) + "\n");
+  write_file(dir, "node_type",
+             fmt("%d: %s\n", static_cast<int>(d.node_type), node_type_text(d.node_type)));
+  write_file(dir, "fw_ver", d.fw_ver + "\n");
+  write_file(dir, "board_id", d.board_id + "\n");
+  write_file(dir, "hca_type", d.hca_type + "\n");
+  write_file(dir, "node_desc", d.node_desc + "\n");
+  for (size_t p = 1; p <= d.ports.size(); ++p) {
+    const std::string pdir = port_dir(dir, static_cast<int>(p));
+    make_dirs(pdir + "/gids");
+    make_dirs(pdir + "/pkeys");
+    make_dirs(pdir + "/gid_attrs/types");
+    make_dirs(pdir + "/gid_attrs/ndevs");
+    write_port(d, static_cast<int>(p));
+    const Port& port = d.ports[p - 1];
+    for (size_t i = 0; i < port.gids.size(); ++i)
+      write_gid(d, static_cast<int>(p), static_cast<int>(i));
+    for (size_t i = 0; i < port.pkeys.size(); ++i)
+      write_pkey(d, static_cast<int>(p), static_cast<int>(i));
+  }
+  const std::string udir = root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs);
+  make_dirs(udir);
+  write_file(udir, "ibdev", d.name + "\n");
+  write_file(udir, "abi_version", "1\n");
+  // The uverbs char device: major 231, minors from 192 (IB_UVERBS_BASE_MINOR).
+  write_file(udir, "dev", fmt("231:%u\n", 192 + uverbs));
+}
+
+void SysfsTree::write_port(const DeviceModel& d, int port) {
+  const ibv_port_attr& a = d.ports[port - 1].attr;
+  const std::string pdir = port_dir(device_dir(d.name), port);
+  write_file(pdir, "state", state_text(a.state));
+  write_file(pdir, "phys_state", phys_state_text(a.phys_state));
+  write_file(pdir, "lid", fmt("0x%x\n", a.lid));
+  write_file(pdir, "sm_lid", fmt("0x%x\n", a.sm_lid));
+  write_file(pdir, "sm_sl", fmt("%u\n", a.sm_sl));
+  write_file(pdir, "lid_mask_count", fmt("%u\n", a.lmc));
+  write_file(pdir, "cap_mask", fmt("0x%08x\n", a.port_cap_flags));
+  write_file(pdir, "rate", rate_text(a.active_speed, a.active_width));
+  write_file(pdir, "link_layer",
+             a.link_layer == IBV_LINK_LAYER_ETHERNET     ? "Ethernet\n"
+             : a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand\n"
+                                                         : "Unknown\n");
+}
+
+void SysfsTree::write_gid(const DeviceModel& d, int port, int index) {
+  const Gid& g = d.ports[port - 1].gids[index];
+  const std::string pdir = port_dir(device_dir(d.name), port);
+  const std::string name = std::to_string(index);
+  // An empty slot reads as the zero GID (the kernel keeps that for old tools).
+  write_file(pdir + "/gids", name,
+             gid_to_sysfs(g.valid ? g.raw : std::array<uint8_t, 16>{}) + "\n");
+  if (g.valid)
+    write_file(pdir + "/gid_attrs/types", name,
+               g.type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n");
+  else
+    remove_file(pdir + "/gid_attrs/types/" + name);
+  if (g.valid && !g.netdev.empty())
+    write_file(pdir + "/gid_attrs/ndevs", name, g.netdev + "\n");
+  else
+    remove_file(pdir + "/gid_attrs/ndevs/" + name);
+}
+
+void SysfsTree::write_pkey(const DeviceModel& d, int port, int index) {
+  const std::string pdir = port_dir(device_dir(d.name), port);
+  write_file(pdir + "/pkeys", std::to_string(index),
+             fmt("0x%04x\n", d.ports[port - 1].pkeys[index]));
+}
+
+void SysfsTree::remove_uverbs(uint32_t uverbs) {
+  std::error_code ec;
+  fs::remove_all(root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs), ec);
+  if (ec) throw std::system_error(ec, "cannot remove uverbs" + std::to_string(uverbs));
+}
+
+void SysfsTree::remove_device(const std::string& name) {
+  // Rename first so a reader never sees a half-removed directory, then delete at leisure.
+  const std::string dir = device_dir(name);
+  const std::string doomed = root_ + "/class/.removed-" + name;
+  if (rename(dir.c_str(), doomed.c_str()) != 0 && errno != ENOENT)
+    throw_errno("cannot remove " + dir);
+  std::error_code ec;
+  fs::remove_all(doomed, ec);
+  if (ec) throw std::system_error(ec, "cannot remove " + doomed);
+}
+
+void SysfsTree::rename_device(const std::string& old_name, const std::string& new_name,
+                              uint32_t uverbs) {
+  const std::string from = device_dir(old_name);
+  const std::string to = device_dir(new_name);
+  if (rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot rename " + from + " to " + to);
+  write_file(root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs), "ibdev",
+             new_name + "\n");
+}
+
+}  // namespace rdmasim

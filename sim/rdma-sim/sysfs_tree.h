@@ -1,0 +1,45 @@
+// The sysfs-like tree under DIR/sys, in the kernel's text formats, so that ibv_read_sysfs_file,
+// rdma-core's sysfs-based P_Key query and programs reading sysfs themselves (GID netdevs) see
+// what they would on a real host:
+//   class/infiniband/<name>/{node_guid,sys_image_guid,node_type,fw_ver,board_id,hca_type,node_desc}
+//   class/infiniband/<name>/ports/<p>/{state,phys_state,lid,sm_lid,sm_sl,lid_mask_count,rate,
+//                                       link_layer,cap_mask,gids/<i>,pkeys/<i>,
+//                                       gid_attrs/types/<i>,gid_attrs/ndevs/<i>}
+//   class/infiniband_verbs/abi_version, class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}
+// Files are replaced atomically (write + rename), so a reader sees the old or the new value.
+//
+// Where reading the kernel attribute fails (gid_attrs of an empty GID slot: ENODATA; the netdev of
+// an IB GID: ENODEV), the file is absent: the read fails too, at open(), with ENOENT.
+#pragma once
+
+#include <string>
+
+#include "model.h"
+
+namespace rdmasim {
+
+class SysfsTree {
+ public:
+  explicit SysfsTree(std::string root) : root_(std::move(root)) {}
+
+  // Removes whatever a previous simulator left and creates the empty class directories.
+  void reset();
+  // Removes the whole tree (simulator exit).
+  void remove_all();
+
+  // Kernel order on registration: the ib_device, then its uverbs character device.
+  void add_device(const DeviceModel& d, uint32_t uverbs);
+  void write_port(const DeviceModel& d, int port);  // every per-port attribute but the tables
+  void write_gid(const DeviceModel& d, int port, int index);
+  void write_pkey(const DeviceModel& d, int port, int index);
+  void remove_uverbs(uint32_t uverbs);
+  void remove_device(const std::string& name);
+  void rename_device(const std::string& old_name, const std::string& new_name, uint32_t uverbs);
+
+  std::string device_dir(const std::string& name) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace rdmasim

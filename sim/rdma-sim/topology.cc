@@ -1,0 +1,586 @@
+// Parsing and validating topology files. Every field is checked; unknown fields are errors (a
+// typo must not silently become a default).
+#include "topology.h"
+
+#include <net/if.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "common/shm_layout.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+std::string show(const json& v) {
+  return v.dump();
+}
+
+// A JSON object being read: remembers which keys were consumed so the rest can be reported.
+class Obj {
+ public:
+  Obj(const json& j, std::string path, const std::string& file)
+      : j_(j), path_(std::move(path)), file_(file) {
+    if (!j.is_object()) fail_here("expected an object, got " + show(j));
+  }
+
+  const json* get(const std::string& key) {
+    used_.insert(key);
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+    throw TopologyError(file_ + ": " + path(key) + ": " + msg);
+  }
+  [[noreturn]] void fail_here(const std::string& msg) const {
+    throw TopologyError(file_ + ": " + (path_.empty() ? "top level" : path_) + ": " + msg);
+  }
+
+  void check_unknown() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!used_.count(it.key())) fail(it.key(), "unknown field");
+  }
+
+  uint64_t num(const std::string& key, uint64_t def, uint64_t min, uint64_t max) {
+    const json* v = get(key);
+    if (!v) return def;
+    uint64_t n = 0;
+    if (v->is_number_unsigned()) {
+      n = v->get<uint64_t>();
+    } else if (v->is_number_integer()) {
+      fail(key, show(*v) + " is out of range (" + std::to_string(min) + ".." + std::to_string(max) +
+                    ")");
+    } else if (v->is_string()) {
+      const std::string s = v->get<std::string>();
+      char* end = nullptr;
+      errno = 0;
+      n = std::strtoull(s.c_str(), &end, 0);
+      if (s.empty() || *end || errno || s[0] == '-')
+        fail(key, "expected a number, got " + show(*v));
+    } else {
+      fail(key, "expected a number, got " + show(*v));
+    }
+    if (n < min || n > max)
+      fail(key, show(*v) + " is out of range (" + std::to_string(min) + ".." + std::to_string(max) +
+                    ")");
+    return n;
+  }
+
+  std::string str(const std::string& key, const std::string& def, size_t max_len) {
+    const json* v = get(key);
+    if (!v) return def;
+    if (!v->is_string()) fail(key, "expected a string, got " + show(*v));
+    std::string s = v->get<std::string>();
+    if (s.size() > max_len)
+      fail(key, show(*v) + " is too long (at most " + std::to_string(max_len) + " characters)");
+    return s;
+  }
+
+  // A name from `names` (index = value), or a number in [min, max].
+  uint32_t choice(const std::string& key, uint32_t def,
+                  const std::map<std::string, uint32_t>& names) {
+    const json* v = get(key);
+    if (!v) return def;
+    if (v->is_string()) {
+      auto it = names.find(v->get<std::string>());
+      if (it != names.end()) return it->second;
+    }
+    if (v->is_number_unsigned())
+      for (const auto& entry : names)
+        if (entry.second == v->get<uint64_t>()) return entry.second;
+    std::string allowed;
+    for (const auto& [name, value] : names)
+      allowed += (allowed.empty() ? "" : ", ") + name;
+    fail(key, show(*v) + " is not one of: " + allowed);
+  }
+
+  const std::string& file() const { return file_; }
+  const std::string& path_prefix() const { return path_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+  const std::string& file_;
+  std::set<std::string> used_;
+};
+
+const std::map<std::string, uint32_t> kLinkLayers = {{"infiniband", IBV_LINK_LAYER_INFINIBAND},
+                                                     {"ethernet", IBV_LINK_LAYER_ETHERNET}};
+const std::map<std::string, uint32_t> kNodeTypes = {{"ca", IBV_NODE_CA},
+                                                    {"switch", IBV_NODE_SWITCH},
+                                                    {"router", IBV_NODE_ROUTER},
+                                                    {"rnic", IBV_NODE_RNIC},
+                                                    {"usnic", IBV_NODE_USNIC},
+                                                    {"usnic_udp", IBV_NODE_USNIC_UDP},
+                                                    {"unspecified", IBV_NODE_UNSPECIFIED}};
+const std::map<std::string, uint32_t> kPortStates = {{"down", IBV_PORT_DOWN},
+                                                     {"init", IBV_PORT_INIT},
+                                                     {"armed", IBV_PORT_ARMED},
+                                                     {"active", IBV_PORT_ACTIVE},
+                                                     {"active_defer", IBV_PORT_ACTIVE_DEFER}};
+const std::map<std::string, uint32_t> kPhysStates = {
+    {"sleep", 1},    {"polling", 2},
+    {"disabled", 3}, {"port_configuration_training", 4},
+    {"linkup", 5},   {"link_error_recovery", 6},
+    {"phy_test", 7}};
+const std::map<std::string, uint32_t> kMtus = {{"256", IBV_MTU_256},
+                                               {"512", IBV_MTU_512},
+                                               {"1024", IBV_MTU_1024},
+                                               {"2048", IBV_MTU_2048},
+                                               {"4096", IBV_MTU_4096}};
+const std::map<std::string, uint32_t> kWidths = {
+    {"1x", 1}, {"2x", 16}, {"4x", 2}, {"8x", 4}, {"12x", 8}};
+const std::map<std::string, uint32_t> kSpeeds = {{"sdr", 1},   {"ddr", 2},  {"qdr", 4},
+                                                 {"fdr10", 8}, {"fdr", 16}, {"edr", 32},
+                                                 {"hdr", 64},  {"ndr", 128}};
+
+uint32_t mtu(Obj& o, const std::string& key, uint32_t def) {
+  const json* v = o.get(key);
+  if (!v) return def;
+  const std::string s = v->is_number_unsigned() ? std::to_string(v->get<uint64_t>())
+                        : v->is_string()        ? v->get<std::string>()
+                                                : "";
+  auto it = kMtus.find(s);
+  if (it == kMtus.end()) o.fail(key, show(*v) + " is not an MTU (256, 512, 1024, 2048 or 4096)");
+  return it->second;
+}
+
+// ConnectX-6-like capabilities: what ibv_devinfo -v shows for a real adapter.
+ibv_device_attr_ex default_device_attr() {
+  ibv_device_attr_ex ex{};
+  ibv_device_attr& a = ex.orig_attr;
+  a.max_mr_size = 0xffffffffffffffffULL;
+  a.page_size_cap = 0xfffffffffffff000ULL;
+  a.vendor_id = 0x02c9;
+  a.vendor_part_id = 4123;
+  a.hw_ver = 0;
+  a.max_qp = 262144;
+  a.max_qp_wr = 32768;
+  a.device_cap_flags = 0xed721c36;
+  a.max_sge = 30;
+  a.max_sge_rd = 30;
+  a.max_cq = 16777216;
+  a.max_cqe = 4194303;
+  a.max_mr = 16777216;
+  a.max_pd = 16777216;
+  a.max_qp_rd_atom = 16;
+  a.max_res_rd_atom = 4194304;
+  a.max_qp_init_rd_atom = 16;
+  a.atomic_cap = IBV_ATOMIC_HCA;
+  a.max_mw = 16777216;
+  a.max_mcast_grp = 2097152;
+  a.max_mcast_qp_attach = 240;
+  a.max_total_mcast_qp_attach = 503316480;
+  a.max_ah = 2147483647;
+  a.max_srq = 8388608;
+  a.max_srq_wr = 32767;
+  a.max_srq_sge = 31;
+  a.max_pkeys = 128;
+  a.local_ca_ack_delay = 16;
+  ex.completion_timestamp_mask = 0x7fffffffffffffffULL;
+  ex.hca_core_clock = 156250;
+  ex.device_cap_flags_ex = a.device_cap_flags;
+  return ex;
+}
+
+void parse_device_attr(Obj& o, ibv_device_attr_ex* ex) {
+  ibv_device_attr& a = ex->orig_attr;
+  constexpr uint64_t kI32 = std::numeric_limits<int32_t>::max();
+  constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
+#define DEV_INT(field) \
+  a.field = static_cast<int>(o.num(#field, static_cast<uint64_t>(a.field), 0, kI32))
+  a.max_mr_size = o.num("max_mr_size", a.max_mr_size, 0, kU64);
+  a.page_size_cap = o.num("page_size_cap", a.page_size_cap, 0, kU64);
+  DEV_INT(max_qp);
+  DEV_INT(max_qp_wr);
+  a.device_cap_flags =
+      static_cast<unsigned>(o.num("device_cap_flags", a.device_cap_flags, 0, 0xffffffffu));
+  DEV_INT(max_sge);
+  DEV_INT(max_sge_rd);
+  DEV_INT(max_cq);
+  DEV_INT(max_cqe);
+  DEV_INT(max_mr);
+  DEV_INT(max_pd);
+  DEV_INT(max_qp_rd_atom);
+  DEV_INT(max_ee_rd_atom);
+  DEV_INT(max_res_rd_atom);
+  DEV_INT(max_qp_init_rd_atom);
+  DEV_INT(max_ee_init_rd_atom);
+  a.atomic_cap = static_cast<ibv_atomic_cap>(
+      o.choice("atomic_cap", a.atomic_cap,
+               {{"none", IBV_ATOMIC_NONE}, {"hca", IBV_ATOMIC_HCA}, {"glob", IBV_ATOMIC_GLOB}}));
+  DEV_INT(max_ee);
+  DEV_INT(max_rdd);
+  DEV_INT(max_mw);
+  DEV_INT(max_raw_ipv6_qp);
+  DEV_INT(max_raw_ethy_qp);
+  DEV_INT(max_mcast_grp);
+  DEV_INT(max_mcast_qp_attach);
+  DEV_INT(max_total_mcast_qp_attach);
+  DEV_INT(max_ah);
+  DEV_INT(max_fmr);
+  DEV_INT(max_map_per_fmr);
+  DEV_INT(max_srq);
+  DEV_INT(max_srq_wr);
+  DEV_INT(max_srq_sge);
+  a.max_pkeys = static_cast<uint16_t>(o.num("max_pkeys", a.max_pkeys, 0, 0xffff));
+  a.local_ca_ack_delay =
+      static_cast<uint8_t>(o.num("local_ca_ack_delay", a.local_ca_ack_delay, 0, 0xff));
+#undef DEV_INT
+  ex->completion_timestamp_mask =
+      o.num("completion_timestamp_mask", ex->completion_timestamp_mask, 0, kU64);
+  ex->hca_core_clock = o.num("hca_core_clock", ex->hca_core_clock, 0, kU64);
+  ex->device_cap_flags_ex = o.num("device_cap_flags_ex", ex->device_cap_flags_ex, 0, kU64);
+  ex->max_dm_size = o.num("max_dm_size", ex->max_dm_size, 0, kU64);
+  ex->max_wq_type_rq =
+      static_cast<uint32_t>(o.num("max_wq_type_rq", ex->max_wq_type_rq, 0, 0xffffffffu));
+  ex->raw_packet_caps =
+      static_cast<uint32_t>(o.num("raw_packet_caps", ex->raw_packet_caps, 0, 0xffffffffu));
+  o.check_unknown();
+}
+
+struct PortContext {
+  uint64_t node_guid;
+  int port_num;
+  uint32_t default_link_layer;
+};
+
+// The link-local GID a RoCE port derives from its MAC (modified EUI-64).
+bool mac_to_gid(const std::string& mac, std::array<uint8_t, 16>* raw) {
+  unsigned m[6];
+  char tail;
+  if (std::sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4],
+                  &m[5], &tail) != 6)
+    return false;
+  raw->fill(0);
+  (*raw)[0] = 0xfe;
+  (*raw)[1] = 0x80;
+  (*raw)[8] = static_cast<uint8_t>(m[0] ^ 0x02);
+  (*raw)[9] = static_cast<uint8_t>(m[1]);
+  (*raw)[10] = static_cast<uint8_t>(m[2]);
+  (*raw)[11] = 0xff;
+  (*raw)[12] = 0xfe;
+  (*raw)[13] = static_cast<uint8_t>(m[3]);
+  (*raw)[14] = static_cast<uint8_t>(m[4]);
+  (*raw)[15] = static_cast<uint8_t>(m[5]);
+  return true;
+}
+
+void put_gid(Obj& o, const std::string& key, Port& port, int index, const Gid& gid) {
+  if (index < 0 || index >= static_cast<int>(port.gids.size()))
+    o.fail(key, "GID index " + std::to_string(index) + " is outside the table (gid_tbl_len " +
+                    std::to_string(port.gids.size()) + ")");
+  if (port.gids[index].valid)
+    o.fail(key, "GID index " + std::to_string(index) + " is already used");
+  for (const Gid& g : port.gids)
+    if (g.valid && g.raw == gid.raw && g.type == gid.type)
+      o.fail(key,
+             "GID " + gid_to_text(gid.raw) + " (" + gid_type_name(gid.type) + ") appears twice");
+  port.gids[index] = gid;
+}
+
+int first_free_gid(const Port& port) {
+  for (size_t i = 0; i < port.gids.size(); ++i)
+    if (!port.gids[i].valid) return static_cast<int>(i);
+  return -1;
+}
+
+// *auto_lid: the file leaves this IB port's LID to the SM (assigned by parse_topology).
+Port parse_port(Obj& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_lid) {
+  Port p;
+  ibv_port_attr& a = p.attr;
+  a.link_layer = static_cast<uint8_t>(o.choice("link_layer", pc.default_link_layer, kLinkLayers));
+  const bool eth = a.link_layer == IBV_LINK_LAYER_ETHERNET;
+  a.state = static_cast<ibv_port_state>(o.choice("state", IBV_PORT_ACTIVE, kPortStates));
+  const bool up = a.state == IBV_PORT_ACTIVE || a.state == IBV_PORT_ACTIVE_DEFER;
+  const uint32_t default_phys = up || a.state == IBV_PORT_ARMED || a.state == IBV_PORT_INIT ? 5
+                                : eth                                                       ? 3
+                                                                                            : 2;
+  a.phys_state = static_cast<uint8_t>(o.choice("phys_state", default_phys, kPhysStates));
+  a.max_mtu = static_cast<ibv_mtu>(mtu(o, "max_mtu", IBV_MTU_4096));
+  a.active_mtu = static_cast<ibv_mtu>(mtu(o, "active_mtu", eth ? IBV_MTU_1024 : IBV_MTU_4096));
+  a.active_width = static_cast<uint8_t>(o.choice("width", 2, kWidths));
+  a.active_speed = static_cast<uint8_t>(o.choice("speed", eth ? 32 : 64, kSpeeds));
+  a.gid_tbl_len = static_cast<int>(o.num("gid_tbl_len", eth ? 256 : 8, 1, kMaxGids));
+  a.pkey_tbl_len = static_cast<uint16_t>(o.num("pkey_tbl_len", eth ? 1 : 128, 1, kMaxPkeys));
+  a.port_cap_flags =
+      static_cast<uint32_t>(o.num("port_cap_flags", eth ? 0x04010000 : 0xa259e848, 0, 0xffffffffu));
+  a.port_cap_flags2 = static_cast<uint16_t>(o.num("port_cap_flags2", eth ? 0 : 0x0032, 0, 0xffff));
+  a.max_msg_sz = static_cast<uint32_t>(o.num("max_msg_sz", 0x40000000, 0, 0xffffffffu));
+  a.bad_pkey_cntr = static_cast<uint32_t>(o.num("bad_pkey_cntr", 0, 0, 0xffffffffu));
+  a.qkey_viol_cntr = static_cast<uint32_t>(o.num("qkey_viol_cntr", 0, 0, 0xffffffffu));
+  a.subnet_timeout = static_cast<uint8_t>(o.num("subnet_timeout", eth ? 0 : 18, 0, 31));
+  a.init_type_reply = static_cast<uint8_t>(o.num("init_type_reply", 0, 0, 0xff));
+  a.max_vl_num = static_cast<uint8_t>(o.num("max_vl_num", eth ? 0 : 3, 0, 15));
+  a.flags = static_cast<uint8_t>(o.num("flags", 0, 0, 0xff));
+
+  // Addressing. RoCE has no LIDs and no SM; an IB port's LID is the SM's business, so a LID the
+  // file leaves out is assigned like an SM would (unique, from 1), and a port that is down has
+  // none until it comes up.
+  const uint64_t lid = o.num("lid", 0, 0, 0xffff);
+  const uint64_t sm_lid = o.num("sm_lid", eth ? 0 : 1, 0, 0xffff);
+  a.sm_sl = static_cast<uint8_t>(o.num("sm_sl", 0, 0, 15));
+  a.lmc = static_cast<uint8_t>(o.num("lmc", 0, 0, 7));
+  if (eth) {
+    for (const char* key : {"lid", "sm_lid", "sm_sl", "lmc"})
+      if (o.get(key) && o.num(key, 0, 0, 0xffff) != 0)
+        o.fail(key, "must be 0 on an Ethernet (RoCE) port, got " +
+                        std::to_string(o.num(key, 0, 0, 0xffff)));
+  } else {
+    if (lid > 0xbfff) o.fail("lid", std::to_string(lid) + " is not a unicast LID (1..49151)");
+    p.saved_lid = static_cast<uint16_t>(lid);
+    p.saved_sm_lid = static_cast<uint16_t>(sm_lid);
+    *auto_lid = !o.get("lid");
+    a.lid = up ? static_cast<uint16_t>(lid) : 0;
+    a.sm_lid = up ? static_cast<uint16_t>(sm_lid) : 0;
+  }
+
+  p.netdev = o.str("netdev", "", IF_NAMESIZE - 1);
+  if (const json* v = o.get("netdev_ifindex")) {
+    if (p.netdev.empty()) o.fail("netdev_ifindex", "given without a netdev");
+    p.netdev_ifindex = static_cast<uint32_t>(o.num("netdev_ifindex", 0, 1, 0x7fffffff));
+    if (netdevs.known(p.netdev) && netdevs.ifindex(p.netdev) != p.netdev_ifindex)
+      o.fail("netdev_ifindex",
+             show(*v) + " contradicts the ifindex given to " + p.netdev + " elsewhere");
+    netdevs.set(p.netdev, p.netdev_ifindex);
+  } else if (!p.netdev.empty()) {
+    p.netdev_ifindex = netdevs.ifindex(p.netdev);
+  }
+
+  // P_Key table: values by index; the rest of the table is empty (0).
+  p.pkeys.assign(a.pkey_tbl_len, 0);
+  if (const json* v = o.get("pkeys")) {
+    if (!v->is_array()) o.fail("pkeys", "expected an array of P_Keys, got " + show(*v));
+    if (v->size() > a.pkey_tbl_len)
+      o.fail("pkeys", std::to_string(v->size()) + " P_Keys do not fit in pkey_tbl_len " +
+                          std::to_string(a.pkey_tbl_len));
+    json wrapper = json::object();
+    for (size_t i = 0; i < v->size(); ++i)
+      wrapper[std::to_string(i)] = (*v)[i];
+    Obj keys(wrapper, o.path("pkeys"), o.file());
+    for (size_t i = 0; i < v->size(); ++i)
+      p.pkeys[i] = static_cast<uint16_t>(keys.num(std::to_string(i), 0, 0, 0xffff));
+  } else {
+    p.pkeys[0] = 0xffff;  // the default partition
+  }
+
+  // GID table.
+  p.gids.assign(static_cast<size_t>(a.gid_tbl_len), Gid{});
+  const json* gids = o.get("gids");
+  const json* mac = o.get("mac");
+  const json* ips = o.get("ips");
+  if (!eth && (mac || ips))
+    o.fail(mac ? "mac" : "ips", "only an Ethernet (RoCE) port has a MAC and IP GIDs");
+  if (mac) {
+    std::array<uint8_t, 16> raw{};
+    if (!mac->is_string() || !mac_to_gid(mac->get<std::string>(), &raw))
+      o.fail("mac", show(*mac) + " is not a MAC address (xx:xx:xx:xx:xx:xx)");
+    // The default GIDs: v1 and v2 of the link-local address, as the kernel adds them.
+    for (uint32_t type : {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2})
+      put_gid(o, "mac", p, first_free_gid(p), Gid{raw, type, p.netdev, p.netdev_ifindex, true});
+  }
+  if (gids) {
+    if (!gids->is_array()) o.fail("gids", "expected an array, got " + show(*gids));
+    for (size_t i = 0; i < gids->size(); ++i) {
+      Obj g((*gids)[i], o.path("gids") + "[" + std::to_string(i) + "]", o.file());
+      Gid gid;
+      gid.valid = true;
+      const std::string text = g.str("gid", "", 64);
+      if (text.empty()) g.fail("gid", "missing");
+      if (!parse_gid(text, &gid.raw))
+        g.fail("gid", "\"" + text + "\" is not a GID (IPv6 notation)");
+      if (gid.raw == std::array<uint8_t, 16>{}) g.fail("gid", "the zero GID marks an empty slot");
+      const std::string type = g.str("type", eth ? "roce-v2" : "ib", 16);
+      if (!parse_gid_type(type, &gid.type))
+        g.fail("type", "\"" + type + "\" is not one of: ib, roce-v1, roce-v2");
+      if (eth == (gid.type == IBV_GID_TYPE_IB))
+        g.fail("type",
+               "\"" + type + "\" GID on " + (eth ? "an Ethernet" : "an InfiniBand") + " port");
+      gid.netdev = g.str("netdev", eth ? p.netdev : "", IF_NAMESIZE - 1);
+      if (!eth && !gid.netdev.empty()) g.fail("netdev", "an InfiniBand GID has no netdev");
+      if (!gid.netdev.empty()) gid.ifindex = netdevs.ifindex(gid.netdev);
+      const int index = static_cast<int>(
+          g.num("index", static_cast<uint64_t>(std::max(first_free_gid(p), 0)), 0, kMaxGids - 1));
+      g.check_unknown();
+      put_gid(g, "index", p, index, gid);
+    }
+  } else if (!eth) {
+    // The port GID: subnet prefix fe80:: and the port GUID (node GUID + port - 1).
+    Gid gid;
+    gid.valid = true;
+    gid.raw[0] = 0xfe;
+    gid.raw[1] = 0x80;
+    const uint64_t port_guid = pc.node_guid + static_cast<uint64_t>(pc.port_num - 1);
+    for (int i = 0; i < 8; ++i)
+      gid.raw[8 + i] = static_cast<uint8_t>(port_guid >> (56 - 8 * i));
+    p.gids[0] = gid;
+  }
+  if (ips) {
+    if (!ips->is_array()) o.fail("ips", "expected an array of IP addresses, got " + show(*ips));
+    if (p.netdev.empty()) o.fail("ips", "IP GIDs need the port's netdev");
+    for (size_t i = 0; i < ips->size(); ++i) {
+      const std::string where = "ips[" + std::to_string(i) + "]";
+      std::array<uint8_t, 16> raw{};
+      if (!(*ips)[i].is_string() || !ip_to_gid((*ips)[i].get<std::string>(), &raw))
+        o.fail(where, show((*ips)[i]) + " is not an IP address");
+      for (uint32_t type : {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2}) {
+        const int index = first_free_gid(p);
+        put_gid(o, where, p, index, Gid{raw, type, p.netdev, p.netdev_ifindex, true});
+      }
+    }
+  }
+  o.check_unknown();
+  return p;
+}
+
+// auto_lids gets, for each IB port in file order, whether its LID is left to the SM.
+DeviceModel parse_device(Obj& o, size_t position, NetdevTable& netdevs,
+                         std::vector<bool>* auto_lids) {
+  DeviceModel d;
+  d.name = o.str("name", "", kNameMax - 1);
+  if (d.name.empty()) o.fail("name", "missing");
+  for (char c : d.name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      o.fail("name", "\"" + d.name + "\" may only contain letters, digits, '_', '-' and '.'");
+  const std::string guid = o.str("node_guid", "", 32);
+  if (guid.empty()) {
+    d.node_guid = 0x0c42a10300000000ULL + 0x100ULL * position;  // Mellanox OUI, distinct per device
+  } else if (!parse_guid(guid, &d.node_guid)) {
+    o.fail("node_guid", "\"" + guid + "\" is not a GUID (xxxx:xxxx:xxxx:xxxx or 0x...)");
+  }
+  const std::string sys_guid = o.str("sys_image_guid", "", 32);
+  d.sys_image_guid = d.node_guid;
+  if (!sys_guid.empty() && !parse_guid(sys_guid, &d.sys_image_guid))
+    o.fail("sys_image_guid", "\"" + sys_guid + "\" is not a GUID (xxxx:xxxx:xxxx:xxxx or 0x...)");
+  d.node_type = static_cast<ibv_node_type>(o.choice("node_type", IBV_NODE_CA, kNodeTypes));
+  const uint32_t link_layer = o.choice("link_layer", IBV_LINK_LAYER_INFINIBAND, kLinkLayers);
+  d.fw_ver = o.str("fw_ver", "20.31.1014", 63);
+  d.board_id = o.str("board_id", "MT_0000000222", 63);
+  d.hca_type = o.str("hca_type", "MT4123", 63);
+  d.node_desc = o.str("node_desc", "rdma-sim " + d.name, 63);
+  d.num_comp_vectors = static_cast<uint32_t>(o.num("num_comp_vectors", 8, 1, 1024));
+  d.attr = default_device_attr();
+  d.attr.orig_attr.vendor_id =
+      static_cast<uint32_t>(o.num("vendor_id", d.attr.orig_attr.vendor_id, 0, 0xffffffffu));
+  d.attr.orig_attr.vendor_part_id = static_cast<uint32_t>(
+      o.num("vendor_part_id", d.attr.orig_attr.vendor_part_id, 0, 0xffffffffu));
+  d.attr.orig_attr.hw_ver =
+      static_cast<uint32_t>(o.num("hw_ver", d.attr.orig_attr.hw_ver, 0, 0xffffffffu));
+  if (const json* v = o.get("device_attr")) {
+    Obj attr(*v, o.path("device_attr"), o.file());
+    parse_device_attr(attr, &d.attr);
+  }
+  const json* ports = o.get("ports");
+  if (!ports || !ports->is_array() || ports->empty() || ports->size() > kMaxPorts)
+    o.fail("ports", "expected an array of 1 to " + std::to_string(kMaxPorts) + " ports" +
+                        (ports ? ", got " + show(*ports) : ""));
+  o.check_unknown();
+  d.ports.reserve(ports->size());
+  for (size_t i = 0; i < ports->size(); ++i) {
+    Obj port((*ports)[i], o.path("ports") + "[" + std::to_string(i) + "]", o.file());
+    bool auto_lid = false;
+    d.ports.push_back(parse_port(
+        port, PortContext{d.node_guid, static_cast<int>(i + 1), link_layer}, netdevs, &auto_lid));
+    if (!d.ports.back().is_ethernet()) auto_lids->push_back(auto_lid);
+  }
+  d.finalize();
+  return d;
+}
+
+}  // namespace
+
+Topology parse_topology(const std::string& text, const std::string& file_name) {
+  json root;
+  try {
+    root = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw TopologyError(file_name + ": invalid JSON: " + e.what());
+  }
+  Obj top(root, "", file_name);
+  const json* devices = top.get("devices");
+  if (!devices || !devices->is_array() || devices->size() > kMaxDevices)
+    top.fail("devices", "expected an array of at most " + std::to_string(kMaxDevices) + " devices");
+  top.check_unknown();
+
+  Topology t;
+  NetdevTable& netdevs = t.netdevs;
+  std::vector<bool> auto_lids;  // IB ports in file order: LID left to the SM
+  for (size_t i = 0; i < devices->size(); ++i) {
+    Obj dev((*devices)[i], "devices[" + std::to_string(i) + "]", file_name);
+    t.devices.push_back(parse_device(dev, i, netdevs, &auto_lids));
+    for (size_t j = 0; j < i; ++j)
+      if (t.devices[j].name == t.devices[i].name)
+        dev.fail("name", "\"" + t.devices[i].name + "\" is already the name of devices[" +
+                             std::to_string(j) + "]");
+  }
+  // Assign the LIDs the file left to the SM: unique, from 1, skipping those given.
+  std::set<uint16_t> used;
+  size_t k = 0;
+  for (DeviceModel& d : t.devices)
+    for (Port& p : d.ports)
+      if (!p.is_ethernet() && !auto_lids[k++]) used.insert(p.saved_lid);
+  uint16_t next = 1;
+  k = 0;
+  for (DeviceModel& d : t.devices)
+    for (Port& p : d.ports) {
+      if (p.is_ethernet() || !auto_lids[k++]) continue;
+      while (used.count(next))
+        ++next;
+      p.saved_lid = next;
+      used.insert(next);
+      if (p.attr.state == IBV_PORT_ACTIVE || p.attr.state == IBV_PORT_ACTIVE_DEFER)
+        p.attr.lid = next;
+    }
+  return t;
+}
+
+Topology load_topology(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TopologyError(path + ": cannot open: " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_topology(ss.str(), path);
+}
+
+uint32_t NetdevTable::ifindex(const std::string& name) {
+  for (const auto& [n, idx] : names_)
+    if (n == name) return idx;
+  while (true) {
+    bool taken = false;
+    for (const auto& entry : names_)
+      taken |= entry.second == next_;
+    if (!taken) break;
+    ++next_;
+  }
+  names_.emplace_back(name, next_);
+  return next_++;
+}
+
+void NetdevTable::set(const std::string& name, uint32_t ifindex) {
+  for (auto& entry : names_)
+    if (entry.first == name) {
+      entry.second = ifindex;
+      return;
+    }
+  names_.emplace_back(name, ifindex);
+}
+
+bool NetdevTable::known(const std::string& name) const {
+  for (const auto& entry : names_)
+    if (entry.first == name) return true;
+  return false;
+}
+
+}  // namespace rdmasim

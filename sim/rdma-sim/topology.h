@@ -1,0 +1,39 @@
+// Topology files: the JSON description of a simulated fabric (format in docs/simulator.md).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace rdmasim {
+
+// A malformed topology. what() names the file, the field path (devices[1].ports[0].lid) and the
+// offending value.
+class TopologyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Synthetic ifindex for a netdev name the topology did not give one: stable for the fabric's life.
+class NetdevTable {
+ public:
+  uint32_t ifindex(const std::string& name);
+  void set(const std::string& name, uint32_t ifindex);
+  bool known(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, uint32_t>> names_;
+  uint32_t next_ = 100;
+};
+
+struct Topology {
+  std::vector<DeviceModel> devices;
+  NetdevTable netdevs;  // every netdev the file names, with its (given or synthetic) ifindex
+};
+
+Topology load_topology(const std::string& path);
+Topology parse_topology(const std::string& text, const std::string& file_name);
+
+}  // namespace rdmasim
