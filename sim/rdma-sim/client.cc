@@ -1,6 +1,7 @@
 // The CLI's side of the control socket: one JSON request line, one JSON reply line.
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -45,16 +46,17 @@ json request(const std::string& dir, const json& req, bool wait_for_exit) {
     in.append(buf, static_cast<size_t>(n));
   }
   json reply = json::parse(in.substr(0, nl));
-  if (wait_for_exit) {
-    // The simulator closes this connection by exiting; give it a bounded time to clean up.
-    pollfd p{fd.get(), POLLIN, 0};
-    for (int waited = 0; waited < 30000; waited += 100) {
-      if (poll(&p, 1, 100) > 0) {
-        const ssize_t n = read(fd.get(), buf, sizeof buf);
-        if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return reply;
-      }
-    }
-    throw std::runtime_error("the simulator did not exit within 30 s after stop");
+  if (wait_for_exit && reply.contains("pid")) {
+    // Returns once the process has exited: its connection closing is not enough (a process
+    // closes its files before it has finished exiting). A pidfd becomes readable at the exit.
+    UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, reply["pid"].get<int>(), 0)));
+    if (!pidfd) return reply;  // already gone
+    pollfd p{pidfd.get(), POLLIN, 0};
+    int rc;
+    do {
+      rc = poll(&p, 1, 30000);
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0) throw std::runtime_error("the simulator did not exit within 30 s after stop");
   }
   return reply;
 }

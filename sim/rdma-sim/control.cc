@@ -1,5 +1,7 @@
 // The control requests the rdma-sim CLI sends (one JSON object per connection) and their replies.
 // Every reply has "ok"; a successful one a human "message" and the queued "events".
+#include <unistd.h>
+
 #include <chrono>
 
 #include "simulator.h"
@@ -116,9 +118,8 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
   }
   if (cmd == "stats") return stats();
   if (cmd == "stop") {
-    stopping_ = true;
-    stop_requester_ = connection;
-    return json{{"ok", true}, {"message", "stopping"}};
+    stopping_ = true;  // the loop ends after this round; `rdma-sim stop` waits for the exit
+    return json{{"ok", true}, {"message", "stopping"}, {"pid", getpid()}};
   }
 
   const auto port = [&] { return need<std::string>(req, "port"); };

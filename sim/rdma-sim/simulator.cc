@@ -268,11 +268,6 @@ void Simulator::flush_connection(uint64_t id) {
     }
     c.out.erase(0, static_cast<size_t>(n));
   }
-  if (id == stop_requester_) {
-    // The CLI waits for this connection to close, which happens when the process exits.
-    stop_connection_ = std::move(c.fd);
-    c.watch = IoWatch();
-  }
   close_connection(id);
 }
 

@@ -64,9 +64,6 @@ class Simulator {
   nlohmann::json handle_storm(const nlohmann::json& request);
   nlohmann::json stats() const;
 
-  // The connection that asked to stop: the simulator closes it by exiting, which tells the CLI
-  // the simulator is gone. Declared first so it is destroyed last.
-  UniqueFd stop_connection_;
   std::string dir_;
   UniqueFd dir_lock_;
   EventLoop loop_;
@@ -83,7 +80,6 @@ class Simulator {
   std::vector<uint64_t> to_close_;
   std::vector<Waiter> waiters_;
   uint64_t next_connection_ = 1;
-  uint64_t stop_requester_ = 0;
   bool stopping_ = false;
 };
 

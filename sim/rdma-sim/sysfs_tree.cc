@@ -25,9 +25,12 @@ void make_dirs(const std::string& path) {
   if (ec) throw std::system_error(ec, "cannot create " + path);
 }
 
-void write_file(const std::string& dir, const std::string& name, const std::string& content) {
-  const std::string tmp = dir + "/." + name + ".tmp";
+// Writes a file that readers may be looking at: through a temporary and a rename, so they see the
+// old or the new value. In a directory nobody can see yet (staging), directly.
+void write_file(const std::string& dir, const std::string& name, const std::string& content,
+                bool staging = false) {
   const std::string path = dir + "/" + name;
+  const std::string tmp = staging ? path : dir + "/." + name + ".tmp";
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
   if (fd < 0) throw_errno("cannot write " + tmp);
   const ssize_t n = write(fd, content.data(), content.size());
@@ -37,7 +40,7 @@ void write_file(const std::string& dir, const std::string& name, const std::stri
     errno = n < 0 ? saved : EIO;
     throw_errno("cannot write " + tmp);
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
+  if (!staging && rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
 }
 
 void remove_file(const std::string& path) {
@@ -144,6 +147,44 @@ std::string port_dir(const std::string& dev_dir, int port) {
   return dev_dir + "/ports/" + std::to_string(port);
 }
 
+void remove_all_of(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) throw std::system_error(ec, "cannot remove " + path);
+}
+
+void write_port_files(const std::string& pdir, const ibv_port_attr& a, bool staging) {
+  write_file(pdir, "state", state_text(a.state), staging);
+  write_file(pdir, "phys_state", phys_state_text(a.phys_state), staging);
+  write_file(pdir, "lid", fmt("0x%x\n", a.lid), staging);
+  write_file(pdir, "sm_lid", fmt("0x%x\n", a.sm_lid), staging);
+  write_file(pdir, "sm_sl", fmt("%u\n", a.sm_sl), staging);
+  write_file(pdir, "lid_mask_count", fmt("%u\n", a.lmc), staging);
+  write_file(pdir, "cap_mask", fmt("0x%08x\n", a.port_cap_flags), staging);
+  write_file(pdir, "rate", rate_text(a.active_speed, a.active_width), staging);
+  write_file(pdir, "link_layer",
+             a.link_layer == IBV_LINK_LAYER_ETHERNET     ? "Ethernet\n"
+             : a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand\n"
+                                                         : "Unknown\n",
+             staging);
+}
+
+void write_gid_files(const std::string& pdir, const Gid& g, int index, bool staging) {
+  const std::string name = std::to_string(index);
+  // An empty slot reads as the zero GID (the kernel keeps that for old tools).
+  write_file(pdir + "/gids", name, gid_to_sysfs(g.valid ? g.raw : std::array<uint8_t, 16>{}) + "\n",
+             staging);
+  if (g.valid)
+    write_file(pdir + "/gid_attrs/types", name,
+               g.type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n", staging);
+  else if (!staging)
+    remove_file(pdir + "/gid_attrs/types/" + name);
+  if (g.valid && !g.netdev.empty())
+    write_file(pdir + "/gid_attrs/ndevs", name, g.netdev + "\n", staging);
+  else if (!staging)
+    remove_file(pdir + "/gid_attrs/ndevs/" + name);
+}
+
 }  // namespace
 
 std::string SysfsTree::device_dir(const std::string& name) const {
@@ -164,70 +205,53 @@ void SysfsTree::remove_all() {
 }
 
 void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
-  const std::string dir = device_dir(d.name);
+  // Built in a hidden staging directory and renamed into place: the device appears complete.
+  const std::string final_dir = device_dir(d.name);
+  const std::string dir = root_ + "/class/.new-" + d.name;
+  remove_all_of(dir);
   make_dirs(dir);
-  write_file(dir, "node_guid", guid_to_string(d.node_guid) + "\n");
-  write_file(dir, "sys_image_guid", guid_to_string(d.sys_image_guid) + "\n");
+  write_file(dir, "node_guid", guid_to_string(d.node_guid) + "\n", true);
+  write_file(dir, "sys_image_guid", guid_to_string(d.sys_image_guid) + "\n", true);
   write_file(dir, "node_type",
-             fmt("%d: %s\n", static_cast<int>(d.node_type), node_type_text(d.node_type)));
-  write_file(dir, "fw_ver", d.fw_ver + "\n");
-  write_file(dir, "board_id", d.board_id + "\n");
-  write_file(dir, "hca_type", d.hca_type + "\n");
-  write_file(dir, "node_desc", d.node_desc + "\n");
+             fmt("%d: %s\n", static_cast<int>(d.node_type), node_type_text(d.node_type)), true);
+  write_file(dir, "fw_ver", d.fw_ver + "\n", true);
+  write_file(dir, "board_id", d.board_id + "\n", true);
+  write_file(dir, "hca_type", d.hca_type + "\n", true);
+  write_file(dir, "node_desc", d.node_desc + "\n", true);
   for (size_t p = 1; p <= d.ports.size(); ++p) {
     const std::string pdir = port_dir(dir, static_cast<int>(p));
     make_dirs(pdir + "/gids");
     make_dirs(pdir + "/pkeys");
     make_dirs(pdir + "/gid_attrs/types");
     make_dirs(pdir + "/gid_attrs/ndevs");
-    write_port(d, static_cast<int>(p));
+    write_port_files(pdir, d.ports[p - 1].attr, true);
     const Port& port = d.ports[p - 1];
     for (size_t i = 0; i < port.gids.size(); ++i)
-      write_gid(d, static_cast<int>(p), static_cast<int>(i));
+      write_gid_files(pdir, port.gids[i], static_cast<int>(i), true);
     for (size_t i = 0; i < port.pkeys.size(); ++i)
-      write_pkey(d, static_cast<int>(p), static_cast<int>(i));
+      write_file(pdir + "/pkeys", std::to_string(i), fmt("0x%04x\n", port.pkeys[i]), true);
   }
+  if (rename(dir.c_str(), final_dir.c_str()) != 0)
+    throw_errno("cannot rename " + dir + " to " + final_dir);
+
+  const std::string ustage = root_ + "/class/.new-uverbs" + std::to_string(uverbs);
   const std::string udir = root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs);
-  make_dirs(udir);
-  write_file(udir, "ibdev", d.name + "\n");
-  write_file(udir, "abi_version", "1\n");
+  remove_all_of(ustage);
+  make_dirs(ustage);
+  write_file(ustage, "ibdev", d.name + "\n", true);
+  write_file(ustage, "abi_version", "1\n", true);
   // The uverbs char device: major 231, minors from 192 (IB_UVERBS_BASE_MINOR).
-  write_file(udir, "dev", fmt("231:%u\n", 192 + uverbs));
+  write_file(ustage, "dev", fmt("231:%u\n", 192 + uverbs), true);
+  if (rename(ustage.c_str(), udir.c_str()) != 0)
+    throw_errno("cannot rename " + ustage + " to " + udir);
 }
 
 void SysfsTree::write_port(const DeviceModel& d, int port) {
-  const ibv_port_attr& a = d.ports[port - 1].attr;
-  const std::string pdir = port_dir(device_dir(d.name), port);
-  write_file(pdir, "state", state_text(a.state));
-  write_file(pdir, "phys_state", phys_state_text(a.phys_state));
-  write_file(pdir, "lid", fmt("0x%x\n", a.lid));
-  write_file(pdir, "sm_lid", fmt("0x%x\n", a.sm_lid));
-  write_file(pdir, "sm_sl", fmt("%u\n", a.sm_sl));
-  write_file(pdir, "lid_mask_count", fmt("%u\n", a.lmc));
-  write_file(pdir, "cap_mask", fmt("0x%08x\n", a.port_cap_flags));
-  write_file(pdir, "rate", rate_text(a.active_speed, a.active_width));
-  write_file(pdir, "link_layer",
-             a.link_layer == IBV_LINK_LAYER_ETHERNET     ? "Ethernet\n"
-             : a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand\n"
-                                                         : "Unknown\n");
+  write_port_files(port_dir(device_dir(d.name), port), d.ports[port - 1].attr, false);
 }
 
 void SysfsTree::write_gid(const DeviceModel& d, int port, int index) {
-  const Gid& g = d.ports[port - 1].gids[index];
-  const std::string pdir = port_dir(device_dir(d.name), port);
-  const std::string name = std::to_string(index);
-  // An empty slot reads as the zero GID (the kernel keeps that for old tools).
-  write_file(pdir + "/gids", name,
-             gid_to_sysfs(g.valid ? g.raw : std::array<uint8_t, 16>{}) + "\n");
-  if (g.valid)
-    write_file(pdir + "/gid_attrs/types", name,
-               g.type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n");
-  else
-    remove_file(pdir + "/gid_attrs/types/" + name);
-  if (g.valid && !g.netdev.empty())
-    write_file(pdir + "/gid_attrs/ndevs", name, g.netdev + "\n");
-  else
-    remove_file(pdir + "/gid_attrs/ndevs/" + name);
+  write_gid_files(port_dir(device_dir(d.name), port), d.ports[port - 1].gids[index], index, false);
 }
 
 void SysfsTree::write_pkey(const DeviceModel& d, int port, int index) {
