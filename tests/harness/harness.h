@@ -1,0 +1,15 @@
+// The test harness for tests that run real binaries (the simulator, the daemon, rdma-core's
+// utilities). Include this header and link rdma_test_harness.
+//
+//   process.h     Process (spawn with args/env, line-by-line output, waits with deadlines,
+//                 signals, exit status), run_command, wait_until
+//   temp_dir.h    TempDir (RAII private directory), read_file
+//   sim_fabric.h  SimFabric (a private `rdma-sim --foreground`, control commands, stats,
+//                 the environment for programs run against it)
+//   paths.h       where the built programs, the stand-in library and the sources are
+#pragma once
+
+#include "paths.h"
+#include "process.h"
+#include "sim_fabric.h"
+#include "temp_dir.h"
