@@ -21,6 +21,8 @@
 //   nonblock C 0|1                  O_NONBLOCK on the async fd
 //   fd_info C                       flags, close-on-exec and type of the async fd
 //   drain C N                       N × (get_event + ack): count, per-type counts, order hash
+//   consume C N                     N × (get_event + ack), nothing else: the consumer's rate
+//   consume_pipe N                  the same read loop on a plain pipe kept full: the baseline
 //   strings                         the enum string functions over and around their ranges
 //   sysfs_read L:DEV FILE           ibv_read_sysfs_file(ibdev_path, FILE)
 //   sysfs_path                      ibv_get_sysfs_path
@@ -39,6 +41,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using nlohmann::json;
@@ -253,6 +256,49 @@ json cmd_drain(Ctx& c, uint64_t n) {
   return {{"ret", 0}, {"read", n}, {"per", per}, {"hash", std::to_string(hash)}, {"seconds", s}};
 }
 
+// A bare consumer: ibv_get_async_event + ibv_ack_async_event, nothing else; timed from the
+// first event to the last.
+json cmd_consume(Ctx& c, uint64_t n) {
+  ibv_async_event ev;
+  if (ibv_get_async_event(c.ctx, &ev)) return with_errno({{"read", 0}}, -1);
+  ibv_ack_async_event(&ev);
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 1; i < n; ++i) {
+    if (ibv_get_async_event(c.ctx, &ev)) return with_errno({{"read", i}}, -1);
+    ibv_ack_async_event(&ev);
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {{"ret", 0}, {"read", n}, {"seconds", s}, {"events_per_second", s > 0 ? (n - 1) / s : 0}};
+}
+
+// The same 16-byte read loop on an ordinary pipe that a writer thread keeps full with 1 MiB
+// writes: what this machine allows a bare consumer, with no simulator involved.
+json cmd_consume_pipe(uint64_t n) {
+  int fds[2];
+  if (pipe(fds) != 0) return {{"ret", -1}};
+  fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+  std::thread writer([fd = fds[1], n] {
+    std::vector<uint8_t> chunk(1 << 20, 0);
+    for (uint64_t left = n * 16; left > 0;) {
+      const size_t len = std::min<uint64_t>(left, chunk.size());
+      const ssize_t w = write(fd, chunk.data(), len);
+      if (w <= 0) break;
+      left -= static_cast<uint64_t>(w);
+    }
+  });
+  uint8_t rec[16];
+  if (read(fds[0], rec, 16) != 16) n = 0;
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t got = n ? 1 : 0;
+  for (; got < n; ++got)
+    if (read(fds[0], rec, 16) != 16) break;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  writer.join();
+  close(fds[0]);
+  close(fds[1]);
+  return {{"ret", 0}, {"read", got}, {"seconds", s}, {"events_per_second", s > 0 ? (got - 1) / s : 0}};
+}
+
 json cmd_strings() {
   json port = json::array(), event = json::array(), node = json::array(), wc = json::array();
   for (int i = -1; i <= 7; ++i)
@@ -287,6 +333,7 @@ json run(const std::vector<std::string>& w) {
   }
   if (cmd == "exit") throw Exit{};
   if (cmd == "strings") return cmd_strings();
+  if (cmd == "consume_pipe") return cmd_consume_pipe(num(1));
   if (cmd == "sysfs_path") return {{"path", ibv_get_sysfs_path()}};
   if (cmd == "sysfs_read") {
     char buf[256];
@@ -442,6 +489,7 @@ json run(const std::vector<std::string>& w) {
             {"cloexec", (fcntl(c.ctx->async_fd, F_GETFD) & FD_CLOEXEC) != 0}};
   }
   if (cmd == "drain") return cmd_drain(c, num(2));
+  if (cmd == "consume") return cmd_consume(c, num(2));
   throw std::runtime_error("unknown command " + cmd);
 }
 
