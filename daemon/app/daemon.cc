@@ -87,6 +87,7 @@ void Daemon::start() {
   spdlog::info("rdma-eventd {} started: stream {}, host {}, journal {}", kVersion,
                stamper_.stream(), stamper_.host(), journal_ ? "on" : "off");
   rescan();
+  spdlog::info("ready: watching {} device{}", devices_.size(), devices_.size() == 1 ? "" : "s");
 }
 
 int Daemon::run() {

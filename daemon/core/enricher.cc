@@ -80,6 +80,37 @@ Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Bat
   return fresh;
 }
 
+// One GID table change: an entry added (true) or removed (false).
+using GidChange = std::pair<bool, GidEntry>;
+
+std::vector<GidChange> gid_changes_in_index_order(GidDiff d) {
+  std::vector<GidChange> all;
+  for (auto& g : d.removed)
+    all.emplace_back(false, std::move(g));
+  for (auto& g : d.added)
+    all.emplace_back(true, std::move(g));
+  // Stable: at one index, the removal of the old entry comes before the addition of the new.
+  std::stable_sort(all.begin(), all.end(), [](const GidChange& a, const GidChange& b) {
+    return a.second.index < b.second.index;
+  });
+  return all;
+}
+
+struct GidWork {
+  std::vector<GidChange> changes;
+  size_t next = 0;
+  uint32_t events_left = 0;
+};
+
+void take_gid_changes(GidWork& work, Record& r) {
+  const bool last = --work.events_left == 0;
+  while (work.next < work.changes.size()) {
+    auto& [added, entry] = work.changes[work.next++];
+    (added ? r.gids_added : r.gids_removed).push_back(std::move(entry));
+    if (!last) break;
+  }
+}
+
 }  // namespace
 
 std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, DeviceView& view) {
@@ -125,6 +156,20 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
   const QueryPlan plan = plan_queries(decoded, view.num_ports());
   const Fresh fresh = run_queries(plan, view, queries, out);
 
+  // GID changes are handed out one entry per GID_CHANGE record, in index order: the kernel
+  // sends one event per entry added or removed, so a batch of n events normally carries n
+  // entries. Any surplus goes to the port's last GID_CHANGE record of the batch.
+  std::vector<GidWork> gid_work(view.num_ports() + 1);
+  for (const auto& ev : decoded) {
+    if (ev.kind == EventKind::kGidChange) ++gid_work[ev.port].events_left;
+  }
+  for (uint32_t p = 1; p <= view.num_ports(); ++p) {
+    if (gid_work[p].events_left == 0) continue;
+    PortView& pv = *view.port(p);
+    gid_work[p].changes = gid_changes_in_index_order(diff_gids(pv.gids, fresh.gids[p]));
+    pv.gids = fresh.gids[p];
+  }
+
   out.records.reserve(decoded.size());
   for (const auto& ev : decoded) {
     Record r;
@@ -142,12 +187,7 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
       r.previous = pv.info;
       r.port_info = fresh.info[ev.port];
       pv.info = fresh.info[ev.port];
-      if (ev.kind == EventKind::kGidChange) {
-        GidDiff d = diff_gids(pv.gids, fresh.gids[ev.port]);
-        r.gids_added = std::move(d.added);
-        r.gids_removed = std::move(d.removed);
-        pv.gids = fresh.gids[ev.port];
-      }
+      if (ev.kind == EventKind::kGidChange) take_gid_changes(gid_work[ev.port], r);
       if (ev.kind == EventKind::kPkeyChange) {
         PkeyDiff d = diff_pkeys(pv.pkeys, fresh.pkeys[ev.port]);
         r.pkeys_added = std::move(d.added);

@@ -3,9 +3,11 @@
 // The batch is drained first, then each affected port is queried once (its attributes), the
 // GID tables once for the whole device if any GID_CHANGE came, and a port's P_Key table once if
 // any PKEY_CHANGE came for it. Cost per batch is bounded by the number of ports, not by the
-// number of events. Records are built in event order; each aspect's change (port attributes,
-// GIDs, P_Keys) is reported once, on the first record of the batch it concerns, and the cached
-// view moves forward as records are built, so no change is reported twice or lost.
+// number of events. Records are built in event order, and the cached view moves forward as
+// they are built, so no change is reported twice or lost: a port's attribute change is on its
+// first record of the batch, a P_Key table change on its first PKEY_CHANGE record, and GID
+// entries are handed out one per GID_CHANGE record in index order (the kernel sends one event
+// per entry), any surplus on the port's last GID_CHANGE record.
 #pragma once
 
 #include <cstdint>

@@ -135,9 +135,9 @@ TEST_F(EnricherTest, ABurstQueriesEachAffectedPortOnce) {
     EXPECT_EQ(out.records[i].seq, i + 1);
 }
 
-TEST_F(EnricherTest, GidChangeReportsExactEntriesOncePerBatch) {
-  // Given a RoCE IP added (two entries, two GID_CHANGE events), the first record carries both
-  // added entries and the second none: nothing reported twice.
+TEST_F(EnricherTest, GidChangeReportsOneEntryPerEventInIndexOrder) {
+  // Given a RoCE IP added (two entries, two GID_CHANGE events in one batch), each record
+  // carries one of the entries, as the kernel sent one event per entry; one table query.
   open(1);
   const GidEntry v1{2, "::ffff:192.168.1.5", GidType::kRoceV1, "ens1f0"};
   const GidEntry v2{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"};
@@ -146,9 +146,10 @@ TEST_F(EnricherTest, GidChangeReportsExactEntriesOncePerBatch) {
   BatchOutcome out = run({{18, 1}, {18, 1}});
 
   ASSERT_EQ(out.records.size(), 2u);
-  EXPECT_EQ(out.records[0].gids_added, (std::vector<GidEntry>{v1, v2}));
+  EXPECT_EQ(out.records[0].gids_added, (std::vector<GidEntry>{v1}));
+  EXPECT_EQ(out.records[1].gids_added, (std::vector<GidEntry>{v2}));
   EXPECT_TRUE(out.records[0].gids_removed.empty());
-  EXPECT_TRUE(out.records[1].gids_added.empty());
+  EXPECT_TRUE(out.records[1].gids_removed.empty());
   EXPECT_EQ(dev_->gid_queries, 1);
   EXPECT_EQ(view_.port(1)->gids, (std::vector<GidEntry>{v1, v2}));
 
@@ -157,6 +158,38 @@ TEST_F(EnricherTest, GidChangeReportsExactEntriesOncePerBatch) {
   out = run({{18, 1}});
   EXPECT_EQ(out.records[0].gids_removed, (std::vector<GidEntry>{v1}));
   EXPECT_TRUE(out.records[0].gids_added.empty());
+}
+
+TEST_F(EnricherTest, MoreGidEntriesThanEventsGoToTheLastRecordAndNoneAreLost) {
+  // Given four entries changed (an IP replaced) but only two events read in this batch, the
+  // first record gets the first entry and the last record the rest.
+  open(1);
+  const GidEntry old_v1{2, "::ffff:10.0.0.1", GidType::kRoceV1, "ens1f0"};
+  const GidEntry old_v2{3, "::ffff:10.0.0.1", GidType::kRoceV2, "ens1f0"};
+  dev_->gids[0] = {old_v1, old_v2};
+  run({{18, 1}, {18, 1}});
+  const GidEntry new_v1{2, "::ffff:10.0.0.2", GidType::kRoceV1, "ens1f0"};
+  const GidEntry new_v2{3, "::ffff:10.0.0.2", GidType::kRoceV2, "ens1f0"};
+  dev_->gids[0] = {new_v1, new_v2};
+
+  BatchOutcome out = run({{18, 1}, {18, 1}});
+
+  ASSERT_EQ(out.records.size(), 2u);
+  EXPECT_EQ(out.records[0].gids_removed, (std::vector<GidEntry>{old_v1}));
+  EXPECT_TRUE(out.records[0].gids_added.empty());
+  EXPECT_EQ(out.records[1].gids_added, (std::vector<GidEntry>{new_v1, new_v2}));
+  EXPECT_EQ(out.records[1].gids_removed, (std::vector<GidEntry>{old_v2}));
+}
+
+TEST_F(EnricherTest, MoreEventsThanEntriesLeaveTheLaterRecordsEmpty) {
+  open(1);
+  const GidEntry v2{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"};
+  dev_->gids[0] = {v2};
+  BatchOutcome out = run({{18, 1}, {18, 1}, {18, 1}});
+  ASSERT_EQ(out.records.size(), 3u);
+  EXPECT_EQ(out.records[0].gids_added, (std::vector<GidEntry>{v2}));
+  EXPECT_TRUE(out.records[1].gids_added.empty());
+  EXPECT_TRUE(out.records[2].gids_added.empty());
 }
 
 TEST_F(EnricherTest, PkeyChangeDiffsOnlyThePortThatChanged) {

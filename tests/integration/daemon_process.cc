@@ -1,0 +1,78 @@
+#include "daemon_process.h"
+
+#include "journal_sandbox.h"
+#include "paths.h"
+
+namespace rdma_eventd::test {
+
+using rdmatest::HarnessError;
+
+DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions& options) {
+  JournalSandbox::instance();  // records go to the sandbox's journald, never the host's
+  config_path_ = dir_.write("rdma-eventd.json", options.config_json);
+  std::vector<std::string> argv = {rdmatest::bin("rdma-eventd"), "-f", "-c", config_path_,
+                                   "--print-records"};
+  argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv));
+  const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 20s,
+                                                  rdmatest::Stream::kStderr, "the start line");
+  const auto pos = started.find("stream ") + 7;
+  stream_ = started.substr(pos, started.find(',', pos) - pos);
+  if (options.wait_ready) require_log("ready: ");
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (proc_ && proc_->running()) proc_->stop();
+}
+
+void DaemonProcess::write_config(const std::string& json) const {
+  dir_.write("rdma-eventd.json", json);
+}
+
+std::string DaemonProcess::next_record_line(rdmatest::Duration timeout) {
+  return proc_->require_next_line(timeout, rdmatest::Stream::kStdout);
+}
+
+Record DaemonProcess::next_record(rdmatest::Duration timeout) {
+  const std::string line = next_record_line(timeout);
+  std::string error;
+  auto r = record_from_json(line, &error);
+  if (!r) throw HarnessError("not a record (" + error + "): " + line);
+  return *r;
+}
+
+bool DaemonProcess::logged(const std::string& text) {
+  proc_->pump();
+  for (const auto& l : proc_->stderr_lines()) {
+    if (l.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string DaemonProcess::require_log(const std::string& text, rdmatest::Duration timeout) {
+  return proc_->require_line(rdmatest::contains(text), timeout, rdmatest::Stream::kStderr,
+                             "a log line containing '" + text + "'");
+}
+
+std::vector<nlohmann::json> DaemonProcess::journal_entries(size_t count,
+                                                           rdmatest::Duration timeout) {
+  std::vector<nlohmann::json> entries;
+  const bool got = rdmatest::wait_until(
+      [&] {
+        entries = JournalSandbox::instance().entries({"RDMA_STREAM=" + stream_});
+        return entries.size() >= count;
+      },
+      timeout);
+  if (!got) {
+    throw HarnessError("expected " + std::to_string(count) + " journal entries of stream " +
+                       stream_ + ", found " + std::to_string(entries.size()) + "\n" +
+                       proc_->describe());
+  }
+  return entries;
+}
+
+rdmatest::ExitStatus DaemonProcess::stop() {
+  return proc_->stop();
+}
+
+}  // namespace rdma_eventd::test

@@ -1,0 +1,101 @@
+// Which devices the daemon watches: include/exclude by name and GUID, no RDMA in the kernel,
+// an empty fabric, and the manual rescan.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "daemon_process.h"
+#include "paths.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+std::set<std::string> opened_devices(const SimFabric& sim, int pid) {
+  std::set<std::string> out;
+  for (const auto& c : contexts_of(sim.stats(), pid))
+    out.insert(c["device"]);
+  return out;
+}
+
+TEST(Devices, ExcludedDevicesAreNeverOpened) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim, R"({"devices": {"include": ["mlx5_*"], "exclude": ["mlx5_0"]}})");
+  EXPECT_EQ(opened_devices(sim, daemon.process().pid()), (std::set<std::string>{"mlx5_1"}));
+
+  // Events of the excluded device produce nothing; the included one still reports.
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  inject(sim, {"port", "down", "mlx5_1/1"});
+  const Record r = daemon.next_record();
+  EXPECT_EQ(r.device, "mlx5_1");
+  EXPECT_EQ(r.event, EventKind::kPortErr);
+}
+
+TEST(Devices, IncludeByNodeGuidSelectsThatDeviceOnly) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim, R"({"devices": {"include": ["0c42:a103:006d:0b3a"]}})");
+  EXPECT_EQ(opened_devices(sim, daemon.process().pid()), (std::set<std::string>{"mlx5_1"}));
+  DaemonProcess by_hex(sim, R"({"devices": {"include": ["0x0c42a10300f65e44"]}})");
+  EXPECT_EQ(opened_devices(sim, by_hex.process().pid()), (std::set<std::string>{"mlx5_0"}));
+}
+
+TEST(Devices, NoRdmaInTheKernelIsSaidOnceAndTheDaemonWaits) {
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.no_rdma = true});
+  DaemonProcess daemon(sim);  // returns once the daemon logged "ready:"
+  EXPECT_TRUE(daemon.logged("no RDMA support in the kernel (ENOSYS); waiting for devices"));
+  EXPECT_TRUE(daemon.logged("ready: watching 0 devices"));
+  // Rescanning while RDMA is still missing says nothing more.
+  daemon.process().signal(SIGUSR1);
+  daemon.require_log("SIGUSR1: rescanning");
+  // Then RDMA appears; the next rescan opens the devices and events flow.
+  inject(sim, {"no-rdma", "off"});
+  daemon.process().signal(SIGUSR1);
+  daemon.require_log("mlx5_1: watching");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(daemon.next_record().event, EventKind::kPortErr);
+  EXPECT_TRUE(daemon.process().running());
+  int enosys_lines = 0;
+  for (const auto& l : daemon.process().stderr_lines()) {
+    if (l.find("ENOSYS") != std::string::npos) ++enosys_lines;
+  }
+  EXPECT_EQ(enosys_lines, 1) << daemon.process().stderr_text();
+}
+
+TEST(Devices, AnEmptyFabricIsSaidOnceAndDevicesAreFoundOnRescan) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"unplug", "mlx5_0"});
+  inject(sim, {"unplug", "mlx5_1"});
+  DaemonProcess daemon(sim);
+  EXPECT_TRUE(daemon.logged("no RDMA devices found; waiting for devices"));
+  inject(sim, {"replug", "mlx5_0"});
+  daemon.process().signal(SIGUSR1);
+  daemon.require_log("mlx5_0: watching");
+  inject(sim, {"lid", "mlx5_0/1", "12"});
+  const Record r = daemon.next_record();
+  EXPECT_EQ(r.event, EventKind::kLidChange);
+  EXPECT_EQ(r.port_info->lid, 12u);
+}
+
+TEST(Devices, AfterDeviceFatalARescanReopensTheDevice) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  inject(sim, {"unplug", "mlx5_0"});
+  EXPECT_EQ(daemon.next_record().event, EventKind::kDeviceFatal);
+  daemon.require_log("mlx5_0: closing");
+  inject(sim, {"replug", "mlx5_0"});
+  daemon.process().signal(SIGUSR1);
+  daemon.require_log("mlx5_0: watching");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  const Record r = daemon.next_record();
+  EXPECT_EQ(r.event, EventKind::kPortErr);
+  EXPECT_EQ(r.device, "mlx5_0");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test

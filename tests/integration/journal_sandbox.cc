@@ -1,0 +1,126 @@
+#include "journal_sandbox.h"
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+namespace rdma_eventd::test {
+namespace {
+
+using namespace std::chrono_literals;
+using rdmatest::HarnessError;
+
+void must_mount(const std::string& src, const std::string& target, const char* type,
+                unsigned long flags, const char* data) {
+  if (mount(src.empty() ? nullptr : src.c_str(), target.c_str(), type, flags, data) != 0) {
+    throw HarnessError("journal sandbox: mount " + target + ": " + std::strerror(errno));
+  }
+}
+
+std::string must_run(const std::vector<std::string>& argv) {
+  rdmatest::CommandResult r = rdmatest::run_command(argv, {}, 60s);
+  if (!r.status.success()) {
+    throw HarnessError(argv[0] + " " + (argv.size() > 1 ? argv[1] : "") + " failed (" +
+                       r.status.describe() + "): " + r.err);
+  }
+  return r.out;
+}
+
+}  // namespace
+
+JournalSandbox& JournalSandbox::instance() {
+  static JournalSandbox sandbox;
+  return sandbox;
+}
+
+JournalSandbox::JournalSandbox() {
+  if (geteuid() != 0) {
+    throw HarnessError(
+        "journal sandbox: needs root (a private mount namespace and a journald of "
+        "its own); run the tests as root");
+  }
+  const std::string conf = scratch_.write(
+      "journald.conf",
+      "[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\n"
+      "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n");
+  if (unshare(CLONE_NEWNS) != 0) {
+    throw HarnessError(std::string("journal sandbox: unshare(CLONE_NEWNS): ") +
+                       std::strerror(errno));
+  }
+  must_mount("", "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+  // A tmpfs on /run hides the host's journal socket, /run/log and everything else there.
+  must_mount("tmpfs", "/run", "tmpfs", 0, "mode=755");
+  must_mount(conf, "/etc/systemd/journald.conf", nullptr, MS_BIND, nullptr);
+  start_journald();
+}
+
+JournalSandbox::~JournalSandbox() {
+  stop_journald();
+}
+
+void JournalSandbox::start_journald() {
+  if (journald_) return;
+  journald_ = std::make_unique<rdmatest::Process>(
+      rdmatest::Process::spawn({"/lib/systemd/systemd-journald"}));
+  // Up once it answers a sync: after a restart the old socket file is still there, so the
+  // file alone proves nothing.
+  const bool up = rdmatest::wait_until(
+      [&] {
+        struct stat st {};
+        return stat("/run/systemd/journal/socket", &st) == 0 && S_ISSOCK(st.st_mode) &&
+               rdmatest::run_command({"journalctl", "--sync"}, {}, 10s).status.success();
+      },
+      20s);
+  if (!up)
+    throw HarnessError("journal sandbox: journald did not come up: " + journald_->describe());
+}
+
+void JournalSandbox::stop_journald() {
+  if (!journald_) return;
+  journald_->stop();
+  journald_.reset();
+}
+
+std::string JournalSandbox::journalctl(const std::vector<std::string>& args) {
+  must_run({"journalctl", "--sync"});
+  std::vector<std::string> argv = {"journalctl", "-D", "/run/log/journal", "--no-pager"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return must_run(argv);
+}
+
+std::vector<nlohmann::json> JournalSandbox::entries(const std::vector<std::string>& matches) {
+  must_run({"journalctl", "--sync"});
+  std::vector<std::string> argv = {"journalctl", "-D", "/run/log/journal",
+                                   "--no-pager", "-o", "json"};
+  argv.insert(argv.end(), matches.begin(), matches.end());
+  rdmatest::CommandResult r = rdmatest::run_command(argv, {}, 60s);
+  // journalctl exits 1 with "-- No entries --" when nothing matches yet.
+  if (!r.status.success() && r.out.find('{') != std::string::npos) {
+    throw HarnessError("journalctl failed: " + r.err);
+  }
+  std::vector<nlohmann::json> result;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] == '{') result.push_back(nlohmann::json::parse(line));
+  }
+  return result;
+}
+
+void JournalSandbox::install_catalog(const std::string& catalog_file) {
+  const std::string dir = scratch_.file("catalog");
+  const std::string db = scratch_.file("catalog-db");
+  mkdir(dir.c_str(), 0755);
+  mkdir(db.c_str(), 0755);
+  must_run({"cp", catalog_file, dir + "/"});
+  must_mount(dir, "/usr/lib/systemd/catalog", nullptr, MS_BIND, nullptr);
+  must_mount(db, "/var/lib/systemd/catalog", nullptr, MS_BIND, nullptr);
+  must_run({"journalctl", "--update-catalog"});
+}
+
+}  // namespace rdma_eventd::test

@@ -1,0 +1,50 @@
+// A real systemd-journald for tests, private to the test process.
+//
+// sd_journal_send always writes to /run/systemd/journal/socket, so the test process moves into
+// its own mount namespace (the host's /run, /etc and journal stay untouched), mounts a tmpfs
+// on /run, points journald at a test configuration (volatile storage, no rate limit) and
+// starts it. Every process the test starts afterwards (the daemon, journalctl) inherits the
+// namespace. Needs root. The first call to instance() sets it up; it lasts until the test
+// process exits.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "process.h"
+#include "temp_dir.h"
+
+namespace rdma_eventd::test {
+
+class JournalSandbox {
+ public:
+  static JournalSandbox& instance();
+
+  // The entries matching every "FIELD=value" match, oldest first, as journalctl -o json
+  // prints them (after journalctl --sync, so everything sent before this call is there).
+  std::vector<nlohmann::json> entries(const std::vector<std::string>& matches);
+
+  // journalctl's own output (for -x catalog checks, say), after --sync.
+  std::string journalctl(const std::vector<std::string>& args);
+
+  // Stops and starts journald (its socket file stays behind while stopped, as on a host).
+  void stop_journald();
+  void start_journald();
+
+  // Installs a catalog file and indexes it, visible to journalctl -x in this namespace only.
+  void install_catalog(const std::string& catalog_file);
+
+  JournalSandbox(const JournalSandbox&) = delete;
+  JournalSandbox& operator=(const JournalSandbox&) = delete;
+
+ private:
+  JournalSandbox();
+  ~JournalSandbox();
+
+  rdmatest::TempDir scratch_{"rdma-journal"};
+  std::unique_ptr<rdmatest::Process> journald_;
+};
+
+}  // namespace rdma_eventd::test
