@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 namespace rdma_eventd {
 namespace {
@@ -207,6 +210,41 @@ TEST(Types, EveryEventNameRoundTrips) {
     EXPECT_EQ(event_from_name(event_name(k)), k);
   }
   EXPECT_FALSE(event_from_name("port_down"));
+}
+
+}  // namespace
+}  // namespace rdma_eventd
+
+namespace rdma_eventd {
+namespace {
+
+// docs/records.md shows real records; each must be exactly what to_json writes for it.
+TEST(RecordsDoc, EveryExampleIsAValidRecordInTheDaemonsKeyOrder) {
+  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/docs/records.md");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  std::set<std::string> events;
+  size_t pos = 0;
+  int examples = 0;
+  while ((pos = doc.find("```json\n", pos)) != std::string::npos) {
+    pos += 8;
+    const size_t end = doc.find("```", pos);
+    ASSERT_NE(end, std::string::npos);
+    const std::string block = doc.substr(pos, end - pos);
+    pos = end + 3;
+    ++examples;
+    std::string error;
+    auto r = record_from_json(block, &error);
+    ASSERT_TRUE(r) << error << "\n" << block;
+    EXPECT_EQ(to_json(*r), nlohmann::ordered_json::parse(block).dump()) << block;
+    events.insert(std::string(event_name(r->event)));
+  }
+  EXPECT_EQ(examples, 10);
+  EXPECT_EQ(events, (std::set<std::string>{"port_active", "port_err", "lid_change", "pkey_change",
+                                           "sm_change", "client_reregister", "gid_change",
+                                           "device_fatal", "unknown"}));
 }
 
 }  // namespace
