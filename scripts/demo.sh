@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The main job: rdma-eventd watching RDMA devices, records flowing.
+#
+#   scripts/demo.sh [BUILD_DIR] [--once]
+#
+# On a host with RDMA devices (/sys/class/infiniband) it runs the daemon on them, read-only,
+# printing every record. Everywhere else it starts the simulated two-adapter fabric, a private
+# systemd-journald (in a mount namespace of its own: the host's journal is untouched), the
+# daemon, and injects a few events so the records show up at once; then it keeps running until
+# Ctrl-C so more events can be injected from another terminal. --once stops after the scripted
+# events. Needs root (the private journald).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$here/build
+once=0
+for arg in "$@"; do
+  case $arg in
+    --once) once=1 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) build=$(cd "$arg" && pwd) ;;
+  esac
+done
+bin=$build/bin
+
+if [ -d /sys/class/infiniband ] && [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  echo "== RDMA devices on this host: $(ls /sys/class/infiniband | tr '\n' ' ')"
+  echo "== rdma-eventd watching them (records below, one JSON object per line; Ctrl-C stops)"
+  exec "$bin/rdma-eventd" -f --print-records -c "$here/config/rdma-eventd.json"
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "demo.sh: needs root for its private journald: run it with sudo" >&2
+  exit 1
+fi
+
+# Everything below runs in a private mount namespace: a tmpfs on /run hides the host's
+# journal socket, and journald gets a test configuration.
+if [ -z "${RDMA_EVENTD_DEMO_NS:-}" ]; then
+  export RDMA_EVENTD_DEMO_NS=1
+  exec unshare --mount --propagation private "$0" "$build" $([ $once = 1 ] && echo --once)
+fi
+
+work=$(mktemp -d /tmp/rdma-eventd-demo.XXXXXX)
+pids=()
+sim_started=0
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [ $sim_started = 1 ] && "$bin/rdma-sim" stop >/dev/null 2>&1
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 0' INT TERM
+
+mount -t tmpfs -o mode=755 tmpfs /run
+printf '[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nForwardToSyslog=no\n' >"$work/journald.conf"
+mount --bind "$work/journald.conf" /etc/systemd/journald.conf
+/lib/systemd/systemd-journald &
+pids+=($!)
+until journalctl --sync 2>/dev/null; do sleep 0.05; done
+
+export RDMA_SIM_DIR=$work/fabric
+sim() { "$bin/rdma-sim" "$@"; }
+sim start -t "$here/sim/topologies/two-adapters.json" >/dev/null
+sim_started=1
+
+echo "== Simulated fabric (no RDMA hardware here): two adapters, as ibv_devices sees them"
+sim run -- ibv_devices
+echo
+echo "== rdma-eventd on it; its records, one JSON object per line:"
+"$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --print-records -c "$here/config/rdma-eventd.json" \
+  >"$work/records" 2>"$work/daemon.log" &
+pids+=($!)
+until grep -q "ready:" "$work/daemon.log"; do sleep 0.05; done
+tail -f "$work/records" &
+pids+=($!)
+
+step() {
+  echo "-- rdma-sim $*" >&2
+  sim "$@" >/dev/null
+  sleep 0.3
+}
+step port down mlx5_0/1
+step port up mlx5_0/1
+step lid mlx5_0/1 23
+step gid add-ip mlx5_1/1 192.168.10.7 --netdev ens1f0
+step pkey mlx5_0/1 2 0x8002
+
+journalctl --sync
+echo
+echo "== The same records in the journal (journalctl RDMA_DEVICE=mlx5_0 -o short):"
+journalctl -D /run/log/journal --no-pager -o short RDMA_DEVICE=mlx5_0
+echo
+echo "== One entry with its structured fields (journalctl RDMA_EVENT=port_err -o verbose):"
+journalctl -D /run/log/journal --no-pager -o verbose RDMA_EVENT=port_err | grep -E "^\s+(MESSAGE|PRIORITY|MESSAGE_ID|RDMA_[A-Z_]+)=" | grep -v RDMA_RECORD || true
+
+if [ $once = 1 ]; then
+  exit 0
+fi
+echo
+echo "== Running. Inject more events from another terminal, for example:"
+echo "   sudo RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim port down mlx5_0/1"
+echo "   sudo RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim gid del-ip mlx5_1/1 192.168.10.7"
+echo "   ($bin/rdma-sim help lists every command.) Ctrl-C stops."
+wait "${pids[2]}"
