@@ -1,0 +1,39 @@
+// The README's main job: scripts/demo.sh runs the daemon on the simulated fabric and shows
+// records flowing, on the daemon's output and in the journal.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "paths.h"
+#include "process.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Demo, ShowsTheInjectedEventsAsRecordsAndJournalEntries) {
+  const std::string build = rdmatest::bin_dir() + "/..";
+  rdmatest::CommandResult r = rdmatest::run_command(
+      {rdmatest::source_dir() + "/scripts/demo.sh", build, "--once"}, {}, 120s);
+  ASSERT_EQ(r.exit_code(), 0) << r.out << r.err;
+
+  // The record lines, in the order the demo injected the events.
+  std::vector<std::string> events;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("{\"schema\":1,", 0) == 0)
+      events.push_back(nlohmann::json::parse(line)["event"]);
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"port_err", "port_active", "lid_change", "gid_change",
+                                              "gid_change", "pkey_change"}));
+  EXPECT_NE(r.out.find("rdma-eventd["), std::string::npos);
+  EXPECT_NE(r.out.find("mlx5_0 port 1: link down (ACTIVE -> DOWN), was 200 Gb/s 4X HDR"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    RDMA_EVENT=port_err"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
