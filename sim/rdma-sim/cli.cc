@@ -291,7 +291,7 @@ const std::vector<Spec>& specs() {
        [](const Global& g, const Args& a) {
          auto count = option(a, "--count");
          if (!count) throw UsageError("storm needs --count N");
-         json req = {{"cmd", "storm"}, {"count", number(*count, "--count", 100000000)}};
+         json req = {{"cmd", "storm"}, {"count", number(*count, "--count", 10000000)}};
          if (auto v = option(a, "--targets"); v && *v != "all") req["targets"] = split(*v, ',');
          if (auto v = option(a, "--types")) {
            json types = json::array();

@@ -146,6 +146,7 @@ uint64_t ContextRegistry::open(UniqueFd conn, int32_t device_index, const std::s
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) || (ev & (EPOLLHUP | EPOLLRDHUP)))
       closed(raw);
   });
+  by_device_[device_index].push_back(raw);
   open_.emplace(id, std::move(c));
   return id;
 }
@@ -173,6 +174,9 @@ void ContextRegistry::closed(Context* c) {
   if (history_.size() > 10000) history_.erase(history_.begin());
   slot_busy_[c->slot] = false;
   ++closed_total_;
+  std::vector<Context*>& same = by_device_[c->device_index];
+  same.erase(std::remove(same.begin(), same.end(), c), same.end());
+  if (same.empty()) by_device_.erase(c->device_index);
   auto it = open_.find(c->id);
   if (it != open_.end()) {
     closing_.push_back(std::move(it->second));
@@ -194,16 +198,18 @@ void ContextRegistry::reap() {
 }
 
 size_t ContextRegistry::deliver(int32_t device_index, uint32_t type, uint64_t element) {
+  auto it = by_device_.find(device_index);
+  if (it == by_device_.end()) return 0;
   const AsyncEventDesc ev{element, type, 0};
   size_t n = 0;
-  for (auto& [id, c] : open_) {
-    if (c->device_index != device_index || c->silenced) continue;
+  for (Context* c : it->second) {
+    if (c->silenced) continue;
     if (!c->reader_closed) c->backlog.append(&ev, sizeof ev);
     ++c->queued;
     store_relaxed(shm_.contexts[c->slot].queued, c->queued);
     if (!c->dirty) {
       c->dirty = true;
-      dirty_.push_back(c.get());
+      dirty_.push_back(c);
     }
     ++n;
   }
@@ -228,8 +234,10 @@ bool ContextRegistry::deliver_to(uint64_t context_id, int32_t device_index, uint
 }
 
 void ContextRegistry::silence(int32_t device_index) {
-  for (auto& [id, c] : open_)
-    if (c->device_index == device_index) c->silenced = true;
+  auto it = by_device_.find(device_index);
+  if (it != by_device_.end())
+    for (Context* c : it->second)
+      c->silenced = true;
 }
 
 void ContextRegistry::flush() {

@@ -58,7 +58,8 @@ class ContextRegistry {
   ShmFabric& shm_;
   std::function<void(int32_t)> on_closed_;
   uint64_t next_id_ = 1;
-  std::map<uint64_t, std::unique_ptr<Context>> open_;  // by id
+  std::map<uint64_t, std::unique_ptr<Context>> open_;   // by id
+  std::map<int32_t, std::vector<Context*>> by_device_;  // the open ones, in opening order
   std::vector<std::unique_ptr<Context>> closing_;
   std::vector<Context*> dirty_;  // have a backlog to flush
   std::vector<bool> slot_busy_;

@@ -247,8 +247,8 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
 json Simulator::handle_storm(const json& req) {
   Fabric& f = *fabric_;
   const auto count = need<uint64_t>(req, "count");
-  if (count == 0 || count > 100000000)
-    throw CommandError("--count " + std::to_string(count) + " is out of range (1..100000000)");
+  if (count == 0 || count > 10000000)
+    throw CommandError("--count " + std::to_string(count) + " is out of range (1..10000000)");
   std::vector<std::pair<DeviceEntry*, int>> targets;
   const json& t = req.contains("targets") ? req["targets"] : json("all");
   if (t.is_string() && t.get<std::string>() == "all") {

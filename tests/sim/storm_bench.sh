@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures what docs/simulator.md reports: how fast `rdma-sim storm` injects events, and how fast
+# Measures what docs/simulator.md reports: what a query costs, how fast `rdma-sim storm` injects events, and how fast
 # a bare consumer (ibv_get_async_event + ibv_ack_async_event per event) reads them through the
 # stand-in while the simulator refills its pipe, next to the same 16-byte read loop on a plain
 # pipe (the machine's ceiling for such a consumer).
@@ -24,6 +24,9 @@ ask() {
 ask "list"
 ask "open L1:mlx5_0"
 echo "machine: $(nproc) CPUs, $(uname -r)"
+ask "query_cost C1 1 1000000"
+echo "ibv_query_port through the stand-in (shared memory, no round trip):"
+echo "  $answer"
 echo "storm of $count events to one context (mlx5_0/1), nobody reading yet:"
 "$sim" --dir "$dir/fabric" storm --count "$count" --targets mlx5_0/1 | sed 's/^/  /'
 echo "bare consumer through the stand-in (the simulator refills the pipe from its backlog):"

@@ -1,6 +1,8 @@
 // The rdma-sim command line: errors that say what is wrong and change nothing, help, env, run,
 // background start and stop.
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -196,10 +198,16 @@ TEST(Cli, BackgroundStartReturnsWhenReadyAndStopCleansUp) {
   ASSERT_EQ(start.exit_code(), 0) << start.err;
   EXPECT_EQ(start.out, dir + "\n");
   const pid_t pid = std::stoi(rdmatest::read_file(dir + "/pid"));
-  struct Reaper {  // the simulator is not our child: make sure it goes whatever happens
-    pid_t pid;
-    ~Reaper() { kill(pid, SIGKILL); }
-  } reaper{pid};
+  // The simulator is not our child: a pidfd (taken while it surely runs) makes sure that whatever
+  // happens, it is this process, and no other that got its pid later, that gets killed.
+  struct Reaper {
+    int pidfd;
+    ~Reaper() {
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      close(pidfd);
+    }
+  } reaper{static_cast<int>(syscall(SYS_pidfd_open, pid, 0))};
+  ASSERT_GE(reaper.pidfd, 0);
   rdmatest::SpawnOptions env;
   env.set["RDMA_SIM_DIR"] = dir;
   env.set["LD_LIBRARY_PATH"] = rdmatest::standin_libdir();

@@ -22,6 +22,7 @@
 //   fd_info C                       flags, close-on-exec and type of the async fd
 //   drain C N                       N × (get_event + ack): count, per-type counts, order hash
 //   consume C N                     N × (get_event + ack), nothing else: the consumer's rate
+//   query_cost C P N                N × ibv_query_port: nanoseconds per query
 //   consume_pipe N                  the same read loop on a plain pipe kept full: the baseline
 //   strings                         the enum string functions over and around their ranges
 //   sysfs_read L:DEV FILE           ibv_read_sysfs_file(ibdev_path, FILE)
@@ -296,7 +297,18 @@ json cmd_consume_pipe(uint64_t n) {
   writer.join();
   close(fds[0]);
   close(fds[1]);
-  return {{"ret", 0}, {"read", got}, {"seconds", s}, {"events_per_second", s > 0 ? (got - 1) / s : 0}};
+  return {
+      {"ret", 0}, {"read", got}, {"seconds", s}, {"events_per_second", s > 0 ? (got - 1) / s : 0}};
+}
+
+// The cost of a query: N ibv_query_port calls (the inline path), nanoseconds per call.
+json cmd_query_cost(Ctx& c, uint8_t port, uint64_t n) {
+  ibv_port_attr a;
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < n; ++i)
+    if (___ibv_query_port(c.ctx, port, &a)) return with_errno({}, -1);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return {{"ret", 0}, {"queries", n}, {"ns_per_query", s * 1e9 / static_cast<double>(n)}};
 }
 
 json cmd_strings() {
@@ -490,6 +502,7 @@ json run(const std::vector<std::string>& w) {
   }
   if (cmd == "drain") return cmd_drain(c, num(2));
   if (cmd == "consume") return cmd_consume(c, num(2));
+  if (cmd == "query_cost") return cmd_query_cost(c, static_cast<uint8_t>(num(2)), num(3));
   throw std::runtime_error("unknown command " + cmd);
 }
 
