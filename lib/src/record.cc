@@ -404,6 +404,71 @@ std::optional<Record> record_from_json(std::string_view text, std::string* error
   return r;
 }
 
+void write_port_fields(JsonWriter& w, const PortInfo& port) {
+  write_port_block(w, port);
+}
+
+std::string to_json(const PortSnapshot& s) {
+  std::string out;
+  out.reserve(1024);
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("schema", kSchemaVersion);
+  w.field("seq", s.seq);
+  w.field("stream", std::string_view(s.stream));
+  w.field("time", std::string_view(format_rfc3339_us(s.time_us)));
+  w.field("host", std::string_view(s.host));
+  w.field("event", kSnapshotEvent);
+  w.field("event_type", -1);
+  w.field("severity", severity_name(Severity::kInfo));
+  w.field("device", std::string_view(s.device));
+  w.field("node_guid", std::string_view(s.node_guid));
+  w.field("port", s.port.port);
+  write_port_block(w, s.port);
+  w.key("changes");
+  w.begin_object();
+  w.end_object();
+  write_gids(w, "gids", s.gids);
+  write_pkeys(w, "pkeys", s.pkeys);
+  w.end_object();
+  return out;
+}
+
+std::optional<PortSnapshot> snapshot_from_json(std::string_view text, std::string* error) {
+  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Reader rd(error);
+  if (obj.is_discarded() || !obj.is_object()) {
+    rd.fail("snapshot", obj.is_discarded() ? "not valid JSON" : "not a JSON object");
+    return std::nullopt;
+  }
+  PortSnapshot s;
+  uint32_t schema = 0;
+  std::string time, event;
+  if (!rd.u32(obj, "schema", schema) || !rd.str(obj, "event", event)) return std::nullopt;
+  if (schema != kSchemaVersion) {
+    rd.fail("schema", "unsupported version " + std::to_string(schema));
+    return std::nullopt;
+  }
+  if (event != kSnapshotEvent) {
+    rd.fail("event", "'" + event + "' is not a snapshot record");
+    return std::nullopt;
+  }
+  if (!rd.u64(obj, "seq", s.seq) || !rd.str(obj, "stream", s.stream) ||
+      !rd.str(obj, "time", time) || !rd.str(obj, "host", s.host) ||
+      !rd.str(obj, "device", s.device) || !rd.str(obj, "node_guid", s.node_guid) ||
+      !rd.u32(obj, "port", s.port.port) || !rd.port_block(obj, s.port, "") ||
+      !rd.gids(obj, "gids", s.gids) || !rd.pkeys(obj, "pkeys", s.pkeys)) {
+    return std::nullopt;
+  }
+  auto t = parse_rfc3339_us(time);
+  if (!t) {
+    rd.fail("time", "not an RFC 3339 UTC time with microseconds: '" + time + "'");
+    return std::nullopt;
+  }
+  s.time_us = *t;
+  return s;
+}
+
 std::string format_rfc3339_us(int64_t time_us) {
   int64_t secs = time_us / 1000000;
   int64_t micros = time_us % 1000000;

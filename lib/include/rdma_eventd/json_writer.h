@@ -9,9 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "rdma_eventd/export.h"
+
 namespace rdma_eventd {
 
-class JsonWriter {
+class RDMA_EVENTD_EXPORT JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
 
@@ -72,6 +74,6 @@ class JsonWriter {
 
 // Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD so
 // the output is always valid JSON.
-void append_json_string(std::string& out, std::string_view s);
+RDMA_EVENTD_EXPORT void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace rdma_eventd

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma_eventd/export.h"
 #include "rdma_eventd/types.h"
 
 namespace rdma_eventd {
@@ -80,25 +81,56 @@ struct Record {
 };
 
 // One line of JSON, no trailing newline. Key order is fixed (see docs/records.md).
-std::string to_json(const Record& record);
+RDMA_EVENTD_EXPORT std::string to_json(const Record& record);
 
 // Parses a line produced by to_json. Returns nullopt and sets *error (naming the key and the
 // problem) when the text is not a valid v1 record.
-std::optional<Record> record_from_json(std::string_view text, std::string* error);
+RDMA_EVENTD_EXPORT std::optional<Record> record_from_json(std::string_view text,
+                                                          std::string* error);
 
 // "2026-11-22T10:15:30.123456Z"
-std::string format_rfc3339_us(int64_t time_us);
-std::optional<int64_t> parse_rfc3339_us(std::string_view text);
+RDMA_EVENTD_EXPORT std::string format_rfc3339_us(int64_t time_us);
+RDMA_EVENTD_EXPORT std::optional<int64_t> parse_rfc3339_us(std::string_view text);
 
 // 0x248a070300a1b2c0 (host order) → "248a:0703:00a1:b2c0"
-std::string format_guid(uint64_t guid);
+RDMA_EVENTD_EXPORT std::string format_guid(uint64_t guid);
 // Accepts "248a:0703:00a1:b2c0", "0x248a070300a1b2c0" and "248a070300a1b2c0".
-std::optional<uint64_t> parse_guid(std::string_view text);
+RDMA_EVENTD_EXPORT std::optional<uint64_t> parse_guid(std::string_view text);
 
 // "0x8001"
-std::string format_pkey(uint16_t pkey);
+RDMA_EVENTD_EXPORT std::string format_pkey(uint16_t pkey);
+
+// A snapshot record: the state of one port as the daemon knows it, sent to a subscriber that
+// asked for a snapshot (docs/protocol.md). On the wire it has the common keys of a record with
+// "event": "snapshot", "event_type": -1 and "severity": "info", then the port block, an empty
+// "changes", and the whole GID table ("gids") and the non-empty P_Key entries ("pkeys"). Its
+// seq is not a new number: it is the seq of the last record published before the snapshot, so
+// the state shown includes every record up to that seq and the live stream goes on at seq + 1.
+struct PortSnapshot {
+  uint64_t seq = 0;
+  std::string stream;
+  int64_t time_us = 0;
+  std::string host;
+  std::string device;
+  std::string node_guid;
+  PortInfo port;  // port.port is the port number
+  std::vector<GidEntry> gids;
+  std::vector<PkeyEntry> pkeys;
+  friend bool operator==(const PortSnapshot&, const PortSnapshot&) = default;
+};
+
+inline constexpr std::string_view kSnapshotEvent = "snapshot";
+
+RDMA_EVENTD_EXPORT std::string to_json(const PortSnapshot& snapshot);
+RDMA_EVENTD_EXPORT std::optional<PortSnapshot> snapshot_from_json(std::string_view text,
+                                                                  std::string* error);
+
+class JsonWriter;
+// Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
+RDMA_EVENTD_EXPORT void write_port_fields(JsonWriter& w, const PortInfo& port);
 
 // The names of the port-block fields that differ between two views, in wire order.
-std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after);
+RDMA_EVENTD_EXPORT std::vector<std::string_view> changed_fields(const PortInfo& before,
+                                                                const PortInfo& after);
 
 }  // namespace rdma_eventd

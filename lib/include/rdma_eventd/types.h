@@ -10,6 +10,8 @@
 #include <optional>
 #include <string_view>
 
+#include "rdma_eventd/export.h"
+
 namespace rdma_eventd {
 
 // Record kinds. Verbs async events first, then records the daemon makes itself.
@@ -24,22 +26,23 @@ enum class EventKind : uint8_t {
   kDeviceFatal,
   kUnknown,
 };
-std::string_view event_name(EventKind kind);
-std::optional<EventKind> event_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
+RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kUnknown) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
-std::string_view severity_name(Severity s);
-std::optional<Severity> severity_from_name(std::string_view name);
-int syslog_priority(Severity s);
+RDMA_EVENTD_EXPORT std::string_view severity_name(Severity s);
+RDMA_EVENTD_EXPORT std::optional<Severity> severity_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT int syslog_priority(Severity s);
 
 // ibv_port_state: 0 NOP .. 5 ACTIVE_DEFER.
 enum class PortState : uint8_t { kNop, kDown, kInit, kArmed, kActive, kActiveDefer, kUnknown };
-PortState port_state_from_raw(uint32_t raw);
-std::string_view port_state_name(PortState s);     // "down", "active", ...
-std::string_view port_state_display(PortState s);  // "DOWN", "ACTIVE", ... for messages
-std::optional<PortState> port_state_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT PortState port_state_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT std::string_view port_state_name(PortState s);  // "down", "active", ...
+RDMA_EVENTD_EXPORT std::string_view port_state_display(
+    PortState s);  // "DOWN", "ACTIVE", ... for messages
+RDMA_EVENTD_EXPORT std::optional<PortState> port_state_from_name(std::string_view name);
 
 // IB PortInfo PhysicalPortState: 1 Sleep .. 7 PhyTest; 0 is "no state change" and reads as unknown.
 enum class PhysState : uint8_t {
@@ -52,34 +55,34 @@ enum class PhysState : uint8_t {
   kLinkErrorRecovery,
   kPhyTest,
 };
-PhysState phys_state_from_raw(uint32_t raw);
-std::string_view phys_state_name(PhysState s);
-std::optional<PhysState> phys_state_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT PhysState phys_state_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT std::string_view phys_state_name(PhysState s);
+RDMA_EVENTD_EXPORT std::optional<PhysState> phys_state_from_name(std::string_view name);
 
 enum class LinkLayer : uint8_t { kUnspecified, kInfiniband, kEthernet };
-LinkLayer link_layer_from_raw(uint32_t raw);
-std::string_view link_layer_name(LinkLayer l);
-std::optional<LinkLayer> link_layer_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT LinkLayer link_layer_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT std::string_view link_layer_name(LinkLayer l);
+RDMA_EVENTD_EXPORT std::optional<LinkLayer> link_layer_from_name(std::string_view name);
 
 // Per-lane signalling rate (ibv_port_attr.active_speed bits).
 enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr };
-LinkSpeed link_speed_from_raw(uint32_t raw);
-std::string_view link_speed_name(LinkSpeed s);     // "hdr"
-std::string_view link_speed_display(LinkSpeed s);  // "HDR"
-std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
-double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
+RDMA_EVENTD_EXPORT LinkSpeed link_speed_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT std::string_view link_speed_name(LinkSpeed s);     // "hdr"
+RDMA_EVENTD_EXPORT std::string_view link_speed_display(LinkSpeed s);  // "HDR"
+RDMA_EVENTD_EXPORT std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
 
 // Lane count from ibv_port_attr.active_width (1→1, 2→4, 4→8, 8→12, 16→2); 0 when unknown.
-uint32_t lanes_from_raw_width(uint32_t raw);
-std::optional<uint32_t> lanes_from_name(std::string_view name);  // "4x" -> 4
+RDMA_EVENTD_EXPORT uint32_t lanes_from_raw_width(uint32_t raw);
+RDMA_EVENTD_EXPORT std::optional<uint32_t> lanes_from_name(std::string_view name);  // "4x" -> 4
 
 // ibv_mtu 1..5 → 256..4096 bytes; 0 when unknown.
-uint32_t mtu_bytes_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT uint32_t mtu_bytes_from_raw(uint32_t raw);
 
 enum class GidType : uint8_t { kIb, kRoceV1, kRoceV2, kUnknown };
-GidType gid_type_from_raw(uint32_t raw);
-std::string_view gid_type_name(GidType t);     // "ib", "roce_v1", "roce_v2"
-std::string_view gid_type_display(GidType t);  // "IB", "RoCE v1", "RoCE v2"
-std::optional<GidType> gid_type_from_name(std::string_view name);
+RDMA_EVENTD_EXPORT GidType gid_type_from_raw(uint32_t raw);
+RDMA_EVENTD_EXPORT std::string_view gid_type_name(GidType t);     // "ib", "roce_v1", "roce_v2"
+RDMA_EVENTD_EXPORT std::string_view gid_type_display(GidType t);  // "IB", "RoCE v1", "RoCE v2"
+RDMA_EVENTD_EXPORT std::optional<GidType> gid_type_from_name(std::string_view name);
 
 }  // namespace rdma_eventd

@@ -1,0 +1,135 @@
+/* The C API of the rdma-eventd subscriber client, for C programs and for other languages'
+ * bindings. It wraps the C++ client (client.hpp) and follows the same model, librpma's
+ * completion queue: one pollable fd (rdmaev_get_fd), a non-blocking rdmaev_next() that may
+ * return RDMAEV_E_NO_MESSAGE (spurious wakeups are normal), and a blocking rdmaev_wait() /
+ * rdmaev_next_wait() with a timeout.
+ *
+ *   struct rdmaev_client *c;
+ *   if (rdmaev_connect(NULL, 5000, &c) != RDMAEV_OK) { puts(rdmaev_last_error(NULL)); ... }
+ *   const struct rdmaev_message *m;
+ *   while (rdmaev_next_wait(c, 1000, &m) == RDMAEV_OK)
+ *     puts(rdmaev_message_json(m));
+ *   rdmaev_close(c);
+ *
+ * Every function returns RDMAEV_OK (0) or a negative RDMAEV_E_* code; rdmaev_last_error() says
+ * what went wrong. Nothing is printed. A message returned by rdmaev_next() / rdmaev_next_wait()
+ * stays valid until the next call of either on the same client, or rdmaev_close(). Strings
+ * returned by accessors live as long as their message (or client). A client is not thread-safe.
+ * Link with -lrdma-eventd (pkg-config: rdma-eventd). The protocol: docs/protocol.md. */
+#ifndef RDMA_EVENTD_CLIENT_H
+#define RDMA_EVENTD_CLIENT_H
+
+#include <stdint.h>
+
+#include "rdma_eventd/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDMAEV_DEFAULT_SOCKET "/run/rdma-eventd/events.sock"
+
+enum rdmaev_status {
+  RDMAEV_OK = 0,
+  RDMAEV_E_NO_MESSAGE = -1, /* nothing complete to return now: not an error */
+  RDMAEV_E_TIMEOUT = -2,
+  RDMAEV_E_INVAL = -3,    /* a bad argument */
+  RDMAEV_E_CONNECT = -4,  /* cannot connect to the socket */
+  RDMAEV_E_IO = -5,       /* reading or writing the socket failed */
+  RDMAEV_E_CLOSED = -6,   /* the daemon closed the connection */
+  RDMAEV_E_PROTOCOL = -7, /* the daemon sent something this library does not understand */
+  RDMAEV_E_REFUSED = -8,  /* the daemon answered with an error line */
+  RDMAEV_E_NOMEM = -9
+};
+
+/* What a message is. */
+enum rdmaev_kind {
+  RDMAEV_RECORD = 0,   /* a record: an event, exactly as the journal's RDMA_RECORD */
+  RDMAEV_SNAPSHOT = 1, /* a snapshot record: one port's current state */
+  RDMAEV_HELLO = 2,
+  RDMAEV_REPLY = 3, /* the reply to a request */
+  RDMAEV_ERROR = 4, /* a request was refused */
+  RDMAEV_LOST = 5   /* records were dropped because this client read too slowly */
+};
+
+struct rdmaev_client;
+struct rdmaev_filter;
+struct rdmaev_message;
+
+/* "RDMAEV_E_TIMEOUT" and friends. */
+RDMA_EVENTD_EXPORT const char* rdmaev_strerror(int status);
+
+/* Connects to the socket (NULL: RDMAEV_DEFAULT_SOCKET) and reads the daemon's hello, waiting up
+ * to timeout_ms (negative: no limit). On failure *client is NULL and rdmaev_last_error(NULL)
+ * says why (per thread). */
+RDMA_EVENTD_EXPORT int rdmaev_connect(const char* path, int timeout_ms,
+                                      struct rdmaev_client** client);
+RDMA_EVENTD_EXPORT void rdmaev_close(struct rdmaev_client* client);
+/* The client's last error; with NULL, this thread's last rdmaev_connect() error. */
+RDMA_EVENTD_EXPORT const char* rdmaev_last_error(const struct rdmaev_client* client);
+
+/* The fd to poll for POLLIN. */
+RDMA_EVENTD_EXPORT int rdmaev_get_fd(const struct rdmaev_client* client, int* fd);
+/* The next message without blocking: RDMAEV_E_NO_MESSAGE when none is complete yet. */
+RDMA_EVENTD_EXPORT int rdmaev_next(struct rdmaev_client* client, const struct rdmaev_message** msg);
+/* Blocks until rdmaev_next() has something to return, or timeout_ms passes (negative: no
+ * limit): RDMAEV_OK, RDMAEV_E_TIMEOUT, RDMAEV_E_CLOSED. */
+RDMA_EVENTD_EXPORT int rdmaev_wait(struct rdmaev_client* client, int timeout_ms);
+/* The next message, waiting up to timeout_ms for it. */
+RDMA_EVENTD_EXPORT int rdmaev_next_wait(struct rdmaev_client* client, int timeout_ms,
+                                        const struct rdmaev_message** msg);
+
+/* The hello: the daemon's stream id, the seq when this client connected, the daemon's version. */
+RDMA_EVENTD_EXPORT const char* rdmaev_stream(const struct rdmaev_client* client);
+RDMA_EVENTD_EXPORT uint64_t rdmaev_hello_seq(const struct rdmaev_client* client);
+RDMA_EVENTD_EXPORT const char* rdmaev_daemon_version(const struct rdmaev_client* client);
+
+/* Filters for rdmaev_subscribe(): each add_* call widens its list; the lists combine with AND.
+ * The adders check their argument (RDMAEV_E_INVAL for an unknown event name, a bad DEV/PORT). */
+RDMA_EVENTD_EXPORT int rdmaev_filter_new(struct rdmaev_filter** filter);
+RDMA_EVENTD_EXPORT void rdmaev_filter_delete(struct rdmaev_filter* filter);
+RDMA_EVENTD_EXPORT int rdmaev_filter_add_event(struct rdmaev_filter* filter, const char* name);
+RDMA_EVENTD_EXPORT int rdmaev_filter_add_device(struct rdmaev_filter* filter, const char* pattern);
+RDMA_EVENTD_EXPORT int rdmaev_filter_add_port(struct rdmaev_filter* filter, const char* dev_port);
+RDMA_EVENTD_EXPORT int rdmaev_filter_set_min_severity(struct rdmaev_filter* filter,
+                                                      const char* severity);
+
+/* Requests. They never block. *id (when not NULL) receives the id echoed in the reply. */
+RDMA_EVENTD_EXPORT int rdmaev_subscribe(struct rdmaev_client* client,
+                                        const struct rdmaev_filter* filter, uint64_t* id);
+RDMA_EVENTD_EXPORT int rdmaev_snapshot(struct rdmaev_client* client, uint64_t* id);
+/* stream NULL or "": the daemon's current stream. */
+RDMA_EVENTD_EXPORT int rdmaev_since(struct rdmaev_client* client, const char* stream, uint64_t seq,
+                                    uint64_t* id);
+RDMA_EVENTD_EXPORT int rdmaev_status(struct rdmaev_client* client, uint64_t* id);
+RDMA_EVENTD_EXPORT int rdmaev_ping(struct rdmaev_client* client, uint64_t* id);
+
+/* Messages. */
+RDMA_EVENTD_EXPORT int rdmaev_message_kind(const struct rdmaev_message* msg);
+/* The line as received (one JSON object, no newline). */
+RDMA_EVENTD_EXPORT const char* rdmaev_message_json(const struct rdmaev_message* msg);
+/* Records and snapshot records: seq, event name ("snapshot" for snapshot records), severity,
+ * device, port, and the port's state name ("active"...; NULL when the record has no port
+ * block). Replies: seq is the reply's seq. NULL / 0 where a message has no such field. */
+RDMA_EVENTD_EXPORT uint64_t rdmaev_message_seq(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_event(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_severity(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_device(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT uint32_t rdmaev_message_port(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_port_state(const struct rdmaev_message* msg);
+/* RDMAEV_LOST: the seq range and how many records of it were dropped (RDMAEV_E_INVAL for
+ * another kind). */
+RDMA_EVENTD_EXPORT int rdmaev_message_lost(const struct rdmaev_message* msg, uint64_t* first_seq,
+                                           uint64_t* last_seq, uint64_t* records);
+/* Replies and errors: the request's id (0 when it had none), its op, and for errors the code
+ * ("bad_filter") and the message. */
+RDMA_EVENTD_EXPORT uint64_t rdmaev_message_request_id(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_op(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_error(const struct rdmaev_message* msg);
+RDMA_EVENTD_EXPORT const char* rdmaev_message_error_text(const struct rdmaev_message* msg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RDMA_EVENTD_CLIENT_H */

@@ -1,0 +1,186 @@
+// The subscriber protocol, v1: one JSON object per line in both directions over a Unix stream
+// socket (docs/protocol.md). Shared by the daemon and every client, so both sides agree on every
+// name.
+//
+// Lines from the daemon are either records (schema v1, exactly as in the journal's RDMA_RECORD,
+// or snapshot records) or protocol lines. Protocol lines always begin with a "type" key, which
+// records never have: hello, reply, error, lost.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "rdma_eventd/export.h"
+#include "rdma_eventd/record.h"
+
+namespace rdma_eventd {
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr const char* kDefaultSocketPath = "/run/rdma-eventd/events.sock";
+
+// --- filters ----------------------------------------------------------------------------------
+
+// A device pattern: a node GUID ("248a:0703:00a1:b2c0" or "0x248a070300a1b2c0"), a shell glob
+// on the device name ("mlx5_*"), or a plain name. The same forms as devices.include.
+class RDMA_EVENTD_EXPORT DevicePattern {
+ public:
+  // nullopt (and *error) for an empty pattern.
+  static std::optional<DevicePattern> parse(std::string_view text, std::string* error);
+
+  bool matches(std::string_view device, std::string_view node_guid) const;
+  const std::string& text() const { return text_; }
+  friend bool operator==(const DevicePattern& a, const DevicePattern& b) {
+    return a.text_ == b.text_;
+  }
+
+ private:
+  std::string text_;
+  std::string node_guid_;  // the GUID as records write it, when the pattern is a GUID
+  bool glob_ = false;
+};
+
+// "DEV/PORT": a device pattern and a port number, e.g. "mlx5_0/1" or "mlx5_*/2".
+struct RDMA_EVENTD_EXPORT PortPattern {
+  DevicePattern device;
+  uint32_t port = 0;
+
+  static std::optional<PortPattern> parse(std::string_view text, std::string* error);
+  std::string text() const;
+  friend bool operator==(const PortPattern&, const PortPattern&) = default;
+};
+
+// What a filter looks at.
+struct RecordKey {
+  EventKind event = EventKind::kUnknown;
+  Severity severity = Severity::kInfo;
+  std::string_view device;
+  std::string_view node_guid;
+  uint32_t port = 0;
+  bool port_scoped = false;  // the record has a port block for `port`
+};
+RDMA_EVENTD_EXPORT RecordKey key_of(const Record& record);
+
+// Which records a subscriber receives. Every list that is not empty must match (a list matches
+// when one of its entries does); an empty list and no min_severity match everything.
+struct RDMA_EVENTD_EXPORT Filter {
+  std::vector<EventKind> events;
+  std::vector<DevicePattern> devices;
+  // A port-scoped record matches when one pattern names its device and port; a device-wide
+  // record (device_fatal) when one pattern names its device.
+  std::vector<PortPattern> ports;
+  std::optional<Severity> min_severity;
+
+  bool matches(const RecordKey& record) const;
+  // Snapshot records are state, not events: only devices and ports apply to them.
+  bool matches_port(std::string_view device, std::string_view node_guid, uint32_t port) const;
+  bool matches_everything() const {
+    return events.empty() && devices.empty() && ports.empty() && !min_severity;
+  }
+  friend bool operator==(const Filter&, const Filter&) = default;
+};
+
+// --- requests ---------------------------------------------------------------------------------
+
+enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing };
+RDMA_EVENTD_EXPORT std::string_view op_name(Op op);
+RDMA_EVENTD_EXPORT std::optional<Op> op_from_name(std::string_view name);
+
+struct Request {
+  Op op = Op::kPing;
+  std::string id;      // the request's "id" as JSON text (a number or a string); "" when absent
+  Filter filter;       // subscribe
+  uint64_t seq = 0;    // since: replay the records after this seq
+  std::string stream;  // since: the stream that seq belongs to; "" when not given
+  friend bool operator==(const Request&, const Request&) = default;
+};
+
+// Error codes of error lines, by their wire names.
+enum class ErrorCode : uint8_t {
+  kInvalidJson,         // "invalid_json": the line is not JSON
+  kBadRequest,          // "bad_request": not an object, no op, a key of the wrong type or unknown
+  kUnknownOp,           // "unknown_op"
+  kBadFilter,           // "bad_filter": a subscribe filter names something that does not exist
+  kRequestTooLong,      // "request_too_long": the line is over the limit (the daemon then closes)
+  kTooManySubscribers,  // "too_many_subscribers": refused at connect (the daemon then closes)
+};
+RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
+RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);
+
+struct RequestError {
+  ErrorCode code = ErrorCode::kBadRequest;
+  std::string message;
+  std::string id;  // echoed when the request had a valid one
+  std::string op;  // the op when it was readable
+  friend bool operator==(const RequestError&, const RequestError&) = default;
+};
+
+// One request line (without its newline).
+RDMA_EVENTD_EXPORT std::variant<Request, RequestError> parse_request(std::string_view line);
+// The line a client sends for a request (without the newline).
+RDMA_EVENTD_EXPORT std::string request_json(const Request& request);
+// A filter's subscribe keys as a JSON object: {"events":[...],"devices":[...],...}.
+RDMA_EVENTD_EXPORT std::string filter_json(const Filter& filter);
+
+// --- lines from the daemon --------------------------------------------------------------------
+
+struct Hello {
+  int protocol = kProtocolVersion;
+  std::string version;  // the daemon's
+  std::string stream;
+  std::string host;
+  uint64_t seq = 0;  // the last record published before this connection
+  uint64_t subscriber = 0;
+  uint64_t max_request_bytes = 0;
+  friend bool operator==(const Hello&, const Hello&) = default;
+};
+RDMA_EVENTD_EXPORT std::string hello_json(const Hello& hello);
+
+// Records first_seq..last_seq that this subscriber would have received were dropped: `records`
+// of them (the others in the range did not match its filter).
+struct Lost {
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  uint64_t records = 0;
+  friend bool operator==(const Lost&, const Lost&) = default;
+};
+RDMA_EVENTD_EXPORT std::string lost_json(const Lost& lost);
+
+RDMA_EVENTD_EXPORT std::string error_json(const RequestError& error);
+
+// The fields every reply has. The rest of a reply depends on its op (docs/protocol.md); the
+// whole line stays available to the caller.
+struct Reply {
+  std::optional<Op> op;
+  std::string id;
+  uint64_t seq = 0;
+  // since: whether the ring still held the records asked for (false: a snapshot follows).
+  std::optional<bool> covered;
+  // snapshot, and since when not covered: how many snapshot records follow.
+  uint64_t records = 0;
+  friend bool operator==(const Reply&, const Reply&) = default;
+};
+
+enum class LineKind : uint8_t { kRecord, kSnapshot, kHello, kReply, kError, kLost };
+RDMA_EVENTD_EXPORT std::string_view line_kind_name(LineKind kind);
+
+// One line from the daemon, parsed.
+struct Line {
+  LineKind kind = LineKind::kRecord;
+  std::string text;       // the line as received, without its newline
+  Record record;          // kRecord
+  PortSnapshot snapshot;  // kSnapshot
+  Hello hello;            // kHello
+  Reply reply;            // kReply
+  RequestError error;     // kError
+  Lost lost;              // kLost
+};
+
+// nullopt (and *error naming what is wrong) when the line is neither a record nor a v1 protocol
+// line.
+RDMA_EVENTD_EXPORT std::optional<Line> parse_line(std::string_view text, std::string* error);
+
+}  // namespace rdma_eventd

@@ -1,0 +1,306 @@
+// The C API: thin wrappers over rdma_eventd::Client. No exception crosses into C: the C++
+// client reports through return codes, and the only throwing operations here (allocations) are
+// caught at each entry point.
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "rdma_eventd/client.h"
+#include "rdma_eventd/client.hpp"
+
+using rdma_eventd::Client;
+using rdma_eventd::ClientStatus;
+using rdma_eventd::LineKind;
+
+struct rdmaev_message {
+  rdma_eventd::Message m;
+};
+
+struct rdmaev_client {
+  std::unique_ptr<Client> client;
+  rdmaev_message current;
+  std::string error;  // for errors detected here, before the C++ client is involved
+};
+
+struct rdmaev_filter {
+  rdma_eventd::Filter f;
+};
+
+namespace {
+
+thread_local std::string connect_error;
+
+int code(ClientStatus s) {
+  return static_cast<int>(s);
+}
+
+template <typename Fn>
+int guarded(Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return RDMAEV_E_NOMEM;
+  } catch (...) {
+    return RDMAEV_E_INVAL;
+  }
+}
+
+// Names in the schema's tables are views of string literals, so NUL-terminated.
+const char* c_str(std::string_view literal) {
+  return literal.data();
+}
+
+bool has_record(const rdmaev_message* m) {
+  return m && (m->m.kind == LineKind::kRecord || m->m.kind == LineKind::kSnapshot);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* rdmaev_strerror(int status) {
+  return c_str(rdma_eventd::client_status_name(static_cast<ClientStatus>(status)));
+}
+
+int rdmaev_connect(const char* path, int timeout_ms, rdmaev_client** client) {
+  if (!client) return RDMAEV_E_INVAL;
+  *client = nullptr;
+  return guarded([&]() -> int {
+    std::unique_ptr<Client> c;
+    std::string error;
+    const ClientStatus s = Client::connect(path ? path : RDMAEV_DEFAULT_SOCKET,
+                                           Client::Duration(timeout_ms), c, &error);
+    if (s != ClientStatus::kOk) {
+      connect_error = error;
+      return code(s);
+    }
+    auto* out = new rdmaev_client;
+    out->client = std::move(c);
+    *client = out;
+    return RDMAEV_OK;
+  });
+}
+
+void rdmaev_close(rdmaev_client* client) {
+  delete client;
+}
+
+const char* rdmaev_last_error(const rdmaev_client* client) {
+  if (!client) return connect_error.c_str();
+  return client->error.empty() ? client->client->last_error().c_str() : client->error.c_str();
+}
+
+int rdmaev_get_fd(const rdmaev_client* client, int* fd) {
+  if (!client || !fd) return RDMAEV_E_INVAL;
+  *fd = client->client->fd();
+  return RDMAEV_OK;
+}
+
+int rdmaev_next(rdmaev_client* client, const rdmaev_message** msg) {
+  if (!client || !msg) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    const ClientStatus s = client->client->next(client->current.m);
+    *msg = s == ClientStatus::kOk ? &client->current : nullptr;
+    return code(s);
+  });
+}
+
+int rdmaev_wait(rdmaev_client* client, int timeout_ms) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int { return code(client->client->wait(Client::Duration(timeout_ms))); });
+}
+
+int rdmaev_next_wait(rdmaev_client* client, int timeout_ms, const rdmaev_message** msg) {
+  if (!client || !msg) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    const ClientStatus s = client->client->next(client->current.m, Client::Duration(timeout_ms));
+    *msg = s == ClientStatus::kOk ? &client->current : nullptr;
+    return code(s);
+  });
+}
+
+const char* rdmaev_stream(const rdmaev_client* client) {
+  return client ? client->client->hello().stream.c_str() : nullptr;
+}
+
+uint64_t rdmaev_hello_seq(const rdmaev_client* client) {
+  return client ? client->client->hello().seq : 0;
+}
+
+const char* rdmaev_daemon_version(const rdmaev_client* client) {
+  return client ? client->client->hello().version.c_str() : nullptr;
+}
+
+int rdmaev_filter_new(rdmaev_filter** filter) {
+  if (!filter) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    *filter = new rdmaev_filter;
+    return RDMAEV_OK;
+  });
+}
+
+void rdmaev_filter_delete(rdmaev_filter* filter) {
+  delete filter;
+}
+
+int rdmaev_filter_add_event(rdmaev_filter* filter, const char* name) {
+  if (!filter || !name) return RDMAEV_E_INVAL;
+  auto kind = rdma_eventd::event_from_name(name);
+  if (!kind) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    filter->f.events.push_back(*kind);
+    return RDMAEV_OK;
+  });
+}
+
+int rdmaev_filter_add_device(rdmaev_filter* filter, const char* pattern) {
+  if (!filter || !pattern) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    auto p = rdma_eventd::DevicePattern::parse(pattern, nullptr);
+    if (!p) return RDMAEV_E_INVAL;
+    filter->f.devices.push_back(std::move(*p));
+    return RDMAEV_OK;
+  });
+}
+
+int rdmaev_filter_add_port(rdmaev_filter* filter, const char* dev_port) {
+  if (!filter || !dev_port) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    auto p = rdma_eventd::PortPattern::parse(dev_port, nullptr);
+    if (!p) return RDMAEV_E_INVAL;
+    filter->f.ports.push_back(std::move(*p));
+    return RDMAEV_OK;
+  });
+}
+
+int rdmaev_filter_set_min_severity(rdmaev_filter* filter, const char* severity) {
+  if (!filter || !severity) return RDMAEV_E_INVAL;
+  auto s = rdma_eventd::severity_from_name(severity);
+  if (!s) return RDMAEV_E_INVAL;
+  filter->f.min_severity = *s;
+  return RDMAEV_OK;
+}
+
+int rdmaev_subscribe(rdmaev_client* client, const rdmaev_filter* filter, uint64_t* id) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    return code(client->client->subscribe(filter ? filter->f : rdma_eventd::Filter{}, id));
+  });
+}
+
+int rdmaev_snapshot(rdmaev_client* client, uint64_t* id) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int { return code(client->client->snapshot(id)); });
+}
+
+int rdmaev_since(rdmaev_client* client, const char* stream, uint64_t seq, uint64_t* id) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded(
+      [&]() -> int { return code(client->client->since(seq, stream ? stream : "", id)); });
+}
+
+int rdmaev_status(rdmaev_client* client, uint64_t* id) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int { return code(client->client->status(id)); });
+}
+
+int rdmaev_ping(rdmaev_client* client, uint64_t* id) {
+  if (!client) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int { return code(client->client->ping(id)); });
+}
+
+int rdmaev_message_kind(const rdmaev_message* msg) {
+  return msg ? static_cast<int>(msg->m.kind) : RDMAEV_E_INVAL;
+}
+
+const char* rdmaev_message_json(const rdmaev_message* msg) {
+  return msg ? msg->m.text.c_str() : nullptr;
+}
+
+uint64_t rdmaev_message_seq(const rdmaev_message* msg) {
+  if (!msg) return 0;
+  switch (msg->m.kind) {
+    case LineKind::kRecord:
+      return msg->m.record.seq;
+    case LineKind::kSnapshot:
+      return msg->m.snapshot.seq;
+    case LineKind::kReply:
+      return msg->m.reply.seq;
+    case LineKind::kHello:
+      return msg->m.hello.seq;
+    default:
+      return 0;
+  }
+}
+
+const char* rdmaev_message_event(const rdmaev_message* msg) {
+  if (!has_record(msg)) return nullptr;
+  return msg->m.kind == LineKind::kSnapshot ? c_str(rdma_eventd::kSnapshotEvent)
+                                            : c_str(rdma_eventd::event_name(msg->m.record.event));
+}
+
+const char* rdmaev_message_severity(const rdmaev_message* msg) {
+  if (!has_record(msg)) return nullptr;
+  return c_str(rdma_eventd::severity_name(
+      msg->m.kind == LineKind::kSnapshot ? rdma_eventd::Severity::kInfo : msg->m.record.severity));
+}
+
+const char* rdmaev_message_device(const rdmaev_message* msg) {
+  if (!has_record(msg)) return nullptr;
+  return msg->m.kind == LineKind::kSnapshot ? msg->m.snapshot.device.c_str()
+                                            : msg->m.record.device.c_str();
+}
+
+uint32_t rdmaev_message_port(const rdmaev_message* msg) {
+  if (!has_record(msg)) return 0;
+  return msg->m.kind == LineKind::kSnapshot ? msg->m.snapshot.port.port : msg->m.record.port;
+}
+
+const char* rdmaev_message_port_state(const rdmaev_message* msg) {
+  if (!has_record(msg)) return nullptr;
+  if (msg->m.kind == LineKind::kSnapshot) {
+    return c_str(rdma_eventd::port_state_name(msg->m.snapshot.port.state));
+  }
+  const auto& info = msg->m.record.port_info;
+  return info ? c_str(rdma_eventd::port_state_name(info->state)) : nullptr;
+}
+
+int rdmaev_message_lost(const rdmaev_message* msg, uint64_t* first_seq, uint64_t* last_seq,
+                        uint64_t* records) {
+  if (!msg || msg->m.kind != LineKind::kLost) return RDMAEV_E_INVAL;
+  if (first_seq) *first_seq = msg->m.lost.first_seq;
+  if (last_seq) *last_seq = msg->m.lost.last_seq;
+  if (records) *records = msg->m.lost.records;
+  return RDMAEV_OK;
+}
+
+uint64_t rdmaev_message_request_id(const rdmaev_message* msg) {
+  if (!msg) return 0;
+  const std::string* id = msg->m.kind == LineKind::kReply   ? &msg->m.reply.id
+                          : msg->m.kind == LineKind::kError ? &msg->m.error.id
+                                                            : nullptr;
+  if (!id || id->empty() || id->find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::strtoull(id->c_str(), nullptr, 10);
+}
+
+const char* rdmaev_message_op(const rdmaev_message* msg) {
+  if (!msg) return nullptr;
+  if (msg->m.kind == LineKind::kReply && msg->m.reply.op) {
+    return c_str(rdma_eventd::op_name(*msg->m.reply.op));
+  }
+  if (msg->m.kind == LineKind::kError && !msg->m.error.op.empty()) return msg->m.error.op.c_str();
+  return nullptr;
+}
+
+const char* rdmaev_message_error(const rdmaev_message* msg) {
+  if (!msg || msg->m.kind != LineKind::kError) return nullptr;
+  return c_str(rdma_eventd::error_code_name(msg->m.error.code));
+}
+
+const char* rdmaev_message_error_text(const rdmaev_message* msg) {
+  if (!msg || msg->m.kind != LineKind::kError) return nullptr;
+  return msg->m.error.message.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,501 @@
+#include "rdma_eventd/protocol.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+
+#include "rdma_eventd/json_writer.h"
+
+namespace rdma_eventd {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 5> kOpNames = {"subscribe", "snapshot", "since", "status",
+                                                      "ping"};
+constexpr std::array<std::string_view, 6> kErrorNames = {
+    "invalid_json", "bad_request",      "unknown_op",
+    "bad_filter",   "request_too_long", "too_many_subscribers"};
+constexpr std::array<std::string_view, 6> kLineKindNames = {"record", "snapshot", "hello",
+                                                            "reply",  "error",    "lost"};
+
+constexpr size_t kMaxIdChars = 128;
+
+template <size_t N>
+std::string name_list(const std::array<std::string_view, N>& names) {
+  std::string out;
+  for (auto n : names)
+    out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+std::string event_list() {
+  std::string out;
+  for (int i = 0; i < kEventKindCount; ++i)
+    out += (out.empty() ? "" : ", ") + std::string(event_name(static_cast<EventKind>(i)));
+  return out;
+}
+
+// Thrown inside parse_request only.
+struct Bad {
+  ErrorCode code;
+  std::string message;
+};
+
+const std::vector<std::string_view>& keys_of(Op op) {
+  static const std::vector<std::string_view> subscribe = {"op",      "id",    "events",
+                                                          "devices", "ports", "min_severity"};
+  static const std::vector<std::string_view> since = {"op", "id", "seq", "stream"};
+  static const std::vector<std::string_view> plain = {"op", "id"};
+  switch (op) {
+    case Op::kSubscribe:
+      return subscribe;
+    case Op::kSince:
+      return since;
+    default:
+      return plain;
+  }
+}
+
+// A non-empty array of strings, or Bad naming the key.
+std::vector<std::string> filter_strings(const json& v, const std::string& key) {
+  if (!v.is_array()) throw Bad{ErrorCode::kBadFilter, key + ": expected an array of strings"};
+  if (v.empty()) {
+    throw Bad{ErrorCode::kBadFilter, key + ": empty list (leave the key out to match everything)"};
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) {
+      throw Bad{ErrorCode::kBadFilter, key + "[" + std::to_string(i) + "]: expected a string"};
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+Filter parse_filter(const json& req) {
+  Filter f;
+  std::string error;
+  if (req.contains("events")) {
+    const auto names = filter_strings(req["events"], "events");
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto kind = event_from_name(names[i]);
+      if (!kind) {
+        throw Bad{ErrorCode::kBadFilter, "events[" + std::to_string(i) + "]: unknown event '" +
+                                             names[i] + "' (" + event_list() + ")"};
+      }
+      f.events.push_back(*kind);
+    }
+  }
+  if (req.contains("devices")) {
+    const auto patterns = filter_strings(req["devices"], "devices");
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      auto p = DevicePattern::parse(patterns[i], &error);
+      if (!p) throw Bad{ErrorCode::kBadFilter, "devices[" + std::to_string(i) + "]: " + error};
+      f.devices.push_back(std::move(*p));
+    }
+  }
+  if (req.contains("ports")) {
+    const auto patterns = filter_strings(req["ports"], "ports");
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      auto p = PortPattern::parse(patterns[i], &error);
+      if (!p) throw Bad{ErrorCode::kBadFilter, "ports[" + std::to_string(i) + "]: " + error};
+      f.ports.push_back(std::move(*p));
+    }
+  }
+  if (req.contains("min_severity")) {
+    const json& v = req["min_severity"];
+    if (!v.is_string()) throw Bad{ErrorCode::kBadFilter, "min_severity: expected a string"};
+    auto s = severity_from_name(v.get<std::string>());
+    if (!s) {
+      throw Bad{ErrorCode::kBadFilter, "min_severity: unknown severity '" + v.get<std::string>() +
+                                           "' (debug, info, notice, warning, error, critical)"};
+    }
+    f.min_severity = *s;
+  }
+  return f;
+}
+
+void parse_body(const json& req, Request& r) {
+  for (const auto& [key, value] : req.items()) {
+    const auto& known = keys_of(r.op);
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (auto k : known)
+        list += (list.empty() ? "" : ", ") + std::string(k);
+      throw Bad{ErrorCode::kBadRequest,
+                key + ": unknown key for " + std::string(op_name(r.op)) + " (known: " + list + ")"};
+    }
+  }
+  if (r.op == Op::kSubscribe) r.filter = parse_filter(req);
+  if (r.op == Op::kSince) {
+    if (!req.contains("seq")) throw Bad{ErrorCode::kBadRequest, "seq: missing"};
+    if (!req["seq"].is_number_unsigned()) {
+      throw Bad{ErrorCode::kBadRequest, "seq: expected an unsigned integer"};
+    }
+    r.seq = req["seq"].get<uint64_t>();
+    if (req.contains("stream")) {
+      if (!req["stream"].is_string())
+        throw Bad{ErrorCode::kBadRequest, "stream: expected a string"};
+      r.stream = req["stream"].get<std::string>();
+    }
+  }
+}
+
+void write_id(JsonWriter& w, std::string_view id) {
+  if (id.empty()) return;
+  w.key("id");
+  w.raw(id);
+}
+
+void write_filter_fields(JsonWriter& w, const Filter& f) {
+  if (!f.events.empty()) {
+    w.key("events");
+    w.begin_array();
+    for (auto e : f.events)
+      w.value(event_name(e));
+    w.end_array();
+  }
+  if (!f.devices.empty()) {
+    w.key("devices");
+    w.begin_array();
+    for (const auto& d : f.devices)
+      w.value(std::string_view(d.text()));
+    w.end_array();
+  }
+  if (!f.ports.empty()) {
+    w.key("ports");
+    w.begin_array();
+    for (const auto& p : f.ports)
+      w.value(std::string_view(p.text()));
+    w.end_array();
+  }
+  if (f.min_severity) w.field("min_severity", severity_name(*f.min_severity));
+}
+
+uint64_t u64_or(const json& obj, const char* key, uint64_t fallback) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number_unsigned() ? it->get<uint64_t>() : fallback;
+}
+
+std::string str_or(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string id_of(const json& obj) {
+  auto it = obj.find("id");
+  return it == obj.end() ? std::string() : it->dump();
+}
+
+std::optional<Line> parse_protocol_line(std::string_view text, std::string* error) {
+  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto fail = [&](std::string why) -> std::optional<Line> {
+    if (error) *error = std::move(why);
+    return std::nullopt;
+  };
+  if (obj.is_discarded()) return fail("not valid JSON");
+  if (!obj.is_object()) return fail("not a JSON object");
+  const std::string type = str_or(obj, "type");
+  Line line;
+  line.text = std::string(text);
+  if (type == "hello") {
+    line.kind = LineKind::kHello;
+    auto p = obj.find("protocol");
+    if (p == obj.end() || !p->is_number_integer()) return fail("hello: protocol: missing");
+    line.hello.protocol = p->get<int>();
+    line.hello.version = str_or(obj, "version");
+    line.hello.stream = str_or(obj, "stream");
+    line.hello.host = str_or(obj, "host");
+    line.hello.seq = u64_or(obj, "seq", 0);
+    line.hello.subscriber = u64_or(obj, "subscriber", 0);
+    line.hello.max_request_bytes = u64_or(obj, "max_request_bytes", 0);
+  } else if (type == "reply") {
+    line.kind = LineKind::kReply;
+    line.reply.op = op_from_name(str_or(obj, "op"));
+    line.reply.id = id_of(obj);
+    line.reply.seq = u64_or(obj, "seq", 0);
+    line.reply.records = u64_or(obj, "records", 0);
+    if (auto c = obj.find("covered"); c != obj.end() && c->is_boolean()) {
+      line.reply.covered = c->get<bool>();
+    }
+  } else if (type == "error") {
+    line.kind = LineKind::kError;
+    line.error.code = error_code_from_name(str_or(obj, "error")).value_or(ErrorCode::kBadRequest);
+    line.error.message = str_or(obj, "message");
+    line.error.op = str_or(obj, "op");
+    line.error.id = id_of(obj);
+  } else if (type == "lost") {
+    line.kind = LineKind::kLost;
+    line.lost.first_seq = u64_or(obj, "first_seq", 0);
+    line.lost.last_seq = u64_or(obj, "last_seq", 0);
+    line.lost.records = u64_or(obj, "records", 0);
+  } else {
+    return fail("unknown line type '" + type + "'");
+  }
+  return line;
+}
+
+}  // namespace
+
+// --- filters ----------------------------------------------------------------------------------
+
+std::optional<DevicePattern> DevicePattern::parse(std::string_view text, std::string* error) {
+  if (text.empty()) {
+    if (error) *error = "empty device pattern";
+    return std::nullopt;
+  }
+  DevicePattern p;
+  p.text_ = std::string(text);
+  const bool guid_shaped =
+      text.size() == 19 ||
+      (text.size() == 18 && (text.starts_with("0x") || text.starts_with("0X")));
+  if (auto guid = guid_shaped ? parse_guid(text) : std::nullopt) p.node_guid_ = format_guid(*guid);
+  p.glob_ = p.node_guid_.empty() && text.find_first_of("*?[") != std::string_view::npos;
+  return p;
+}
+
+bool DevicePattern::matches(std::string_view device, std::string_view node_guid) const {
+  if (!node_guid_.empty()) return node_guid == node_guid_;
+  if (glob_) return fnmatch(text_.c_str(), std::string(device).c_str(), 0) == 0;
+  return device == text_;
+}
+
+std::optional<PortPattern> PortPattern::parse(std::string_view text, std::string* error) {
+  const auto slash = text.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) {
+    if (error) *error = "'" + std::string(text) + "': expected DEV/PORT, e.g. mlx5_0/1";
+    return std::nullopt;
+  }
+  const std::string_view num = text.substr(slash + 1);
+  uint32_t port = 0;
+  bool ok = !num.empty() && num.size() <= 3;
+  for (char c : num) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) port = port * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (!ok || port < 1 || port > 255) {
+    if (error) *error = "'" + std::string(text) + "': the port must be a number from 1 to 255";
+    return std::nullopt;
+  }
+  auto device = DevicePattern::parse(text.substr(0, slash), error);
+  if (!device) return std::nullopt;
+  return PortPattern{std::move(*device), port};
+}
+
+std::string PortPattern::text() const {
+  return device.text() + "/" + std::to_string(port);
+}
+
+RecordKey key_of(const Record& r) {
+  return RecordKey{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+}
+
+bool Filter::matches(const RecordKey& r) const {
+  if (!events.empty() && std::find(events.begin(), events.end(), r.event) == events.end()) {
+    return false;
+  }
+  if (min_severity && r.severity < *min_severity) return false;
+  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), [&](const DevicePattern& d) {
+        return d.matches(r.device, r.node_guid);
+      })) {
+    return false;
+  }
+  if (!ports.empty() && std::none_of(ports.begin(), ports.end(), [&](const PortPattern& p) {
+        return p.device.matches(r.device, r.node_guid) && (!r.port_scoped || r.port == p.port);
+      })) {
+    return false;
+  }
+  return true;
+}
+
+bool Filter::matches_port(std::string_view device, std::string_view node_guid,
+                          uint32_t port) const {
+  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), [&](const DevicePattern& d) {
+        return d.matches(device, node_guid);
+      })) {
+    return false;
+  }
+  return ports.empty() || std::any_of(ports.begin(), ports.end(), [&](const PortPattern& p) {
+           return p.port == port && p.device.matches(device, node_guid);
+         });
+}
+
+// --- names ------------------------------------------------------------------------------------
+
+std::string_view op_name(Op op) {
+  return kOpNames[static_cast<size_t>(op)];
+}
+
+std::optional<Op> op_from_name(std::string_view name) {
+  for (size_t i = 0; i < kOpNames.size(); ++i) {
+    if (kOpNames[i] == name) return static_cast<Op>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view error_code_name(ErrorCode code) {
+  return kErrorNames[static_cast<size_t>(code)];
+}
+
+std::optional<ErrorCode> error_code_from_name(std::string_view name) {
+  for (size_t i = 0; i < kErrorNames.size(); ++i) {
+    if (kErrorNames[i] == name) return static_cast<ErrorCode>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view line_kind_name(LineKind kind) {
+  return kLineKindNames[static_cast<size_t>(kind)];
+}
+
+// --- requests ---------------------------------------------------------------------------------
+
+std::variant<Request, RequestError> parse_request(std::string_view line) {
+  json req;
+  try {
+    req = json::parse(line);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message says where ("parse error at line 1, column 9: ..."); drop its prefix.
+    std::string what = e.what();
+    const auto pos = what.find("parse error at ");
+    return RequestError{ErrorCode::kInvalidJson,
+                        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)), "",
+                        ""};
+  }
+  if (!req.is_object()) {
+    return RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""};
+  }
+  Request r;
+  RequestError err;
+  if (req.contains("id")) {
+    const json& id = req["id"];
+    const bool ok = id.is_number_integer() ||
+                    (id.is_string() && id.get_ref<const std::string&>().size() <= kMaxIdChars);
+    if (!ok) {
+      return RequestError{ErrorCode::kBadRequest,
+                          "id: expected an integer or a string of at most " +
+                              std::to_string(kMaxIdChars) + " characters",
+                          "", ""};
+    }
+    r.id = err.id = id.dump();
+  }
+  if (!req.contains("op")) {
+    err.code = ErrorCode::kBadRequest;
+    err.message = "op: missing (" + name_list(kOpNames) + ")";
+    return err;
+  }
+  if (!req["op"].is_string()) {
+    err.code = ErrorCode::kBadRequest;
+    err.message = "op: expected a string";
+    return err;
+  }
+  const std::string op = req["op"].get<std::string>();
+  auto parsed_op = op_from_name(op);
+  if (!parsed_op) {
+    err.code = ErrorCode::kUnknownOp;
+    err.message = "unknown op '" + op + "' (" + name_list(kOpNames) + ")";
+    return err;
+  }
+  r.op = *parsed_op;
+  err.op = op;
+  try {
+    parse_body(req, r);
+  } catch (const Bad& b) {
+    err.code = b.code;
+    err.message = b.message;
+    return err;
+  }
+  return r;
+}
+
+std::string request_json(const Request& r) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("op", op_name(r.op));
+  write_id(w, r.id);
+  if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
+  if (r.op == Op::kSince) {
+    w.field("seq", r.seq);
+    if (!r.stream.empty()) w.field("stream", std::string_view(r.stream));
+  }
+  w.end_object();
+  return out;
+}
+
+std::string filter_json(const Filter& f) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  write_filter_fields(w, f);
+  w.end_object();
+  return out;
+}
+
+// --- lines from the daemon --------------------------------------------------------------------
+
+std::string hello_json(const Hello& h) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("type", "hello");
+  w.field("protocol", h.protocol);
+  w.field("version", std::string_view(h.version));
+  w.field("stream", std::string_view(h.stream));
+  w.field("host", std::string_view(h.host));
+  w.field("seq", h.seq);
+  w.field("subscriber", h.subscriber);
+  w.field("max_request_bytes", h.max_request_bytes);
+  w.end_object();
+  return out;
+}
+
+std::string lost_json(const Lost& l) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("type", "lost");
+  w.field("first_seq", l.first_seq);
+  w.field("last_seq", l.last_seq);
+  w.field("records", l.records);
+  w.end_object();
+  return out;
+}
+
+std::string error_json(const RequestError& e) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("type", "error");
+  if (!e.op.empty()) w.field("op", std::string_view(e.op));
+  write_id(w, e.id);
+  w.field("error", error_code_name(e.code));
+  w.field("message", std::string_view(e.message));
+  w.end_object();
+  return out;
+}
+
+std::optional<Line> parse_line(std::string_view text, std::string* error) {
+  // The daemon writes records with "schema" first and protocol lines with "type" first; the
+  // prefix decides which parser reads the line, so each line is parsed once.
+  if (!text.starts_with("{\"schema\":")) return parse_protocol_line(text, error);
+  Line line;
+  line.text = std::string(text);
+  if (text.find(",\"event\":\"snapshot\",") != std::string_view::npos) {
+    auto s = snapshot_from_json(text, error);
+    if (!s) return std::nullopt;
+    line.kind = LineKind::kSnapshot;
+    line.snapshot = std::move(*s);
+    return line;
+  }
+  auto r = record_from_json(text, error);
+  if (!r) return std::nullopt;
+  line.kind = LineKind::kRecord;
+  line.record = std::move(*r);
+  return line;
+}
+
+}  // namespace rdma_eventd

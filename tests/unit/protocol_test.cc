@@ -1,0 +1,262 @@
+#include "rdma_eventd/protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rdma_eventd {
+namespace {
+
+using nlohmann::json;
+
+RequestError error_of(std::string_view line) {
+  auto r = parse_request(line);
+  EXPECT_TRUE(std::holds_alternative<RequestError>(r)) << line;
+  return std::holds_alternative<RequestError>(r) ? std::get<RequestError>(r) : RequestError{};
+}
+
+Request request_of(std::string_view line) {
+  auto r = parse_request(line);
+  if (auto* e = std::get_if<RequestError>(&r)) ADD_FAILURE() << line << ": " << e->message;
+  return std::holds_alternative<Request>(r) ? std::get<Request>(r) : Request{};
+}
+
+Filter filter_of(std::string_view line) {
+  return request_of(line).filter;
+}
+
+TEST(ParseRequest, EveryOpWithAndWithoutAnId) {
+  EXPECT_EQ(request_of(R"({"op":"ping"})"), (Request{Op::kPing}));
+  EXPECT_EQ(request_of(R"({"op":"status","id":7})"), (Request{Op::kStatus, "7"}));
+  EXPECT_EQ(request_of(R"({"op":"snapshot","id":"a b"})"), (Request{Op::kSnapshot, "\"a b\""}));
+  Request since{Op::kSince, "", {}, 41, "abc"};
+  EXPECT_EQ(request_of(R"({"op":"since","seq":41,"stream":"abc"})"), since);
+  EXPECT_EQ(request_of(R"({"op":"subscribe"})"), (Request{Op::kSubscribe}));
+}
+
+TEST(ParseRequest, AFilterWithEveryKey) {
+  const Filter f =
+      filter_of(R"({"op":"subscribe","events":["port_err","port_active"],"devices":["mlx5_*"],)"
+                R"("ports":["mlx5_0/1","0c42:a103:00f6:5e44/2"],"min_severity":"warning"})");
+  EXPECT_EQ(f.events, (std::vector<EventKind>{EventKind::kPortErr, EventKind::kPortActive}));
+  ASSERT_EQ(f.devices.size(), 1u);
+  EXPECT_EQ(f.devices[0].text(), "mlx5_*");
+  ASSERT_EQ(f.ports.size(), 2u);
+  EXPECT_EQ(f.ports[0].text(), "mlx5_0/1");
+  EXPECT_EQ(f.ports[1].port, 2u);
+  EXPECT_EQ(f.min_severity, Severity::kWarning);
+  EXPECT_EQ(filter_json(f),
+            R"({"events":["port_err","port_active"],"devices":["mlx5_*"],)"
+            R"("ports":["mlx5_0/1","0c42:a103:00f6:5e44/2"],"min_severity":"warning"})");
+}
+
+TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
+  RequestError e = error_of(R"({"op":"ping",)");
+  EXPECT_EQ(e.code, ErrorCode::kInvalidJson);
+  EXPECT_EQ(e.message.rfind("invalid JSON: parse error at line 1, column 14: syntax error", 0), 0u)
+      << e.message;
+
+  EXPECT_EQ(error_of("[1]"),
+            (RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""}));
+  EXPECT_EQ(error_of(R"({"id":3})"),
+            (RequestError{ErrorCode::kBadRequest,
+                          "op: missing (subscribe, snapshot, since, status, ping)", "3", ""}));
+  EXPECT_EQ(error_of(R"({"op":5})"),
+            (RequestError{ErrorCode::kBadRequest, "op: expected a string", "", ""}));
+  EXPECT_EQ(
+      error_of(R"({"op":"dance","id":"x"})"),
+      (RequestError{ErrorCode::kUnknownOp,
+                    "unknown op 'dance' (subscribe, snapshot, since, status, ping)", "\"x\"", ""}));
+  EXPECT_EQ(error_of(R"({"op":"ping","idd":1})"),
+            (RequestError{ErrorCode::kBadRequest, "idd: unknown key for ping (known: op, id)", "",
+                          "ping"}));
+  EXPECT_EQ(error_of(R"({"op":"ping","id":[1]})").message,
+            "id: expected an integer or a string of at most 128 characters");
+  EXPECT_EQ(error_of(R"({"op":"since","id":1})"),
+            (RequestError{ErrorCode::kBadRequest, "seq: missing", "1", "since"}));
+  EXPECT_EQ(error_of(R"({"op":"since","seq":-1})").message, "seq: expected an unsigned integer");
+  EXPECT_EQ(error_of(R"({"op":"since","seq":1,"stream":2})").message, "stream: expected a string");
+}
+
+TEST(ParseRequest, BadFiltersAreBadFilterErrors) {
+  auto bad = [](std::string_view line, std::string_view message) {
+    const RequestError e = error_of(line);
+    EXPECT_EQ(e.code, ErrorCode::kBadFilter) << line;
+    EXPECT_EQ(e.op, "subscribe");
+    EXPECT_EQ(e.message, message);
+  };
+  bad(R"({"op":"subscribe","events":["port_down"]})",
+      "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, pkey_change, "
+      "sm_change, client_reregister, gid_change, device_fatal, unknown)");
+  bad(R"({"op":"subscribe","events":"port_err"})", "events: expected an array of strings");
+  bad(R"({"op":"subscribe","events":[]})",
+      "events: empty list (leave the key out to match everything)");
+  bad(R"({"op":"subscribe","devices":["mlx5_0",1]})", "devices[1]: expected a string");
+  bad(R"({"op":"subscribe","devices":[""]})", "devices[0]: empty device pattern");
+  bad(R"({"op":"subscribe","ports":["mlx5_0"]})",
+      "ports[0]: 'mlx5_0': expected DEV/PORT, e.g. mlx5_0/1");
+  bad(R"({"op":"subscribe","ports":["mlx5_0/0"]})",
+      "ports[0]: 'mlx5_0/0': the port must be a number from 1 to 255");
+  bad(R"({"op":"subscribe","ports":["mlx5_0/1x"]})",
+      "ports[0]: 'mlx5_0/1x': the port must be a number from 1 to 255");
+  bad(R"({"op":"subscribe","min_severity":"loud"})",
+      "min_severity: unknown severity 'loud' (debug, info, notice, warning, error, critical)");
+}
+
+TEST(RequestJson, EveryRequestReadsBackTheSame) {
+  Request sub{Op::kSubscribe, "12"};
+  sub.filter = filter_of(
+      R"({"op":"subscribe","events":["gid_change"],"ports":["mlx5_1/2"],"min_severity":"info"})");
+  Request since{Op::kSince, "\"s\"", {}, 99, "0123abcd"};
+  for (const Request& r : {sub, since, Request{Op::kPing}, Request{Op::kStatus, "3"}}) {
+    EXPECT_EQ(request_of(request_json(r)), r) << request_json(r);
+  }
+  EXPECT_EQ(request_json(since), R"({"op":"since","id":"s","seq":99,"stream":"0123abcd"})");
+}
+
+RecordKey key(EventKind e, Severity s, std::string_view dev, uint32_t port, bool scoped = true) {
+  return RecordKey{e, s, dev, "0c42:a103:00f6:5e44", port, scoped};
+}
+
+TEST(Filter, AnEmptyFilterMatchesEverything) {
+  const Filter f;
+  EXPECT_TRUE(f.matches_everything());
+  EXPECT_TRUE(f.matches(key(EventKind::kUnknown, Severity::kDebug, "x", 0, false)));
+  EXPECT_TRUE(f.matches_port("x", "", 9));
+}
+
+TEST(Filter, ListsCombineWithAndEntriesWithOr) {
+  const Filter f =
+      filter_of(R"({"op":"subscribe","events":["port_err","port_active"],"devices":["mlx5_*"],)"
+                R"("min_severity":"notice"})");
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx5_0", 1)));
+  EXPECT_TRUE(f.matches(key(EventKind::kPortActive, Severity::kNotice, "mlx5_3", 2)));
+  EXPECT_FALSE(f.matches(key(EventKind::kGidChange, Severity::kError, "mlx5_0", 1)));  // event
+  EXPECT_FALSE(f.matches(key(EventKind::kPortErr, Severity::kInfo, "mlx5_0", 1)));     // severity
+  EXPECT_FALSE(f.matches(key(EventKind::kPortErr, Severity::kError, "rxe0", 1)));      // device
+}
+
+TEST(Filter, DevicesByNameGlobOrNodeGuid) {
+  const Filter f =
+      filter_of(R"({"op":"subscribe","devices":["rxe0","mlx4_[01]","0x0c42a10300f65e44"]})");
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "rxe0", 1)));
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx4_1", 1)));
+  EXPECT_FALSE(
+      f.matches(RecordKey{EventKind::kPortErr, Severity::kError, "mlx4_2", "1:2:3:4", 1, true}));
+  // A device whose node GUID is listed matches under any name.
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "renamed", 1)));
+  EXPECT_FALSE(f.matches(RecordKey{EventKind::kPortErr, Severity::kError, "rxe00", "", 1, true}));
+}
+
+TEST(Filter, PortsMatchTheirPortAndTheirDevicesDeviceWideRecords) {
+  const Filter f = filter_of(R"({"op":"subscribe","ports":["mlx5_0/1","mlx5_1/2"]})");
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx5_0", 1)));
+  EXPECT_FALSE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx5_0", 2)));
+  EXPECT_TRUE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx5_1", 2)));
+  EXPECT_FALSE(f.matches(key(EventKind::kPortErr, Severity::kError, "mlx5_2", 1)));
+  // device_fatal has no port block: it concerns every port of its device.
+  EXPECT_TRUE(f.matches(key(EventKind::kDeviceFatal, Severity::kCritical, "mlx5_0", 0, false)));
+  EXPECT_FALSE(f.matches(key(EventKind::kDeviceFatal, Severity::kCritical, "mlx5_2", 0, false)));
+  EXPECT_TRUE(f.matches_port("mlx5_1", "", 2));
+  EXPECT_FALSE(f.matches_port("mlx5_1", "", 1));
+}
+
+TEST(Filter, SnapshotRecordsIgnoreEventsAndSeverity) {
+  const Filter f = filter_of(
+      R"({"op":"subscribe","events":["port_err"],"min_severity":"critical","devices":["mlx5_0"]})");
+  EXPECT_TRUE(f.matches_port("mlx5_0", "", 1));
+  EXPECT_FALSE(f.matches_port("mlx5_1", "", 1));
+}
+
+PortSnapshot sample_snapshot() {
+  PortSnapshot s;
+  s.seq = 42;
+  s.stream = "00112233445566778899aabbccddeeff";
+  s.time_us = 1795000000123456;
+  s.host = "node1";
+  s.device = "mlx5_1";
+  s.node_guid = "0c42:a103:006d:0b3a";
+  s.port =
+      PortInfo{1, LinkLayer::kEthernet, PortState::kActive, PhysState::kLinkUp, 0, 0, 0, 0, 1024,
+               4, LinkSpeed::kEdr};
+  s.gids = {{0, "fe80::e42:a1ff:fe6d:b3a", GidType::kRoceV1, "ens1f0"},
+            {1, "fe80::e42:a1ff:fe6d:b3a", GidType::kRoceV2, "ens1f0"}};
+  s.pkeys = {{0, 0xffff}};
+  return s;
+}
+
+TEST(SnapshotRecord, HasTheCommonKeysThenThePortBlockAndTheTables) {
+  const std::string text = to_json(sample_snapshot());
+  EXPECT_EQ(text, R"({"schema":1,"seq":42,"stream":"00112233445566778899aabbccddeeff",)"
+                  R"("time":"2026-11-18T11:06:40.123456Z","host":"node1","event":"snapshot",)"
+                  R"("event_type":-1,"severity":"info","device":"mlx5_1",)"
+                  R"("node_guid":"0c42:a103:006d:0b3a","port":1,"link_layer":"ethernet",)"
+                  R"("state":"active","phys_state":"link_up","lid":0,"sm_lid":0,"sm_sl":0,"lmc":0,)"
+                  R"("active_mtu":1024,"width":"4x","speed":"edr","rate_gbps":100,"changes":{},)"
+                  R"("gids":[{"index":0,"gid":"fe80::e42:a1ff:fe6d:b3a","type":"roce_v1",)"
+                  R"("netdev":"ens1f0"},{"index":1,"gid":"fe80::e42:a1ff:fe6d:b3a",)"
+                  R"("type":"roce_v2","netdev":"ens1f0"}],"pkeys":[{"index":0,"pkey":"0xffff"}]})");
+  std::string error;
+  EXPECT_EQ(snapshot_from_json(text, &error), sample_snapshot()) << error;
+}
+
+TEST(ParseLine, TellsEveryKindApart) {
+  std::string error;
+  Record r;
+  r.seq = 5;
+  r.stream = "s";
+  r.host = "h";
+  r.event = EventKind::kDeviceFatal;
+  r.event_type = 0;
+  r.severity = Severity::kCritical;
+  r.device = "mlx5_0";
+  r.node_guid = "0c42:a103:00f6:5e44";
+  auto rec = parse_line(to_json(r), &error);
+  ASSERT_TRUE(rec) << error;
+  EXPECT_EQ(rec->kind, LineKind::kRecord);
+  EXPECT_EQ(rec->record, r);
+  EXPECT_EQ(rec->text, to_json(r));
+
+  auto snap = parse_line(to_json(sample_snapshot()), &error);
+  ASSERT_TRUE(snap) << error;
+  EXPECT_EQ(snap->kind, LineKind::kSnapshot);
+  EXPECT_EQ(snap->snapshot, sample_snapshot());
+
+  const Hello hello{1, "0.1.0", "abc", "node1", 17, 4, 4096};
+  EXPECT_EQ(hello_json(hello),
+            R"({"type":"hello","protocol":1,"version":"0.1.0","stream":"abc","host":"node1",)"
+            R"("seq":17,"subscriber":4,"max_request_bytes":4096})");
+  auto h = parse_line(hello_json(hello), &error);
+  ASSERT_TRUE(h) << error;
+  EXPECT_EQ(h->kind, LineKind::kHello);
+  EXPECT_EQ(h->hello, hello);
+
+  const Lost lost{10, 19, 7};
+  EXPECT_EQ(lost_json(lost), R"({"type":"lost","first_seq":10,"last_seq":19,"records":7})");
+  auto l = parse_line(lost_json(lost), &error);
+  ASSERT_TRUE(l) << error;
+  EXPECT_EQ(l->kind, LineKind::kLost);
+  EXPECT_EQ(l->lost, lost);
+
+  const RequestError err{ErrorCode::kBadFilter, "events[0]: unknown", "3", "subscribe"};
+  EXPECT_EQ(error_json(err), R"({"type":"error","op":"subscribe","id":3,"error":"bad_filter",)"
+                             R"("message":"events[0]: unknown"})");
+  auto e = parse_line(error_json(err), &error);
+  ASSERT_TRUE(e) << error;
+  EXPECT_EQ(e->kind, LineKind::kError);
+  EXPECT_EQ(e->error, err);
+
+  auto reply = parse_line(
+      R"({"type":"reply","op":"since","id":"q","seq":9,"covered":false,"records":3})", &error);
+  ASSERT_TRUE(reply) << error;
+  EXPECT_EQ(reply->kind, LineKind::kReply);
+  EXPECT_EQ(reply->reply, (Reply{Op::kSince, "\"q\"", 9, false, 3}));
+
+  EXPECT_FALSE(parse_line(R"({"type":"gossip"})", &error));
+  EXPECT_EQ(error, "unknown line type 'gossip'");
+  EXPECT_FALSE(parse_line("{\"schema\":1,", &error));
+  EXPECT_FALSE(parse_line("nonsense", &error));
+}
+
+}  // namespace
+}  // namespace rdma_eventd
