@@ -426,7 +426,7 @@ int main(int argc, char** argv) {
     if (!trailing.empty() && a.command != "run") throw UsageError("unexpected \"--\"");
     return spec->run(g, a);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "rdma-sim: %s: %s\nusage: %s\n", a.command.c_str(), e.what(),
+    std::fprintf(stderr, "rdma-sim: %s: %s (usage: %s)\n", a.command.c_str(), e.what(),
                  command_usage(a.command).c_str());
     return kExitUsage;
   } catch (const NoSimulator& e) {

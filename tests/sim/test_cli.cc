@@ -91,7 +91,7 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
       {{"lid", "mlx5_0/1", "0"}, 1, "rdma-sim: LID 0 is not a unicast LID (1..49151)\n"},
       {{"lid", "mlx5_0/1", "seven"},
        2,
-       "rdma-sim: lid: LID \"seven\" is not a number\nusage: rdma-sim lid DEV/PORT LID\n"},
+       "rdma-sim: lid: LID \"seven\" is not a number (usage: rdma-sim lid DEV/PORT LID)\n"},
       {{"pkey", "mlx5_0/1", "128", "0x8001"},
        1,
        "rdma-sim: P_Key index 128 is outside the table of mlx5_0/1 (pkey_tbl_len 128)\n"},
@@ -120,24 +120,24 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
        2,
        "rdma-sim: event: event type \"bogus\" is not a number or one of: port_active, port_err, "
        "lid_change, "
-       "pkey_change, sm_change, client_reregister, gid_change, device_fatal\n"
-       "usage: rdma-sim event DEV[/PORT] TYPE [--element N] [--context ID]\n"},
+       "pkey_change, sm_change, client_reregister, gid_change, device_fatal "
+       "(usage: rdma-sim event DEV[/PORT] TYPE [--element N] [--context ID])\n"},
       {{"port", "down", "mlx5_0/1", "--phys", "asleep"},
        2,
-       "rdma-sim: port down: --phys \"asleep\" is not one of: polling, disabled, sleep\n"
-       "usage: rdma-sim port down DEV/PORT [--phys polling|disabled|sleep]\n"},
+       "rdma-sim: port down: --phys \"asleep\" is not one of: polling, disabled, sleep "
+       "(usage: rdma-sim port down DEV/PORT [--phys polling|disabled|sleep])\n"},
       {{"port", "up", "mlx5_0/1", "--speed", "hdr"},
        2,
-       "rdma-sim: port up: unknown option --speed for port up\nusage: rdma-sim port up DEV/PORT "
-       "[--lid N] [--sm-lid N]\n"},
+       "rdma-sim: port up: unknown option --speed for port up (usage: rdma-sim port up DEV/PORT "
+       "[--lid N] [--sm-lid N])\n"},
       {{"storm", "--count", "10", "--targets", "mlx5_0/3"},
        1,
        "rdma-sim: device mlx5_0 has no port 3 (ports 1..1)\n"},
       {{"frobnicate"}, 2, "rdma-sim: unknown command \"frobnicate\" (see rdma-sim --help)\n"},
       {{"set", "query-latency-us", "-5"},
        2,
-       "rdma-sim: set: query-latency-us \"-5\" is not a number\nusage: rdma-sim set "
-       "query-latency-us N\n"},
+       "rdma-sim: set: query-latency-us \"-5\" is not a number (usage: rdma-sim set "
+       "query-latency-us N)\n"},
   };
   for (const BadCommand& c : cases) {
     const rdmatest::CommandResult r = sim.ctl(c.args);
