@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "core/enricher.h"
+#include "hub/hub.h"
 #include "rdma_eventd/version.h"
 #include "systemd/journal_sink.h"
 
@@ -84,6 +85,7 @@ void Daemon::start() {
   }));
   if (options_.print_records) stdout_sink_ = std::make_unique<StdoutSink>();
   setup_journal();
+  setup_hub();
   spdlog::info("rdma-eventd {} started: stream {}, host {}, journal {}", kVersion,
                stamper_.stream(), stamper_.host(), journal_ ? "on" : "off");
   rescan();
@@ -240,9 +242,11 @@ void Daemon::publish(std::vector<Record>& records) {
     const std::string json = to_json(r);
     if (journal_) journal_->publish(r, json);
     if (stdout_sink_) stdout_sink_->publish(r, json);
+    if (hub_) hub_->publish(r, json);
     ++counters_.records;
   }
   if (stdout_sink_) stdout_sink_->flush();
+  if (hub_) hub_->flush();
 }
 
 void Daemon::log_query_failures(WatchedDevice& dev, const std::vector<QueryFailure>& failures) {
@@ -277,7 +281,57 @@ void Daemon::apply_config(const Config& next) {
   if (!options_.log_level) spdlog::set_level(spdlog::level::from_str(config_.log_level));
   stamper_.set_severities(config_.severities);
   setup_journal();
+  if (hub_ && !hub_->apply(socket_config())) {
+    spdlog::warn(
+        "socket: path, mode, group, ring_records and enabled change at restart only; "
+        "the new limits apply now");
+  }
   rescan();  // applies devices.include/exclude
+}
+
+// --- subscriber hub -------------------------------------------------------------------------
+
+SocketConfig Daemon::socket_config() const {
+  SocketConfig s = config_.socket;
+  if (options_.socket_path) {
+    s.path = *options_.socket_path;
+    s.enabled = true;
+  }
+  if (options_.no_socket) s.enabled = false;
+  return s;
+}
+
+void Daemon::setup_hub() {
+  const SocketConfig s = socket_config();
+  if (!s.enabled) return;
+  const StateSource& state = *this;
+  hub_ = std::make_unique<SubscriberHub>(
+      loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s);
+}
+
+std::vector<const DeviceView*> Daemon::device_views() const {
+  std::vector<const DeviceView*> out;
+  out.reserve(devices_.size());
+  for (const auto& [index, dev] : devices_)
+    out.push_back(&dev->view);
+  return out;
+}
+
+DaemonCounters Daemon::counters() const {
+  DaemonCounters c;
+  c.events_read = counters_.events_read;
+  c.events_acked = counters_.events_acked;
+  c.records = counters_.records;
+  c.batches = counters_.batches;
+  c.query_failures = counters_.query_failures;
+  if (journal_) {
+    const JournalSink::Stats j = journal_->stats();
+    c.journal_enabled = true;
+    c.journal_written = j.written;
+    c.journal_failed = j.failed;
+    c.journal_dropped = j.dropped;
+  }
+  return c;
 }
 
 }  // namespace rdma_eventd::daemon

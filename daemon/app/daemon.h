@@ -15,12 +15,14 @@
 #include "core/enricher.h"
 #include "core/sink.h"
 #include "core/stamper.h"
+#include "hub/state_source.h"
 #include "loop/event_loop.h"
 #include "verbs/verbs.h"
 
 namespace rdma_eventd::daemon {
 
 class JournalSink;
+class SubscriberHub;
 
 struct Counters {
   uint64_t events_read = 0;
@@ -30,10 +32,11 @@ struct Counters {
   uint64_t query_failures = 0;
 };
 
-class Daemon {
+// The hub reads the daemon's state through StateSource only (snapshots, status).
+class Daemon : private StateSource {
  public:
   Daemon(Options options, Config config);
-  ~Daemon();
+  ~Daemon() override;
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
@@ -62,6 +65,13 @@ class Daemon {
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
+  void setup_hub();
+  SocketConfig socket_config() const;  // the configuration's, with --socket/--no-socket
+
+  // StateSource
+  uint64_t last_seq() const override { return stamper_.last_seq(); }
+  std::vector<const DeviceView*> device_views() const override;
+  DaemonCounters counters() const override;
 
   Options options_;
   Config config_;
@@ -72,6 +82,7 @@ class Daemon {
   std::vector<RawEvent> batch_;
   std::unique_ptr<JournalSink> journal_;
   std::unique_ptr<RecordSink> stdout_sink_;
+  std::unique_ptr<SubscriberHub> hub_;
   Counters counters_;
   int last_scan_error_ = -1;  // what the last "no devices" message said, to say it once
   std::vector<std::unique_ptr<SignalWatch>> signals_;

@@ -26,6 +26,9 @@ Options:
                          reported through the exit status
       --print-records    also write every record to standard output, one JSON object per line
       --no-journal       do not write records to the journal (overrides journal.enabled)
+      --socket PATH      the subscriber socket (overrides socket.path; default
+                         /run/rdma-eventd/events.sock)
+      --no-socket        no subscriber socket (overrides socket.enabled)
       --check-config     validate the configuration and exit: 0 when valid, 78 when not
   -V, --version          print the version and exit
   -h, --help             print this help and exit
@@ -38,14 +41,15 @@ Signals:
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
 
-Records: docs/records.md. Configuration: docs/configuration.md.
+Records: docs/records.md. Configuration: docs/configuration.md. Subscribers:
+docs/protocol.md.
 )";
 }
 
 }  // namespace
 
 std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
-  enum { kPrintRecords = 1000, kNoJournal, kCheckConfig };
+  enum { kPrintRecords = 1000, kNoJournal, kCheckConfig, kSocket, kNoSocket };
   static const option kLong[] = {
       {"config", required_argument, nullptr, 'c'},
       {"log-level", required_argument, nullptr, 'l'},
@@ -53,6 +57,8 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
       {"print-records", no_argument, nullptr, kPrintRecords},
       {"no-journal", no_argument, nullptr, kNoJournal},
       {"check-config", no_argument, nullptr, kCheckConfig},
+      {"socket", required_argument, nullptr, kSocket},
+      {"no-socket", no_argument, nullptr, kNoSocket},
       {"version", no_argument, nullptr, 'V'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
@@ -83,6 +89,12 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
         break;
       case kCheckConfig:
         o.check_config = true;
+        break;
+      case kSocket:
+        o.socket_path = optarg;
+        break;
+      case kNoSocket:
+        o.no_socket = true;
         break;
       case 'V':
         return EarlyExit{std::string("rdma-eventd ") + kVersion + "\n", 0};

@@ -15,6 +15,8 @@ struct Options {
   bool print_records = false;
   bool no_journal = false;
   bool check_config = false;
+  std::optional<std::string> socket_path;  // --socket: overrides socket.path (and enables it)
+  bool no_socket = false;                  // --no-socket: overrides socket.enabled
 };
 
 // What main should do instead of running: print this text to stdout (help, version) and exit

@@ -16,6 +16,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxConfigBytes = 1 << 20;  // a configuration is a few hundred bytes
+constexpr size_t kMaxSocketPath = 107;       // sizeof(sockaddr_un::sun_path) - 1
 
 constexpr std::string_view kLogLevels[] = {"trace", "debug",    "info", "warning",
                                            "error", "critical", "off"};
@@ -129,9 +130,75 @@ void parse_journal(const json& v, Config& c) {
   }
 }
 
+// An unsigned integer key within [min, max].
+uint64_t bounded(const json& v, const std::string& key, uint64_t min, uint64_t max) {
+  if (!v.is_number_unsigned()) throw Bad{key, "expected an unsigned integer, got " + type_name(v)};
+  const auto n = v.get<uint64_t>();
+  if (n < min || n > max) {
+    throw Bad{key, "must be from " + std::to_string(min) + " to " + std::to_string(max)};
+  }
+  return n;
+}
+
+void parse_socket(const json& v, Config& c) {
+  expect(v, json::value_t::object, "an object", "socket");
+  reject_unknown(v,
+                 {"enabled", "path", "mode", "group", "max_subscribers", "max_queued_bytes",
+                  "max_request_bytes", "ring_records"},
+                 "socket.");
+  SocketConfig& s = c.socket;
+  if (v.contains("enabled")) {
+    expect(v["enabled"], json::value_t::boolean, "a boolean", "socket.enabled");
+    s.enabled = v["enabled"].get<bool>();
+  }
+  if (v.contains("path")) {
+    expect(v["path"], json::value_t::string, "a string", "socket.path");
+    s.path = v["path"].get<std::string>();
+    if (!s.path.starts_with("/")) throw Bad{"socket.path", "must be an absolute path"};
+    if (s.path.size() > kMaxSocketPath) {
+      throw Bad{"socket.path", "longer than " + std::to_string(kMaxSocketPath) +
+                                   " bytes, the limit of a Unix socket address"};
+    }
+  }
+  if (v.contains("mode")) {
+    expect(v["mode"], json::value_t::string, "a string of octal digits", "socket.mode");
+    const std::string text = v["mode"].get<std::string>();
+    uint32_t mode = 0;
+    bool ok = !text.empty() && text.size() <= 4;
+    for (char ch : text) {
+      ok = ok && ch >= '0' && ch <= '7';
+      mode = mode * 8 + static_cast<uint32_t>(ch - '0');
+    }
+    if (!ok || mode > 0777) {
+      throw Bad{"socket.mode", "'" + text + "' is not a permission mode like \"0660\""};
+    }
+    s.mode = mode;
+  }
+  if (v.contains("group")) {
+    expect(v["group"], json::value_t::string, "a string", "socket.group");
+    s.group = v["group"].get<std::string>();
+  }
+  if (v.contains("max_subscribers")) {
+    s.max_subscribers =
+        static_cast<uint32_t>(bounded(v["max_subscribers"], "socket.max_subscribers", 1, 65536));
+  }
+  if (v.contains("max_queued_bytes")) {
+    s.max_queued_bytes =
+        bounded(v["max_queued_bytes"], "socket.max_queued_bytes", 65536, uint64_t{1} << 32);
+  }
+  if (v.contains("max_request_bytes")) {
+    s.max_request_bytes = static_cast<uint32_t>(
+        bounded(v["max_request_bytes"], "socket.max_request_bytes", 256, 1 << 20));
+  }
+  if (v.contains("ring_records")) {
+    s.ring_records =
+        static_cast<uint32_t>(bounded(v["ring_records"], "socket.ring_records", 0, 1 << 20));
+  }
+}
+
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(root, {"log_level", "devices", "severity", "journal"}, "");
+  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket"}, "");
   Config c;
   if (root.contains("log_level")) {
     expect(root["log_level"], json::value_t::string, "a string", "log_level");
@@ -147,6 +214,7 @@ Config parse(const json& root) {
   if (root.contains("devices")) parse_devices(root["devices"], c);
   if (root.contains("severity")) parse_severity(root["severity"], c);
   if (root.contains("journal")) parse_journal(root["journal"], c);
+  if (root.contains("socket")) parse_socket(root["socket"], c);
   return c;
 }
 

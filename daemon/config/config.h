@@ -35,12 +35,27 @@ class DeviceFilter {
   std::vector<std::string> exclude_;
 };
 
+// The subscriber socket (docs/protocol.md) and the limits on what its clients can grow.
+struct SocketConfig {
+  bool enabled = true;
+  std::string path = "/run/rdma-eventd/events.sock";
+  uint32_t mode = 0660;
+  std::string group;  // "" keeps the daemon's own group
+  uint32_t max_subscribers = 1024;
+  uint64_t max_queued_bytes = 1 << 20;  // per subscriber
+  uint32_t max_request_bytes = 4096;
+  uint32_t ring_records = 4096;  // records kept for "since"; 0 keeps none
+
+  friend bool operator==(const SocketConfig&, const SocketConfig&) = default;
+};
+
 struct Config {
   std::string log_level = "info";  // trace, debug, info, warning, error, critical, off
   DeviceFilter devices;
   SeverityMap severities = default_severities();
   bool journal_enabled = true;
   std::string journal_identifier = "rdma-eventd";
+  SocketConfig socket;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

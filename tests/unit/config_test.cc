@@ -47,7 +47,8 @@ TEST(Config, EveryKeyIsRead) {
 
 TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"log_levle": "info"})").message(),
-            "test.json: log_levle: unknown key (known: log_level, devices, severity, journal)");
+            "test.json: log_levle: unknown key (known: log_level, devices, severity, journal, "
+            "socket)");
   EXPECT_EQ(error_of(R"({"devices": {"include": "mlx5_0"}})").message(),
             "test.json: devices.include: expected an array of strings, got a string");
   EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),
@@ -64,6 +65,36 @@ TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
             "test.json: journal.enabled: expected a boolean, got a string");
   EXPECT_EQ(error_of("[]").message(),
             "test.json: expected a JSON object at the top level, got an array");
+}
+
+TEST(Config, TheSocketSectionIsRead) {
+  const Config c = config_of(R"({"socket": {
+    "enabled": false, "path": "/run/x/e.sock", "mode": "0600", "group": "rdma",
+    "max_subscribers": 10, "max_queued_bytes": 65536, "max_request_bytes": 512,
+    "ring_records": 0}})");
+  const SocketConfig want{false, "/run/x/e.sock", 0600, "rdma", 10, 65536, 512, 0};
+  EXPECT_EQ(c.socket, want);
+  EXPECT_EQ(config_of("{}").socket, SocketConfig{});
+}
+
+TEST(Config, SocketErrorsNameTheKey) {
+  EXPECT_EQ(error_of(R"({"socket": {"path": "run/e.sock"}})").message(),
+            "test.json: socket.path: must be an absolute path");
+  EXPECT_EQ(error_of(R"({"socket": {"path": "/)" + std::string(120, 'x') + R"("}})").message(),
+            "test.json: socket.path: longer than 107 bytes, the limit of a Unix socket address");
+  EXPECT_EQ(error_of(R"({"socket": {"mode": "0998"}})").message(),
+            "test.json: socket.mode: '0998' is not a permission mode like \"0660\"");
+  EXPECT_EQ(error_of(R"({"socket": {"mode": 660}})").message(),
+            "test.json: socket.mode: expected a string of octal digits, got a number");
+  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers": 0}})").message(),
+            "test.json: socket.max_subscribers: must be from 1 to 65536");
+  EXPECT_EQ(error_of(R"({"socket": {"max_queued_bytes": -5}})").message(),
+            "test.json: socket.max_queued_bytes: expected an unsigned integer, got a number");
+  EXPECT_EQ(error_of(R"({"socket": {"max_request_bytes": 100}})").message(),
+            "test.json: socket.max_request_bytes: must be from 256 to 1048576");
+  EXPECT_EQ(error_of(R"({"socket": {"ring": 5}})").message(),
+            "test.json: socket.ring: unknown key (known: enabled, path, mode, group, "
+            "max_subscribers, max_queued_bytes, max_request_bytes, ring_records)");
 }
 
 TEST(Config, InvalidJsonSaysWhere) {

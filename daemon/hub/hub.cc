@@ -1,0 +1,321 @@
+#include "hub/hub.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "hub/subscriber.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+constexpr int kAcceptsPerWakeup = 64;
+constexpr size_t kReadPerWakeup = 64 * 1024;
+constexpr size_t kIovPerWrite = 64;
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+// Descriptors the daemon needs besides its subscribers: devices, journal, loop, signals.
+constexpr uint64_t kSpareFds = 64;
+
+}  // namespace
+
+SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
+                             const SocketConfig& config)
+    : loop_(loop),
+      state_(state),
+      identity_(std::move(identity)),
+      config_(config),
+      listener_(config.path, config.mode, config.group),
+      accept_watch_(loop, listener_.fd(), [this](bool, bool) { on_accept(); }),
+      accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
+      ring_(config.ring_records),
+      started_us_(realtime_us()) {
+  accept_watch_.watch(true, false);
+  const uint64_t wanted = config.max_subscribers + kSpareFds;
+  if (const uint64_t limit = raise_fd_limit(wanted); limit < wanted) {
+    spdlog::warn(
+        "subscribers: socket.max_subscribers is {} but RLIMIT_NOFILE is {}: connections are "
+        "refused once descriptors run out",
+        config.max_subscribers, limit);
+  }
+  spdlog::info("subscribers: listening on {} (mode {:04o}{}{})", listener_.path(), config.mode,
+               config.group.empty() ? "" : ", group ", config.group);
+}
+
+SubscriberHub::~SubscriberHub() = default;
+
+// --- records ----------------------------------------------------------------------------------
+
+void SubscriberHub::publish(const Record& r, const std::string& json) {
+  const RecordPtr rec = make_published(r, json);
+  const RecordPtr evicted = ring_.push(rec);
+  const RecordKey key = rec->key();
+  const LinePtr line = line_of(rec);
+  for (auto& [id, ptr] : subscribers_) {
+    Subscriber& s = *ptr;
+    if (s.closed) continue;
+    if (s.replay_next) {
+      // A replay that the ring overtakes loses the record it was about to send.
+      if (evicted && *s.replay_next <= evicted->seq) {
+        if (s.filter.matches(evicted->key())) s.out.push_lost({evicted->seq, evicted->seq, 1});
+        s.replay_next = evicted->seq + 1;
+      }
+      s.pending_write = true;
+      continue;
+    }
+    if (s.draining() || !s.filter.matches(key)) continue;
+    s.out.push_record(rec->seq, line);
+    s.pending_write = true;
+  }
+}
+
+void SubscriberHub::flush() {
+  for (auto& [id, ptr] : subscribers_) {
+    Subscriber& s = *ptr;
+    if (!s.pending_write || s.closed) continue;
+    write(s);
+    const uint64_t lost = s.out.stats().records_lost;
+    if (lost != s.lost_logged) {
+      // Once at warning per subscriber: a stuck client would otherwise log on every batch.
+      const auto level = s.lost_logged == 0 ? spdlog::level::warn : spdlog::level::debug;
+      spdlog::log(level,
+                  "subscriber {} (pid {}) reads too slowly: {} records dropped so far, told so "
+                  "with a \"lost\" line",
+                  s.id, s.pid, lost);
+      s.lost_logged = lost;
+    }
+  }
+}
+
+// --- connections ------------------------------------------------------------------------------
+
+void SubscriberHub::on_accept() {
+  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+    const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      accept_paused_logged_ = false;
+      accept_one(fd);
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      // The connection stays in the backlog and the listener stays readable: pause it, or the
+      // loop would spin until a descriptor frees up.
+      if (!accept_paused_logged_) {
+        spdlog::warn("subscribers: cannot accept: {}; retrying every {} ms", std::strerror(errno),
+                     kAcceptRetry.count());
+        accept_paused_logged_ = true;
+      }
+      accept_watch_.watch(false, false);
+      accept_retry_.arm(kAcceptRetry);
+      return;
+    }
+    spdlog::error("subscribers: accept failed: {}", std::strerror(errno));
+    return;
+  }
+}
+
+void SubscriberHub::accept_one(int fd) {
+  ++totals_.accepted;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) cred = ucred{};
+  if (open_count_ >= config_.max_subscribers) {
+    ++totals_.refused;
+    const RequestError e{ErrorCode::kTooManySubscribers,
+                         "too many subscribers (socket.max_subscribers is " +
+                             std::to_string(config_.max_subscribers) + ")",
+                         "", ""};
+    const std::string line = error_json(e) + "\n";
+    // A new socket's buffer is empty: the line fits, and nothing can block.
+    (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(fd);
+    spdlog::log(refusal_logged_ ? spdlog::level::debug : spdlog::level::warn,
+                "subscribers: refused a connection from pid {}: already {} subscribers", cred.pid,
+                open_count_);
+    refusal_logged_ = true;
+    return;
+  }
+  auto owned = std::make_unique<Subscriber>(next_id_++, fd, config_.max_queued_bytes);
+  Subscriber& s = *owned;
+  s.pid = cred.pid;
+  s.uid = cred.uid;
+  s.connected_us = realtime_us();
+  s.watch = std::make_unique<IoWatch>(loop_, fd, [this, &s](bool r, bool w) { on_io(s, r, w); });
+  Hello hello;
+  hello.version = identity_.version;
+  hello.stream = identity_.stream;
+  hello.host = identity_.host;
+  hello.seq = state_.last_seq();
+  hello.subscriber = s.id;
+  hello.max_request_bytes = config_.max_request_bytes;
+  s.out.push_control(std::make_shared<const std::string>(hello_json(hello) + "\n"));
+  subscribers_.emplace(s.id, std::move(owned));
+  ++open_count_;
+  spdlog::debug("subscriber {} connected (pid {}, uid {})", s.id, s.pid, s.uid);
+  write(s);
+}
+
+void SubscriberHub::on_io(Subscriber& s, bool readable, bool writable) {
+  if (s.closed) return;
+  if (readable && !s.draining()) read_requests(s);
+  if (s.closed) return;
+  if (writable || s.pending_write) write(s);
+}
+
+void SubscriberHub::read_requests(Subscriber& s) {
+  char buf[16384];
+  size_t total = 0;
+  while (total < kReadPerWakeup) {
+    const ssize_t n = ::recv(s.fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      s.in.append(buf, static_cast<size_t>(n));
+      total += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      // The requests already read are still answered; end of file ends the last line.
+      s.eof = true;
+      if (!s.in.empty() && s.in.back() != '\n') s.in += '\n';
+      break;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    close_later(s, std::string("reading: ") + std::strerror(errno));
+    return;
+  }
+  handle_lines(s);
+  s.pending_write = true;
+}
+
+void SubscriberHub::handle_lines(Subscriber& s) {
+  size_t pos = 0;
+  while (!s.broken) {
+    // Requests are answered in order, and a replay is part of its "since" reply: later
+    // requests wait until it is queued.
+    if (s.replay_next) fill_replay(s);
+    if (s.replay_next) break;
+    // While the client does not read its replies, its requests wait: this bounds the replies.
+    if (s.out.bytes() >= config_.max_queued_bytes) break;
+    const size_t nl = s.in.find('\n', pos);
+    const size_t end = nl == std::string::npos ? s.in.size() : nl;
+    if (end - pos > config_.max_request_bytes) {
+      queue_error(s,
+                  RequestError{ErrorCode::kRequestTooLong,
+                               "a request line is longer than socket.max_request_bytes (" +
+                                   std::to_string(config_.max_request_bytes) + " bytes); closing",
+                               "", ""});
+      s.broken = true;
+      s.replay_next.reset();
+      s.in.clear();
+      return;
+    }
+    if (nl == std::string::npos) break;
+    std::string_view line(s.in.data() + pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    handle_line(s, line);
+  }
+  s.in.erase(0, pos);
+}
+
+void SubscriberHub::write(Subscriber& s) {
+  s.pending_write = false;
+  for (;;) {
+    fill_replay(s);
+    if (s.out.empty()) break;
+    iovec iov[kIovPerWrite];
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = s.out.gather(iov, kIovPerWrite);
+    const ssize_t n = ::sendmsg(s.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0) {
+      close_later(s, std::string("writing: ") + std::strerror(errno));
+      return;
+    }
+    s.out.consume(static_cast<size_t>(n));
+    // Requests held back while the queue was over its bound can go on now.
+    if (!s.broken && s.out.bytes() < config_.max_queued_bytes &&
+        s.in.find('\n') != std::string::npos) {
+      handle_lines(s);
+    }
+  }
+  if (s.draining() && s.out.empty() && !s.replay_next) {
+    close_later(s, s.broken ? "protocol error" : "end of file");
+    return;
+  }
+  update_watch(s);
+}
+
+void SubscriberHub::fill_replay(Subscriber& s) {
+  if (!s.replay_next) return;
+  // Half the bound: a replay never makes its own subscriber overflow.
+  const size_t limit = config_.max_queued_bytes / 2;
+  size_t i = ring_.lower_bound(*s.replay_next);
+  for (; i < ring_.size() && s.out.bytes() < limit; ++i) {
+    const RecordPtr& rec = ring_.at(i);
+    if (s.filter.matches(rec->key())) s.out.push_record(rec->seq, line_of(rec));
+    s.replay_next = rec->seq + 1;
+  }
+  if (i == ring_.size()) s.replay_next.reset();  // caught up: live records from the next one
+}
+
+void SubscriberHub::update_watch(Subscriber& s) {
+  const bool read = !s.draining() && s.out.bytes() < config_.max_queued_bytes;
+  s.watch->watch(read, !s.out.empty());
+}
+
+void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
+  if (s.closed) return;
+  s.closed = true;
+  --open_count_;
+  refusal_logged_ = false;
+  s.watch->watch(false, false);
+  spdlog::debug("subscriber {} (pid {}): closing: {}", s.id, s.pid, why);
+  loop_.defer([this, id = s.id] { reap(id); });
+}
+
+void SubscriberHub::reap(uint64_t id) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end()) return;
+  const OutputQueue::Stats& st = it->second->out.stats();
+  totals_.records_sent += st.records_sent;
+  totals_.records_lost += st.records_lost;
+  totals_.lost_notices += st.lost_notices;
+  subscribers_.erase(it);
+}
+
+// --- configuration and counters ---------------------------------------------------------------
+
+bool SubscriberHub::apply(const SocketConfig& next) {
+  const bool same_socket = next.enabled == config_.enabled && next.path == config_.path &&
+                           next.mode == config_.mode && next.group == config_.group &&
+                           next.ring_records == config_.ring_records;
+  config_.max_subscribers = next.max_subscribers;
+  config_.max_queued_bytes = next.max_queued_bytes;
+  config_.max_request_bytes = next.max_request_bytes;
+  for (auto& [id, s] : subscribers_)
+    s->out.set_max_bytes(next.max_queued_bytes);
+  raise_fd_limit(next.max_subscribers + kSpareFds);
+  return same_socket;
+}
+
+HubStats SubscriberHub::stats() const {
+  HubStats h = totals_;
+  h.subscribers = open_count_;
+  for (const auto& [id, s] : subscribers_) {
+    const OutputQueue::Stats& st = s->out.stats();
+    h.records_sent += st.records_sent;
+    h.records_lost += st.records_lost;
+    h.lost_notices += st.lost_notices;
+    h.bytes_queued += s->out.bytes();
+  }
+  return h;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,111 @@
+// The subscriber hub: the Unix socket where clients follow the record stream (protocol v1,
+// docs/protocol.md), as one more sink of the daemon.
+//
+// Every record is copied once into a shared immutable buffer that the replay ring and every
+// subscriber's queue point to. Each subscriber has a bounded queue (OutputQueue): one that
+// reads too slowly loses its backlog and is told exactly what it lost, and is never
+// disconnected for it nor allowed to stall the loop. Writes are non-blocking and batched (one
+// sendmsg per subscriber per batch of records); a subscriber has write interest only while it
+// has something queued. A subscriber is never destroyed inside its own callback: it is closed
+// and reaped by deferred work.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "core/sink.h"
+#include "hub/listener.h"
+#include "hub/output_queue.h"
+#include "hub/ring.h"
+#include "hub/state_source.h"
+#include "loop/event_loop.h"
+#include "rdma_eventd/json_writer.h"
+
+namespace rdma_eventd::daemon {
+
+struct HubStats {
+  uint64_t subscribers = 0;  // connected now
+  uint64_t accepted = 0;     // connections ever accepted
+  uint64_t refused = 0;      // connections refused at max_subscribers
+  uint64_t records_sent = 0;
+  uint64_t records_lost = 0;
+  uint64_t lost_notices = 0;
+  uint64_t bytes_queued = 0;  // unsent, over every subscriber
+  uint64_t request_errors = 0;
+};
+
+class SubscriberHub final : public RecordSink {
+ public:
+  struct Identity {
+    std::string version;
+    std::string stream;
+    std::string host;
+  };
+
+  // Opens the socket (config.path); throws std::runtime_error when it cannot.
+  SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
+                const SocketConfig& config);
+  ~SubscriberHub() override;
+  SubscriberHub(const SubscriberHub&) = delete;
+  SubscriberHub& operator=(const SubscriberHub&) = delete;
+
+  void publish(const Record& record, const std::string& json) override;
+  void flush() override;
+
+  // A reload: the limits apply at once (a smaller queue bound applies from the next record).
+  // path, mode, group and ring_records need a restart; returns false when one of them differs.
+  bool apply(const SocketConfig& config);
+
+  HubStats stats() const;
+  const std::string& path() const { return listener_.path(); }
+
+ private:
+  struct Subscriber;
+
+  void on_accept();
+  void accept_one(int fd);
+  void on_io(Subscriber& s, bool readable, bool writable);
+  void read_requests(Subscriber& s);
+  void handle_lines(Subscriber& s);
+  void handle_line(Subscriber& s, std::string_view line);
+  void write(Subscriber& s);
+  void fill_replay(Subscriber& s);
+  void update_watch(Subscriber& s);
+  void close_later(Subscriber& s, const std::string& why);
+  void reap(uint64_t id);
+
+  // hub_requests.cc
+  void handle_request(Subscriber& s, const Request& r);
+  void reply_since(Subscriber& s, const Request& r);
+  void queue_snapshot(Subscriber& s, const Request& r,
+                      const std::function<void(JsonWriter&)>& reply_fields);
+  void queue_error(Subscriber& s, const RequestError& e);
+  std::string status_reply(const Subscriber& self, const Request& r) const;
+  void write_subscribers(JsonWriter& w, const Subscriber& self) const;
+  void write_devices(JsonWriter& w) const;
+
+  EventLoop& loop_;
+  const StateSource& state_;
+  Identity identity_;
+  SocketConfig config_;
+  UnixListener listener_;
+  IoWatch accept_watch_;
+  Timer accept_retry_;
+  bool accept_paused_logged_ = false;
+  bool refusal_logged_ = false;
+  RecordRing ring_;
+  std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
+  size_t open_count_ = 0;  // subscribers not closed (closed ones wait to be reaped)
+  uint64_t next_id_ = 1;
+  HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
+  int64_t started_us_ = 0;
+};
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,47 @@
+#include "hub/ring.h"
+
+namespace rdma_eventd::daemon {
+
+RecordPtr make_published(const Record& r, const std::string& json) {
+  auto p = std::make_shared<PublishedRecord>();
+  p->seq = r.seq;
+  p->event = r.event;
+  p->severity = r.severity;
+  p->port_scoped = r.port_info.has_value();
+  p->port = r.port;
+  p->device = r.device;
+  p->node_guid = r.node_guid;
+  p->line.reserve(json.size() + 1);
+  p->line = json;
+  p->line += '\n';
+  return p;
+}
+
+RecordPtr RecordRing::push(RecordPtr record) {
+  if (slots_.empty()) return record;
+  if (size_ < slots_.size()) {
+    slots_[(head_ + size_) % slots_.size()] = std::move(record);
+    ++size_;
+    return nullptr;
+  }
+  RecordPtr out = std::move(slots_[head_]);
+  slots_[head_] = std::move(record);
+  head_ = (head_ + 1) % slots_.size();
+  return out;
+}
+
+size_t RecordRing::lower_bound(uint64_t seq) const {
+  size_t lo = 0;
+  size_t hi = size_;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (at(mid)->seq < seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,67 @@
+// The records the hub has published, as shared immutable buffers, and the ring of the latest
+// ones that "since" replays from.
+//
+// A record is serialized once (the daemon's to_json) and copied once into a PublishedRecord;
+// the ring and every subscriber's queue then share that one buffer, whatever the number of
+// subscribers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdma_eventd/protocol.h"
+
+namespace rdma_eventd::daemon {
+
+struct PublishedRecord {
+  uint64_t seq = 0;
+  EventKind event = EventKind::kUnknown;
+  Severity severity = Severity::kInfo;
+  bool port_scoped = false;
+  uint32_t port = 0;
+  std::string device;
+  std::string node_guid;
+  std::string line;  // the record's JSON and a newline, exactly as it goes on the wire
+
+  RecordKey key() const { return RecordKey{event, severity, device, node_guid, port, port_scoped}; }
+};
+using RecordPtr = std::shared_ptr<const PublishedRecord>;
+using LinePtr = std::shared_ptr<const std::string>;
+
+RecordPtr make_published(const Record& record, const std::string& json);
+// The record's line, sharing the record's buffer (no copy).
+inline LinePtr line_of(const RecordPtr& r) {
+  return LinePtr(r, &r->line);
+}
+
+// The last `capacity` records, oldest first. Seqs only grow.
+class RecordRing {
+ public:
+  explicit RecordRing(size_t capacity) : slots_(capacity) {}
+
+  // Adds a record; returns the one it pushed out (null when the ring was not full). With a
+  // capacity of 0 the record itself comes back.
+  RecordPtr push(RecordPtr record);
+
+  size_t capacity() const { return slots_.size(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // 0 when empty.
+  uint64_t first_seq() const { return empty() ? 0 : at(0)->seq; }
+  uint64_t last_seq() const { return empty() ? 0 : at(size_ - 1)->seq; }
+
+  // i = 0 is the oldest record.
+  const RecordPtr& at(size_t i) const { return slots_[(head_ + i) % slots_.size()]; }
+  // The position of the first record whose seq is >= seq (size() when there is none).
+  size_t lower_bound(uint64_t seq) const;
+
+ private:
+  std::vector<RecordPtr> slots_;
+  size_t head_ = 0;  // the oldest record's slot
+  size_t size_ = 0;
+};
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,64 @@
+// One connected subscriber, as the hub keeps it. Only hub.cc and hub_requests.cc use it.
+#pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hub/hub.h"
+#include "hub/output_queue.h"
+#include "loop/event_loop.h"
+#include "rdma_eventd/protocol.h"
+
+namespace rdma_eventd::daemon {
+
+struct SubscriberHub::Subscriber {
+  Subscriber(uint64_t id_, int fd_, size_t max_queued_bytes)
+      : id(id_), fd(fd_), out(max_queued_bytes) {}
+  ~Subscriber() {
+    watch.reset();  // the registration goes before the fd it watches
+    ::close(fd);
+  }
+  Subscriber(const Subscriber&) = delete;
+  Subscriber& operator=(const Subscriber&) = delete;
+
+  const uint64_t id;
+  const int fd;
+  pid_t pid = 0;  // the peer, from SO_PEERCRED
+  uid_t uid = 0;
+  int64_t connected_us = 0;
+  std::unique_ptr<IoWatch> watch;
+
+  OutputQueue out;
+  std::string in;  // request bytes read and not yet handled
+  Filter filter;
+  // While replaying from the ring: the next seq to send. Live records wait in the ring until
+  // the replay reaches them.
+  std::optional<uint64_t> replay_next;
+  uint64_t requests = 0;
+  uint64_t lost_logged = 0;  // records_lost when the loss was last logged
+
+  // The client has sent end of file: no more requests, no more live records; the connection
+  // closes once the queue (and any replay) is written.
+  bool eof = false;
+  // The client broke the protocol (a request over the size limit): nothing more is read or
+  // replayed; the connection closes once the error line is written.
+  bool broken = false;
+  bool closed = false;  // waiting to be reaped
+  bool pending_write = false;
+
+  bool draining() const { return eof || broken; }
+};
+
+inline int64_t realtime_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,68 @@
+#include "hub/ring.h"
+
+#include <gtest/gtest.h>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+RecordPtr published(uint64_t seq) {
+  Record r;
+  r.seq = seq;
+  r.event = EventKind::kPortErr;
+  r.device = "mlx5_0";
+  r.port = 1;
+  r.port_info = PortInfo{};
+  return make_published(r, "{\"seq\":" + std::to_string(seq) + "}");
+}
+
+TEST(PublishedRecord, KeepsTheLineWithItsNewlineAndTheFilterKey) {
+  const RecordPtr p = published(4);
+  EXPECT_EQ(p->line, "{\"seq\":4}\n");
+  const RecordKey k = p->key();
+  EXPECT_EQ(k.event, EventKind::kPortErr);
+  EXPECT_EQ(k.device, "mlx5_0");
+  EXPECT_TRUE(k.port_scoped);
+  // The line shares the record's buffer.
+  const LinePtr line = line_of(p);
+  EXPECT_EQ(line.get(), &p->line);
+  EXPECT_EQ(p.use_count(), 2);
+}
+
+TEST(RecordRing, KeepsTheLastCapacityRecordsOldestFirst) {
+  RecordRing ring(3);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.first_seq(), 0u);
+  EXPECT_EQ(ring.push(published(1)), nullptr);
+  EXPECT_EQ(ring.push(published(2)), nullptr);
+  EXPECT_EQ(ring.push(published(3)), nullptr);
+  const RecordPtr out = ring.push(published(4));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->seq, 1u);
+  EXPECT_EQ(ring.size(), 3u);
+  EXPECT_EQ(ring.first_seq(), 2u);
+  EXPECT_EQ(ring.last_seq(), 4u);
+  EXPECT_EQ(ring.at(0)->seq, 2u);
+  EXPECT_EQ(ring.at(2)->seq, 4u);
+}
+
+TEST(RecordRing, LowerBoundFindsTheFirstRecordAtOrAfterASeq) {
+  RecordRing ring(4);
+  for (uint64_t seq : {10, 11, 13, 14, 15, 20})  // wraps: holds 13, 14, 15, 20
+    ring.push(published(seq));
+  EXPECT_EQ(ring.lower_bound(0), 0u);
+  EXPECT_EQ(ring.lower_bound(13), 0u);
+  EXPECT_EQ(ring.lower_bound(14), 1u);
+  EXPECT_EQ(ring.lower_bound(16), 3u);
+  EXPECT_EQ(ring.at(ring.lower_bound(16))->seq, 20u);
+  EXPECT_EQ(ring.lower_bound(21), 4u);
+}
+
+TEST(RecordRing, ACapacityOfZeroKeepsNothing) {
+  RecordRing ring(0);
+  const RecordPtr p = published(1);
+  EXPECT_EQ(ring.push(p), p);
+  EXPECT_TRUE(ring.empty());
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon
