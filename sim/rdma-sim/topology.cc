@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "common/shm_layout.h"
+#include "device_attr.h"
+#include "json_fields.h"
 
 namespace rdmasim {
 namespace {
@@ -25,96 +27,6 @@ using nlohmann::json;
 std::string show(const json& v) {
   return v.dump();
 }
-
-// A JSON object being read: remembers which keys were consumed so the rest can be reported.
-class Obj {
- public:
-  Obj(const json& j, std::string path, const std::string& file)
-      : j_(j), path_(std::move(path)), file_(file) {
-    if (!j.is_object()) fail_here("expected an object, got " + show(j));
-  }
-
-  const json* get(const std::string& key) {
-    used_.insert(key);
-    auto it = j_.find(key);
-    return it == j_.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::string path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
-    throw TopologyError(file_ + ": " + path(key) + ": " + msg);
-  }
-  [[noreturn]] void fail_here(const std::string& msg) const {
-    throw TopologyError(file_ + ": " + (path_.empty() ? "top level" : path_) + ": " + msg);
-  }
-
-  void check_unknown() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!used_.count(it.key())) fail(it.key(), "unknown field");
-  }
-
-  uint64_t num(const std::string& key, uint64_t def, uint64_t min, uint64_t max) {
-    const json* v = get(key);
-    if (!v) return def;
-    uint64_t n = 0;
-    if (v->is_number_unsigned()) {
-      n = v->get<uint64_t>();
-    } else if (v->is_number_integer()) {
-      fail(key, show(*v) + " is out of range (" + std::to_string(min) + ".." + std::to_string(max) +
-                    ")");
-    } else if (v->is_string()) {
-      const std::string s = v->get<std::string>();
-      char* end = nullptr;
-      errno = 0;
-      n = std::strtoull(s.c_str(), &end, 0);
-      if (s.empty() || *end || errno || s[0] == '-')
-        fail(key, "expected a number, got " + show(*v));
-    } else {
-      fail(key, "expected a number, got " + show(*v));
-    }
-    if (n < min || n > max)
-      fail(key, show(*v) + " is out of range (" + std::to_string(min) + ".." + std::to_string(max) +
-                    ")");
-    return n;
-  }
-
-  std::string str(const std::string& key, const std::string& def, size_t max_len) {
-    const json* v = get(key);
-    if (!v) return def;
-    if (!v->is_string()) fail(key, "expected a string, got " + show(*v));
-    std::string s = v->get<std::string>();
-    if (s.size() > max_len)
-      fail(key, show(*v) + " is too long (at most " + std::to_string(max_len) + " characters)");
-    return s;
-  }
-
-  // A name from `names` (index = value), or a number in [min, max].
-  uint32_t choice(const std::string& key, uint32_t def,
-                  const std::map<std::string, uint32_t>& names) {
-    const json* v = get(key);
-    if (!v) return def;
-    if (v->is_string()) {
-      auto it = names.find(v->get<std::string>());
-      if (it != names.end()) return it->second;
-    }
-    if (v->is_number_unsigned())
-      for (const auto& entry : names)
-        if (entry.second == v->get<uint64_t>()) return entry.second;
-    std::string allowed;
-    for (const auto& [name, value] : names)
-      allowed += (allowed.empty() ? "" : ", ") + name;
-    fail(key, show(*v) + " is not one of: " + allowed);
-  }
-
-  const std::string& file() const { return file_; }
-  const std::string& path_prefix() const { return path_; }
-
- private:
-  const json& j_;
-  std::string path_;
-  const std::string& file_;
-  std::set<std::string> used_;
-};
 
 const std::map<std::string, uint32_t> kLinkLayers = {{"infiniband", IBV_LINK_LAYER_INFINIBAND},
                                                      {"ethernet", IBV_LINK_LAYER_ETHERNET}};
@@ -146,7 +58,7 @@ const std::map<std::string, uint32_t> kSpeeds = {{"sdr", 1},   {"ddr", 2},  {"qd
                                                  {"fdr10", 8}, {"fdr", 16}, {"edr", 32},
                                                  {"hdr", 64},  {"ndr", 128}};
 
-uint32_t mtu(Obj& o, const std::string& key, uint32_t def) {
+uint32_t mtu(JsonFields& o, const std::string& key, uint32_t def) {
   const json* v = o.get(key);
   if (!v) return def;
   const std::string s = v->is_number_unsigned() ? std::to_string(v->get<uint64_t>())
@@ -155,100 +67,6 @@ uint32_t mtu(Obj& o, const std::string& key, uint32_t def) {
   auto it = kMtus.find(s);
   if (it == kMtus.end()) o.fail(key, show(*v) + " is not an MTU (256, 512, 1024, 2048 or 4096)");
   return it->second;
-}
-
-// ConnectX-6-like capabilities: what ibv_devinfo -v shows for a real adapter.
-ibv_device_attr_ex default_device_attr() {
-  ibv_device_attr_ex ex{};
-  ibv_device_attr& a = ex.orig_attr;
-  a.max_mr_size = 0xffffffffffffffffULL;
-  a.page_size_cap = 0xfffffffffffff000ULL;
-  a.vendor_id = 0x02c9;
-  a.vendor_part_id = 4123;
-  a.hw_ver = 0;
-  a.max_qp = 262144;
-  a.max_qp_wr = 32768;
-  a.device_cap_flags = 0xed721c36;
-  a.max_sge = 30;
-  a.max_sge_rd = 30;
-  a.max_cq = 16777216;
-  a.max_cqe = 4194303;
-  a.max_mr = 16777216;
-  a.max_pd = 16777216;
-  a.max_qp_rd_atom = 16;
-  a.max_res_rd_atom = 4194304;
-  a.max_qp_init_rd_atom = 16;
-  a.atomic_cap = IBV_ATOMIC_HCA;
-  a.max_mw = 16777216;
-  a.max_mcast_grp = 2097152;
-  a.max_mcast_qp_attach = 240;
-  a.max_total_mcast_qp_attach = 503316480;
-  a.max_ah = 2147483647;
-  a.max_srq = 8388608;
-  a.max_srq_wr = 32767;
-  a.max_srq_sge = 31;
-  a.max_pkeys = 128;
-  a.local_ca_ack_delay = 16;
-  ex.completion_timestamp_mask = 0x7fffffffffffffffULL;
-  ex.hca_core_clock = 156250;
-  ex.device_cap_flags_ex = a.device_cap_flags;
-  return ex;
-}
-
-void parse_device_attr(Obj& o, ibv_device_attr_ex* ex) {
-  ibv_device_attr& a = ex->orig_attr;
-  constexpr uint64_t kI32 = std::numeric_limits<int32_t>::max();
-  constexpr uint64_t kU64 = std::numeric_limits<uint64_t>::max();
-#define DEV_INT(field) \
-  a.field = static_cast<int>(o.num(#field, static_cast<uint64_t>(a.field), 0, kI32))
-  a.max_mr_size = o.num("max_mr_size", a.max_mr_size, 0, kU64);
-  a.page_size_cap = o.num("page_size_cap", a.page_size_cap, 0, kU64);
-  DEV_INT(max_qp);
-  DEV_INT(max_qp_wr);
-  a.device_cap_flags =
-      static_cast<unsigned>(o.num("device_cap_flags", a.device_cap_flags, 0, 0xffffffffu));
-  DEV_INT(max_sge);
-  DEV_INT(max_sge_rd);
-  DEV_INT(max_cq);
-  DEV_INT(max_cqe);
-  DEV_INT(max_mr);
-  DEV_INT(max_pd);
-  DEV_INT(max_qp_rd_atom);
-  DEV_INT(max_ee_rd_atom);
-  DEV_INT(max_res_rd_atom);
-  DEV_INT(max_qp_init_rd_atom);
-  DEV_INT(max_ee_init_rd_atom);
-  a.atomic_cap = static_cast<ibv_atomic_cap>(
-      o.choice("atomic_cap", a.atomic_cap,
-               {{"none", IBV_ATOMIC_NONE}, {"hca", IBV_ATOMIC_HCA}, {"glob", IBV_ATOMIC_GLOB}}));
-  DEV_INT(max_ee);
-  DEV_INT(max_rdd);
-  DEV_INT(max_mw);
-  DEV_INT(max_raw_ipv6_qp);
-  DEV_INT(max_raw_ethy_qp);
-  DEV_INT(max_mcast_grp);
-  DEV_INT(max_mcast_qp_attach);
-  DEV_INT(max_total_mcast_qp_attach);
-  DEV_INT(max_ah);
-  DEV_INT(max_fmr);
-  DEV_INT(max_map_per_fmr);
-  DEV_INT(max_srq);
-  DEV_INT(max_srq_wr);
-  DEV_INT(max_srq_sge);
-  a.max_pkeys = static_cast<uint16_t>(o.num("max_pkeys", a.max_pkeys, 0, 0xffff));
-  a.local_ca_ack_delay =
-      static_cast<uint8_t>(o.num("local_ca_ack_delay", a.local_ca_ack_delay, 0, 0xff));
-#undef DEV_INT
-  ex->completion_timestamp_mask =
-      o.num("completion_timestamp_mask", ex->completion_timestamp_mask, 0, kU64);
-  ex->hca_core_clock = o.num("hca_core_clock", ex->hca_core_clock, 0, kU64);
-  ex->device_cap_flags_ex = o.num("device_cap_flags_ex", ex->device_cap_flags_ex, 0, kU64);
-  ex->max_dm_size = o.num("max_dm_size", ex->max_dm_size, 0, kU64);
-  ex->max_wq_type_rq =
-      static_cast<uint32_t>(o.num("max_wq_type_rq", ex->max_wq_type_rq, 0, 0xffffffffu));
-  ex->raw_packet_caps =
-      static_cast<uint32_t>(o.num("raw_packet_caps", ex->raw_packet_caps, 0, 0xffffffffu));
-  o.check_unknown();
 }
 
 struct PortContext {
@@ -278,7 +96,7 @@ bool mac_to_gid(const std::string& mac, std::array<uint8_t, 16>* raw) {
   return true;
 }
 
-void put_gid(Obj& o, const std::string& key, Port& port, int index, const Gid& gid) {
+void put_gid(JsonFields& o, const std::string& key, Port& port, int index, const Gid& gid) {
   if (index < 0 || index >= static_cast<int>(port.gids.size()))
     o.fail(key, "GID index " + std::to_string(index) + " is outside the table (gid_tbl_len " +
                     std::to_string(port.gids.size()) + ")");
@@ -298,7 +116,7 @@ int first_free_gid(const Port& port) {
 }
 
 // *auto_lid: the file leaves this IB port's LID to the SM (assigned by parse_topology).
-Port parse_port(Obj& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_lid) {
+Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_lid) {
   Port p;
   ibv_port_attr& a = p.attr;
   a.link_layer = static_cast<uint8_t>(o.choice("link_layer", pc.default_link_layer, kLinkLayers));
@@ -366,12 +184,9 @@ Port parse_port(Obj& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_
     if (v->size() > a.pkey_tbl_len)
       o.fail("pkeys", std::to_string(v->size()) + " P_Keys do not fit in pkey_tbl_len " +
                           std::to_string(a.pkey_tbl_len));
-    json wrapper = json::object();
     for (size_t i = 0; i < v->size(); ++i)
-      wrapper[std::to_string(i)] = (*v)[i];
-    Obj keys(wrapper, o.path("pkeys"), o.file());
-    for (size_t i = 0; i < v->size(); ++i)
-      p.pkeys[i] = static_cast<uint16_t>(keys.num(std::to_string(i), 0, 0, 0xffff));
+      p.pkeys[i] = static_cast<uint16_t>(
+          number_at((*v)[i], o.path("pkeys") + "[" + std::to_string(i) + "]", o.file(), 0, 0xffff));
   } else {
     p.pkeys[0] = 0xffff;  // the default partition
   }
@@ -394,7 +209,7 @@ Port parse_port(Obj& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_
   if (gids) {
     if (!gids->is_array()) o.fail("gids", "expected an array, got " + show(*gids));
     for (size_t i = 0; i < gids->size(); ++i) {
-      Obj g((*gids)[i], o.path("gids") + "[" + std::to_string(i) + "]", o.file());
+      JsonFields g((*gids)[i], o.path("gids") + "[" + std::to_string(i) + "]", o.file());
       Gid gid;
       gid.valid = true;
       const std::string text = g.str("gid", "", 64);
@@ -446,7 +261,7 @@ Port parse_port(Obj& o, const PortContext& pc, NetdevTable& netdevs, bool* auto_
 }
 
 // auto_lids gets, for each IB port in file order, whether its LID is left to the SM.
-DeviceModel parse_device(Obj& o, size_t position, NetdevTable& netdevs,
+DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
                          std::vector<bool>* auto_lids) {
   DeviceModel d;
   d.name = o.str("name", "", kNameMax - 1);
@@ -479,7 +294,7 @@ DeviceModel parse_device(Obj& o, size_t position, NetdevTable& netdevs,
   d.attr.orig_attr.hw_ver =
       static_cast<uint32_t>(o.num("hw_ver", d.attr.orig_attr.hw_ver, 0, 0xffffffffu));
   if (const json* v = o.get("device_attr")) {
-    Obj attr(*v, o.path("device_attr"), o.file());
+    JsonFields attr(*v, o.path("device_attr"), o.file());
     parse_device_attr(attr, &d.attr);
   }
   const json* ports = o.get("ports");
@@ -489,7 +304,7 @@ DeviceModel parse_device(Obj& o, size_t position, NetdevTable& netdevs,
   o.check_unknown();
   d.ports.reserve(ports->size());
   for (size_t i = 0; i < ports->size(); ++i) {
-    Obj port((*ports)[i], o.path("ports") + "[" + std::to_string(i) + "]", o.file());
+    JsonFields port((*ports)[i], o.path("ports") + "[" + std::to_string(i) + "]", o.file());
     bool auto_lid = false;
     d.ports.push_back(parse_port(
         port, PortContext{d.node_guid, static_cast<int>(i + 1), link_layer}, netdevs, &auto_lid));
@@ -508,7 +323,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   } catch (const json::parse_error& e) {
     throw TopologyError(file_name + ": invalid JSON: " + e.what());
   }
-  Obj top(root, "", file_name);
+  JsonFields top(root, "", file_name);
   const json* devices = top.get("devices");
   if (!devices || !devices->is_array() || devices->size() > kMaxDevices)
     top.fail("devices", "expected an array of at most " + std::to_string(kMaxDevices) + " devices");
@@ -518,7 +333,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   NetdevTable& netdevs = t.netdevs;
   std::vector<bool> auto_lids;  // IB ports in file order: LID left to the SM
   for (size_t i = 0; i < devices->size(); ++i) {
-    Obj dev((*devices)[i], "devices[" + std::to_string(i) + "]", file_name);
+    JsonFields dev((*devices)[i], "devices[" + std::to_string(i) + "]", file_name);
     t.devices.push_back(parse_device(dev, i, netdevs, &auto_lids));
     for (size_t j = 0; j < i; ++j)
       if (t.devices[j].name == t.devices[i].name)

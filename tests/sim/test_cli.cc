@@ -42,7 +42,7 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
       {R"({"devices":[{"name":"a","ports":[{"gids":[{"gid":"fe80::1","index":8}]}]}]})",
        "devices[0].ports[0].gids[0].index: GID index 8 is outside the table (gid_tbl_len 8)"},
       {R"({"devices":[{"name":"a","ports":[{"pkeys":["0xffff","0x1ffff"]}]}]})",
-       "devices[0].ports[0].pkeys.1: \"0x1ffff\" is out of range (0..65535)"},
+       "devices[0].ports[0].pkeys[1]: \"0x1ffff\" is out of range (0..65535)"},
       {R"({"devices":[{"name":"a","ports":[]}]})",
        "devices[0].ports: expected an array of 1 to 4 ports, got []"},
       {R"({"devices":[{"name":"a","ports":[{}]},{"name":"a","ports":[{}]}]})",

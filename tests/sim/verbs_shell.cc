@@ -28,6 +28,8 @@
 //   sysfs_read L:DEV FILE           ibv_read_sysfs_file(ibdev_path, FILE)
 //   sysfs_path                      ibv_get_sysfs_path
 //   exit                            (or end of input) close every context, free every list
+#include "verbs_shell.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -55,6 +57,7 @@ extern "C" const char* ibv_get_sysfs_path(void);
 #undef ibv_query_port
 extern "C" int ibv_query_port(ibv_context* ctx, uint8_t port, struct _compat_ibv_port_attr* attr);
 
+namespace verbs_shell {
 namespace {
 
 struct DeviceList {
@@ -62,28 +65,11 @@ struct DeviceList {
   int num = 0;
 };
 
-struct Ctx {
-  ibv_context* ctx = nullptr;
-  ibv_async_event last{};
-  bool has_last = false;
-};
-
 struct Exit {};
 
 std::map<int, DeviceList> lists;
 std::map<int, Ctx> contexts;
 int next_list = 1, next_ctx = 1;
-
-std::string hex(const void* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    const auto b = static_cast<const uint8_t*>(p)[i];
-    s += d[b >> 4];
-    s += d[b & 15];
-  }
-  return s;
-}
 
 std::string ptr(const void* p) {
   std::ostringstream os;
@@ -115,41 +101,22 @@ Ctx& ctx_ref(const std::string& ref) {
   return contexts.at(handle_num(ref, 'C'));
 }
 
-json port_attr_json(const ibv_port_attr& a) {
-  return {{"state", a.state},
-          {"max_mtu", a.max_mtu},
-          {"active_mtu", a.active_mtu},
-          {"gid_tbl_len", a.gid_tbl_len},
-          {"port_cap_flags", a.port_cap_flags},
-          {"max_msg_sz", a.max_msg_sz},
-          {"bad_pkey_cntr", a.bad_pkey_cntr},
-          {"qkey_viol_cntr", a.qkey_viol_cntr},
-          {"pkey_tbl_len", a.pkey_tbl_len},
-          {"lid", a.lid},
-          {"sm_lid", a.sm_lid},
-          {"lmc", a.lmc},
-          {"max_vl_num", a.max_vl_num},
-          {"sm_sl", a.sm_sl},
-          {"subnet_timeout", a.subnet_timeout},
-          {"init_type_reply", a.init_type_reply},
-          {"active_width", a.active_width},
-          {"active_speed", a.active_speed},
-          {"phys_state", a.phys_state},
-          {"link_layer", a.link_layer},
-          {"flags", a.flags},
-          {"port_cap_flags2", a.port_cap_flags2}};
-}
-
-json gid_entry_json(const ibv_gid_entry& e) {
-  char text[INET6_ADDRSTRLEN] = "";
-  inet_ntop(AF_INET6, e.gid.raw, text, sizeof text);
-  return {{"gid", hex(e.gid.raw, 16)}, {"gid_text", text},       {"gid_index", e.gid_index},
-          {"port_num", e.port_num},    {"gid_type", e.gid_type}, {"ndev_ifindex", e.ndev_ifindex}};
-}
-
 std::string errno_name(int err) {
   const char* name = err ? strerrorname_np(err) : nullptr;
   return name ? name : "";
+}
+
+}  // namespace
+
+std::string hex(const void* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<const uint8_t*>(p)[i];
+    s += d[b >> 4];
+    s += d[b & 15];
+  }
+  return s;
 }
 
 // The return value, and errno when it reports a failure (ret != 0).
@@ -160,6 +127,8 @@ json with_errno(json j, long ret) {
   j["errno_name"] = ret == 0 ? "" : errno_name(err);
   return j;
 }
+
+namespace {
 
 json device_json(ibv_device* d) {
   const __be64 guid = ibv_get_device_guid(d);
@@ -237,80 +206,6 @@ json cmd_get_event(Ctx& c) {
                     0);
 }
 
-json cmd_drain(Ctx& c, uint64_t n) {
-  // Exactly-once check material: the count, the count per (type, port), and an order-sensitive
-  // hash (FNV-1a over type and port of every event, in order).
-  std::map<std::string, uint64_t> per;
-  uint64_t hash = 1469598103934665603ULL;
-  const auto start = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; i < n; ++i) {
-    ibv_async_event ev;
-    if (ibv_get_async_event(c.ctx, &ev)) return with_errno({{"read", i}}, -1);
-    const uint32_t words[2] = {static_cast<uint32_t>(ev.event_type),
-                               static_cast<uint32_t>(ev.element.port_num)};
-    for (size_t b = 0; b < sizeof words; ++b)
-      hash = (hash ^ reinterpret_cast<const uint8_t*>(words)[b]) * 1099511628211ULL;
-    ++per[std::to_string(ev.event_type) + "/" + std::to_string(ev.element.port_num)];
-    ibv_ack_async_event(&ev);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {{"ret", 0}, {"read", n}, {"per", per}, {"hash", std::to_string(hash)}, {"seconds", s}};
-}
-
-// A bare consumer: ibv_get_async_event + ibv_ack_async_event, nothing else; timed from the
-// first event to the last.
-json cmd_consume(Ctx& c, uint64_t n) {
-  ibv_async_event ev;
-  if (ibv_get_async_event(c.ctx, &ev)) return with_errno({{"read", 0}}, -1);
-  ibv_ack_async_event(&ev);
-  const auto start = std::chrono::steady_clock::now();
-  for (uint64_t i = 1; i < n; ++i) {
-    if (ibv_get_async_event(c.ctx, &ev)) return with_errno({{"read", i}}, -1);
-    ibv_ack_async_event(&ev);
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {{"ret", 0}, {"read", n}, {"seconds", s}, {"events_per_second", s > 0 ? (n - 1) / s : 0}};
-}
-
-// The same 16-byte read loop on an ordinary pipe that a writer thread keeps full with 1 MiB
-// writes: what this machine allows a bare consumer, with no simulator involved.
-json cmd_consume_pipe(uint64_t n) {
-  int fds[2];
-  if (pipe(fds) != 0) return {{"ret", -1}};
-  fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-  std::thread writer([fd = fds[1], n] {
-    std::vector<uint8_t> chunk(1 << 20, 0);
-    for (uint64_t left = n * 16; left > 0;) {
-      const size_t len = std::min<uint64_t>(left, chunk.size());
-      const ssize_t w = write(fd, chunk.data(), len);
-      if (w <= 0) break;
-      left -= static_cast<uint64_t>(w);
-    }
-  });
-  uint8_t rec[16];
-  if (read(fds[0], rec, 16) != 16) n = 0;
-  const auto start = std::chrono::steady_clock::now();
-  uint64_t got = n ? 1 : 0;
-  for (; got < n; ++got)
-    if (read(fds[0], rec, 16) != 16) break;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  writer.join();
-  close(fds[0]);
-  close(fds[1]);
-  return {
-      {"ret", 0}, {"read", got}, {"seconds", s}, {"events_per_second", s > 0 ? (got - 1) / s : 0}};
-}
-
-// The cost of a query: N ibv_query_port calls (the inline path), nanoseconds per call.
-json cmd_query_cost(Ctx& c, uint8_t port, uint64_t n) {
-  ibv_port_attr a;
-  const auto start = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; i < n; ++i)
-    if (___ibv_query_port(c.ctx, port, &a)) return with_errno({}, -1);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {{"ret", 0}, {"queries", n}, {"ns_per_query", s * 1e9 / static_cast<double>(n)}};
-}
-
 json cmd_strings() {
   json port = json::array(), event = json::array(), node = json::array(), wc = json::array();
   for (int i = -1; i <= 7; ++i)
@@ -359,111 +254,7 @@ json run(const std::vector<std::string>& w) {
   }
 
   Ctx& c = ctx_ref(arg(1));
-  if (cmd == "query_port") {
-    ibv_port_attr a;
-    memset(&a, 0xaa, sizeof a);
-    errno = 0;
-    const int ret = ___ibv_query_port(c.ctx, static_cast<uint8_t>(num(2)), &a);
-    return with_errno(ret ? json{} : json{{"attr", port_attr_json(a)}}, ret);
-  }
-  if (cmd == "query_port_compat") {
-    ibv_port_attr a;
-    memset(&a, 0xaa, sizeof a);
-    errno = 0;
-    const int ret = ibv_query_port(c.ctx, static_cast<uint8_t>(num(2)),
-                                   reinterpret_cast<_compat_ibv_port_attr*>(&a));
-    json j = ret ? json{} : json{{"attr", port_attr_json(a)}};
-    j["bytes_after_48"] = hex(reinterpret_cast<char*>(&a) + 48, sizeof a - 48);
-    return with_errno(j, ret);
-  }
-  if (cmd == "query_device") {
-    ibv_device_attr a;
-    memset(&a, 0, sizeof a);
-    errno = 0;
-    const int ret = ibv_query_device(c.ctx, &a);
-    return with_errno({{"fw_ver", a.fw_ver},
-                       {"node_guid", hex(&a.node_guid, 8)},
-                       {"phys_port_cnt", a.phys_port_cnt},
-                       {"vendor_id", a.vendor_id},
-                       {"vendor_part_id", a.vendor_part_id},
-                       {"max_qp", a.max_qp},
-                       {"max_pkeys", a.max_pkeys}},
-                      ret);
-  }
-  if (cmd == "query_device_ex") {
-    ibv_device_attr_ex a;
-    memset(&a, 0xaa, sizeof a);
-    ibv_query_device_ex_input in{};
-    in.comp_mask = w.size() > 2 ? static_cast<uint32_t>(num(2)) : 0;
-    errno = 0;
-    const int ret = ibv_query_device_ex(c.ctx, &in, &a);
-    return with_errno({{"phys_port_cnt", a.orig_attr.phys_port_cnt},
-                       {"fw_ver", ret ? "" : a.orig_attr.fw_ver},
-                       {"completion_timestamp_mask", a.completion_timestamp_mask},
-                       {"hca_core_clock", a.hca_core_clock}},
-                      ret);
-  }
-  if (cmd == "query_gid") {
-    ibv_gid g;
-    memset(&g, 0xaa, sizeof g);
-    errno = 0;
-    const int ret = ibv_query_gid(c.ctx, static_cast<uint8_t>(num(2)),
-                                  static_cast<int>(std::stoll(arg(3))), &g);
-    return with_errno({{"gid", hex(g.raw, 16)}}, ret);
-  }
-  if (cmd == "query_gid_type") {
-    int type = -7;
-    errno = 0;
-    const int ret = ibv_query_gid_type(c.ctx, static_cast<uint8_t>(num(2)),
-                                       static_cast<unsigned>(num(3)), &type);
-    return with_errno({{"type", type}}, ret);
-  }
-  if (cmd == "query_gid_ex") {
-    const size_t entry_size = w.size() > 5 ? num(5) : sizeof(ibv_gid_entry);
-    std::vector<uint8_t> buf(std::max<size_t>(entry_size, sizeof(ibv_gid_entry)) + 16, 0xaa);
-    errno = 0;
-    const int ret =
-        _ibv_query_gid_ex(c.ctx, static_cast<uint32_t>(num(2)), static_cast<uint32_t>(num(3)),
-                          reinterpret_cast<ibv_gid_entry*>(buf.data()),
-                          w.size() > 4 ? static_cast<uint32_t>(num(4)) : 0, entry_size);
-    json j;
-    if (ret == 0) j["entry"] = gid_entry_json(*reinterpret_cast<ibv_gid_entry*>(buf.data()));
-    j["bytes"] = hex(buf.data(), buf.size());
-    j["errno_value"] = errno;
-    j["ret"] = ret;  // a positive errno itself, not -1
-    return j;
-  }
-  if (cmd == "query_gid_table") {
-    const size_t max = num(2);
-    const size_t entry_size = w.size() > 4 ? num(4) : sizeof(ibv_gid_entry);
-    std::vector<uint8_t> buf(max * entry_size + 16, 0xaa);
-    errno = 0;
-    const ssize_t ret =
-        _ibv_query_gid_table(c.ctx, reinterpret_cast<ibv_gid_entry*>(buf.data()), max,
-                             w.size() > 3 ? static_cast<uint32_t>(num(3)) : 0, entry_size);
-    json entries = json::array();
-    for (ssize_t i = 0; i < ret; ++i) {
-      ibv_gid_entry e{};
-      memcpy(&e, buf.data() + i * entry_size, std::min(entry_size, sizeof e));
-      entries.push_back(gid_entry_json(e));
-    }
-    return {{"ret", ret}, {"entries", entries}, {"bytes", hex(buf.data(), buf.size())}};
-  }
-  if (cmd == "query_pkey") {
-    __be16 pkey = 0xaaaa;
-    errno = 0;
-    const int ret =
-        ibv_query_pkey(c.ctx, static_cast<uint8_t>(num(2)), static_cast<int>(num(3)), &pkey);
-    return with_errno({{"pkey", be16toh(pkey)}, {"raw", hex(&pkey, 2)}}, ret);
-  }
-  if (cmd == "get_pkey_index") {
-    errno = 0;
-    const int ret = ibv_get_pkey_index(c.ctx, static_cast<uint8_t>(num(2)),
-                                       htobe16(static_cast<uint16_t>(num(3))));
-    json j = with_errno({}, ret < 0 ? ret : 0);
-    j["ret"] = ret;
-    return j;
-  }
+  if (auto answer = run_query(c, w)) return *answer;
   if (cmd == "get_event") return cmd_get_event(c);
   if (cmd == "ack") {
     if (!c.has_last) throw std::runtime_error("no event to ack");
@@ -506,8 +297,6 @@ json run(const std::vector<std::string>& w) {
   throw std::runtime_error("unknown command " + cmd);
 }
 
-}  // namespace
-
 // Like a well-behaved program: everything opened is closed, everything listed is freed (so a
 // sanitizer build also checks that the library releases what it allocated).
 void release_everything() {
@@ -518,6 +307,11 @@ void release_everything() {
     ibv_free_device_list(l.devices);
   lists.clear();
 }
+
+}  // namespace
+}  // namespace verbs_shell
+
+using namespace verbs_shell;
 
 int main() {
   std::ios::sync_with_stdio(false);
