@@ -11,7 +11,7 @@ count=${2:-1000000}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 sim="$build/bin/rdma-sim"
 dir=$(mktemp -d "${TMPDIR:-/dev/shm}/rdma-sim-bench-XXXXXX")
-trap '"$sim" --dir "$dir" stop >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+trap '"$sim" --dir "$dir/fabric" stop >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 
 "$sim" start -t "$here/sim/topologies/sixteen-devices.json" --dir "$dir/fabric" >/dev/null
 coproc VS { "$sim" --dir "$dir/fabric" run -- "$build/bin/verbs_shell"; }
