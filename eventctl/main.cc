@@ -1,0 +1,108 @@
+// rdma-eventctl: the command-line client of rdma-eventd's subscriber socket.
+#include <getopt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+#include "rdma_eventd/version.h"
+
+using namespace rdma_eventctl;
+
+namespace {
+
+const char* const kHelp = R"(Usage: rdma-eventctl [--socket PATH] COMMAND [OPTIONS]
+
+Talks to rdma-eventd, the RDMA event daemon, through its subscriber socket.
+
+Commands:
+  monitor     print records as they happen (--json for NDJSON), with filters
+  status      the ports the daemon watches and its counters
+  wait        wait until a port reaches a state, e.g. wait mlx5_0/1 active --timeout 30s
+  help [CMD]  this text, or a command's
+
+Options:
+      --socket PATH  the daemon's socket (default: $RDMA_EVENTD_SOCKET, else
+                     /run/rdma-eventd/events.sock)
+  -V, --version      print the version
+  -h, --help         this text
+
+Every command takes --help. Exit status: 0 done, 1 wait timed out, 64 bad command line,
+69 the daemon cannot be reached, 76 the daemon refused a request.
+The protocol: docs/protocol.md.
+)";
+
+int command_help(const std::string& name) {
+  if (name == "monitor") {
+    std::fputs(kMonitorHelp, stdout);
+  } else if (name == "status") {
+    std::fputs(kStatusHelp, stdout);
+  } else if (name == "wait") {
+    std::fputs(kWaitHelp, stdout);
+  } else {
+    throw UsageError{"unknown command '" + name + "'"};
+  }
+  return kExitOk;
+}
+
+int dispatch(Global& g, int argc, char** argv) {
+  enum { kSocket = 1000 };
+  static const option kLong[] = {
+      {"socket", required_argument, nullptr, kSocket},
+      {"version", no_argument, nullptr, 'V'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0},
+  };
+  optind = 0;
+  opterr = 0;
+  for (;;) {
+    // '+': stop at the command; its options are its own.
+    const int c = getopt_long(argc, argv, "+:Vh", kLong, nullptr);
+    if (c == -1) break;
+    switch (c) {
+      case kSocket:
+        g.socket = optarg;
+        break;
+      case 'V':
+        std::printf("rdma-eventctl %s\n", rdma_eventd::kVersion);
+        return kExitOk;
+      case 'h':
+        std::fputs(kHelp, stdout);
+        return kExitOk;
+      case ':':
+        throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
+      default:
+        throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
+    }
+  }
+  if (optind >= argc) throw UsageError{"no command given"};
+  const std::string command = argv[optind];
+  char** sub_argv = argv + optind;
+  const int sub_argc = argc - optind;
+  if (command == "monitor") return run_monitor(g, sub_argc, sub_argv);
+  if (command == "status") return run_status(g, sub_argc, sub_argv);
+  if (command == "wait") return run_wait(g, sub_argc, sub_argv);
+  if (command == "help") {
+    if (sub_argc > 1) return command_help(sub_argv[1]);
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  throw UsageError{"unknown command '" + command + "'"};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Global g;
+  const char* env = std::getenv("RDMA_EVENTD_SOCKET");
+  g.socket = env && *env ? env : rdma_eventd::kDefaultSocketPath;
+  try {
+    return dispatch(g, argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: %s\nTry '%s --help'.\n", g.program.c_str(), e.message.c_str(),
+                 g.program.c_str());
+    return kExitUsage;
+  }
+}
