@@ -222,6 +222,8 @@ STANDIN_EXPORT STANDIN_LATEST(ibv_ack_async_event, "IBVERBS_1.1") void standin_a
   uint32_t token;
   memcpy(&token, reinterpret_cast<const char*>(event) + 12, sizeof token);
   standin::count_event_acked(token);
+  // Counted once: a second ack of the same struct counts nothing.
+  memset(reinterpret_cast<char*>(event) + 12, 0, sizeof token);
 }
 
 }  // extern "C"
