@@ -185,5 +185,24 @@ TEST(Discovery, AnUnpluggedDevicesStructStillAnswersButCannotBeOpened) {
   EXPECT_EQ(open["errno_name"], "EIO");
 }
 
+TEST(Discovery, AnOpenContextKeepsItsUnpluggedDeviceAlive) {
+  // The context holds its device: once the list is freed and a re-scan has dropped the unplugged
+  // device, the context's device struct is still there, answering, and the context closes.
+  Sim sim(two_adapters());
+  VerbsShell sh(sim);
+  sh("list");
+  const std::string c = sh("open L1:mlx5_1")["ctx"];
+  sh("free L1");
+  ctl_ok(sim, {"unplug", "mlx5_1"});
+  EXPECT_EQ(names(sh("list")), std::vector<std::string>{"mlx5_0"});
+  const json d = sh("ctx_device " + c);
+  EXPECT_EQ(d["name"], "mlx5_1");
+  EXPECT_EQ(d["guid"], "0c42a103006d0b3a");
+  EXPECT_EQ(d["index"], 1);
+  EXPECT_EQ(d["dev_name"], "uverbs1");
+  EXPECT_EQ(sh("query_port " + c + " 1")["ret"], EIO);
+  EXPECT_EQ(sh("close " + c)["ret"], 0);
+}
+
 }  // namespace
 }  // namespace simtest

@@ -9,6 +9,7 @@
 //   device_info L:DEV               name, GUID, index, paths of a device of a kept list
 //   open L:DEV                      ibv_open_device
 //   close C                         ibv_close_device
+//   ctx_device C                    name, GUID, index, paths of the context's device
 //   query_port C P                  ibv_query_port as verbs.h compiles it (vctx->query_port, 52 B)
 //   query_port_compat C P           the exported ibv_query_port symbol (48 B)
 //   query_device C | query_device_ex C [COMP_MASK]
@@ -255,6 +256,7 @@ json run(const std::vector<std::string>& w) {
 
   Ctx& c = ctx_ref(arg(1));
   if (auto answer = run_query(c, w)) return *answer;
+  if (cmd == "ctx_device") return device_json(c.ctx->device);
   if (cmd == "get_event") return cmd_get_event(c);
   if (cmd == "ack") {
     if (!c.has_last) throw std::runtime_error("no event to ack");
