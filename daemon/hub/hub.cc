@@ -27,7 +27,7 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
       identity_(std::move(identity)),
       config_(config),
       listener_(config.path, config.mode, config.group),
-      accept_watch_(loop, listener_.fd(), [this](bool, bool) { on_accept(); }),
+      accept_watch_(loop, listener_.fd(), Priority::kSubscribers, [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
       ring_(config.ring_records),
       started_us_(realtime_us()) {
@@ -118,7 +118,6 @@ void SubscriberHub::on_accept() {
 }
 
 void SubscriberHub::accept_one(int fd) {
-  ++totals_.accepted;
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) cred = ucred{};
@@ -143,7 +142,8 @@ void SubscriberHub::accept_one(int fd) {
   s.pid = cred.pid;
   s.uid = cred.uid;
   s.connected_us = realtime_us();
-  s.watch = std::make_unique<IoWatch>(loop_, fd, [this, &s](bool r, bool w) { on_io(s, r, w); });
+  s.watch = std::make_unique<IoWatch>(loop_, fd, Priority::kSubscribers,
+                                      [this, &s](bool r, bool w) { on_io(s, r, w); });
   Hello hello;
   hello.version = identity_.version;
   hello.stream = identity_.stream;
@@ -154,6 +154,7 @@ void SubscriberHub::accept_one(int fd) {
   s.out.push_control(std::make_shared<const std::string>(hello_json(hello) + "\n"));
   subscribers_.emplace(s.id, std::move(owned));
   ++open_count_;
+  ++totals_.accepted;
   spdlog::debug("subscriber {} connected (pid {}, uid {})", s.id, s.pid, s.uid);
   write(s);
 }

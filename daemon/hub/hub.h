@@ -32,7 +32,7 @@ namespace rdma_eventd::daemon {
 
 struct HubStats {
   uint64_t subscribers = 0;  // connected now
-  uint64_t accepted = 0;     // connections ever accepted
+  uint64_t accepted = 0;     // connections that became subscribers
   uint64_t refused = 0;      // connections refused at max_subscribers
   uint64_t records_sent = 0;
   uint64_t records_lost = 0;

@@ -1,0 +1,254 @@
+#include "hub_support.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "paths.h"
+
+namespace rdma_eventd::subtest {
+
+using rdmatest::Clock;
+using rdmatest::HarnessError;
+
+namespace {
+
+int poll_ms(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60000));
+}
+
+}  // namespace
+
+HubDaemon::HubDaemon(const rdmatest::SimFabric& sim, const HubOptions& options)
+    : socket_(dir_.file("events.sock")) {
+  // The default log level: the test reads the daemon's log only when it waits for a line, and
+  // a debug log of a thousand subscribers would fill the pipe and block the daemon.
+  const std::string config = dir_.write(
+      "rdma-eventd.json", "{\"socket\": {" + options.socket + "}}");
+  std::vector<std::string> argv = {
+      rdmatest::bin("rdma-eventd"), "-f", "--no-journal", "-c", config, "--socket", socket_};
+  if (options.print_records) argv.push_back("--print-records");
+  argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv));
+  const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 30s,
+                                                  rdmatest::Stream::kStderr, "the start line");
+  const auto pos = started.find("stream ") + 7;
+  stream_ = started.substr(pos, started.find(',', pos) - pos);
+  proc_->require_line(rdmatest::contains("ready: "), 30s, rdmatest::Stream::kStderr,
+                      "the ready line");
+}
+
+HubDaemon::~HubDaemon() {
+  if (proc_ && proc_->running()) proc_->stop();
+}
+
+std::string HubDaemon::log_tail(size_t lines) {
+  proc_->pump();
+  const auto& all = proc_->stderr_lines();
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += "\n  " + all[i];
+  return out;
+}
+
+void inject(const rdmatest::SimFabric& sim, const std::vector<std::string>& args) {
+  const rdmatest::CommandResult r = sim.ctl(args);
+  if (r.exit_code() != 0) {
+    std::string cmd;
+    for (const auto& a : args)
+      cmd += " " + a;
+    throw HarnessError("rdma-sim" + cmd + " refused (" + r.status.describe() + "): " + r.err);
+  }
+}
+
+void storm(const rdmatest::SimFabric& sim, int count, const std::string& target) {
+  inject(sim, {"storm", "--count", std::to_string(count), "--targets", target});
+}
+
+void wait_for_seq(const std::string& socket, uint64_t seq, Duration timeout) {
+  LineClient c(socket);
+  c.send(R"({"op":"subscribe","events":["unknown"],"devices":["none"]})"
+         "\n");
+  uint64_t last = 0;
+  int id = 0;
+  const bool reached = rdmatest::wait_until(
+      [&] {
+        c.send(json{{"op", "ping"}, {"id", ++id}}.dump() + "\n");
+        last = c.read_until(reply_to(id), timeout).back()["seq"].get<uint64_t>();
+        return last >= seq;
+      },
+      timeout);
+  if (!reached) {
+    throw HarnessError("the daemon published up to seq " + std::to_string(last) + ", not " +
+                       std::to_string(seq));
+  }
+}
+
+LineClient::LineClient(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) throw HarnessError("socket path too long: " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw HarnessError(std::string("socket: ") + std::strerror(errno));
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw HarnessError("connect " + path + ": " + std::strerror(err));
+  }
+}
+
+LineClient::~LineClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void LineClient::send(std::string_view text) {
+  const auto deadline = Clock::now() + 10s;
+  while (!text.empty()) {
+    const ssize_t n = ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      text.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      throw HarnessError(std::string("send: ") + std::strerror(errno));
+    }
+    pollfd p{fd_, POLLOUT, 0};
+    if (::poll(&p, 1, poll_ms(deadline)) == 0) throw HarnessError("send: no room for 10 s");
+  }
+}
+
+void LineClient::shutdown_write() {
+  ::shutdown(fd_, SHUT_WR);
+}
+
+bool LineClient::fill(Duration timeout) {
+  if (eof_) return false;
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      buf_.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+      eof_ = true;
+      return false;
+    }
+    if (errno != EAGAIN && errno != EINTR) {
+      throw HarnessError(std::string("recv: ") + std::strerror(errno));
+    }
+    pollfd p{fd_, POLLIN, 0};
+    const int r = ::poll(&p, 1, poll_ms(deadline));
+    if (r == 0) return false;
+  }
+}
+
+std::optional<std::string> LineClient::next_line(Duration timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const size_t nl = buf_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      std::string line = buf_.substr(pos_, nl - pos_);
+      pos_ = nl + 1;
+      if (pos_ > 65536 && pos_ > buf_.size() / 2) {
+        buf_.erase(0, pos_);
+        pos_ = 0;
+      }
+      return line;
+    }
+    const auto left = deadline - Clock::now();
+    if (left <= Duration::zero() || !fill(left)) {
+      if (buf_.find('\n', pos_) == std::string::npos) return std::nullopt;
+    }
+  }
+}
+
+std::string LineClient::require_line(Duration timeout, const std::string& what) {
+  auto line = next_line(timeout);
+  if (!line) {
+    throw HarnessError("waited in vain for " + what + (eof_ ? " (the daemon closed)" : "") +
+                       "; unread: " + buf_.substr(pos_));
+  }
+  return *line;
+}
+
+json LineClient::require_json(Duration timeout, const std::string& what) {
+  const std::string line = require_line(timeout, what);
+  try {
+    return json::parse(line);
+  } catch (const json::exception& e) {
+    throw HarnessError("not JSON: " + line);
+  }
+}
+
+std::vector<json> LineClient::read_until(const std::function<bool(const json&)>& done,
+                                         Duration timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<json> lines;
+  for (;;) {
+    auto line = next_line(deadline - Clock::now());
+    if (!line) {
+      std::string tail;
+      for (size_t i = lines.size() > 5 ? lines.size() - 5 : 0; i < lines.size(); ++i)
+        tail += "\n  " + lines[i].dump();
+      throw HarnessError("waited in vain for the expected line" +
+                         std::string(eof_ ? " (the daemon closed)" : "") + " after " +
+                         std::to_string(lines.size()) + " lines; the last ones:" + tail);
+    }
+    lines.push_back(json::parse(*line));
+    if (done(lines.back())) return lines;
+  }
+}
+
+std::vector<json> LineClient::read_to_eof(Duration timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<json> lines;
+  while (auto line = next_line(deadline - Clock::now()))
+    lines.push_back(json::parse(*line));
+  if (!eof_) throw HarnessError("the daemon did not close the connection in time");
+  return lines;
+}
+
+bool is_record(const json& line) {
+  return line.is_object() && !line.contains("type");
+}
+
+bool is_snapshot(const json& line) {
+  return is_record(line) && line.value("event", "") == "snapshot";
+}
+
+std::function<bool(const json&)> reply_to(const json& id) {
+  return [id](const json& l) {
+    const std::string type = l.value("type", "");
+    return (type == "reply" || type == "error") && l.contains("id") && l["id"] == id;
+  };
+}
+
+std::function<bool(const json&)> record_with_seq(uint64_t seq) {
+  return [seq](const json& l) { return is_record(l) && !is_snapshot(l) && l["seq"] == seq; };
+}
+
+std::vector<json> live_records(const std::vector<json>& lines) {
+  std::vector<json> out;
+  for (const auto& l : lines) {
+    if (is_record(l) && !is_snapshot(l)) out.push_back(l);
+  }
+  return out;
+}
+
+std::vector<uint64_t> seqs_of(const std::vector<json>& records) {
+  std::vector<uint64_t> out;
+  for (const auto& r : records)
+    out.push_back(r["seq"].get<uint64_t>());
+  return out;
+}
+
+}  // namespace rdma_eventd::subtest
