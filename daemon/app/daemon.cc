@@ -182,7 +182,7 @@ void Daemon::open_device(const verbs::DeviceEntry& entry) {
   dev->context = std::move(ctx);
   log_query_failures(*dev, failures);
   WatchedDevice* raw = dev.get();
-  dev->watch = std::make_unique<IoWatch>(loop_, dev->context->async_fd(),
+  dev->watch = std::make_unique<IoWatch>(loop_, dev->context->async_fd(), Priority::kSources,
                                          [this, raw](bool, bool) { on_readable(*raw); });
   dev->watch->watch(true, false);
   spdlog::info("{}: watching (node GUID {}, {} port{}, async fd {})", entry.name,

@@ -91,6 +91,6 @@ class Daemon : private StateSource {
 // Largest batch of events read from one device before they are enriched and published.
 // Bounds memory and the loop's turn length under a storm; every batch costs at most one
 // query per port (and one GID table / P_Key table read when those changed).
-inline constexpr size_t kMaxBatch = 4096;
+inline constexpr size_t kMaxBatch = 256;
 
 }  // namespace rdma_eventd::daemon

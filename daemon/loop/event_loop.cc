@@ -12,6 +12,16 @@ void EventDeleter::operator()(event* e) const noexcept {
   event_free(e);
 }
 
+namespace {
+
+void set_priority(event* ev, Priority p) {
+  if (event_priority_set(ev, static_cast<int>(p)) != 0) {
+    throw std::runtime_error("libevent: cannot set an event's priority");
+  }
+}
+
+}  // namespace
+
 EventLoop::EventLoop() {
   event_config* cfg = event_config_new();
   if (!cfg) throw std::runtime_error("libevent: cannot allocate a configuration");
@@ -21,8 +31,12 @@ EventLoop::EventLoop() {
   base_ = event_base_new_with_config(cfg);
   event_config_free(cfg);
   if (!base_) throw std::runtime_error("libevent: cannot create an epoll event loop");
+  if (event_base_priority_init(base_, static_cast<int>(Priority::kSources) + 1) != 0) {
+    throw std::runtime_error("libevent: cannot set up event priorities");
+  }
   defer_event_.reset(event_new(base_, -1, 0, &EventLoop::on_deferred, this));
   if (!defer_event_) throw std::runtime_error("libevent: cannot allocate an event");
+  set_priority(defer_event_.get(), Priority::kControl);
 }
 
 EventLoop::~EventLoop() {
@@ -64,7 +78,8 @@ std::string EventLoop::backend() const {
   return event_base_get_method(base_);
 }
 
-IoWatch::IoWatch(EventLoop& loop, int fd, Callback cb) : loop_(loop), fd_(fd), cb_(std::move(cb)) {}
+IoWatch::IoWatch(EventLoop& loop, int fd, Priority priority, Callback cb)
+    : loop_(loop), fd_(fd), priority_(priority), cb_(std::move(cb)) {}
 
 void IoWatch::watch(bool read, bool write) {
   if (read == read_ && write == write_ && (ev_ || (!read && !write))) return;
@@ -74,6 +89,7 @@ void IoWatch::watch(bool read, bool write) {
   if (!read && !write) return;
   const short what = EV_PERSIST | (read ? EV_READ : 0) | (write ? EV_WRITE : 0);
   ev_.reset(event_new(loop_.base(), fd_, what, &IoWatch::on_event, this));
+  if (ev_) set_priority(ev_.get(), priority_);
   if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
     throw std::runtime_error("libevent: cannot watch fd " + std::to_string(fd_));
   }
@@ -87,6 +103,7 @@ void IoWatch::on_event(int, short what, void* self) {
 SignalWatch::SignalWatch(EventLoop& loop, int signo, std::function<void()> cb)
     : loop_(loop), cb_(std::move(cb)) {
   ev_.reset(evsignal_new(loop.base(), signo, &SignalWatch::on_signal, this));
+  if (ev_) set_priority(ev_.get(), Priority::kControl);
   if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
     throw std::runtime_error("libevent: cannot watch signal " + std::to_string(signo));
   }
@@ -100,6 +117,7 @@ void SignalWatch::on_signal(int, short, void* self) {
 Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {
   ev_.reset(evtimer_new(loop.base(), &Timer::on_timeout, this));
   if (!ev_) throw std::runtime_error("libevent: cannot allocate a timer");
+  set_priority(ev_.get(), Priority::kControl);
 }
 
 void Timer::arm(std::chrono::microseconds after) {

@@ -24,6 +24,17 @@ struct EventDeleter {
 };
 using EventPtr = std::unique_ptr<event, EventDeleter>;
 
+// Who goes first when several watches are ready at once. A loop iteration runs only the ready
+// callbacks of the most urgent priority that has any; the others wait for the next iteration.
+// Subscribers' output goes before device events, so under a storm the daemon delivers what it
+// has already made before it reads (and makes) more: a subscriber that reads as fast as the
+// daemon writes never falls behind, while one that does not read never holds anything up.
+enum class Priority : uint8_t {
+  kControl = 0,      // signals, deferred work, timers
+  kSubscribers = 1,  // the subscriber socket: accepts, requests, output
+  kSources = 2,      // device event queues
+};
+
 class EventLoop {
  public:
   // Creates an epoll-backed loop; throws std::runtime_error when epoll is not available.
@@ -68,7 +79,7 @@ class IoWatch {
  public:
   using Callback = std::function<void(bool readable, bool writable)>;
 
-  IoWatch(EventLoop& loop, int fd, Callback cb);
+  IoWatch(EventLoop& loop, int fd, Priority priority, Callback cb);
   IoWatch(const IoWatch&) = delete;
   IoWatch& operator=(const IoWatch&) = delete;
 
@@ -81,6 +92,7 @@ class IoWatch {
 
   EventLoop& loop_;
   int fd_;
+  Priority priority_;
   Callback cb_;
   EventPtr ev_;
   bool read_ = false;

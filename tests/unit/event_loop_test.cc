@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -29,7 +30,7 @@ TEST(IoWatch, AReadablePipeRunsTheCallbackUntilDrained) {
   EventLoop loop;
   Pipe p;
   int calls = 0;
-  IoWatch w(loop, p.fds[0], [&](bool readable, bool writable) {
+  IoWatch w(loop, p.fds[0], Priority::kSources, [&](bool readable, bool writable) {
     ++calls;
     EXPECT_TRUE(readable);
     EXPECT_FALSE(writable);
@@ -47,7 +48,7 @@ TEST(IoWatch, APausedWatchDoesNotFire) {
   EventLoop loop;
   Pipe p;
   bool fired = false;
-  IoWatch w(loop, p.fds[0], [&](bool, bool) { fired = true; });
+  IoWatch w(loop, p.fds[0], Priority::kSources, [&](bool, bool) { fired = true; });
   w.watch(true, false);
   w.watch(false, false);
   ASSERT_EQ(write(p.fds[1], "x", 1), 1);
@@ -75,7 +76,7 @@ TEST(EventLoop, AWatchCanBeDestroyedByDeferredWorkFromItsOwnCallback) {
   EventLoop loop;
   Pipe p;
   std::unique_ptr<IoWatch> w;
-  w = std::make_unique<IoWatch>(loop, p.fds[0], [&](bool, bool) {
+  w = std::make_unique<IoWatch>(loop, p.fds[0], Priority::kSources, [&](bool, bool) {
     loop.defer([&] {
       w.reset();
       loop.stop();
@@ -85,6 +86,32 @@ TEST(EventLoop, AWatchCanBeDestroyedByDeferredWorkFromItsOwnCallback) {
   ASSERT_EQ(write(p.fds[1], "x", 1), 1);
   loop.run();
   EXPECT_EQ(w, nullptr);
+}
+
+TEST(IoWatch, ReadySubscribersGoBeforeReadySourcesUntilTheyAreDone) {
+  // Given a ready source and a ready subscriber whose callback stays ready for three turns,
+  // the source runs only once the subscriber has nothing more to do.
+  EventLoop loop;
+  Pipe source, subscriber;
+  std::vector<std::string> order;
+  int subscriber_turns = 0;
+  IoWatch src(loop, source.fds[0], Priority::kSources, [&](bool, bool) {
+    order.push_back("source");
+    loop.stop();
+  });
+  IoWatch sub(loop, subscriber.fds[0], Priority::kSubscribers, [&](bool, bool) {
+    order.push_back("subscriber");
+    if (++subscriber_turns == 3) {
+      char c;
+      ASSERT_EQ(read(subscriber.fds[0], &c, 1), 1);
+    }
+  });
+  src.watch(true, false);
+  sub.watch(true, false);
+  ASSERT_EQ(write(source.fds[1], "x", 1), 1);
+  ASSERT_EQ(write(subscriber.fds[1], "x", 1), 1);
+  loop.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"subscriber", "subscriber", "subscriber", "source"}));
 }
 
 TEST(EventLoop, AnExceptionInACallbackStopsTheLoopAndReachesRun) {
