@@ -10,8 +10,9 @@ using rdmatest::HarnessError;
 DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions& options) {
   JournalSandbox::instance();  // records go to the sandbox's journald, never the host's
   config_path_ = dir_.write("rdma-eventd.json", options.config_json);
+  // A socket of its own: the default path would be shared by every daemon of the test.
   std::vector<std::string> argv = {rdmatest::bin("rdma-eventd"), "-f", "-c", config_path_,
-                                   "--print-records"};
+                                   "--print-records", "--socket", dir_.file("events.sock")};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv));
   const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 20s,
