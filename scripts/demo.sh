@@ -6,9 +6,11 @@
 # On a host with RDMA devices (/sys/class/infiniband) it runs the daemon on them, read-only,
 # printing every record. Everywhere else it starts the simulated two-adapter fabric, a private
 # systemd-journald (in a mount namespace of its own: the host's journal is untouched), the
-# daemon, and injects a few events so the records show up at once; then it keeps running until
-# Ctrl-C so more events can be injected from another terminal. --once stops after the scripted
-# events. Needs root (the private journald).
+# daemon with its subscriber socket in a temporary directory, and rdma-eventctl monitor; it
+# injects a few events so the records show up at once, shows them as socket subscribers and
+# the journal see them, then keeps running until Ctrl-C so more events can be injected and
+# more subscribers started from another terminal. --once stops after the scripted events.
+# Needs root (the private journald).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +19,7 @@ once=0
 for arg in "$@"; do
   case $arg in
     --once) once=1 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) build=$(cd "$arg" && pwd) ;;
   esac
 done
@@ -54,6 +56,9 @@ trap cleanup EXIT
 trap 'exit 0' INT TERM
 
 mount -t tmpfs -o mode=755 tmpfs /run
+# The journal's files go to $work/log, where journalctl -D can read them from outside too.
+mkdir -p "$work/log"
+mount --bind "$work/log" /run/log 2>/dev/null || { mkdir -p /run/log && mount --bind "$work/log" /run/log; }
 printf '[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nForwardToSyslog=no\n' >"$work/journald.conf"
 mount --bind "$work/journald.conf" /etc/systemd/journald.conf
 /lib/systemd/systemd-journald &
@@ -64,20 +69,27 @@ export RDMA_SIM_DIR=$work/fabric
 sim() { "$bin/rdma-sim" "$@"; }
 sim start -t "$here/sim/topologies/two-adapters.json" >/dev/null
 sim_started=1
+sock=$work/events.sock
 
 echo "== Simulated fabric (no RDMA hardware here): two adapters, as ibv_devices sees them"
 sim run -- ibv_devices
 echo
-echo "== rdma-eventd on it; its records, one JSON object per line:"
-"$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --print-records -c "$here/config/rdma-eventd.json" \
-  >"$work/records" 2>"$work/daemon.log" &
+"$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --socket "$sock" -c "$here/config/rdma-eventd.json" \
+  2>"$work/daemon.log" &
 pids+=($!)
-until grep -q "ready:" "$work/daemon.log"; do sleep 0.05; done
-tail -f "$work/records" &
+until grep -q "ready:" "$work/daemon.log"; do
+  kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/daemon.log" >&2; exit 1; }
+  sleep 0.05
+done
+echo "== rdma-eventd runs on it. rdma-eventctl monitor follows its socket ($sock):"
+"$bin/rdma-eventctl" --socket "$sock" monitor --snapshot --color never &
 pids+=($!)
+until [ "$("$bin/rdma-eventctl" --socket "$sock" status 2>/dev/null | grep -c '^subscribers: 2 ')" = 1 ]; do
+  sleep 0.05
+done
 
 step() {
-  echo "-- rdma-sim $*" >&2
+  echo "-- rdma-sim $*"
   sim "$@" >/dev/null
   sleep 0.3
 }
@@ -87,20 +99,29 @@ step lid mlx5_0/1 23
 step gid add-ip mlx5_1/1 192.168.10.7 --netdev ens1f0
 step pkey mlx5_0/1 2 0x8002
 
+echo
+echo "== The same records as every subscriber reads them, one JSON object per line. Here socat"
+echo "   asks for a replay of everything since seq 0: echo '{\"op\":\"since\",\"seq\":0}' | socat - UNIX-CONNECT:$sock"
+echo '{"op":"since","seq":0}' | socat -t 5 - "UNIX-CONNECT:$sock"
+
 journalctl --sync
 echo
 echo "== The same records in the journal (journalctl RDMA_DEVICE=mlx5_0 -o short):"
-journalctl -D /run/log/journal --no-pager -o short RDMA_DEVICE=mlx5_0
+journalctl -D "$work/log/journal" --no-pager -o short RDMA_DEVICE=mlx5_0
 echo
 echo "== One entry with its structured fields (journalctl RDMA_EVENT=port_err -o verbose):"
-journalctl -D /run/log/journal --no-pager -o verbose RDMA_EVENT=port_err | grep -E "^\s+(MESSAGE|PRIORITY|MESSAGE_ID|RDMA_[A-Z_]+)=" | grep -v RDMA_RECORD || true
+journalctl -D "$work/log/journal" --no-pager -o verbose RDMA_EVENT=port_err | grep -E "^\s+(MESSAGE|PRIORITY|MESSAGE_ID|RDMA_[A-Z_]+)=" | grep -v RDMA_RECORD || true
 
 if [ $once = 1 ]; then
   exit 0
 fi
 echo
-echo "== Running. Inject more events from another terminal, for example:"
-echo "   sudo RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim port down mlx5_0/1"
-echo "   sudo RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim gid del-ip mlx5_1/1 192.168.10.7"
-echo "   ($bin/rdma-sim help lists every command.) Ctrl-C stops."
-wait "${pids[2]}"
+echo "== Running; the monitor above goes on. From another terminal (as root):"
+echo "   inject events:     RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim port down mlx5_0/1"
+echo "                      ($bin/rdma-sim help lists every command)"
+echo "   subscribe:         socat -u UNIX-CONNECT:$sock - | jq ."
+echo "                      $bin/rdma-eventctl --socket $sock monitor"
+echo "                      $bin/rdma-eventctl --socket $sock status"
+echo "   the journal:       journalctl -D $work/log/journal -f RDMA_DEVICE=mlx5_0"
+echo "   Ctrl-C stops."
+wait "${pids[1]}"

@@ -13,7 +13,7 @@ std::string usage() {
 
 Watches the async events of every RDMA device (port up/down, LID, P_Key, SM, GID changes,
 fatal errors), enriches each with the port's state and what changed, and publishes it as a
-JSON record to the systemd journal.
+JSON record to the systemd journal and to every subscriber of its Unix socket.
 
 Options:
   -c, --config FILE      configuration file (default )") +
