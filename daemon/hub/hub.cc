@@ -27,7 +27,8 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
       identity_(std::move(identity)),
       config_(config),
       listener_(config.path, config.mode, config.group),
-      accept_watch_(loop, listener_.fd(), Priority::kSubscribers, [this](bool, bool) { on_accept(); }),
+      accept_watch_(loop, listener_.fd(), Priority::kSubscribers,
+                    [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
       ring_(config.ring_records),
       started_us_(realtime_us()) {

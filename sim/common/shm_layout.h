@@ -21,7 +21,7 @@
 namespace rdmasim {
 
 inline constexpr char kShmMagic[8] = {'R', 'D', 'M', 'A', 'S', 'I', 'M', '\0'};
-inline constexpr uint32_t kShmVersion = 1;
+inline constexpr uint32_t kShmVersion = 2;
 
 inline constexpr int kMaxDevices = 64;
 inline constexpr int kMaxPorts = 4;
@@ -71,8 +71,10 @@ struct ShmDevice {
 };
 
 // Accounting for one context, in slot (id % kMaxContexts) or wherever the simulator put it (the
-// open reply names the slot). `queued` is written by the simulator; `read` and `acked` are
-// incremented by the stand-in in the client process.
+// open reply names the slot). `queued` is written by the simulator; the other counters are
+// incremented by the stand-in in the client process: events read and acked, and the queries
+// made through the context (what a firmware command costs on hardware), so tests can check
+// how many a program makes.
 struct ShmContext {
   uint64_t id;  // 0: slot never used
   int32_t pid;
@@ -81,6 +83,9 @@ struct ShmContext {
   uint64_t read;
   uint64_t acked;
   uint64_t reserved;
+  uint64_t port_queries;  // ibv_query_port, whatever the entry point
+  uint64_t gid_queries;   // ibv_query_gid, _ibv_query_gid_ex, _ibv_query_gid_table
+  uint64_t pkey_queries;  // ibv_query_pkey
 };
 
 struct ShmHeader {

@@ -222,6 +222,14 @@ void count_event_read(const Context* c) {
   if (rdmasim::load_relaxed(rec.id) == c->id) rdmasim::fetch_add(rec.read, uint64_t{1});
 }
 
+void count_query(ibv_context* ctx, uint64_t rdmasim::ShmContext::*counter) {
+  const Context* c = to_context(ctx);
+  const Fabric* f = c->device->fabric;
+  if (!f->writable) return;
+  rdmasim::ShmContext& rec = f->shm->contexts[c->ctx_slot];
+  if (rdmasim::load_relaxed(rec.id) == c->id) rdmasim::fetch_add(rec.*counter, uint64_t{1});
+}
+
 void count_event_acked(uint32_t token) {
   static_assert(rdmasim::kMaxContexts == 4096, "the ack token keeps 12 bits of slot");
   if ((token & 0xf0000000u) != 0xa0000000u) return;

@@ -53,6 +53,7 @@ void fill_gid_entry(const rdmasim::ShmGid& g, uint32_t port, uint32_t index, ibv
 }  // namespace
 
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
+  count_query(ctx, &rdmasim::ShmContext::port_queries);
   const Device* d = device_of(ctx);
   ibv_port_attr tmp;
   int err = timed_query(d, [&] {
@@ -97,6 +98,7 @@ int query_gid_entry(ibv_context* ctx, uint32_t port, uint32_t index, ibv_gid_ent
                     uint32_t flags, size_t entry_size) {
   // The ioctl attribute is at most 64 KiB (rdma-core refuses to marshal more) and must hold the
   // whole v1 entry; no flags are defined.
+  count_query(ctx, &rdmasim::ShmContext::gid_queries);
   if (entry_size > UINT16_MAX || entry_size < sizeof(ibv_gid_entry) || flags) return EINVAL;
   const Device* d = device_of(ctx);
   ibv_gid_entry tmp;
@@ -133,6 +135,7 @@ int query_gid_entry(ibv_context* ctx, uint32_t port, uint32_t index, ibv_gid_ent
 int query_pkey(ibv_context* ctx, uint8_t port, int index, __be16* pkey) {
   // rdma-core reads <ibdev_path>/ports/P/pkeys/I: after a rename the stale ibdev_path no longer
   // exists (ENOENT), after an unplug neither does the directory.
+  count_query(ctx, &rdmasim::ShmContext::pkey_queries);
   const Device* d = device_of(ctx);
   char file[64];
   char attr[8];
@@ -211,6 +214,7 @@ STANDIN_EXPORT int _ibv_query_gid_ex(ibv_context* ctx, uint32_t port, uint32_t i
 
 STANDIN_EXPORT ssize_t _ibv_query_gid_table(ibv_context* ctx, ibv_gid_entry* entries,
                                             size_t max_entries, uint32_t flags, size_t entry_size) {
+  standin::count_query(ctx, &rdmasim::ShmContext::gid_queries);
   // Marshalling limit (rdma-core), then the kernel's checks, in their order.
   if ((entry_size && max_entries > UINT16_MAX / entry_size) || flags || entry_size == 0 ||
       max_entries == 0) {

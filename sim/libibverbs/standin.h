@@ -96,6 +96,8 @@ void unregister_ack_context(const Context* c);
 void count_event_read(const Context* c);
 void count_event_acked(uint32_t token);
 uint32_t ack_token(const Context* c);
+// One query made through ctx: `counter` is ShmContext::port_queries, gid_queries or pkey_queries.
+void count_query(ibv_context* ctx, uint64_t rdmasim::ShmContext::*counter);
 
 // Implementations shared between exported entry points.
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len);

@@ -119,6 +119,9 @@ uint64_t ContextRegistry::open(UniqueFd conn, int32_t device_index, const std::s
   store_relaxed(rec.queued, uint64_t{0});
   store_relaxed(rec.read, uint64_t{0});
   store_relaxed(rec.acked, uint64_t{0});
+  store_relaxed(rec.port_queries, uint64_t{0});
+  store_relaxed(rec.gid_queries, uint64_t{0});
+  store_relaxed(rec.pkey_queries, uint64_t{0});
   store_release(rec.id, id);
 
   if (!send_reply(conn.get(), "OK " + std::to_string(id) + " " + std::to_string(slot) + "\n",
@@ -164,6 +167,9 @@ void ContextRegistry::closed(Context* c) {
             {"queued", c->queued},
             {"read", load_relaxed(rec.read)},
             {"acked", load_relaxed(rec.acked)},
+            {"port_queries", load_relaxed(rec.port_queries)},
+            {"gid_queries", load_relaxed(rec.gid_queries)},
+            {"pkey_queries", load_relaxed(rec.pkey_queries)},
             {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
             {"silenced", c->silenced},
             {"reader_closed", c->reader_closed}};
@@ -318,6 +324,9 @@ json ContextRegistry::stats() const {
                         {"queued", c->queued},
                         {"read", r},
                         {"acked", a},
+                        {"port_queries", load_relaxed(rec.port_queries)},
+                        {"gid_queries", load_relaxed(rec.gid_queries)},
+                        {"pkey_queries", load_relaxed(rec.pkey_queries)},
                         {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
                         {"silenced", c->silenced},
                         {"reader_closed", c->reader_closed}});

@@ -11,8 +11,14 @@ DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions
   JournalSandbox::instance();  // records go to the sandbox's journald, never the host's
   config_path_ = dir_.write("rdma-eventd.json", options.config_json);
   // A socket of its own: the default path would be shared by every daemon of the test.
-  std::vector<std::string> argv = {rdmatest::bin("rdma-eventd"), "-f", "-c", config_path_,
-                                   "--print-records", "--socket", dir_.file("events.sock")};
+  socket_ = dir_.file("events.sock");
+  std::vector<std::string> argv = {rdmatest::bin("rdma-eventd"),
+                                   "-f",
+                                   "-c",
+                                   config_path_,
+                                   "--print-records",
+                                   "--socket",
+                                   socket_};
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv));
   const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 20s,
@@ -70,6 +76,13 @@ std::vector<nlohmann::json> DaemonProcess::journal_entries(size_t count,
                        proc_->describe());
   }
   return entries;
+}
+
+nlohmann::json DaemonProcess::status() const {
+  const rdmatest::CommandResult r = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", socket_, "status", "--json"}, {}, 30s);
+  if (r.exit_code() != 0) throw HarnessError("rdma-eventctl status failed: " + r.err);
+  return nlohmann::json::parse(r.out);
 }
 
 rdmatest::ExitStatus DaemonProcess::stop() {

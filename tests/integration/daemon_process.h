@@ -38,6 +38,9 @@ class DaemonProcess {
   rdmatest::Process& process() { return *proc_; }
   const std::string& stream() const { return stream_; }
   const std::string& config_path() const { return config_path_; }
+  const std::string& socket() const { return socket_; }
+  // The daemon's status reply (rdma-eventctl status --json).
+  nlohmann::json status() const;
   void write_config(const std::string& json) const;
 
   // The next record the daemon printed (--print-records), failing the wait after `timeout`.
@@ -60,6 +63,7 @@ class DaemonProcess {
  private:
   rdmatest::TempDir dir_{"rdma-daemon"};
   std::string config_path_;
+  std::string socket_;
   std::string stream_;
   std::unique_ptr<rdmatest::Process> proc_;
 };

@@ -127,8 +127,9 @@ TEST(Context, UnaffiliatedEventsGoToEveryContextOfTheDeviceOnly) {
 }
 
 TEST(Context, AccountingCountsQueuedReadAndAckedPerContext) {
-  // ibv_get_async_event and ibv_ack_async_event are counted per context (the ack of a port event
-  // does nothing else); closing is accounted when the simulator sees the connection go.
+  // ibv_get_async_event, ibv_ack_async_event and queries are counted per context (the ack of a
+  // port event does nothing else); closing is accounted when the simulator sees the connection
+  // go.
   Sim sim(two_adapters());
   VerbsShell sh(sim);
   sh("list");
@@ -140,6 +141,14 @@ TEST(Context, AccountingCountsQueuedReadAndAckedPerContext) {
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(sh("get_event " + c)["ret"], 0);
   sh("ack " + c);  // acks the last one only
+  for (const std::string q : {"query_port", "query_port_compat", "query_gid", "query_gid_ex",
+                              "query_gid_table", "query_pkey"}) {
+    const std::string args = q == "query_gid_table"        ? " 8"
+                             : q.starts_with("query_port") ? " 1"
+                                                           : " 1 0";
+    const json r = sh(q + " " + c + args);
+    ASSERT_TRUE(r["ret"] == 0 || (q == "query_gid_table" && r["ret"] == 1)) << q << ": " << r;
+  }
   const int pid = sh.process().pid();
   json s = sim.stats();
   ASSERT_EQ(s["contexts"].size(), 2u);
@@ -151,10 +160,14 @@ TEST(Context, AccountingCountsQueuedReadAndAckedPerContext) {
                                     {"queued", 3},
                                     {"read", 3},
                                     {"acked", 1},
+                                    {"port_queries", 2},
+                                    {"gid_queries", 3},
+                                    {"pkey_queries", 1},
                                     {"backlog", 0},
                                     {"silenced", false},
                                     {"reader_closed", false}}));
   EXPECT_EQ(s["contexts"][1]["device"], "mlx5_1");
+  EXPECT_EQ(s["contexts"][1]["port_queries"], 0);
   EXPECT_EQ(s["contexts"][1]["queued"], 0);
   EXPECT_EQ(s["totals"], json({{"contexts_opened", 2},
                                {"contexts_closed", 0},

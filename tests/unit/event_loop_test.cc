@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace rdma_eventd::daemon {
