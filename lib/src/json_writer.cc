@@ -1,5 +1,7 @@
 #include "rdma_eventd/json_writer.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -35,25 +37,42 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   return len;
 }
 
+// Bytes that a JSON string cannot hold as they are (control characters, '"', '\\') or that
+// start a multi-byte UTF-8 sequence to check.
+constexpr std::array<bool, 256> kSpecial = [] {
+  std::array<bool, 256> t{};
+  for (size_t c = 0; c < 256; ++c)
+    t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return t;
+}();
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
+  // Characters that need no escape are appended in runs: most strings are all one run.
+  size_t run = 0;
   size_t i = 0;
+  auto flush = [&] { out.append(s.data() + run, i - run); };
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const size_t len = utf8_sequence_length(s, i);
-      if (len == 0) {
-        out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
-        ++i;
-      } else {
-        out.append(s.substr(i, len));
-        i += len;
-      }
+    if (!kSpecial[c]) {
+      ++i;
       continue;
     }
+    if (c >= 0x80) {
+      const size_t len = utf8_sequence_length(s, i);
+      if (len != 0) {
+        i += len;  // valid UTF-8 stays as it is, part of the run
+        continue;
+      }
+      flush();
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      run = ++i;
+      continue;
+    }
+    flush();
     switch (c) {
       case '"':
         out += "\\\"";
@@ -77,24 +96,27 @@ void append_json_string(std::string& out, std::string_view s) {
         out += "\\f";
         break;
       default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += static_cast<char>(c);
-        }
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
     }
-    ++i;
+    run = ++i;
   }
+  flush();
   out += '"';
 }
 
 void JsonWriter::key(std::string_view k) {
-  if (!first_) out_ += ',';
+  // Keys are the program's own names: plain ASCII with nothing to escape.
+  const size_t at = out_.size();
+  out_.resize(at + k.size() + (first_ ? 3 : 4));
+  char* p = out_.data() + at;
+  if (!first_) *p++ = ',';
+  *p++ = '"';
+  p = std::copy(k.begin(), k.end(), p);
+  *p++ = '"';
+  *p = ':';
   first_ = false;
-  append_json_string(out_, k);
-  out_ += ':';
   after_key_ = true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -476,13 +477,29 @@ std::string format_rfc3339_us(int64_t time_us) {
     micros += 1000000;
     secs -= 1;
   }
-  const time_t t = static_cast<time_t>(secs);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[96];  // sized for any int fields, so the compiler can prove no truncation
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06" PRId64 "Z", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
-  return buf;
+  // Records come in bursts within one second: the date and time of day are formatted once per
+  // second (per thread), the microseconds every time.
+  thread_local int64_t cached_secs = INT64_MIN;
+  thread_local std::string cached;
+  if (secs != cached_secs) {
+    const time_t t = static_cast<time_t>(secs);
+    struct tm tm {};
+    gmtime_r(&t, &tm);
+    char buf[96];  // sized for any int fields, so the compiler can prove no truncation
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached = buf;
+    cached_secs = secs;
+  }
+  std::string out;
+  out.reserve(27);
+  out = cached;
+  char digits[7] = "000000";
+  for (int i = 5; i >= 0; --i, micros /= 10)
+    digits[i] = static_cast<char>('0' + micros % 10);
+  out.append(digits, 6);
+  out += 'Z';
+  return out;
 }
 
 std::optional<int64_t> parse_rfc3339_us(std::string_view text) {
@@ -519,11 +536,14 @@ std::optional<int64_t> parse_rfc3339_us(std::string_view text) {
 }
 
 std::string format_guid(uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%04x:%04x:%04x:%04x", static_cast<unsigned>(guid >> 48),
-                static_cast<unsigned>((guid >> 32) & 0xffff),
-                static_cast<unsigned>((guid >> 16) & 0xffff), static_cast<unsigned>(guid & 0xffff));
-  return buf;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(19, ':');  // xxxx:xxxx:xxxx:xxxx
+  for (int group = 0; group < 4; ++group) {
+    const auto bits = static_cast<unsigned>((guid >> (48 - 16 * group)) & 0xffff);
+    for (int d = 0; d < 4; ++d)
+      out[static_cast<size_t>(group * 5 + d)] = kHex[(bits >> (12 - 4 * d)) & 0xf];
+  }
+  return out;
 }
 
 std::optional<uint64_t> parse_guid(std::string_view text) {

@@ -36,7 +36,8 @@ class RDMA_EVENTD_EXPORT JsonWriter {
     first_ = false;
   }
 
-  // Writes "key": and leaves the writer ready for exactly one value.
+  // Writes "key": and leaves the writer ready for exactly one value. The key is written as it
+  // is: keys are the program's own plain ASCII names, never data that would need escaping.
   void key(std::string_view k);
 
   void value(std::string_view s);
