@@ -16,7 +16,8 @@
 #   --out FILE             the report (default docs/benchmarks.md)
 #   --smoke                tiny counts and a 2 s idle window: checks that the harness works
 #                          (what ctest's bench_smoke runs); the numbers mean nothing
-#   --results FILE         also keep every measurement, one JSON object per line
+#   --results FILE         also keep every measurement there, one JSON object per line,
+#                          written as it is made
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
 #                          (latency, fan-out and memory), startup, idle
 #   --storm-count N        events per storm, 1 device (default 1000000)
@@ -103,7 +104,7 @@ done
 command -v ibv_asyncwatch >/dev/null || { echo "run.sh: ibv_asyncwatch is missing (apt-get install ibverbs-utils)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/rdma-eventd-bench.XXXXXX)
-results=$work/results.jsonl
+results=${results_copy:-$work/results.jsonl}  # written as the measurements go
 : >"$results"
 pids=()       # every process started here that may still run
 fabrics=()    # every simulator started here
@@ -183,7 +184,7 @@ start_daemon() {
   pids+=($daemon_pid)
   daemon_ready() {
     kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/$name.log" >&2; exit 1; }
-    grep -q "ready:" "$work/$name.log"
+    grep -q "ready:" "$work/$name.log" 2>/dev/null
   }
   wait_until 30 "the daemon ($name)" daemon_ready
 }
@@ -208,14 +209,15 @@ storm_topology() {  # RUN NAME FABRIC CONFIG COUNT TARGETS DEVICE...
     pids+=($!)
   done
   measure consumers --figure "storm.$topo.asyncwatch" --consumer ibv_asyncwatch --run "$run" \
-    --sim "$fab" --pids "$(IFS=,; echo "${watchers[*]}")" --count "$count" --targets "$targets"
+    --sim "$fab" --pids "$(IFS=,; echo "${watchers[*]}")" --contexts $# --count "$count" \
+    --targets "$targets"
   for dev in "${watchers[@]}"; do stop_pid "$dev"; done
   env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" "$bin/rdma-eventd-bench-raw" "$count" "$@" \
     </dev/null >/dev/null &
   local raw=$!
   pids+=($raw)
   measure consumers --figure "storm.$topo.raw" --consumer raw --run "$run" --sim "$fab" \
-    --pids "$raw" --count "$count" --targets "$targets"
+    --pids "$raw" --contexts $# --count "$count" --targets "$targets"
   wait "$raw"
   forget "$raw"
 }
@@ -315,5 +317,4 @@ commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 "$bench" report --results "$results" --out "$out" --runs "$runs" \
   --command "$RDMA_EVENTD_BENCH_CMDLINE" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
   --build "${build_type:-default}, commit $commit" --note "$note"
-[ -z "$results_copy" ] || cp "$results" "$results_copy"
 log "report written to $out"

@@ -136,8 +136,8 @@ int cmd_storm(int argc, char** argv) {
 
 int cmd_consumers(int argc, char** argv) {
   const Args a(argc, argv,
-               {"sim", "pids", "count", "targets", "poll-us", "timeout-s", "figure", "run",
-                "results", "consumer"},
+               {"sim", "pids", "contexts", "count", "targets", "poll-us", "timeout-s", "figure",
+                "run", "results", "consumer"},
                {});
   const uint64_t count = a.num("count");
   const uint64_t poll_us = a.num("poll-us", 1000);
@@ -147,14 +147,17 @@ int cmd_consumers(int argc, char** argv) {
   const SimControl sim(a.str("sim"));
   const SimState state(a.str("sim"));
 
-  // The consumers are ready once each has opened its device (its context exists).
+  // The consumers are ready once they have opened all their devices (--contexts in all, one
+  // per process by default): a context exists as soon as its device is open.
+  const size_t contexts = a.num("contexts", pids.size());
   std::vector<int> slots;
   const int64_t ready_deadline = mono_ns() + 20'000'000'000;
-  while ((slots = state.slots(pids)).size() < pids.size()) {
+  while ((slots = state.slots(pids)).size() < contexts) {
     for (pid_t p : pids)
       if (::kill(p, 0) != 0) throw BenchError("consumer " + std::to_string(p) + " is gone");
     if (mono_ns() > ready_deadline)
-      throw BenchError("the consumers did not open their devices within 20 s");
+      throw BenchError("the consumers did not open their " + std::to_string(contexts) +
+                       " devices within 20 s");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const SimState::Counters before = state.sum(slots);
