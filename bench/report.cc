@@ -146,6 +146,42 @@ std::string first_line_with(const std::string& path, const std::string& key) {
   return "unknown";
 }
 
+// The "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal ...
+std::vector<double> cpu_jiffies(const std::string& path) {
+  std::ifstream in(path);
+  std::string label;
+  std::vector<double> v;
+  in >> label;
+  for (double x; v.size() < 8 && in >> x;)
+    v.push_back(x);
+  if (label != "cpu" || v.size() < 8) v.clear();
+  return v;
+}
+
+// How busy the machine was over the run (all processes, not only the benchmark's), from
+// /proc/stat then and now, and the load averages then and now.
+std::string machine_load(const Args& a) {
+  const auto then = cpu_jiffies(a.str("stat-start", ""));
+  const auto now = cpu_jiffies("/proc/stat");
+  if (then.empty() || now.empty()) return "";
+  double total = 0;
+  std::vector<double> d(8);
+  for (size_t i = 0; i < 8; ++i) {
+    d[i] = now[i] - then[i];
+    total += d[i];
+  }
+  if (total <= 0) return "";
+  const double idle = d[3] + d[4];
+  std::ifstream load_then(a.str("loadavg-start", "")), load_now("/proc/loadavg");
+  std::string l1, l5, n1, n5;
+  load_then >> l1 >> l5;
+  load_now >> n1 >> n5;
+  return "| machine load | CPUs busy " + fixed((total - idle) / total * 100, 0) +
+         "% of the time over the whole run (every process on the machine; steal " +
+         fixed(d[7] / total * 100, 1) + "%); load average (1 min, 5 min) " + l1 + ", " + l5 +
+         " at the start, " + n1 + ", " + n5 + " at the end |\n";
+}
+
 std::string machine_table(const Args& a) {
   utsname u{};
   uname(&u);
@@ -163,6 +199,7 @@ std::string machine_table(const Args& a) {
     << "| command | `" << a.str("command", "bench/run.sh") << "` |\n"
     << "| runs | " << a.num("runs", 0)
     << ": every figure is the **median** of the runs, with the spread (min–max) |\n";
+  t << machine_load(a);
   if (!a.str("note", "").empty()) t << "| note | " << a.str("note") << " |\n";
   return t.str();
 }
@@ -170,7 +207,10 @@ std::string machine_table(const Args& a) {
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
-  const Args a(argc, argv, {"results", "out", "command", "date", "build", "runs", "note"}, {});
+  const Args a(
+      argc, argv,
+      {"results", "out", "command", "date", "build", "runs", "note", "stat-start", "loadavg-start"},
+      {});
   const Results r(a.str("results"));
   std::vector<TargetRow> targets;
   std::ostringstream body;

@@ -19,7 +19,8 @@
 #   --results FILE         also keep every measurement there, one JSON object per line,
 #                          written as it is made
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
-#                          (latency, fan-out and memory), startup, idle
+#                          (latency, fan-out and memory), startup, idle; none: only what
+#                          --profile asks for
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -78,6 +79,12 @@ if [ ${#sub_counts[@]} != 3 ]; then
   echo "run.sh: --subscribers takes three counts (e.g. 1,100,1000)" >&2
   exit 64
 fi
+for section in ${only//,/ }; do
+  case $section in
+    storm | slow | latency | startup | idle | none) ;;
+    *) echo "run.sh: --only: unknown section '$section' (storm, slow, latency, startup, idle, none)" >&2; exit 64 ;;
+  esac
+done
 wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$(id -u)" != 0 ]; then
@@ -148,18 +155,23 @@ if [ "$(ulimit -n)" -lt $((sub_counts[2] + 200)) ]; then
   exit 1
 fi
 
+# How busy the machine is meanwhile, for the report.
+head -1 /proc/stat >"$work/stat-start"
+cp /proc/loadavg "$work/loadavg-start"
+
 # --- fabrics and configurations -------------------------------------------------------------
 simlib=$build/lib/rdma-sim
 start_fabric() {  # NAME TOPOLOGY [ARGS...]
   local dir=/run/rdma-eventd-bench/$1 topo=$2; shift 2
-  "$bin/rdma-sim" start -t "$here/sim/topologies/$topo" --dir "$dir" "$@" >/dev/null
   fabrics+=("$dir")
+  "$bin/rdma-sim" start -t "$here/sim/topologies/$topo" --dir "$dir" "$@" >/dev/null
 }
 start_fabric one two-adapters.json
 start_fabric sixteen sixteen-devices.json
 start_fabric slow sixteen-devices.json --query-latency-us 20
 one=/run/rdma-eventd-bench/one sixteen=/run/rdma-eventd-bench/sixteen slow=/run/rdma-eventd-bench/slow
 mapfile -t sixteen_devices < <("$bin/rdma-sim" --dir "$sixteen" --json show | jq -r '.devices[].name')
+[ ${#sixteen_devices[@]} = 16 ] || { echo "run.sh: the 16-device fabric has ${#sixteen_devices[@]} devices" >&2; exit 1; }
 
 # The daemon's configuration: its defaults, but for enough subscribers (and, when asked, a
 # bigger backlog per subscriber); the 1-device storms select mlx5_0 only.
@@ -316,5 +328,6 @@ commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ "$sanitize" = ON ] && build_type+=", ASan+UBSan"
 "$bench" report --results "$results" --out "$out" --runs "$runs" \
   --command "$RDMA_EVENTD_BENCH_CMDLINE" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
-  --build "${build_type:-default}, commit $commit" --note "$note"
+  --build "${build_type:-default}, commit $commit" --note "$note" \
+  --stat-start "$work/stat-start" --loadavg-start "$work/loadavg-start"
 log "report written to $out"
