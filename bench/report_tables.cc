@@ -85,9 +85,15 @@ void latency_section(std::ostringstream& out, const Results& r, std::vector<Targ
 void fanout_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets) {
   const json storm = r.first(fanout_figure("1"));
   const json any = r.first(latency_figure("1")).is_null() ? storm : r.first(latency_figure("1"));
+  out << "## Fan-out: the daemon's CPU time per event\n\n";
+  if (any.is_null()) {
+    out << "Not measured in this run.\n\n";
+    targets.push_back({"CPU per event, 1,000 ÷ 1 subscriber, at 1,000 events/s", "–", "–", "≤ 3×",
+                       met_text(std::nullopt)});
+    return;
+  }
   const bool schedstat = any.value("cpu_source", "") == "schedstat";
-  out << "## Fan-out: the daemon's CPU time per event\n\n"
-      << "The daemon's CPU time over a run (every thread), divided by the run's events, in µs: "
+  out << "The daemon's CPU time over a run (every thread), divided by the run's events, in µs: "
       << (schedstat ? "the scheduler's run time of each thread (`/proc/PID/task/*/schedstat`, "
                       "in ns), and next to it utime + stime from `/proc/PID/stat`, which "
                       "is the same time counted in ticks of "

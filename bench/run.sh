@@ -99,7 +99,12 @@ if [ -z "${RDMA_EVENTD_BENCH_NS:-}" ]; then
     cmake --build "$build" -j "${JOBS:-2}" --target rdma-eventd rdma-sim rdma-eventd-bench \
       rdma-eventd-bench-raw
   fi
-  export RDMA_EVENTD_BENCH_NS=1 RDMA_EVENTD_BENCH_CMDLINE="bench/run.sh ${original_args[*]}"
+  # The command line as the report shows it, quoted so that it can be pasted.
+  cmdline=bench/run.sh
+  for arg in "${original_args[@]}"; do
+    if [[ $arg =~ ^[A-Za-z0-9_./=,:+-]+$ ]]; then cmdline+=" $arg"; else cmdline+=" '${arg//\'/\'\\\'\'}'"; fi
+  done
+  export RDMA_EVENTD_BENCH_NS=1 RDMA_EVENTD_BENCH_CMDLINE=$cmdline
   exec unshare --mount --propagation private -- "${BASH_SOURCE[0]}" "${original_args[@]}" --no-build
 fi
 
