@@ -193,30 +193,48 @@ void idle_section(std::ostringstream& out, const Results& r, std::vector<TargetR
 }
 
 void memory_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets) {
-  out << "## Memory\n\n";
+  // One row: VmRSS and VmHWM of every run of `fig`, in MiB.
+  const auto row = [&](const std::string& fig, const std::string& label) {
+    if (r.of(fig).empty()) return;
+    std::vector<double> rss = r.values(fig, "rss_kib"), hwm = r.values(fig, "hwm_kib");
+    for (double& x : rss)
+      x /= 1024;
+    for (double& x : hwm)
+      x /= 1024;
+    out << "| " << label << " | " << with_spread(spread_of(rss), 1) << " | "
+        << with_spread(spread_of(hwm), 1) << " |\n";
+  };
+  out << "## Memory\n\n"
+      << "The daemon's `VmRSS` (resident now) and `VmHWM` (the most it was resident), from "
+         "`/proc/PID/status`, in MiB.\n\n";
   if (r.of(fanout_figure("1000")).empty() && r.of(fanout_figure("1")).empty()) {
-    out << "Not measured in this run.\n\n";
+    out << "Not measured with subscribers in this run.\n\n";
   } else {
-    out << "The daemon's `VmRSS` (resident now) and `VmHWM` (the most it was resident), from "
-           "`/proc/PID/status`, on the 16 devices × 2 ports fabric (journal off), right after the "
-           "fan-out storm above with its subscribers still connected. MiB.\n\n"
+    out << "On the 16 devices × 2 ports fabric (journal off), right after the fan-out storm "
+           "above, its subscribers still connected:\n\n"
         << "| subscribers | VmRSS (MiB) | VmHWM (MiB) |\n|---|---|---|\n";
-    for (const char* n : kSubscriberCounts) {
-      const std::string fig = fanout_figure(n);
-      if (r.of(fig).empty()) continue;
-      std::vector<double> rss = r.values(fig, "rss_kib"), hwm = r.values(fig, "hwm_kib");
-      for (double& x : rss)
-        x /= 1024;
-      for (double& x : hwm)
-        x /= 1024;
-      out << "| " << subscribers_of(r, fig, n) << " | " << with_spread(spread_of(rss), 1) << " | "
-          << with_spread(spread_of(hwm), 1) << " |\n";
-    }
+    for (const char* n : kSubscriberCounts)
+      row(fanout_figure(n), subscribers_of(r, fanout_figure(n), n));
+    out << "\n";
+  }
+  // The storms' daemons, journal off and on: the journal writer's queue holds up to 65,536
+  // entries while journald catches up.
+  const std::pair<const char*, const char*> storms[] = {
+      {"storm.one.daemon_off", "1 device, journal off"},
+      {"storm.one.daemon_on", "1 device, journal on"},
+      {"storm.sixteen.daemon_off", "16 × 2 ports, journal off"},
+      {"storm.sixteen.daemon_on", "16 × 2 ports, journal on"}};
+  if (!r.of(storms[0].first).empty() || !r.of(storms[2].first).empty()) {
+    out << "Right after the throughput storms above, one subscriber connected:\n\n"
+        << "| storm | VmRSS (MiB) | VmHWM (MiB) |\n|---|---|---|\n";
+    for (const auto& [fig, name] : storms)
+      if (!r.of(fig).empty())
+        row(fig, std::string(name) + ", " + grouped(r.first(fig).value("count", 0.0)) + " events");
     out << "\n";
   }
   const auto rss = r.spread(fanout_figure("1000"), "rss_kib");
   targets.push_back({"RSS at " + subscribers_of(r, fanout_figure("1000"), "1,000") +
-                         " subscribers, 16 × 2 ports, after a storm (MiB)",
+                         " subscribers, 16 × 2 ports, journal off, after a storm (MiB)",
                      rss ? fixed(rss->median / 1024, 1) : "–",
                      rss ? fixed(rss->min / 1024, 1) + "–" + fixed(rss->max / 1024, 1) : "–",
                      "≤ 16 MiB",
