@@ -1,5 +1,5 @@
-// rdma-eventd-bench: the measurements behind docs/benchmarks.md. bench/run.sh runs them;
-// `rdma-eventd-bench SUBCOMMAND --help` is not needed: run.sh is the documented interface.
+// rdma-eventd-bench: the measurements behind docs/benchmarks.md. bench/run.sh, the documented
+// interface, starts what they need and runs them; their options are in the subcommands' files.
 #include <cstdio>
 #include <cstring>
 #include <exception>
