@@ -42,7 +42,7 @@ void Daemon::setup_service() {
 
 std::string Daemon::service_status() const {
   return service_status_text(
-      device_views(), hub_ ? std::optional<uint64_t>(hub_->stats().subscribers) : std::nullopt);
+      device_views(), hub_ ? std::optional<uint64_t>(hub_->subscriber_count()) : std::nullopt);
 }
 
 void Daemon::update_service_status() {

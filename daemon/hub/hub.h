@@ -66,6 +66,9 @@ class SubscriberHub final : public RecordSink {
   bool apply(const SocketConfig& config);
 
   HubStats stats() const;
+  // stats().subscribers without summing every subscriber's counters: the status line asks at
+  // every connect and disconnect, which must not cost O(subscribers) each.
+  uint64_t subscriber_count() const { return open_count_; }
   // Called whenever the number of connected subscribers changes (the daemon's status line).
   void on_subscribers_changed(std::function<void()> fn) { subscribers_changed_ = std::move(fn); }
   const std::string& path() const { return listener_.path(); }
