@@ -81,8 +81,11 @@ int main(void) {
   return 0;
 }
 EOF
+# A sanitized build's library needs the sanitizers' runtime in the program too.
+sanitize=
+[ "${SANITIZE:-0}" = 1 ] && sanitize="-fsanitize=address,undefined"
 # shellcheck disable=SC2086  # flags are words
-cc -std=c11 -Wall -Werror "$scratch/client.c" -o "$scratch/client" $flags ||
+cc -std=c11 -Wall -Werror $sanitize "$scratch/client.c" -o "$scratch/client" $flags ||
   fail "a C program does not build against the staged library"
 [ "$(LD_LIBRARY_PATH=$root$LIB_DIR "$scratch/client")" = filter ] || fail "the C program fails"
 
