@@ -41,7 +41,7 @@ Signals:
 Under systemd (rdma-eventd.service and rdma-eventd.socket): it reports readiness, reloads,
 stopping and a status line to the service manager, pings the watchdog from its event loop
 when WatchdogSec= is set, and serves the socket passed by socket activation (the one named
-"events") instead of socket.path.
+"events") instead of socket.path or --socket.
 
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.

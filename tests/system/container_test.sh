@@ -8,7 +8,9 @@
 #   reaches the subscriber and `journalctl -u rdma-eventd` with its RDMA_* fields and the
 #   catalog text; `systemctl reload` applies a changed configuration; `systemctl stop` ends it
 #   cleanly; a daemon that hangs is killed by the watchdog and started again.
-# Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded.
+# Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The root file
+# systems are kept in /var/cache/rdma-eventd-tests (RDMA_EVENTD_TEST_CACHE names another place);
+# a day's first run downloads one, and removes the older ones.
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 
