@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "core/enricher.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
 #include "systemd/journal_sink.h"
+#include "systemd/service_manager.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -70,6 +72,7 @@ void Daemon::start() {
     throw std::runtime_error("libevent chose the '" + loop_.backend() + "' backend, not epoll");
   }
   std::signal(SIGPIPE, SIG_IGN);
+  setup_service();
   signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGTERM, [this] {
     spdlog::info("SIGTERM: stopping");
     loop_.stop();
@@ -78,7 +81,11 @@ void Daemon::start() {
     spdlog::info("SIGINT: stopping");
     loop_.stop();
   }));
-  signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGHUP, [this] { reload(); }));
+  signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGHUP, [this] {
+    service_->reloading();
+    reload();
+    service_->ready(service_status());
+  }));
   signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGUSR1, [this] {
     spdlog::info("SIGUSR1: rescanning RDMA devices");
     rescan();
@@ -90,10 +97,12 @@ void Daemon::start() {
                stamper_.stream(), stamper_.host(), journal_ ? "on" : "off");
   rescan();
   spdlog::info("ready: watching {} device{}", devices_.size(), devices_.size() == 1 ? "" : "s");
+  service_->ready(service_status());
 }
 
 int Daemon::run() {
   const int rc = loop_.run();
+  service_->stopping();
   spdlog::info("stopped after {} records ({} events read and acked)", counters_.records,
                counters_.events_acked);
   return rc == 0 ? 0 : 1;
@@ -165,6 +174,7 @@ void Daemon::rescan() {
     last_scan_error_ = -1;
   }
   (void)selected;
+  update_service_status();
 }
 
 void Daemon::open_device(const verbs::DeviceEntry& entry) {
@@ -200,6 +210,7 @@ void Daemon::close_device_later(int index, std::string why) {
     if (it2 == devices_.end()) return;
     spdlog::info("{}: closing: {}", it2->second->view.name, why);
     devices_.erase(it2);
+    update_service_status();
   });
 }
 
@@ -247,6 +258,7 @@ void Daemon::publish(std::vector<Record>& records) {
   }
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
+  update_service_status();  // port states
 }
 
 void Daemon::log_query_failures(WatchedDevice& dev, const std::vector<QueryFailure>& failures) {
@@ -306,7 +318,9 @@ void Daemon::setup_hub() {
   if (!s.enabled) return;
   const StateSource& state = *this;
   hub_ = std::make_unique<SubscriberHub>(
-      loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s);
+      loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
+      std::exchange(passed_socket_, -1));
+  hub_->on_subscribers_changed([this] { update_service_status(); });
 }
 
 std::vector<const DeviceView*> Daemon::device_views() const {

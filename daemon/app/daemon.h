@@ -22,6 +22,7 @@
 namespace rdma_eventd::daemon {
 
 class JournalSink;
+class ServiceManager;
 class SubscriberHub;
 
 struct Counters {
@@ -68,6 +69,11 @@ class Daemon : private StateSource {
   void setup_hub();
   SocketConfig socket_config() const;  // the configuration's, with --socket/--no-socket
 
+  // The service manager (daemon_service.cc): socket activation, readiness, the status line.
+  void setup_service();
+  std::string service_status() const;
+  void update_service_status();  // after anything that may change service_status()
+
   // StateSource
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override;
@@ -86,6 +92,8 @@ class Daemon : private StateSource {
   Counters counters_;
   int last_scan_error_ = -1;  // what the last "no devices" message said, to say it once
   std::vector<std::unique_ptr<SignalWatch>> signals_;
+  std::unique_ptr<ServiceManager> service_;  // its watchdog timer goes before the loop
+  int passed_socket_ = -1;                   // the subscriber socket, when socket-activated
 };
 
 // Largest batch of events read from one device before they are enriched and published.
