@@ -111,6 +111,10 @@ int cmd_idle(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
+  // What the daemon sent before it went to sleep (a STATUS= line for the new subscriber) is
+  // not part of the window.
+  while (notify.receive()) {
+  }
   const ContextSwitches before = context_switches(d.pid());
   const int64_t end = mono_ns() + static_cast<int64_t>(seconds) * 1000000000;
   uint64_t pings = 0, log_lines = 0;
