@@ -329,7 +329,11 @@ fi
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
 sanitize=$(sed -n 's/^RDMA_EVENTD_SANITIZE:[A-Z]*=//p' "$build/CMakeCache.txt")
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=" (with local changes)"
+# Local changes to tracked files, except the report this run rewrites.
+report_in_tree=()
+[[ $out != "$here"/* ]] || report_in_tree=(":(exclude)${out#"$here"/}")
+[ -z "$(git -C "$here" status --porcelain --untracked-files=no -- . "${report_in_tree[@]}" 2>/dev/null)" ] ||
+  commit+=" (with local changes)"
 [ "$sanitize" = ON ] && build_type+=", ASan+UBSan"
 "$bench" report --results "$results" --out "$out" --runs "$runs" \
   --command "$RDMA_EVENTD_BENCH_CMDLINE" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
