@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# The benchmarks of docs/benchmarks.md, in one command, as root, from anywhere in the tree:
+#
+#   bench/run.sh [--runs N] [--out FILE] [--smoke] [OPTIONS]
+#
+# Builds what it needs into ./build, then, in a private mount namespace (a tmpfs on /run and a
+# systemd-journald of its own, so the host's journal is untouched), starts three simulated
+# fabrics and measures rdma-eventd against them, side by side with ibv_asyncwatch and a raw
+# read-and-ack loop: storm throughput, latency, fan-out CPU, idle wakeups, memory, start-up
+# and storms with slow queries. Every measurement runs N times; the report gives the median
+# and the spread of each figure next to its target. It stops every process it started, also
+# on Ctrl-C.
+#
+# Options:
+#   --runs N               runs of every measurement (default 5; --smoke: 1)
+#   --out FILE             the report (default docs/benchmarks.md)
+#   --smoke                tiny counts and a 2 s idle window: checks that the harness works
+#                          (what ctest's bench_smoke runs); the numbers mean nothing
+#   --results FILE         also keep every measurement there, one JSON object per line,
+#                          written as it is made
+#   --only LIST            only these sections (comma-separated): storm, slow, latency
+#                          (latency, fan-out and memory), startup, idle; none: only what
+#                          --profile asks for
+#   --storm-count N        events per storm, 1 device (default 1000000)
+#   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
+#   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
+#   --fanout-count N       events per fan-out storm (default 10000)
+#   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
+#   --idle-seconds S       the idle window (default 60)
+#   --profile FILE         also run one more 1-device storm under `perf record` and write the
+#                          daemon's profile (perf report) to FILE
+#   --max-queued-bytes N   the daemon's socket.max_queued_bytes (default: its own, 1 MiB)
+#   --note TEXT            a line for the report's "This run" table
+#   --build-dir DIR        the build to use (default ./build)
+#   --no-build             use the build as it is
+#   -h, --help             this text
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+original_args=("$@")
+runs="" out="$here/docs/benchmarks.md" smoke=0 results_copy="" only="" profile="" note=""
+max_queued_bytes=""
+build="$here/build" do_build=1
+storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) runs=$2; shift ;;
+    --out) out=$(abs "$2"); shift ;;
+    --smoke) smoke=1 ;;
+    --results) results_copy=$(abs "$2"); shift ;;
+    --only) only=$2; shift ;;
+    --storm-count) storm_count=$2; shift ;;
+    --storm16-count) storm16_count=$2; shift ;;
+    --latency-events) latency_events=$2; shift ;;
+    --fanout-count) fanout_count=$2; shift ;;
+    --subscribers) subscribers=$2; shift ;;
+    --idle-seconds) idle_seconds=$2; shift ;;
+    --profile) profile=$(abs "$2"); shift ;;
+    --note) note=$2; shift ;;
+    --max-queued-bytes) max_queued_bytes=$2; shift ;;
+    --build-dir) build=$(abs "$2"); shift ;;
+    --no-build) do_build=0 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (--help lists them)" >&2; exit 64 ;;
+  esac
+  shift
+done
+if [ $smoke = 1 ]; then
+  : "${runs:=1}" "${storm_count:=10000}" "${storm16_count:=10000}" "${latency_events:=200}"
+  : "${fanout_count:=1000}" "${subscribers:=1,10,20}" "${idle_seconds:=2}"
+fi
+: "${runs:=5}" "${storm_count:=1000000}" "${storm16_count:=1000000}" "${latency_events:=10000}"
+: "${fanout_count:=10000}" "${subscribers:=1,100,1000}" "${idle_seconds:=60}"
+IFS=, read -r -a sub_counts <<<"$subscribers"
+if [ ${#sub_counts[@]} != 3 ]; then
+  echo "run.sh: --subscribers takes three counts (e.g. 1,100,1000)" >&2
+  exit 64
+fi
+for section in ${only//,/ }; do
+  case $section in
+    storm | slow | latency | startup | idle | none) ;;
+    *) echo "run.sh: --only: unknown section '$section' (storm, slow, latency, startup, idle, none)" >&2; exit 64 ;;
+  esac
+done
+wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+if [ "$(id -u)" != 0 ]; then
+  echo "run.sh: needs root (a private mount namespace and journald): run it with sudo" >&2
+  exit 1
+fi
+
+# --- build (outside the namespace), then everything else inside it ---------------------------
+if [ -z "${RDMA_EVENTD_BENCH_NS:-}" ]; then
+  if [ $do_build = 1 ]; then
+    [ -f "$build/CMakeCache.txt" ] || cmake -S "$here" -B "$build" -DRDMA_EVENTD_WERROR=ON
+    cmake --build "$build" -j "${JOBS:-2}" --target rdma-eventd rdma-sim rdma-eventd-bench \
+      rdma-eventd-bench-raw
+  fi
+  # The command line as the report shows it, quoted so that it can be pasted.
+  cmdline=bench/run.sh
+  for arg in "${original_args[@]}"; do
+    if [[ $arg =~ ^[A-Za-z0-9_./=,:+-]+$ ]]; then cmdline+=" $arg"; else cmdline+=" '${arg//\'/\'\\\'\'}'"; fi
+  done
+  export RDMA_EVENTD_BENCH_NS=1 RDMA_EVENTD_BENCH_CMDLINE=$cmdline
+  exec unshare --mount --propagation private -- "${BASH_SOURCE[0]}" "${original_args[@]}" --no-build
+fi
+
+bin=$build/bin
+bench=$bin/rdma-eventd-bench
+for f in "$bin/rdma-eventd" "$bin/rdma-sim" "$bench" "$bin/rdma-eventd-bench-raw"; do
+  [ -x "$f" ] || { echo "run.sh: $f is missing (build it, or drop --no-build)" >&2; exit 1; }
+done
+command -v ibv_asyncwatch >/dev/null || { echo "run.sh: ibv_asyncwatch is missing (apt-get install ibverbs-utils)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/rdma-eventd-bench.XXXXXX)
+results=${results_copy:-$work/results.jsonl}  # written as the measurements go
+: >"$results"
+pids=()       # every process started here that may still run
+fabrics=()    # every simulator started here
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for f in "${fabrics[@]}"; do "$bin/rdma-sim" --dir "$f" stop >/dev/null 2>&1 || true; done
+  [ $rc = 0 ] || log "failed (exit $rc); logs were in $work"
+  rm -rf "$work"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+forget() { local keep=() p; for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; pids=("${keep[@]}"); }
+stop_pid() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; forget "$1"; }
+# wait_until SECONDS WHAT COMMAND...: the condition, checked every 20 ms, or fail.
+wait_until() {
+  local deadline=$((SECONDS + $1)) what=$2; shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || { log "timed out waiting for $what"; return 1; }
+    sleep 0.02
+  done
+}
+
+# --- the private journald -------------------------------------------------------------------
+mount -t tmpfs -o mode=755 tmpfs /run
+printf '[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\nForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n' >"$work/journald.conf"
+mount --bind "$work/journald.conf" /etc/systemd/journald.conf
+/lib/systemd/systemd-journald </dev/null >/dev/null 2>"$work/journald.log" &
+pids+=($!)
+journald_up() { journalctl --sync 2>/dev/null; }
+wait_until 20 "journald" journald_up
+
+ulimit -n "$(ulimit -Hn)"
+if [ "$(ulimit -n)" -lt $((sub_counts[2] + 200)) ]; then
+  echo "run.sh: RLIMIT_NOFILE's hard limit ($(ulimit -Hn)) is too low for ${sub_counts[2]} subscribers" >&2
+  exit 1
+fi
+
+# How busy the machine is meanwhile, for the report.
+head -1 /proc/stat >"$work/stat-start"
+cp /proc/loadavg "$work/loadavg-start"
+
+# --- fabrics and configurations -------------------------------------------------------------
+simlib=$build/lib/rdma-sim
+start_fabric() {  # NAME TOPOLOGY [ARGS...]
+  local dir=/run/rdma-eventd-bench/$1 topo=$2; shift 2
+  fabrics+=("$dir")
+  "$bin/rdma-sim" start -t "$here/sim/topologies/$topo" --dir "$dir" "$@" >/dev/null
+}
+start_fabric one two-adapters.json
+start_fabric sixteen sixteen-devices.json
+start_fabric slow sixteen-devices.json --query-latency-us 20
+one=/run/rdma-eventd-bench/one sixteen=/run/rdma-eventd-bench/sixteen slow=/run/rdma-eventd-bench/slow
+mapfile -t sixteen_devices < <("$bin/rdma-sim" --dir "$sixteen" --json show | jq -r '.devices[].name')
+[ ${#sixteen_devices[@]} = 16 ] || { echo "run.sh: the 16-device fabric has ${#sixteen_devices[@]} devices" >&2; exit 1; }
+
+# The daemon's configuration: its defaults, but for enough subscribers (and, when asked, a
+# bigger backlog per subscriber); the 1-device storms select mlx5_0 only.
+socket_conf="\"max_subscribers\": $((sub_counts[2] + 100))"
+[ -z "$max_queued_bytes" ] || socket_conf+=", \"max_queued_bytes\": $max_queued_bytes"
+printf '{"socket": {%s}}\n' "$socket_conf" >"$work/all.json"
+printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}}\n' "$socket_conf" >"$work/mlx5_0.json"
+for c in all mlx5_0; do "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null; done
+
+# on_fabric DIR COMMAND...: COMMAND with the simulator's stand-in libibverbs, through env(1)
+# so that, started with &, $! is COMMAND's own PID.
+on_fabric() { local dir=$1; shift; env RDMA_SIM_DIR="$dir" LD_LIBRARY_PATH="$simlib" "$@"; }
+
+# start_daemon FABRIC CONFIG NAME [DAEMON ARGS...]: sets $daemon_pid and $sock once it is ready.
+start_daemon() {
+  local fab=$1 conf=$2 name=$3; shift 3
+  sock=$work/$name.sock
+  rm -f "$work/$name.log"
+  env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" "$bin/rdma-eventd" -f -c "$work/$conf.json" \
+    --socket "$sock" "$@" </dev/null >/dev/null 2>"$work/$name.log" &
+  daemon_pid=$!
+  pids+=($daemon_pid)
+  daemon_ready() {
+    kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/$name.log" >&2; exit 1; }
+    grep -q "ready:" "$work/$name.log" 2>/dev/null
+  }
+  wait_until 30 "the daemon ($name)" daemon_ready
+}
+
+measure() { "$bench" "$@" --results "$results"; }
+
+# --- storms ---------------------------------------------------------------------------------
+storm_topology() {  # RUN NAME FABRIC CONFIG COUNT TARGETS DEVICE...
+  local run=$1 topo=$2 fab=$3 conf=$4 count=$5 targets=$6; shift 6
+  local journal
+  for journal in off on; do
+    start_daemon "$fab" "$conf" "storm-$topo-$journal" $([ $journal = off ] && echo --no-journal)
+    measure storm --figure "storm.$topo.daemon_$journal" --run "$run" --sim "$fab" \
+      --socket "$sock" --daemon-pid "$daemon_pid" --count "$count" --targets "$targets"
+    stop_pid "$daemon_pid"
+  done
+  local watchers=() dev
+  for dev in "$@"; do
+    env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" ibv_asyncwatch -d "$dev" </dev/null \
+      >/dev/null 2>>"$work/asyncwatch.log" &
+    watchers+=($!)
+    pids+=($!)
+  done
+  measure consumers --figure "storm.$topo.asyncwatch" --consumer ibv_asyncwatch --run "$run" \
+    --sim "$fab" --pids "$(IFS=,; echo "${watchers[*]}")" --contexts $# --count "$count" \
+    --targets "$targets"
+  for dev in "${watchers[@]}"; do stop_pid "$dev"; done
+  env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" "$bin/rdma-eventd-bench-raw" "$count" "$@" \
+    </dev/null >/dev/null &
+  local raw=$!
+  pids+=($raw)
+  measure consumers --figure "storm.$topo.raw" --consumer raw --run "$run" --sim "$fab" \
+    --pids "$raw" --contexts $# --count "$count" --targets "$targets"
+  wait "$raw"
+  forget "$raw"
+}
+
+slow_storm() {  # RUN
+  start_daemon "$slow" all "storm-slow" --no-journal
+  measure storm --figure storm.slow.daemon_off --run "$1" --sim "$slow" --socket "$sock" \
+    --daemon-pid "$daemon_pid" --count "$storm16_count" --targets all
+  stop_pid "$daemon_pid"
+}
+
+# Latency at 1,000 events/s, then a fan-out storm with as many subscribers (CPU per event,
+# memory after it), one daemon per subscriber count.
+latency_runs() {  # RUN
+  local role roles=(1 100 1000)  # figure names; the counts are --subscribers'
+  for role in 0 1 2; do
+    local n=${sub_counts[$role]}
+    start_daemon "$sixteen" all "latency-$n" --no-journal
+    measure latency --figure "latency.${roles[$role]}" --run "$1" --sim "$sixteen" \
+      --socket "$sock" --daemon-pid "$daemon_pid" --subscribers "$n" \
+      --events "$latency_events" --rate 1000 --target mlx5_0/1
+    measure storm --figure "fanout.${roles[$role]}" --run "$1" --sim "$sixteen" --socket "$sock" \
+      --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all --subscribers "$n"
+    stop_pid "$daemon_pid"
+  done
+}
+
+for run in $(seq 1 "$runs"); do
+  if wants storm; then
+    log "run $run/$runs: storms, 1 device ($storm_count events)"
+    storm_topology "$run" one "$one" mlx5_0 "$storm_count" mlx5_0/1 mlx5_0
+    log "run $run/$runs: storms, 16 devices x 2 ports ($storm16_count events)"
+    storm_topology "$run" sixteen "$sixteen" all "$storm16_count" all "${sixteen_devices[@]}"
+  fi
+  if wants slow; then
+    log "run $run/$runs: storm with 20 us queries"
+    slow_storm "$run"
+  fi
+  if wants latency; then
+    log "run $run/$runs: latency and fan-out with ${sub_counts[*]} subscribers"
+    latency_runs "$run"
+  fi
+done
+
+if wants startup; then
+  log "start-up, $runs runs"
+  for run in $(seq 1 "$runs"); do
+    on_fabric "$sixteen" "$bench" startup --figure startup --run "$run" --results "$results" \
+      -- "$bin/rdma-eventd" -f -c "$work/all.json" --socket "$work/startup.sock"
+  done
+fi
+
+if wants idle; then
+  log "idle, ${idle_seconds} s: $runs runs with the watchdog off and $runs on, side by side"
+  idlers=()
+  for run in $(seq 1 "$runs"); do
+    for wd in off on; do
+      env RDMA_SIM_DIR="$sixteen" LD_LIBRARY_PATH="$simlib" \
+        "$bench" idle --figure "idle.$wd" --run "$run" --results "$results" \
+        --seconds "$idle_seconds" --socket "$work/idle-$wd-$run.sock" \
+        $([ $wd = on ] && echo --watchdog-usec 2000000) \
+        -- "$bin/rdma-eventd" -f -c "$work/all.json" --socket "$work/idle-$wd-$run.sock" \
+        </dev/null >/dev/null &
+      idlers+=($!)
+      pids+=($!)
+    done
+  done
+  for p in "${idlers[@]}"; do wait "$p"; forget "$p"; done
+fi
+
+if [ -n "$profile" ]; then
+  log "profile: one more 1-device storm under perf record"
+  start_daemon "$one" mlx5_0 profile --no-journal
+  perf record -F 4999 -o "$work/perf.data" -p "$daemon_pid" </dev/null >/dev/null 2>"$work/perf.log" &
+  perf_pid=$!
+  pids+=($perf_pid)
+  wait_until 20 "perf record" test -s "$work/perf.data"
+  "$bench" storm --sim "$one" --socket "$sock" --daemon-pid "$daemon_pid" \
+    --count "$storm_count" --targets mlx5_0/1 >"$work/profile-storm.json"
+  kill -INT "$perf_pid"
+  wait "$perf_pid" || true
+  forget "$perf_pid"
+  stop_pid "$daemon_pid"
+  {
+    echo "# perf profile of rdma-eventd in a 1-device storm of $storm_count events, journal off"
+    echo "# storm: $(cat "$work/profile-storm.json")"
+    perf report -i "$work/perf.data" --stdio --sort dso,symbol --percent-limit 0.5 2>/dev/null |
+      grep -v '^$' | sed 's/  */ /g'
+  } >"$profile"
+fi
+
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+sanitize=$(sed -n 's/^RDMA_EVENTD_SANITIZE:[A-Z]*=//p' "$build/CMakeCache.txt")
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Local changes to tracked files, except the report this run rewrites.
+report_in_tree=()
+[[ $out != "$here"/* ]] || report_in_tree=(":(exclude)${out#"$here"/}")
+[ -z "$(git -C "$here" status --porcelain --untracked-files=no -- . "${report_in_tree[@]}" 2>/dev/null)" ] ||
+  commit+=" (with local changes)"
+[ "$sanitize" = ON ] && build_type+=", ASan+UBSan"
+"$bench" report --results "$results" --out "$out" --runs "$runs" \
+  --command "$RDMA_EVENTD_BENCH_CMDLINE" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+  --build "${build_type:-default}, commit $commit" --note "$note" \
+  --stat-start "$work/stat-start" --loadavg-start "$work/loadavg-start"
+log "report written to $out"

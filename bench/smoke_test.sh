@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# ctest bench_smoke: bench/run.sh --smoke on the build under test (1 run, tiny counts, a 2 s
+# idle window), its report written to a temporary file. Checks that the harness works: every
+# measurement ran to completion and the report has every section and every target with a
+# figure. It never checks the numbers: performance is reported, not asserted.
+#
+#   bench/smoke_test.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tmp=$(mktemp -d /tmp/bench-smoke.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+report=$tmp/benchmarks.md results=$tmp/results.jsonl
+
+fail() {
+  echo "bench_smoke: $*" >&2
+  echo "--- report:" >&2
+  cat "$report" >&2 2>/dev/null || true
+  exit 1
+}
+
+"$here/bench/run.sh" --smoke --no-build --build-dir "$build" --out "$report" --results "$results"
+
+# Every measurement, once, to completion.
+expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.asyncwatch storm.one.raw
+  storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.asyncwatch storm.sixteen.raw
+  storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
+  startup idle.off idle.on)
+for f in "${expect_figures[@]}"; do
+  n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
+  [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
+done
+n=$(jq -s 'length' "$results")
+[ "$n" = ${#expect_figures[@]} ] || fail "$n results, expected ${#expect_figures[@]}"
+incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$results")
+[ -z "$incomplete" ] || fail "incomplete measurements: $incomplete"
+# The subscribers of the fan-out and latency runs are the smoke counts (1, 10, 20).
+[ "$(jq -s -r '[.[] | select(.figure == "latency.1000") | .subscribers][0]' "$results")" = 20 ] ||
+  fail "latency.1000 did not run with 20 subscribers"
+[ "$(jq -s -r '[.[] | select(.figure == "startup") | .devices][0]' "$results")" = 16 ] ||
+  fail "start-up was not measured with 16 devices"
+
+# Every section, and every target with a figure.
+for section in "## Reproduce" "## This run" "## Targets" "## Storm throughput" \
+  "### 1 device, 1 port" "### 16 devices × 2 ports" "## Latency" \
+  "## Fan-out: the daemon's CPU time per event" "## Idle cost" \
+  "## Memory" "## Start-up" "## Slow queries"; do
+  grep -qxF "$section" "$report" || fail "no section '$section'"
+done
+for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |"; do
+  grep -qF "$machine" "$report" || fail "no '$machine' in This run"
+done
+targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
+[ "$targets" = 9 ] || fail "$targets target rows, expected 9"
+! grep -qi "not measured" "$report" || fail "a figure was not measured"
+echo "bench_smoke: the harness ran every measurement; the report has every section"

@@ -1,0 +1,208 @@
+// Storm throughput: `rdma-sim storm --count N` sent straight to the simulator's control socket
+// (the clock starts just before the send), and the time until the consumer has read N events.
+//
+//   storm      the consumer is the daemon; the clock stops when its subscribers have read
+//              (or been told they lost) all N records. Also: the daemon's CPU time, the queries
+//              it made (the simulator counts them per context), its memory after the storm,
+//              and, with the journal on, what reached journald.
+//   consumers  the consumers are other programs already running on the fabric
+//              (ibv_asyncwatch, the raw loop); the clock stops when their contexts have acked
+//              N events, watched in the simulator's shared state every --poll-us.
+#include <poll.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.h"
+#include "proc_stats.h"
+#include "sim_control.h"
+#include "subscribers.h"
+
+namespace rdma_eventd::bench {
+namespace {
+
+using nlohmann::json;
+
+json base_result(const Args& a, const char* kind) {
+  return {{"kind", kind},
+          {"figure", a.str("figure", "")},
+          {"run", a.num("run", 0)},
+          {"count", a.num("count")},
+          {"targets", a.str("targets", "all")}};
+}
+
+std::vector<std::string> targets_of(const Args& a) {
+  const std::string t = a.str("targets", "all");
+  return t == "all" ? std::vector<std::string>{} : split(t, ',');
+}
+
+json counters_json(const SimState::Counters& c) {
+  return {{"contexts", c.contexts},
+          {"read", c.read},
+          {"acked", c.acked},
+          {"port_queries", c.port_queries},
+          {"gid_queries", c.gid_queries},
+          {"pkey_queries", c.pkey_queries}};
+}
+
+SimState::Counters minus(const SimState::Counters& a, const SimState::Counters& b) {
+  SimState::Counters d = a;
+  d.read -= b.read;
+  d.acked -= b.acked;
+  d.port_queries -= b.port_queries;
+  d.gid_queries -= b.gid_queries;
+  d.pkey_queries -= b.pkey_queries;
+  return d;
+}
+
+// With the journal on, waits (at most `seconds`) until the journal writer has dealt with every
+// record: written, refused or dropped. Returns the status's "journal" object and how long that
+// took after the subscribers were done.
+json settle_journal(const std::string& socket, double seconds) {
+  const int64_t start = mono_ns();
+  for (;;) {
+    const json st = daemon_status(socket);
+    json j = st.value("journal", json::object());
+    if (!j.value("enabled", false)) return j;
+    const uint64_t handled = j.value("written", uint64_t{0}) + j.value("failed", uint64_t{0}) +
+                             j.value("dropped", uint64_t{0});
+    const uint64_t records = st["counters"].value("records", uint64_t{0});
+    const double waited = static_cast<double>(mono_ns() - start) / 1e9;
+    if (handled >= records || waited > seconds) {
+      j["records"] = records;
+      j["settled"] = handled >= records;
+      j["settle_s"] = waited;
+      return j;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+int cmd_storm(int argc, char** argv) {
+  const Args a(argc, argv,
+               {"sim", "socket", "daemon-pid", "count", "targets", "subscribers", "timeout-s",
+                "journal-wait-s", "figure", "run", "results"},
+               {});
+  const uint64_t count = a.num("count");
+  const auto pid = static_cast<pid_t>(a.num("daemon-pid"));
+  const std::string socket = a.str("socket");
+  const SimControl sim(a.str("sim"));
+  const SimState state(a.str("sim"));
+
+  SubscriberSet subs(socket, a.num("subscribers", 1));
+  subs.start(count);
+  SimControl::Request req = sim.connect();
+  const auto queries_before = state.of({pid});
+  const CpuTime cpu_before = cpu_time(pid);
+  const int64_t t0 = req.send(SimControl::storm(count, targets_of(a)));
+  const json reply = req.reply();
+  const bool complete =
+      subs.wait(mono_ns() + static_cast<int64_t>(a.num("timeout-s", 600)) * 1000000000);
+  const int64_t t1 = complete ? subs.done_ns() : mono_ns();
+  const CpuTime cpu = cpu_time(pid) - cpu_before;
+  const auto queries = minus(state.of({pid}), queries_before);
+  const StreamTotals totals = subs.stop_and_total();
+  const Memory mem = memory(pid);
+
+  json r = base_result(a, "storm");
+  const double seconds = static_cast<double>(t1 - t0) / 1e9;
+  r["subscribers"] = subs.size();
+  r["complete"] = complete;
+  r["seconds"] = seconds;
+  r["events_per_second"] = static_cast<double>(count) / seconds;
+  r["injection_seconds"] = reply.value("seconds", 0.0);
+  r["records"] = totals.records;
+  r["lost_records"] = totals.lost_records;
+  r["lost_lines"] = totals.lost_lines;
+  r["missing"] = totals.missing;
+  r["unexpected"] = totals.unexpected;
+  r["other_lines"] = totals.other_lines;
+  r["connections_closed"] = totals.connections_closed;
+  r["bytes"] = totals.bytes;
+  r["reader_cpu_s"] = totals.reader_cpu_s;
+  r["reader_busy"] = totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0;
+  add_cpu(r, cpu, count);
+  r["daemon_queries"] = counters_json(queries);
+  r["query_latency_us"] = state.query_latency_us();
+  r["rss_kib"] = mem.rss_kib;
+  r["hwm_kib"] = mem.hwm_kib;
+  r["journal"] = settle_journal(socket, static_cast<double>(a.num("journal-wait-s", 120)));
+  emit_result(a.str("results", ""), r.dump());
+  return complete ? 0 : 1;
+}
+
+int cmd_consumers(int argc, char** argv) {
+  const Args a(argc, argv,
+               {"sim", "pids", "contexts", "count", "targets", "poll-us", "timeout-s", "figure",
+                "run", "results", "consumer"},
+               {});
+  const uint64_t count = a.num("count");
+  const uint64_t poll_us = a.num("poll-us", 1000);
+  std::vector<pid_t> pids;
+  for (const std::string& p : split(a.str("pids"), ','))
+    pids.push_back(static_cast<pid_t>(std::stoi(p)));
+  const SimControl sim(a.str("sim"));
+  const SimState state(a.str("sim"));
+
+  // The consumers are ready once they have opened all their devices (--contexts in all, one
+  // per process by default): a context exists as soon as its device is open.
+  const size_t contexts = a.num("contexts", pids.size());
+  std::vector<int> slots;
+  const int64_t ready_deadline = mono_ns() + 20'000'000'000;
+  while ((slots = state.slots(pids)).size() < contexts) {
+    for (pid_t p : pids)
+      if (::kill(p, 0) != 0) throw BenchError("consumer " + std::to_string(p) + " is gone");
+    if (mono_ns() > ready_deadline)
+      throw BenchError("the consumers did not open their " + std::to_string(contexts) +
+                       " devices within 20 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const SimState::Counters before = state.sum(slots);
+
+  SimControl::Request req = sim.connect();
+  const int64_t t0 = req.send(SimControl::storm(count, targets_of(a)));
+  const int64_t deadline = t0 + static_cast<int64_t>(a.num("timeout-s", 600)) * 1000000000;
+  bool replied = false, complete = false;
+  json reply;
+  int64_t t1 = 0;
+  SimState::Counters now = before;
+  // Each round waits one interval, or less when the storm's reply comes, then looks.
+  const timespec interval{static_cast<time_t>(poll_us / 1000000),
+                          static_cast<long>(poll_us % 1000000) * 1000};
+  while (!complete || !replied) {
+    pollfd p{replied ? -1 : req.fd(), POLLIN, 0};
+    if (::ppoll(&p, 1, complete ? nullptr : &interval, nullptr) > 0 && !replied) {
+      reply = req.reply();
+      replied = true;
+    }
+    if (complete) continue;
+    now = state.sum(slots);
+    if (now.acked - before.acked >= count) {
+      t1 = mono_ns();
+      complete = true;
+    } else if (mono_ns() > deadline) {
+      t1 = mono_ns();
+      if (!replied) reply = req.reply();
+      break;
+    }
+  }
+  const SimState::Counters got = minus(now, before);
+
+  json r = base_result(a, "consumers");
+  const double seconds = static_cast<double>(t1 - t0) / 1e9;
+  r["consumer"] = a.str("consumer", "");
+  r["processes"] = pids.size();
+  r["complete"] = complete;
+  r["seconds"] = seconds;
+  r["events_per_second"] = static_cast<double>(count) / seconds;
+  r["injection_seconds"] = reply.value("seconds", 0.0);
+  r["poll_us"] = poll_us;
+  r["consumer_counters"] = counters_json(got);
+  emit_result(a.str("results", ""), r.dump());
+  return complete ? 0 : 1;
+}
+
+}  // namespace rdma_eventd::bench
