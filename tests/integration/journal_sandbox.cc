@@ -10,6 +10,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "namespaces.h"
+
 namespace rdma_eventd::test {
 namespace {
 
@@ -49,13 +51,9 @@ JournalSandbox::JournalSandbox() {
       "journald.conf",
       "[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\n"
       "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n");
-  if (unshare(CLONE_NEWNS) != 0) {
-    throw HarnessError(std::string("journal sandbox: unshare(CLONE_NEWNS): ") +
-                       std::strerror(errno));
-  }
-  must_mount("", "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
-  // A tmpfs on /run hides the host's journal socket, /run/log and everything else there.
-  must_mount("tmpfs", "/run", "tmpfs", 0, "mode=755");
+  // A mount namespace of its own, a tmpfs on /run: the host's journal socket, /run/log and
+  // everything else there are hidden.
+  rdmatest::make_run_private();
   must_mount(conf, "/etc/systemd/journald.conf", nullptr, MS_BIND, nullptr);
   start_journald();
 }
