@@ -28,19 +28,19 @@ void JournalBackpressure::attach(JournalSink* journal) {
 
 void JournalBackpressure::after_publish() {
   if (!journal_ || stats_.paused || stats_.stalled) return;
-  if (journal_->queued() < journal_->capacity() / 2) return;
+  if (journal_->queued() < kJournalHighWater) return;
   stats_.paused = true;
   ++stats_.pauses;
   spdlog::debug("journal: {} entries queued; reading device events paused", journal_->queued());
   pause_(true);
   progress_mark_ = journal_->progress();
-  journal_->notify_when_at_most(journal_->capacity() / 8);
+  journal_->notify_when_at_most(kJournalLowWater);
   check_.arm(kJournalStallAfter);
 }
 
 void JournalBackpressure::on_wake() {
   journal_->consume_wake();
-  if (stats_.paused && journal_->queued() <= journal_->capacity() / 8) {
+  if (stats_.paused && journal_->queued() <= kJournalLowWater) {
     resume();
     spdlog::debug("journal: caught up; reading device events again");
   }

@@ -1,15 +1,19 @@
 // Keeping the journal complete under a storm without letting it hold up anything else.
 //
 // The journal writer takes entries at journald's pace, which under a storm is slower than
-// the devices produce events. While the writer's queue is deeper than half its capacity, the
-// daemon stops reading device events (the kernel queues them meanwhile, nothing is lost) and
-// goes on serving subscribers; once the queue is down to an eighth, it reads again. A journald
-// that stops taking entries (stalled, not merely slow) must not stop the daemon: when the
-// writer makes no progress for kJournalStallAfter, reading resumes, the full queue drops what
-// does not fit (counted as "dropped"), and backpressure comes back once journald moves again.
+// the devices produce events. While the writer's queue holds kJournalHighWater entries or more,
+// the daemon stops reading device events (the kernel queues them meanwhile, nothing is lost)
+// and goes on serving subscribers; once the queue is down to kJournalLowWater, it reads again.
+// The marks are low, far below the queue's capacity, so that the records flow at journald's
+// pace in small steps rather than in bursts a subscriber must absorb. A journald that stops
+// taking entries (stalled, not merely slow) must not stop the daemon: when the writer makes no
+// progress for kJournalStallAfter, reading resumes, the queue fills up to its capacity and then
+// drops what does not fit (counted as "dropped"), and backpressure comes back once journald
+// moves again.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,6 +59,8 @@ class JournalBackpressure {
   BackpressureStats stats_;
 };
 
+inline constexpr size_t kJournalHighWater = 1024;
+inline constexpr size_t kJournalLowWater = 256;
 inline constexpr auto kJournalStallAfter = std::chrono::seconds(2);
 
 }  // namespace rdma_eventd::daemon
