@@ -34,11 +34,19 @@ std::string must_run(const std::vector<std::string>& argv) {
   return r.out;
 }
 
+JournalStorage g_storage;
+bool g_started = false;
+
 }  // namespace
 
 JournalSandbox& JournalSandbox::instance() {
   static JournalSandbox sandbox;
   return sandbox;
+}
+
+void JournalSandbox::set_storage(const JournalStorage& storage) {
+  if (g_started) throw HarnessError("journal sandbox: storage set after it started");
+  g_storage = storage;
 }
 
 JournalSandbox::JournalSandbox() {
@@ -50,11 +58,20 @@ JournalSandbox::JournalSandbox() {
   const std::string conf = scratch_.write(
       "journald.conf",
       "[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\n"
-      "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n");
+      "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=" +
+          g_storage.max_use + "\nRuntimeKeepFree=0\n");
+  g_started = true;
   // A mount namespace of its own, a tmpfs on /run: the host's journal socket, /run/log and
   // everything else there are hidden.
   rdmatest::make_run_private();
   must_mount(conf, "/etc/systemd/journald.conf", nullptr, MS_BIND, nullptr);
+  if (g_storage.on_disk) {
+    // /run/log is where journald keeps a volatile journal.
+    const std::string dir = scratch_.file("log");
+    mkdir(dir.c_str(), 0755);
+    mkdir("/run/log", 0755);
+    must_mount(dir, "/run/log", nullptr, MS_BIND, nullptr);
+  }
   start_journald();
 }
 

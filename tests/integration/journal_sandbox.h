@@ -18,9 +18,18 @@
 
 namespace rdma_eventd::test {
 
+// How the sandbox's journald keeps entries: in /run (memory), at most 512 MiB, unless a test
+// that writes more says otherwise before the first instance().
+struct JournalStorage {
+  std::string max_use = "512M";  // RuntimeMaxUse=; entries beyond it rotate out
+  bool on_disk = false;          // the journal files in the sandbox's scratch directory (/tmp)
+};
+
 class JournalSandbox {
  public:
   static JournalSandbox& instance();
+  // Before the first instance() only.
+  static void set_storage(const JournalStorage& storage);
 
   // The entries matching every "FIELD=value" match, oldest first, as journalctl -o json
   // prints them (after journalctl --sync, so everything sent before this call is there).
