@@ -1,6 +1,7 @@
 #include "journal_sandbox.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,6 +101,11 @@ void JournalSandbox::stop_journald() {
   if (!journald_) return;
   journald_->stop();
   journald_.reset();
+}
+
+void JournalSandbox::freeze_journald(bool frozen) {
+  if (!journald_) throw HarnessError("journal sandbox: journald is not running");
+  journald_->signal(frozen ? SIGSTOP : SIGCONT);
 }
 
 std::string JournalSandbox::journalctl(const std::vector<std::string>& args) {

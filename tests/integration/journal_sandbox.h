@@ -41,6 +41,9 @@ class JournalSandbox {
   // Stops and starts journald (its socket file stays behind while stopped, as on a host).
   void stop_journald();
   void start_journald();
+  // Freezes journald (SIGSTOP: it takes no more entries, writers block once its socket is
+  // full) or lets it go on (SIGCONT).
+  void freeze_journald(bool frozen);
 
   // Installs a catalog file and indexes it, visible to journalctl -x in this namespace only.
   void install_catalog(const std::string& catalog_file);

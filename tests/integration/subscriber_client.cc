@@ -179,6 +179,7 @@ void StreamCheck::line(std::string_view l) {
     next_ = last + 1;
     lost_records_ += records;
     ++lost_notices_;
+    if (losses_.size() < 16) losses_.push_back(j);
   } else if (type == "reply" || type == "error") {
     replies_.push_back(j);
   } else if (type != "hello") {

@@ -63,8 +63,10 @@ class StreamCheck {
   uint64_t lost_notices() const { return lost_notices_; }
   // The first problem seen, empty when none.
   const std::string& problem() const { return problem_; }
-  // The replies seen, by id (as JSON text).
+  // The replies seen.
   const std::vector<nlohmann::json>& replies() const { return replies_; }
+  // The first "lost" lines seen (at most 16), for failure messages.
+  const std::vector<nlohmann::json>& losses() const { return losses_; }
 
  private:
   void line(std::string_view l);
@@ -76,6 +78,7 @@ class StreamCheck {
   uint64_t lost_notices_ = 0;
   std::string problem_;
   std::vector<nlohmann::json> replies_;
+  std::vector<nlohmann::json> losses_;
 };
 
 }  // namespace rdma_eventd::test
