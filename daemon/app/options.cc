@@ -35,14 +35,15 @@ Options:
 
 Signals:
   SIGHUP                 reload the configuration (a bad one is reported and the old one stays)
-  SIGUSR1                rescan for RDMA devices
+  SIGUSR1                rescan for RDMA devices (hot-plug is followed through udev, or
+                         by a rescan every 5 s where udev does not run)
   SIGTERM, SIGINT        stop
 
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
 
 Records: docs/records.md. Configuration: docs/configuration.md. Subscribers:
-docs/protocol.md.
+docs/protocol.md. Failures: docs/operations.md.
 )";
 }
 
