@@ -35,11 +35,14 @@ need_root() {
 
 # The packages, one list for every command: the build's libraries, rdma-core's own utilities that
 # the tests run against the simulator, journald/systemd tools and the small helpers the tests use.
+# systemd-container, debootstrap and its keyring boot systemd as PID 1 in a container for the
+# service's tests (tests/system); udev checks the udev rule.
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev
-  systemd util-linux iproute2 procps socat jq
+  systemd udev util-linux iproute2 procps socat jq
+  systemd-container debootstrap debian-archive-keyring
 )
 
 deps() {

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "core/enricher.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
 #include "systemd/journal_sink.h"
+#include "systemd/service_manager.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -44,6 +46,7 @@ Daemon::Daemon(Options options, Config config)
                [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); }),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
   devices_.set_filter(config_.devices);
+  devices_.on_change([this] { update_service_status(); });
 }
 
 Daemon::~Daemon() {
@@ -58,6 +61,7 @@ void Daemon::start() {
     throw std::runtime_error("libevent chose the '" + loop_.backend() + "' backend, not epoll");
   }
   std::signal(SIGPIPE, SIG_IGN);
+  setup_service();
   signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGTERM, [this] {
     spdlog::info("SIGTERM: stopping");
     loop_.stop();
@@ -66,7 +70,11 @@ void Daemon::start() {
     spdlog::info("SIGINT: stopping");
     loop_.stop();
   }));
-  signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGHUP, [this] { reload(); }));
+  signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGHUP, [this] {
+    service_->reloading();
+    reload();
+    service_->ready(service_status());
+  }));
   signals_.push_back(std::make_unique<SignalWatch>(loop_, SIGUSR1, [this] {
     spdlog::info("SIGUSR1: rescanning RDMA devices");
     devices_.resync(DeviceSet::Mode::kChange, "SIGUSR1");
@@ -81,10 +89,12 @@ void Daemon::start() {
   devices_.resync(DeviceSet::Mode::kStartup, "start");
   spdlog::info("ready: watching {} device{}", devices_.watched(),
                devices_.watched() == 1 ? "" : "s");
+  service_->ready(service_status());
 }
 
 int Daemon::run() {
   const int rc = loop_.run();
+  service_->stopping();
   const DeviceStats& d = devices_.stats();
   spdlog::info("stopped after {} records ({} events read and acked)", records_, d.events_acked);
   return rc == 0 ? 0 : 1;
@@ -114,6 +124,7 @@ void Daemon::publish(std::vector<Record>& records) {
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
   backpressure_.after_publish();
+  update_service_status();  // port states
 }
 
 void Daemon::reload() {
@@ -161,7 +172,9 @@ void Daemon::setup_hub() {
   if (!s.enabled) return;
   const StateSource& state = *this;
   hub_ = std::make_unique<SubscriberHub>(
-      loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s);
+      loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
+      std::exchange(passed_socket_, -1));
+  hub_->on_subscribers_changed([this] { update_service_status(); });
 }
 
 DaemonCounters Daemon::counters() const {

@@ -22,6 +22,7 @@
 namespace rdma_eventd::daemon {
 
 class JournalSink;
+class ServiceManager;
 class SubscriberHub;
 
 // The hub reads the daemon's state through StateSource only (snapshots, status).
@@ -45,6 +46,11 @@ class Daemon : private StateSource {
   void setup_hub();
   SocketConfig socket_config() const;  // the configuration's, with --socket/--no-socket
 
+  // The service manager (daemon_service.cc): socket activation, readiness, the status line.
+  void setup_service();
+  std::string service_status() const;
+  void update_service_status();  // after anything that may change service_status()
+
   // StateSource
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
@@ -62,10 +68,13 @@ class Daemon : private StateSource {
   std::unique_ptr<SubscriberHub> hub_;
   uint64_t records_ = 0;
   std::vector<std::unique_ptr<SignalWatch>> signals_;
+  std::unique_ptr<ServiceManager> service_;  // its watchdog timer goes before the loop
+  int passed_socket_ = -1;                   // the subscriber socket, when socket-activated
 };
 
-// Entries the journal writer may hold (about 2 KiB each): under a storm the daemon waits for
-// it from half of this (see JournalBackpressure).
+// Entries the journal writer may hold (about 2 KiB each). Under a storm the daemon waits for
+// the writer long before the queue is full (JournalBackpressure); the capacity is for a
+// journald that stalls.
 inline constexpr size_t kJournalQueueEntries = 16384;
 
 }  // namespace rdma_eventd::daemon

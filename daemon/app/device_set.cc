@@ -96,7 +96,7 @@ void DeviceSet::resync(Mode mode, std::string_view why) {
   if (selected == 0 && devices_.empty()) {
     const int code = catalog_.devices().empty() ? 0 : -2;
     if (code != last_scan_error_) {
-      spdlog::warn(code == 0 ? "no RDMA devices found; waiting for devices"
+      spdlog::warn(code == 0 ? "no RDMA devices found; waiting for devices (SIGUSR1 rescans)"
                              : "no RDMA device is selected by the configuration; waiting");
       last_scan_error_ = code;
     }
@@ -105,15 +105,16 @@ void DeviceSet::resync(Mode mode, std::string_view why) {
   }
   if (!records.empty()) publish_(records);
   schedule_retry();
+  if (on_change_) on_change_();
 }
 
 void DeviceSet::log_scan_error(int err) {
   if (err == last_scan_error_) return;
   last_scan_error_ = err;
   if (err == ENOSYS) {
-    spdlog::warn("no RDMA support in the kernel (ENOSYS); waiting for devices");
+    spdlog::warn("no RDMA support in the kernel (ENOSYS); waiting for devices (SIGUSR1 rescans)");
   } else {
-    spdlog::error("cannot list RDMA devices: {}; waiting", std::strerror(err));
+    spdlog::error("cannot list RDMA devices: {}; waiting (SIGUSR1 rescans)", std::strerror(err));
   }
 }
 
@@ -215,6 +216,7 @@ void DeviceSet::close_later(int index, std::string why) {
     if (it2 == devices_.end()) return;
     spdlog::info("{}: closing: {}", it2->second->view.name, why);
     devices_.erase(it2);
+    if (on_change_) on_change_();
   });
 }
 

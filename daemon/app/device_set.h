@@ -54,6 +54,8 @@ class DeviceSet {
   void resync(Mode mode, std::string_view why);
 
   void set_filter(const DeviceFilter& filter) { filter_ = filter; }
+  // Called after the set of watched devices may have changed (a resync, a device closed).
+  void on_change(std::function<void()> fn) { on_change_ = std::move(fn); }
 
   // Stops (true) or restarts reading device events; the kernel queues them meanwhile.
   void pause_reading(bool paused);
@@ -106,6 +108,7 @@ class DeviceSet {
   EventLoop& loop_;
   RecordStamper& stamper_;
   Publish publish_;
+  std::function<void()> on_change_;
   DeviceFilter filter_;
   verbs::DeviceCatalog catalog_;
   std::map<int, std::unique_ptr<WatchedDevice>> devices_;  // by device index

@@ -39,11 +39,16 @@ Signals:
                          by a rescan every 5 s where udev does not run)
   SIGTERM, SIGINT        stop
 
+Under systemd (rdma-eventd.service and rdma-eventd.socket): it reports readiness, reloads,
+stopping and a status line to the service manager, pings the watchdog from its event loop
+when WatchdogSec= is set, and serves the socket passed by socket activation (the one named
+"events") instead of socket.path or --socket.
+
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
 
 Records: docs/records.md. Configuration: docs/configuration.md. Subscribers:
-docs/protocol.md. Failures: docs/operations.md.
+docs/protocol.md. Running it as a service, and when things go wrong: docs/operations.md.
 )";
 }
 

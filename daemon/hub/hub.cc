@@ -18,15 +18,20 @@ constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
 // Descriptors the daemon needs besides its subscribers: devices, journal, loop, signals.
 constexpr uint64_t kSpareFds = 64;
 
+UnixListener open_listener(const SocketConfig& config, int passed_fd) {
+  if (passed_fd >= 0) return UnixListener(UnixListener::Passed{passed_fd});
+  return UnixListener(config.path, config.mode, config.group);
+}
+
 }  // namespace
 
 SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                             const SocketConfig& config)
+                             const SocketConfig& config, int passed_fd)
     : loop_(loop),
       state_(state),
       identity_(std::move(identity)),
       config_(config),
-      listener_(config.path, config.mode, config.group),
+      listener_(open_listener(config, passed_fd)),
       accept_watch_(loop, listener_.fd(), Priority::kSubscribers,
                     [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
@@ -40,8 +45,12 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
         "refused once descriptors run out",
         config.max_subscribers, limit);
   }
-  spdlog::info("subscribers: listening on {} (mode {:04o}{}{})", listener_.path(), config.mode,
-               config.group.empty() ? "" : ", group ", config.group);
+  if (passed_fd >= 0) {
+    spdlog::info("subscribers: listening on {} (passed by the service manager)", listener_.path());
+  } else {
+    spdlog::info("subscribers: listening on {} (mode {:04o}{}{})", listener_.path(), config.mode,
+                 config.group.empty() ? "" : ", group ", config.group);
+  }
 }
 
 SubscriberHub::~SubscriberHub() = default;
@@ -158,6 +167,7 @@ void SubscriberHub::accept_one(int fd) {
   ++totals_.accepted;
   spdlog::debug("subscriber {} connected (pid {}, uid {})", s.id, s.pid, s.uid);
   write(s);
+  if (subscribers_changed_) subscribers_changed_();
 }
 
 void SubscriberHub::on_io(Subscriber& s, bool readable, bool writable) {
@@ -280,6 +290,7 @@ void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
   s.watch->watch(false, false);
   spdlog::debug("subscriber {} (pid {}): closing: {}", s.id, s.pid, why);
   loop_.defer([this, id = s.id] { reap(id); });
+  if (subscribers_changed_) subscribers_changed_();
 }
 
 void SubscriberHub::reap(uint64_t id) {

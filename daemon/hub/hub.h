@@ -49,9 +49,11 @@ class SubscriberHub final : public RecordSink {
     std::string host;
   };
 
-  // Opens the socket (config.path); throws std::runtime_error when it cannot.
+  // Opens the socket (config.path), or adopts `passed_fd`, a listening socket passed by the
+  // service manager (socket activation: its path, mode and group are the .socket unit's).
+  // Throws std::runtime_error when it cannot.
   SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                const SocketConfig& config);
+                const SocketConfig& config, int passed_fd = -1);
   ~SubscriberHub() override;
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
@@ -64,6 +66,11 @@ class SubscriberHub final : public RecordSink {
   bool apply(const SocketConfig& config);
 
   HubStats stats() const;
+  // stats().subscribers without summing every subscriber's counters: the status line asks at
+  // every connect and disconnect, which must not cost O(subscribers) each.
+  uint64_t subscriber_count() const { return open_count_; }
+  // Called whenever the number of connected subscribers changes (the daemon's status line).
+  void on_subscribers_changed(std::function<void()> fn) { subscribers_changed_ = std::move(fn); }
   const std::string& path() const { return listener_.path(); }
 
  private:
@@ -106,6 +113,7 @@ class SubscriberHub final : public RecordSink {
   uint64_t next_id_ = 1;
   HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
   int64_t started_us_ = 0;
+  std::function<void()> subscribers_changed_;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -1,5 +1,6 @@
 #include "hub/listener.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -105,8 +107,46 @@ UnixListener::UnixListener(const std::string& path, uint32_t mode, const std::st
   ino_ = st.st_ino;
 }
 
+UnixListener::UnixListener(Passed passed) : fd_(passed.fd), passed_(true) {
+  const std::string what =
+      "the socket passed by the service manager (fd " + std::to_string(passed.fd) + ")";
+  try {
+    int type = 0;
+    int listening = 0;
+    socklen_t len = sizeof type;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_TYPE, &type, &len) != 0) fail(what, errno);
+    len = sizeof listening;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) fail(what, errno);
+    sockaddr_un addr{};
+    len = sizeof addr;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail(what, errno);
+    if (addr.sun_family != AF_UNIX || type != SOCK_STREAM || !listening) {
+      throw std::runtime_error(what +
+                               " is not a listening Unix stream socket (ListenStream= "
+                               "with a path in the .socket unit)");
+    }
+    // An abstract address starts with a NUL byte; it is shown as "@name", as ss(8) does.
+    const size_t n =
+        len > offsetof(sockaddr_un, sun_path) ? len - offsetof(sockaddr_un, sun_path) : 0;
+    path_.assign(addr.sun_path, ::strnlen(addr.sun_path, n));
+    if (n > 0 && addr.sun_path[0] == '\0') path_ = "@" + std::string(addr.sun_path + 1, n - 1);
+    // Descriptors passed by the service manager are blocking and inheritable.
+    const int fl = ::fcntl(fd_, F_GETFL);
+    if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_NONBLOCK) != 0) fail(what, errno);
+    if (::fcntl(fd_, F_SETFD, FD_CLOEXEC) != 0) fail(what, errno);
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
+}
+
 UnixListener::~UnixListener() {
   if (fd_ < 0) return;
+  if (passed_) {
+    ::close(fd_);  // the service manager keeps its own descriptor and the path
+    return;
+  }
   ::close(fd_);
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {

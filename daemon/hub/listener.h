@@ -3,7 +3,8 @@
 // Opening it creates the directory when needed, refuses a path where a live daemon listens or
 // that is not a socket, replaces a stale socket file, and applies the mode and group. Closing it
 // removes the path, but only while the path is still this socket (a second daemon that took
-// the path over keeps it).
+// the path over keeps it). Under socket activation the service manager opens it instead and
+// the listener adopts it.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +18,14 @@ class UnixListener {
  public:
   // Throws std::runtime_error with a message that names the path and what is wrong.
   UnixListener(const std::string& path, uint32_t mode, const std::string& group);
+  // Socket activation: adopts a listening Unix stream socket passed by the service manager,
+  // made non-blocking and close-on-exec. Its path, mode and group are the service manager's
+  // (the .socket unit's): the path is never removed here. Throws std::runtime_error when the
+  // descriptor is not such a socket.
+  struct Passed {
+    int fd = -1;
+  };
+  explicit UnixListener(Passed passed);
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
@@ -29,6 +38,7 @@ class UnixListener {
   std::string path_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
+  bool passed_ = false;  // adopted from the service manager: close it, leave the path alone
 };
 
 // Raises RLIMIT_NOFILE's soft limit towards `wanted` (never past the hard limit) and returns

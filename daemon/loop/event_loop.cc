@@ -90,15 +90,23 @@ IoWatch::IoWatch(EventLoop& loop, int fd, Priority priority, Callback cb)
     : loop_(loop), fd_(fd), priority_(priority), cb_(std::move(cb)) {}
 
 void IoWatch::watch(bool read, bool write) {
-  if (read == read_ && write == write_ && (ev_ || (!read && !write))) return;
+  if (read == read_ && write == write_) return;
   read_ = read;
   write_ = write;
-  ev_.reset();
+  // One event for the watch's life: a change of interest re-assigns it (subscribers switch
+  // write interest on and off all the time; a new event each time would cost an allocation).
+  if (ev_) event_del(ev_.get());
   if (!read && !write) return;
   const short what = EV_PERSIST | (read ? EV_READ : 0) | (write ? EV_WRITE : 0);
-  ev_.reset(event_new(loop_.base(), fd_, what, &IoWatch::on_event, this));
-  if (ev_) set_priority(ev_.get(), priority_);
-  if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
+  bool ok;
+  if (ev_) {
+    ok = event_assign(ev_.get(), loop_.base(), fd_, what, &IoWatch::on_event, this) == 0;
+  } else {
+    ev_.reset(event_new(loop_.base(), fd_, what, &IoWatch::on_event, this));
+    ok = ev_ != nullptr;
+  }
+  if (ok) set_priority(ev_.get(), priority_);
+  if (!ok || event_add(ev_.get(), nullptr) != 0) {
     throw std::runtime_error("libevent: cannot watch fd " + std::to_string(fd_));
   }
 }

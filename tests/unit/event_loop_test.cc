@@ -58,6 +58,29 @@ TEST(IoWatch, APausedWatchDoesNotFire) {
   EXPECT_FALSE(fired);
 }
 
+TEST(IoWatch, InterestCanChangeBackAndForth) {
+  // Given a pipe's write end (always writable), the watch fires for writing only while it asks
+  // for it, and for reading never (nothing to read on a write end).
+  EventLoop loop;
+  Pipe p;
+  int writable = 0;
+  IoWatch w(loop, p.fds[1], Priority::kSubscribers, [&](bool, bool wr) {
+    if (wr) ++writable;
+    w.watch(false, false);  // from its own callback: paused, not destroyed
+    if (writable < 3) {
+      loop.defer([&] {
+        w.watch(true, false);
+        w.watch(false, true);
+      });
+    } else {
+      loop.stop();
+    }
+  });
+  w.watch(false, true);
+  loop.run();
+  EXPECT_EQ(writable, 3);
+}
+
 TEST(EventLoop, DeferredWorkRunsAfterTheCallbackInOrder) {
   EventLoop loop;
   std::vector<int> order;

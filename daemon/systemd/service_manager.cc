@@ -1,0 +1,84 @@
+#include "systemd/service_manager.h"
+
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace rdma_eventd::daemon {
+
+ServiceManager::ServiceManager(EventLoop& loop) : loop_(loop) {
+  const char* socket = std::getenv("NOTIFY_SOCKET");
+  supervised_ = socket != nullptr && *socket != '\0';
+  uint64_t usec = 0;
+  // > 0 only when WATCHDOG_USEC is set and WATCHDOG_PID, if set, names this process.
+  if (supervised_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+    watchdog_usec_ = std::chrono::microseconds(usec);
+    watchdog_ = std::make_unique<Timer>(loop_, [this] { ping(); });
+    watchdog_->arm(*watchdog_usec_ / 2);
+  }
+}
+
+std::vector<PassedSocket> ServiceManager::take_passed_sockets() {
+  char** names = nullptr;
+  const int n = sd_listen_fds_with_names(1, &names);
+  std::vector<PassedSocket> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back({SD_LISTEN_FDS_START + i, names && names[i] ? names[i] : ""});
+  }
+  if (names) {
+    for (char** p = names; *p; ++p)
+      std::free(*p);
+    std::free(names);
+  }
+  return out;
+}
+
+void ServiceManager::ready(const std::string& status) {
+  ready_ = true;
+  last_status_ = status;
+  send("READY=1\nSTATUS=" + status);
+}
+
+void ServiceManager::reloading() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const uint64_t usec = static_cast<uint64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
+}
+
+void ServiceManager::stopping() {
+  if (watchdog_) watchdog_->cancel();
+  send("STOPPING=1");
+}
+
+void ServiceManager::status(const std::string& text) {
+  // Before READY=1 the status is still being made; READY=1 carries it.
+  if (!ready_ || text == last_status_) return;
+  last_status_ = text;
+  send("STATUS=" + text);
+}
+
+void ServiceManager::ping() {
+  send("WATCHDOG=1");
+  watchdog_->arm(*watchdog_usec_ / 2);
+}
+
+void ServiceManager::send(const std::string& state) {
+  if (!supervised_) return;
+  const int rc = sd_notify(0, state.c_str());
+  if (rc >= 0) {
+    failure_logged_ = false;
+    return;
+  }
+  // Once per run of failures: a service manager that went away would otherwise log on every
+  // watchdog ping and status change.
+  if (!failure_logged_) {
+    spdlog::warn("cannot notify the service manager: {}", std::strerror(-rc));
+    failure_logged_ = true;
+  }
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,135 @@
+// Socket activation outside systemd: systemd-socket-activate listens, runs the real daemon on
+// the first connection and hands it the socket (LISTEN_FDS, LISTEN_FDNAMES), as systemd does
+// with rdma-eventd.socket.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "hub_support.h"
+#include "notify_receiver.h"
+
+namespace rdma_eventd::systest {
+namespace {
+
+using namespace std::chrono_literals;
+using rdmatest::Process;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+using subtest::inject;
+using subtest::LineClient;
+
+// systemd-socket-activate ARGS... rdma-eventd -f --no-journal, with the simulator's
+// environment passed on (it gives its child only the variables named with -E).
+Process activate(const SimFabric& sim, const std::vector<std::string>& activate_args,
+                 const NotifyReceiver* notify = nullptr) {
+  std::vector<std::string> argv = {"systemd-socket-activate"};
+  argv.insert(argv.end(), activate_args.begin(), activate_args.end());
+  rdmatest::SpawnOptions opts = sim.spawn_options();
+  if (notify) opts = notify->spawn_options(opts);
+  for (const auto& [name, value] : opts.set)
+    argv.push_back("--setenv=" + name + "=" + value);
+  argv.insert(argv.end(), {rdmatest::bin("rdma-eventd"), "-f", "--no-journal"});
+  return Process::spawn(argv, opts);
+}
+
+bool is_socket(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+TEST(Activation, TheFirstClientStartsTheDaemonAndIsServed) {
+  // The client connects while no daemon runs at all: its connection waits in the backlog, the
+  // daemon starts, adopts the socket and serves it: the hello, then the records.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-activate");
+  const std::string path = dir.file("events.sock");
+  NotifyReceiver notify;
+  Process act = activate(sim, {"--listen=" + path, "--fdname=events"}, &notify);
+  act.require_line(rdmatest::contains("Listening on " + path), 20s, rdmatest::Stream::kStderr);
+  EXPECT_FALSE(notify.next(0s).has_value()) << "nothing runs yet, nothing notifies";
+
+  LineClient client(path);
+  const auto hello = client.require_json(30s, "the hello");
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_EQ(hello["subscriber"], 1);
+  act.require_line(rdmatest::contains("listening on " + path + " (passed by the service manager)"),
+                   10s, rdmatest::Stream::kStderr);
+  notify.require([](const Notification& m) { return m.has("READY", "1"); }, 30s, "READY=1");
+
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  const auto record = client.require_json(20s, "the port_err record");
+  EXPECT_EQ(record["event"], "port_err");
+  EXPECT_EQ(record["device"], "mlx5_0");
+  EXPECT_EQ(record["port"], 1);
+  EXPECT_EQ(record["seq"], 1);
+
+  // The path belongs to whoever opened the socket: the daemon leaves it when it stops.
+  act.signal(SIGTERM);
+  EXPECT_TRUE(act.require_exit(20s).success()) << act.describe();
+  EXPECT_TRUE(is_socket(path));
+}
+
+TEST(Activation, ClientsThatConnectBeforeReadyAreAllServed) {
+  // Several clients queue up before the daemon has started; each gets its hello and the same
+  // record.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-activate");
+  const std::string path = dir.file("events.sock");
+  Process act = activate(sim, {"--listen=" + path, "--fdname=events"});
+  act.require_line(rdmatest::contains("Listening on " + path), 20s, rdmatest::Stream::kStderr);
+  std::vector<std::unique_ptr<LineClient>> clients;
+  for (int i = 0; i < 4; ++i)
+    clients.push_back(std::make_unique<LineClient>(path));
+  std::vector<int> ids;
+  for (auto& c : clients)
+    ids.push_back(c->require_json(30s, "the hello")["subscriber"].get<int>());
+  EXPECT_EQ(ids, (std::vector<int>{1, 2, 3, 4}));
+  act.require_line(rdmatest::contains("ready: watching 2 devices"), 20s, rdmatest::Stream::kStderr);
+  inject(sim, {"lid", "mlx5_0/1", "23"});
+  for (auto& c : clients) {
+    const auto record = c->require_json(20s, "the lid_change record");
+    EXPECT_EQ(record["event"], "lid_change");
+    EXPECT_EQ(record["seq"], 1);
+  }
+}
+
+TEST(Activation, OnlyTheSocketNamedEventsIsServed) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-activate");
+  const std::string other = dir.file("other.sock");
+  const std::string events = dir.file("events.sock");
+  Process act = activate(sim, {"--listen=" + other, "--listen=" + events, "--fdname=other:events"});
+  act.require_line(rdmatest::contains("Listening on " + events), 20s, rdmatest::Stream::kStderr);
+  LineClient client(events);
+  EXPECT_EQ(client.require_json(30s, "the hello")["type"], "hello");
+  act.require_line(rdmatest::contains("ignoring descriptor 3 (\"other\")"), 10s,
+                   rdmatest::Stream::kStderr);
+}
+
+TEST(Activation, ASocketThatIsNotAListeningStreamStopsTheStart) {
+  // A datagram socket passed by mistake (a wrong .socket unit): one message, exit 1.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-activate");
+  const std::string path = dir.file("events.sock");
+  Process act = activate(sim, {"--datagram", "--listen=" + path, "--fdname=events"});
+  act.require_line(rdmatest::contains("Listening on " + path), 20s, rdmatest::Stream::kStderr);
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::sendto(fd, "x", 1, 0, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 1);
+  ::close(fd);
+  const auto status = act.require_exit(30s);
+  EXPECT_TRUE(status.exited && status.code == 1) << act.describe();
+  act.require_line(rdmatest::contains("the socket passed by the service manager (fd 3) is not a "
+                                      "listening Unix stream socket"),
+                   0s, rdmatest::Stream::kStderr);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::systest

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# rdma-eventd under a real systemd as PID 1. A Debian 12 container is booted with systemd-nspawn
+# (its root file system downloaded once a day with debootstrap and cached), the staged install
+# (DESTDIR) is copied in, the simulator runs as a unit, and the drop-in of docs/operations.md
+# ("Trying it without RDMA hardware") points the service at it. Then:
+#   the socket listens before the service runs; a subscriber connecting starts the service; it
+#   is ready with its status and a watchdog, unprivileged; an event injected in the simulator
+#   reaches the subscriber and `journalctl -u rdma-eventd` with its RDMA_* fields and the
+#   catalog text; `systemctl reload` applies a changed configuration; `systemctl stop` ends it
+#   cleanly; a daemon that hangs is killed by the watchdog and started again.
+# Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The root file
+# systems are kept in /var/cache/rdma-eventd-tests (RDMA_EVENTD_TEST_CACHE names another place);
+# a day's first run downloads one, and removes the older ones.
+set -euo pipefail
+: "${BUILD_DIR:?run it through ctest}"
+
+cache_dir=${RDMA_EVENTD_TEST_CACHE:-/var/cache/rdma-eventd-tests}
+# What the container needs beyond a minimal system: systemd itself, procps (kill, for
+# ExecReload=; every real host has it), the daemon's and the sanitizers' libraries, socat for a
+# raw subscriber.
+packages=systemd,systemd-sysv,dbus,procps,libevent-core-2.1-7,libspdlog1.10,libfmt9,libibverbs1
+packages+=,libasan8,libubsan1,socat
+sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
+config=$SYSCONF_DIR/rdma-eventd/rdma-eventd.json
+sock=/run/rdma-eventd/events.sock
+
+scratch=$(mktemp -d /tmp/rdma-container-XXXXXX)
+machine=rdma-eventd-test-$$
+ns_pid=
+client_pid=
+C=
+
+step() { echo "== $*"; }
+
+diagnostics() {
+  [ -n "$C" ] && [ -d "/proc/$C" ] || return 0
+  echo "--- systemctl status" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
+    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
+  echo "--- journal" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
+    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
+  if [ -s "$scratch/client.out" ]; then
+    echo "--- the subscriber received" >&2
+    tail -20 "$scratch/client.out" >&2
+  fi
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  diagnostics
+  exit 1
+}
+
+cleanup() {
+  [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null || true
+  if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
+    kill -TERM "$ns_pid" # a clean halt of the container
+    for _ in $(seq 300); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$ns_pid" 2>/dev/null || true
+    wait "$ns_pid" 2>/dev/null || true
+  fi
+  rm -rf "/run/systemd/nspawn/propagate/$machine" "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM # so that cleanup runs
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, or fail naming WHAT.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "no $what after ${seconds}s"
+    sleep 0.1
+  done
+}
+
+# inside COMMAND...: runs it in the container (bounded).
+inside() { timeout 60 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
+prop() { inside systemctl show -P "$2" "$1"; }
+prop_is() { [ "$(prop "$1" "$2")" = "$3" ]; }
+client_has() { grep -q "$1" "$scratch/client.out"; }
+
+# --- the root file system, cached per day ---------------------------------------------------
+for tool in systemd-nspawn debootstrap nsenter jq; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: scripts/bootstrap.sh deps installs it"
+done
+[ "$(id -u)" = 0 ] || fail "needs root (systemd-nspawn)"
+key=bookworm-$(date +%Y%m%d)-$(echo "$packages" | sha256sum | cut -c1-12)
+rootfs=$cache_dir/$key
+mkdir -p "$cache_dir"
+exec {lock}>"$cache_dir/lock"
+flock -w 900 "$lock" || fail "$cache_dir/lock is held by another run for 15 minutes"
+if [ ! -d "$rootfs" ]; then
+  step "downloading a Debian 12 root file system into $rootfs (once a day, a few minutes)"
+  rm -rf "$rootfs.partial"
+  if ! timeout 600 debootstrap --variant=minbase --include="$packages" bookworm \
+    "$rootfs.partial" >"$scratch/debootstrap.log" 2>&1; then
+    tail -30 "$scratch/debootstrap.log" >&2
+    rm -rf "$rootfs.partial"
+    fail "debootstrap could not make the container's root file system (above: its log)"
+  fi
+  mv "$rootfs.partial" "$rootfs"
+  # Older days' roots go.
+  find "$cache_dir" -mindepth 1 -maxdepth 1 -name 'bookworm-*' ! -name "$key" \
+    -exec rm -rf {} +
+fi
+flock -u "$lock"
+
+# --- boot ---------------------------------------------------------------------------------------
+step "staging the install"
+DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
+
+step "booting systemd in a container"
+# --volatile=overlay: the cached root stays untouched, every change goes to a tmpfs.
+systemd-nspawn -D "$rootfs" --machine="$machine" --register=no --keep-unit --console=pipe \
+  --volatile=overlay --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
+  --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies" \
+  -b </dev/null >"$scratch/nspawn.log" 2>&1 &
+ns_pid=$!
+container_pid() { C=$(pgrep -P "$ns_pid" -x systemd); }
+wait_for 60 "systemd in the container (nspawn: $(cat "$scratch/nspawn.log"))" container_pid
+wait_for 60 "systemd's private socket in the container" test -S "/proc/$C/root/run/systemd/private"
+state=$(inside systemctl is-system-running --wait || true)
+case $state in
+  running) ;;
+  degraded) inside systemctl --failed --no-legend --no-pager >&2 ;;
+  *) fail "the container's system is '$state'" ;;
+esac
+
+step "installing the staged tree, as docs/operations.md says"
+inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||
+  fail "cannot copy the staged install in"
+inside bash -c 'ldconfig && systemd-sysusers && systemctl daemon-reload && journalctl --update-catalog' ||
+  fail "the install steps failed"
+inside getent group rdma-events >/dev/null || fail "systemd-sysusers made no group rdma-events"
+
+step "the simulator and the drop-in"
+inside systemd-run --unit=rdma-sim --quiet "$sim_build/bin/rdma-sim" start --foreground \
+  --dir /run/rdma-sim -t /opt/rdma-sim-topologies/two-adapters.json
+wait_for 30 "simulator's socket" test -S "/proc/$C/root/run/rdma-sim/sim.sock"
+sim() { inside "$sim_build/bin/rdma-sim" --dir /run/rdma-sim "$@" >/dev/null; }
+dropin=(
+  "[Service]"
+  "Environment=LD_LIBRARY_PATH=$sim_build/lib/rdma-sim"
+  "Environment=RDMA_SIM_DIR=/run/rdma-sim"
+)
+if [ "${SANITIZE:-0}" = 1 ]; then
+  # LeakSanitizer stops the process with ptrace(), which the unit's system call filter
+  # forbids; leaks are checked by the other suites, which run the same build unsandboxed.
+  dropin+=("Environment=ASAN_OPTIONS=detect_leaks=0")
+fi
+inside mkdir -p /etc/systemd/system/rdma-eventd.service.d
+printf '%s\n' "${dropin[@]}" | inside tee /etc/systemd/system/rdma-eventd.service.d/simulator.conf \
+  >/dev/null
+inside systemctl daemon-reload
+
+# --- socket activation --------------------------------------------------------------------------
+step "the socket listens before the service runs"
+inside systemctl enable --now rdma-eventd.socket --quiet
+prop_is rdma-eventd.socket SubState listening || fail "rdma-eventd.socket is not listening"
+prop_is rdma-eventd.service ActiveState inactive || fail "the service runs before any client"
+inside test -S "$sock" || fail "no socket at $sock"
+[ "$(inside stat -c '%a %U %G' "$sock")" = "660 root rdma-events" ] ||
+  fail "$sock is $(inside stat -c '%a %U %G' "$sock"), not 660 root rdma-events"
+
+step "a subscriber connecting starts the service"
+inside socat -u "UNIX-CONNECT:$sock" - >"$scratch/client.out" 2>&1 &
+client_pid=$!
+wait_for 60 "hello for the subscriber" client_has '"type":"hello"'
+# systemd reads READY=1 asynchronously: the hello can come first.
+wait_for 20 "active service (READY=1)" prop_is rdma-eventd.service ActiveState active
+
+step "ready, with its status, a watchdog, unprivileged"
+# The status follows the subscriber.
+wait_for 20 "StatusText with the subscriber" \
+  prop_is rdma-eventd.service StatusText "2 devices, 3 ports up, 0 down, 1 subscriber"
+prop_is rdma-eventd.service WatchdogUSec 30s ||
+  fail "WatchdogUSec is $(prop rdma-eventd.service WatchdogUSec)"
+main_pid=$(prop rdma-eventd.service MainPID)
+status=$(inside cat "/proc/$main_pid/status")
+uids=$(awk '/^Uid:/ {print $2, $3, $4, $5}' <<<"$status")
+[[ $uids =~ ^([1-9][0-9]*\ ){3}[1-9][0-9]*$ ]] || fail "the daemon runs with uids $uids"
+grep -q '^CapEff:[[:space:]]*0*$' <<<"$status" || fail "the daemon has capabilities"
+inside journalctl --no-pager -u rdma-eventd.service | grep -q "passed by the service manager" ||
+  fail "the daemon did not adopt the socket"
+
+step "an event reaches the subscriber and the journal"
+sim port down mlx5_0/1
+wait_for 20 "port_err record for the subscriber" client_has '"event":"port_err"'
+record=$(grep '"event":"port_err"' "$scratch/client.out" | head -1)
+jq -e '.device == "mlx5_0" and .port == 1 and .state == "down" and .severity == "error"' \
+  <<<"$record" >/dev/null || fail "unexpected record: $record"
+inside journalctl --sync
+entry=$(inside journalctl --no-pager -u rdma-eventd -o json RDMA_EVENT=port_err)
+[ "$(wc -l <<<"$entry")" = 1 ] || fail "journal entries for port_err: $entry"
+jq -e --argjson r "$record" '
+  .RDMA_DEVICE == "mlx5_0" and .RDMA_PORT == "1" and .RDMA_PORT_STATE == "down" and
+  .RDMA_SEQ == ($r.seq | tostring) and .RDMA_STREAM == $r.stream and .PRIORITY == "3" and
+  .MESSAGE_ID == "11b9171c80eb4233a8a8a39e9b93196c" and
+  ._SYSTEMD_UNIT == "rdma-eventd.service" and (.RDMA_RECORD | fromjson) == $r' \
+  <<<"$entry" >/dev/null || fail "the journal entry does not match the record: $entry"
+# The catalog is installed where journalctl finds it: -x explains the entry.
+inside journalctl --no-pager -x -u rdma-eventd RDMA_EVENT=port_err | grep -q "Defined-By: rdma-eventd" ||
+  fail "journalctl -x shows no catalog text"
+
+step "systemctl reload applies a changed configuration"
+printf '%s\n' '{"devices": {"exclude": ["mlx5_1"]}, "severity": {"port_active": "warning"}}' |
+  inside tee "$config" >/dev/null
+inside systemctl reload rdma-eventd.service || fail "systemctl reload failed"
+wait_for 20 "StatusText without mlx5_1" \
+  prop_is rdma-eventd.service StatusText "1 device, 0 ports up, 1 down, 1 subscriber"
+prop_is rdma-eventd.service MainPID "$main_pid" || fail "the reload restarted the daemon"
+sim port up mlx5_0/1
+wait_for 20 "port_active record" client_has '"event":"port_active"'
+grep '"event":"port_active"' "$scratch/client.out" | jq -e '.severity == "warning"' >/dev/null ||
+  fail "the reloaded severity does not apply"
+wait_for 20 "StatusText with the port up" \
+  prop_is rdma-eventd.service StatusText "1 device, 1 port up, 0 down, 1 subscriber"
+
+step "systemctl stop ends it cleanly"
+inside systemctl stop rdma-eventd.service || fail "systemctl stop failed"
+prop_is rdma-eventd.service Result success || fail "Result=$(prop rdma-eventd.service Result)"
+[ "$(prop rdma-eventd.service ExecMainCode):$(prop rdma-eventd.service ExecMainStatus)" = 1:0 ] ||
+  fail "the daemon did not exit with status 0"
+wait_for 20 "end of the subscriber's stream" bash -c "! kill -0 $client_pid"
+wait "$client_pid" || fail "the subscriber's connection did not end cleanly"
+client_pid=
+prop_is rdma-eventd.socket SubState listening || fail "the socket stopped with the service"
+inside journalctl --no-pager -u rdma-eventd.service | grep -q "SIGTERM: stopping" ||
+  fail "no 'SIGTERM: stopping' in the journal"
+
+step "a daemon that hangs is killed by the watchdog and restarted"
+# A stopped process runs no loop, so no WATCHDOG=1. 3 s instead of the unit's 30 s, for time.
+printf '%s\n' "[Service]" "WatchdogSec=3s" |
+  inside tee /etc/systemd/system/rdma-eventd.service.d/watchdog-test.conf >/dev/null
+inside systemctl daemon-reload
+inside systemctl start rdma-eventd.service || fail "systemctl start failed"
+hung_pid=$(prop rdma-eventd.service MainPID)
+restarts=$(prop rdma-eventd.service NRestarts)
+inside kill -STOP "$hung_pid"
+restarted() {
+  local pid
+  pid=$(prop rdma-eventd.service MainPID)
+  [ "$(prop rdma-eventd.service NRestarts)" -gt "$restarts" ] && [ "$pid" != 0 ] &&
+    [ "$pid" != "$hung_pid" ] && prop_is rdma-eventd.service ActiveState active
+}
+wait_for 60 "restart after the watchdog" restarted
+inside journalctl --no-pager -u rdma-eventd.service | grep -q "Watchdog timeout" ||
+  fail "systemd logged no watchdog timeout"
+inside test ! -d "/proc/$hung_pid" || fail "the hung daemon $hung_pid is still there"
+wait_for 20 "StatusText after the restart" \
+  prop_is rdma-eventd.service StatusText "1 device, 1 port up, 0 down, 0 subscribers"
+
+echo "PASS"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# A staged install (DESTDIR=ROOT cmake --install) puts every file where it belongs, and what it
+# installed works from there: the daemon and rdma-eventctl run, the client library builds a C
+# program through its pkg-config file, journalctl indexes the catalog, and a second install
+# keeps an edited configuration. Run by ctest (environment in CMakeLists.txt).
+set -euo pipefail
+: "${BUILD_DIR:?run it through ctest}"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+scratch=$(mktemp -d /tmp/rdma-stage-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+root=$scratch/root
+DESTDIR=$root "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log" ||
+  fail "cmake --install failed: $(cat "$scratch/install.log")"
+
+echo "== files"
+expected=(
+  "$SBIN_DIR/rdma-eventd"
+  "$BIN_DIR/rdma-eventctl"
+  "$LIB_DIR/librdma-eventd.so.0"
+  "$LIB_DIR/librdma-eventd.so"
+  "$LIB_DIR/pkgconfig/rdma-eventd.pc"
+  "$INCLUDE_DIR/rdma_eventd/client.h"
+  "$INCLUDE_DIR/rdma_eventd/client.hpp"
+  "$INCLUDE_DIR/rdma_eventd/record.h"
+  "$INCLUDE_DIR/rdma_eventd/version.h"
+  "$UNIT_DIR/rdma-eventd.service"
+  "$UNIT_DIR/rdma-eventd.socket"
+  "$UDEV_RULES_DIR/60-rdma-eventd.rules"
+  "$SYSUSERS_DIR/rdma-eventd.conf"
+  "$CATALOG_DIR/rdma-eventd.catalog"
+  "$SYSCONF_DIR/rdma-eventd/rdma-eventd.json"
+  "$DOC_DIR/operations.md"
+  "$DOC_DIR/configuration.md"
+  "$DOC_DIR/records.md"
+  "$DOC_DIR/protocol.md"
+  "$DOC_DIR/README.md"
+  "$DOC_DIR/rdma-eventd.json"
+)
+for f in "${expected[@]}"; do
+  [ -e "$root$f" ] || fail "missing $f"
+  echo "$f"
+done
+# Nothing outside ROOT: every path cmake reports installing is under it.
+if grep -- '-- Installing: ' "$scratch/install.log" | grep -v -- "-- Installing: $root/"; then
+  fail "installed outside DESTDIR"
+fi
+[ -x "$root$SBIN_DIR/rdma-eventd" ] && [ -x "$root$BIN_DIR/rdma-eventctl" ] ||
+  fail "the programs are not executable"
+
+echo "== the programs run from the staged tree"
+export LD_LIBRARY_PATH=$root$LIB_DIR
+"$root$SBIN_DIR/rdma-eventd" --version | grep -q '^rdma-eventd ' || fail "rdma-eventd --version"
+# The daemon's default configuration is the installed one.
+"$root$SBIN_DIR/rdma-eventd" --help | grep -qF "$SYSCONF_DIR/rdma-eventd/rdma-eventd.json" ||
+  fail "rdma-eventd --help names another default configuration"
+"$root$SBIN_DIR/rdma-eventd" --check-config -c "$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json" ||
+  fail "the installed configuration does not check"
+"$root$BIN_DIR/rdma-eventctl" --help >/dev/null || fail "rdma-eventctl --help"
+grep -qx "ExecStart=$SBIN_DIR/rdma-eventd --foreground" "$root$UNIT_DIR/rdma-eventd.service" ||
+  fail "the service does not run $SBIN_DIR/rdma-eventd"
+unset LD_LIBRARY_PATH
+
+echo "== the client library through pkg-config"
+flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root$LIB_DIR/pkgconfig \
+  pkg-config --cflags --libs rdma-eventd) || fail "pkg-config does not find rdma-eventd"
+echo "$flags"
+cat >"$scratch/client.c" <<'EOF'
+#include <rdma_eventd/client.h>
+#include <stdio.h>
+int main(void) {
+  struct rdmaev_filter* f = NULL;
+  if (rdmaev_filter_new(&f) != 0) return 1;
+  int rc = rdmaev_filter_add_event(f, "port_err");
+  rdmaev_filter_delete(f);
+  printf("%s\n", rc == 0 ? "filter" : rdmaev_strerror(rc));
+  return 0;
+}
+EOF
+# A sanitized build's library needs the sanitizers' runtime in the program too.
+sanitize=
+[ "${SANITIZE:-0}" = 1 ] && sanitize="-fsanitize=address,undefined"
+# shellcheck disable=SC2086  # flags are words
+cc -std=c11 -Wall -Werror $sanitize "$scratch/client.c" -o "$scratch/client" $flags ||
+  fail "a C program does not build against the staged library"
+[ "$(LD_LIBRARY_PATH=$root$LIB_DIR "$scratch/client")" = filter ] || fail "the C program fails"
+
+echo "== the journal catalog"
+journalctl --root="$root" --update-catalog || fail "journalctl cannot index the catalog"
+ids=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$root$CATALOG_DIR/rdma-eventd.catalog" | sort)
+listed=$(journalctl --root="$root" --list-catalog | awk '/ rdma-eventd: /{print $1}' | sort)
+[ -n "$ids" ] && [ "$ids" = "$listed" ] || fail "catalog entries $ids; journalctl lists $listed"
+
+echo "== a reinstall keeps an edited configuration"
+echo '{"log_level": "debug"}' >"$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json"
+DESTDIR=$root "$CMAKE_COMMAND" --install "$BUILD_DIR" >/dev/null
+[ "$(cat "$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json")" = '{"log_level": "debug"}' ] ||
+  fail "the reinstall replaced the configuration"
+echo "PASS"
