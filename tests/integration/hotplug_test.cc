@@ -8,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "daemon_process.h"
 #include "harness.h"
@@ -165,10 +166,19 @@ TEST_F(Hotplug, AFatalErrorIsFollowedByRecoveryWithItsDowntimeAndWhatChanged) {
             port_state("mlx5_0", 1, ib_port(), {{"lid", change(9, 7)}}));
   EXPECT_EQ(daemon.status()["counters"]["devices_waiting"], 0);
 
-  // Nothing is down any more: no retry timer, no periodic rescan. The daemon sleeps.
-  const uint64_t before = rdmatest::main_thread_wakeups(daemon.process().pid());
+  // Nothing is down any more: no retry timer, no periodic rescan. Once it has finished with
+  // the status request's connection, the daemon sleeps.
+  const pid_t pid = daemon.process().pid();
+  uint64_t before = rdmatest::main_thread_wakeups(pid);
+  EXPECT_TRUE(rdmatest::wait_until(
+      [&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        const uint64_t now = rdmatest::main_thread_wakeups(pid);
+        return std::exchange(before, now) == now;
+      },
+      std::chrono::seconds(10)));
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  EXPECT_EQ(rdmatest::main_thread_wakeups(daemon.process().pid()), before);
+  EXPECT_EQ(rdmatest::main_thread_wakeups(pid), before);
 
   inject(sim_, {"port", "down", "mlx5_0/1"});
   EXPECT_EQ(daemon.next_record().event, EventKind::kPortErr);

@@ -35,8 +35,15 @@ std::string must_run(const std::vector<std::string>& argv) {
   return r.out;
 }
 
-JournalStorage g_storage;
-bool g_started = false;
+// Function-local: set_storage may run during another file's static initialization.
+JournalStorage& storage() {
+  static JournalStorage s;
+  return s;
+}
+bool& started() {
+  static bool s = false;
+  return s;
+}
 
 }  // namespace
 
@@ -45,9 +52,9 @@ JournalSandbox& JournalSandbox::instance() {
   return sandbox;
 }
 
-void JournalSandbox::set_storage(const JournalStorage& storage) {
-  if (g_started) throw HarnessError("journal sandbox: storage set after it started");
-  g_storage = storage;
+void JournalSandbox::set_storage(const JournalStorage& wanted) {
+  if (started()) throw HarnessError("journal sandbox: storage set after it started");
+  storage() = wanted;
 }
 
 JournalSandbox::JournalSandbox() {
@@ -60,13 +67,13 @@ JournalSandbox::JournalSandbox() {
       "journald.conf",
       "[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\n"
       "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=" +
-          g_storage.max_use + "\nRuntimeKeepFree=0\n");
-  g_started = true;
+          storage().max_use + "\nRuntimeKeepFree=0\n");
+  started() = true;
   // A mount namespace of its own, a tmpfs on /run: the host's journal socket, /run/log and
   // everything else there are hidden.
   rdmatest::make_run_private();
   must_mount(conf, "/etc/systemd/journald.conf", nullptr, MS_BIND, nullptr);
-  if (g_storage.on_disk) {
+  if (storage().on_disk) {
     // /run/log is where journald keeps a volatile journal.
     const std::string dir = scratch_.file("log");
     mkdir(dir.c_str(), 0755);

@@ -29,7 +29,7 @@ class JournalSandbox {
  public:
   static JournalSandbox& instance();
   // Before the first instance() only.
-  static void set_storage(const JournalStorage& storage);
+  static void set_storage(const JournalStorage& wanted);
 
   // The entries matching every "FIELD=value" match, oldest first, as journalctl -o json
   // prints them (after journalctl --sync, so everything sent before this call is there).

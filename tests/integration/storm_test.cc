@@ -50,6 +50,13 @@ constexpr uint64_t kMemoryBound = 384ull << 20;
 constexpr uint64_t kMemoryBound = 128ull << 20;
 #endif
 
+// A million entries take about 1.5 GiB of journal files: on disk, not in /run's memory. For
+// every test of this program, before any starts the sandbox.
+[[maybe_unused]] const bool kJournalOnDisk = [] {
+  JournalSandbox::set_storage({.max_use = "4G", .on_disk = true});
+  return true;
+}();
+
 struct Reader {
   std::unique_ptr<SubscriberConnection> conn;
   StreamCheck check;
@@ -121,8 +128,6 @@ std::vector<uint64_t> journal_seqs(const std::string& stream) {
 }
 
 TEST(Storm, AMillionEventsReachEverySubscriberThatKeepsUpAndTheJournalExactlyOnce) {
-  // A million entries take about 1.5 GiB of journal files: on disk, not in /run's memory.
-  JournalSandbox::set_storage({.max_use = "4G", .on_disk = true});
   JournalSandbox::instance();
   rdmatest::SimFabric sim(rdmatest::topology("sixteen-devices"));
   DaemonProcess daemon(sim, DaemonOptions{.config_json = R"({"socket": {"max_queued_bytes": )" +
