@@ -77,7 +77,9 @@ std::string gid_text(const GidEntry& g) {
 std::string port_details(const Record& r, bool color) {
   const PortInfo& now = *r.port_info;
   const PortInfo& was = r.previous.value_or(now);
-  const bool link_event = r.event == EventKind::kPortActive || r.event == EventKind::kPortErr;
+  // port_state says what the port is now, changed or not, like a link event.
+  const bool link_event = r.event == EventKind::kPortActive || r.event == EventKind::kPortErr ||
+                          r.event == EventKind::kPortState;
   std::vector<std::string> parts;
   const std::string state = paint(field_text(now, "state"), state_color(now.state), color);
   if (was.state != now.state) {
@@ -117,19 +119,39 @@ std::string line(int64_t time_us, Severity sev, const std::string& where, std::s
          pad(where, 9) + " " + pad(std::string(event), 17) + " " + details + " " + tail;
 }
 
+std::string last_known(const std::vector<PortInfo>& ports, bool color) {
+  std::string details = "last known:";
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const PortInfo& p = ports[i];
+    details += std::string(i ? ", port " : " port ") + std::to_string(p.port) + " " +
+               paint(field_text(p, "state"), state_color(p.state), color);
+  }
+  if (ports.empty()) details += " no ports";
+  return details;
+}
+
+std::string downtime_text(uint64_t ms) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
 }  // namespace
 
 std::string format_record(const Record& r, bool color) {
   std::string where = r.device;
   std::string details;
   if (r.event == EventKind::kDeviceFatal) {
-    details = "device fatal error; last known:";
-    for (size_t i = 0; i < r.ports.size(); ++i) {
-      const PortInfo& p = r.ports[i];
-      details += std::string(i ? ", port " : " port ") + std::to_string(p.port) + " " +
-                 paint(field_text(p, "state"), state_color(p.state), color);
-    }
-    if (r.ports.empty()) details += " no ports";
+    details = "device fatal error; " + last_known(r.ports, color);
+  } else if (r.event == EventKind::kDeviceRemoved) {
+    details = "device removed; " + last_known(r.ports, color);
+  } else if (r.event == EventKind::kDeviceAdded) {
+    details = "device added, node GUID " + r.node_guid;
+  } else if (r.event == EventKind::kDeviceRenamed) {
+    details = "renamed from " + r.old_name;
+  } else if (r.event == EventKind::kDeviceRecovered) {
+    details = "recovered after " + downtime_text(r.downtime_ms) + " down (fatal error at seq " +
+              std::to_string(r.fatal_seq) + ")";
   } else if (r.port_info) {
     where += "/" + std::to_string(r.port);
     details = port_details(r, color);

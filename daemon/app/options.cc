@@ -35,7 +35,8 @@ Options:
 
 Signals:
   SIGHUP                 reload the configuration (a bad one is reported and the old one stays)
-  SIGUSR1                rescan for RDMA devices
+  SIGUSR1                rescan for RDMA devices (hot-plug is followed through udev, or
+                         by a rescan every 5 s where udev does not run)
   SIGTERM, SIGINT        stop
 
 Under systemd (rdma-eventd.service and rdma-eventd.socket): it reports readiness, reloads,
@@ -47,7 +48,7 @@ Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
 
 Records: docs/records.md. Configuration: docs/configuration.md. Subscribers:
-docs/protocol.md. Running it as a service: docs/operations.md.
+docs/protocol.md. Running it as a service, and when things go wrong: docs/operations.md.
 )";
 }
 

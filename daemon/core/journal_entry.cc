@@ -18,6 +18,11 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "19b3e41016e34da9be1efc974e1deb2b",  // gid_change
     "8ef99d5474244c868d83f6115d93aa40",  // device_fatal
     "d84bfe7134a342648803289e9a296a3f",  // unknown
+    "0b30106622d24a9f8b5c288b3e62c4b1",  // device_added
+    "fac2b940c46c450bbe58c2d204c1b595",  // device_removed
+    "bfe7bc4cfe2a4e45acd0c613f8ceeab2",  // device_renamed
+    "e6227d3293874a9888ff929df5645b9e",  // device_recovered
+    "bd24b13a96184d4ba91cb1caa7808252",  // port_state
 };
 
 std::string rate_text(const PortInfo& p) {
@@ -93,12 +98,46 @@ std::string describe_port(const Record& r) {
              list_changes(r.pkeys_added, r.pkeys_removed, [](const PkeyEntry& p) {
                return format_pkey(p.pkey) + " at index " + std::to_string(p.index);
              });
-    case EventKind::kUnknown:
-    case EventKind::kDeviceFatal:
+    case EventKind::kPortState:
+      return where + state_text(now.state) + ", " + rate_text(now) +
+             (now.link_layer == LinkLayer::kInfiniband ? ", LID " + std::to_string(now.lid) : "") +
+             (was == now ? ""
+                         : ", was " + state_text(was.state) + " " + rate_text(was) +
+                               (was.link_layer == LinkLayer::kInfiniband
+                                    ? ", LID " + std::to_string(was.lid)
+                                    : ""));
+    default:
       break;
   }
   return where + "async event type " + std::to_string(r.event_type) +
          " (unknown to this version), port " + state_text(now.state) + ", " + rate_text(now);
+}
+
+// " port 1 ACTIVE 200 Gb/s 4X HDR, port 2 DOWN"
+std::string last_known(const std::vector<PortInfo>& ports) {
+  if (ports.empty()) return " no ports";
+  std::string s;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const PortInfo& p = ports[i];
+    s += i ? ", port " : " port ";
+    s += std::to_string(p.port) + " " + state_text(p.state);
+    if (p.state == PortState::kActive) s += " " + rate_text(p);
+  }
+  return s;
+}
+
+// "850 ms", "12.5 s", "3 min 20 s"
+std::string duration_text(uint64_t ms) {
+  char buf[64];
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%llu ms", static_cast<unsigned long long>(ms));
+  } else if (ms < 60000) {
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu min %llu s", static_cast<unsigned long long>(ms / 60000),
+                  static_cast<unsigned long long>(ms % 60000 / 1000));
+  }
+  return buf;
 }
 
 }  // namespace
@@ -108,16 +147,20 @@ std::string_view message_id(EventKind kind) {
 }
 
 std::string describe(const Record& r) {
-  if (r.event == EventKind::kDeviceFatal) {
-    std::string s = r.device + ": device fatal error, last known:";
-    if (r.ports.empty()) s += " no ports";
-    for (size_t i = 0; i < r.ports.size(); ++i) {
-      const PortInfo& p = r.ports[i];
-      s += i ? ", port " : " port ";
-      s += std::to_string(p.port) + " " + state_text(p.state);
-      if (p.state == PortState::kActive) s += " " + rate_text(p);
-    }
-    return s;
+  switch (r.event) {
+    case EventKind::kDeviceFatal:
+      return r.device + ": device fatal error, last known:" + last_known(r.ports);
+    case EventKind::kDeviceRemoved:
+      return r.device + ": device removed, last known:" + last_known(r.ports);
+    case EventKind::kDeviceAdded:
+      return r.device + ": device added (node GUID " + r.node_guid + ")";
+    case EventKind::kDeviceRenamed:
+      return r.old_name + ": device renamed to " + r.device;
+    case EventKind::kDeviceRecovered:
+      return r.device + ": device recovered after " + duration_text(r.downtime_ms) +
+             " (fatal error at seq " + std::to_string(r.fatal_seq) + ")";
+    default:
+      break;
   }
   if (r.port_info) return describe_port(r);
   return r.device + ": async event type " + std::to_string(r.event_type) +

@@ -19,6 +19,11 @@ SeverityMap default_severities() {
   set(EventKind::kGidChange, Severity::kInfo);
   set(EventKind::kDeviceFatal, Severity::kCritical);
   set(EventKind::kUnknown, Severity::kWarning);
+  set(EventKind::kDeviceAdded, Severity::kNotice);
+  set(EventKind::kDeviceRemoved, Severity::kWarning);
+  set(EventKind::kDeviceRenamed, Severity::kNotice);
+  set(EventKind::kDeviceRecovered, Severity::kNotice);
+  set(EventKind::kPortState, Severity::kInfo);
   return m;
 }
 

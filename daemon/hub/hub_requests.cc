@@ -163,6 +163,14 @@ std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r
     w.field("records", c.records);
     w.field("batches", c.batches);
     w.field("query_failures", c.query_failures);
+    w.field("resyncs", c.resyncs);
+    w.field("devices_waiting", c.devices_waiting);
+    w.end_object();
+    w.key("hotplug");
+    w.begin_object();
+    w.field("source", c.udev ? "udev" : "rescan");
+    w.field("udev_events", c.udev_events);
+    w.field("udev_overflows", c.udev_overflows);
     w.end_object();
     w.key("journal");
     w.begin_object();
@@ -170,6 +178,9 @@ std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r
     w.field("written", c.journal_written);
     w.field("failed", c.journal_failed);
     w.field("dropped", c.journal_dropped);
+    w.field("queued", c.journal_queued);
+    w.field("waits", c.journal_waits);
+    w.field("stalls", c.journal_stalls);
     w.end_object();
     w.key("ring");
     w.begin_object();

@@ -16,10 +16,18 @@ struct DaemonCounters {
   uint64_t records = 0;
   uint64_t batches = 0;
   uint64_t query_failures = 0;
+  uint64_t resyncs = 0;  // comparisons of the device list with the watched devices
+  bool udev = false;     // hot-plug from udev events (false: periodic rescans)
+  uint64_t udev_events = 0;
+  uint64_t udev_overflows = 0;   // the udev monitor lost events (each one resynchronized)
+  uint64_t devices_waiting = 0;  // listed but not openable yet: retried with backoff
   bool journal_enabled = false;
   uint64_t journal_written = 0;
   uint64_t journal_failed = 0;
   uint64_t journal_dropped = 0;
+  uint64_t journal_queued = 0;
+  uint64_t journal_waits = 0;   // times device reading paused for the journal to catch up
+  uint64_t journal_stalls = 0;  // times journald stopped taking entries and was not waited for
 };
 
 class StateSource {

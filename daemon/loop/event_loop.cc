@@ -28,6 +28,14 @@ EventLoop::EventLoop() {
   // Only epoll: select and poll scale with the number of fds on every wakeup.
   event_config_avoid_method(cfg, "select");
   event_config_avoid_method(cfg, "poll");
+  // One device callback per loop iteration: after each batch of events the loop polls again,
+  // so subscribers whose sockets drained meanwhile are written to before the next batch is
+  // read, rather than after every ready device has had its turn.
+  if (event_config_set_max_dispatch_interval(cfg, nullptr, 1,
+                                             static_cast<int>(Priority::kSources)) != 0) {
+    event_config_free(cfg);
+    throw std::runtime_error("libevent: cannot limit the callbacks per iteration");
+  }
   base_ = event_base_new_with_config(cfg);
   event_config_free(cfg);
   if (!base_) throw std::runtime_error("libevent: cannot create an epoll event loop");

@@ -28,7 +28,9 @@ using EventPtr = std::unique_ptr<event, EventDeleter>;
 // callbacks of the most urgent priority that has any; the others wait for the next iteration.
 // Subscribers' output goes before device events, so under a storm the daemon delivers what it
 // has already made before it reads (and makes) more: a subscriber that reads as fast as the
-// daemon writes never falls behind, while one that does not read never holds anything up.
+// daemon writes never falls behind, while one that does not read never holds anything up. Of
+// the device events, one device's batch runs per iteration: the subscribers' turn comes after
+// each batch.
 enum class Priority : uint8_t {
   kControl = 0,      // signals, deferred work, timers
   kSubscribers = 1,  // the subscriber socket: accepts, requests, output

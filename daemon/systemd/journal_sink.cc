@@ -1,11 +1,16 @@
 #include "systemd/journal_sink.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 
 #include "core/journal_entry.h"
 
@@ -13,6 +18,10 @@ namespace rdma_eventd::daemon {
 
 JournalSink::JournalSink(std::string identifier, size_t max_queued)
     : max_queued_(max_queued), identifier_(std::move(identifier)) {
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    throw std::runtime_error(std::string("journal: eventfd: ") + std::strerror(errno));
+  }
   writer_ = std::thread([this] { writer_main(); });
 }
 
@@ -28,6 +37,7 @@ JournalSink::~JournalSink() {
   }
   wake_.notify_one();
   writer_.join();
+  ::close(wake_fd_);
 }
 
 void JournalSink::publish(const Record& record, const std::string& json) {
@@ -64,6 +74,44 @@ JournalSink::Stats JournalSink::stats() const {
   return stats_;
 }
 
+size_t JournalSink::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+uint64_t JournalSink::progress() const {
+  std::lock_guard lock(mu_);
+  return stats_.written + stats_.failed;
+}
+
+void JournalSink::notify_when_at_most(size_t entries) {
+  bool now = false;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() <= entries) {
+      now = true;
+    } else {
+      notify_at_most_ = entries;
+    }
+  }
+  if (now) signal_wake();
+}
+
+void JournalSink::notify_on_progress() {
+  std::lock_guard lock(mu_);
+  notify_progress_ = true;
+}
+
+void JournalSink::consume_wake() {
+  uint64_t count = 0;
+  (void)!::read(wake_fd_, &count, sizeof count);
+}
+
+void JournalSink::signal_wake() {
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
+}
+
 void JournalSink::writer_main() {
   std::unique_lock lock(mu_);
   for (;;) {
@@ -78,6 +126,12 @@ void JournalSink::writer_main() {
     send(fields);
     lock.lock();
     if (queue_.empty()) drained_.notify_all();
+    bool signal = std::exchange(notify_progress_, false);
+    if (notify_at_most_ && queue_.size() <= *notify_at_most_) {
+      notify_at_most_.reset();
+      signal = true;
+    }
+    if (signal) signal_wake();  // an eventfd write never blocks
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace rdma_eventd::daemon::verbs {
@@ -25,6 +26,16 @@ std::string read_sysfs_line(const std::string& path) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
     s.pop_back();
   return s;
+}
+
+// <sysfs>/class/infiniband/<name>: libibverbs's ibdev_path, or the same directory under the
+// device's current name when it was renamed (dev_path is <sysfs>/class/infiniband_verbs/uverbsN).
+std::string ibdev_path_for(const ibv_device* dev, const std::string& name) {
+  if (name == dev->name) return dev->ibdev_path;
+  std::string path = dev->dev_path;
+  const auto cut = path.rfind("/infiniband_verbs/");
+  if (cut == std::string::npos) return dev->ibdev_path;
+  return path.substr(0, cut) + "/infiniband/" + name;
 }
 
 std::string gid_text(const uint8_t raw[16]) {
@@ -53,10 +64,14 @@ int DeviceCatalog::scan() {
   list_ = ibv_get_device_list(&num);
   if (!list_) return errno != 0 ? errno : ENOSYS;
   for (int i = 0; i < num && list_[i]; ++i) {
+    ibv_device* dev = list_[i];
     DeviceEntry e;
-    e.name = ibv_get_device_name(list_[i]);
-    e.node_guid = be64toh(ibv_get_device_guid(list_[i]));
-    e.index = ibv_get_device_index(list_[i]);
+    e.name = read_sysfs_line(std::string(dev->dev_path) + "/ibdev");
+    if (e.name.empty()) e.name = ibv_get_device_name(dev);
+    e.node_guid = be64toh(ibv_get_device_guid(dev));
+    e.index = ibv_get_device_index(dev);
+    e.uverbs = dev->dev_name;
+    e.ibdev_path = ibdev_path_for(dev, e.name);
     entries_.push_back(std::move(e));
     handles_.push_back(list_[i]);
   }
@@ -90,15 +105,23 @@ std::unique_ptr<Context> DeviceCatalog::open(const DeviceEntry& entry, int* erro
     ibv_close_device(ctx);
     return nullptr;
   }
-  return std::unique_ptr<Context>(new Context(ctx, entry, attr.phys_port_cnt, dev->ibdev_path));
+  const bool renamed = entry.name != dev->name;
+  return std::unique_ptr<Context>(new Context(ctx, entry, attr.phys_port_cnt, renamed));
 }
 
-Context::Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, std::string ibdev_path)
+Context::Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed)
     : ctx_(ctx),
       entry_(std::move(entry)),
       num_ports_(num_ports),
-      ibdev_path_(std::move(ibdev_path)),
+      renamed_(renamed),
       gid_tbl_len_(num_ports + 1, 0) {}
+
+void Context::rename(const DeviceEntry& now) {
+  entry_.name = now.name;
+  entry_.ibdev_path = now.ibdev_path;
+  renamed_ = true;
+  netdev_cache_.clear();
+}
 
 Context::~Context() {
   ibv_close_device(ctx_);
@@ -185,6 +208,7 @@ int Context::query_gids(uint32_t num_ports, std::vector<std::vector<GidEntry>>& 
 
 int Context::query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) {
   out.assign(table_len, 0);
+  if (renamed_) return read_sysfs_pkeys(port, out);
   for (uint32_t i = 0; i < table_len; ++i) {
     __be16 pkey = 0;
     errno = 0;
@@ -196,10 +220,23 @@ int Context::query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t
   return 0;
 }
 
+int Context::read_sysfs_pkeys(uint32_t port, std::vector<uint16_t>& out) {
+  // The same file ibv_query_pkey reads ("0xffff"), under the device's current name.
+  const std::string dir = entry_.ibdev_path + "/ports/" + std::to_string(port) + "/pkeys/";
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::string text = read_sysfs_line(dir + std::to_string(i));
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(text.c_str(), &end, 16);
+    if (text.empty() || *end != '\0' || v > 0xffff) return text.empty() ? ENOENT : EINVAL;
+    out[i] = static_cast<uint16_t>(v);
+  }
+  return 0;
+}
+
 std::string Context::netdev_name(uint32_t port, uint32_t index, uint32_t ifindex) {
   const auto key = std::make_tuple(port, index, ifindex);
   if (auto it = netdev_cache_.find(key); it != netdev_cache_.end()) return it->second;
-  std::string name = read_sysfs_line(ibdev_path_ + "/ports/" + std::to_string(port) +
+  std::string name = read_sysfs_line(entry_.ibdev_path + "/ports/" + std::to_string(port) +
                                      "/gid_attrs/ndevs/" + std::to_string(index));
   if (name.empty()) {
     char buf[IF_NAMESIZE] = {};

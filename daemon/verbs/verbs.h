@@ -19,9 +19,13 @@ struct ibv_device;
 namespace rdma_eventd::daemon::verbs {
 
 struct DeviceEntry {
+  // The current name, from sysfs (uverbsN/ibdev). libibverbs keeps the name a process first
+  // saw for a device that is renamed later, so ibv_get_device_name alone would go stale.
   std::string name;
   uint64_t node_guid = 0;  // host order
   int index = -1;          // ibv_get_device_index: the kernel's never-reused device index
+  std::string uverbs;      // "uverbs0": the device's verbs char device, as udev names it
+  std::string ibdev_path;  // <sysfs>/class/infiniband/<name>, for the current name
 };
 
 class Context;
@@ -59,6 +63,9 @@ class Context final : public DeviceQueries {
   Context& operator=(const Context&) = delete;
 
   const DeviceEntry& entry() const { return entry_; }
+  // The device was renamed (same index, same uverbsN): sysfs-backed queries follow the new
+  // name, which libibverbs's own device struct does not.
+  void rename(const DeviceEntry& now);
   uint32_t num_ports() const { return num_ports_; }
   int async_fd() const;
 
@@ -73,16 +80,19 @@ class Context final : public DeviceQueries {
 
  private:
   friend class DeviceCatalog;
-  Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, std::string ibdev_path);
+  Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed);
 
   // The netdev of a RoCE GID entry, from sysfs (<ibdev_path>/ports/P/gid_attrs/ndevs/I), cached
   // per (port, index, ifindex) since names rarely change and sysfs reads are not free.
   std::string netdev_name(uint32_t port, uint32_t index, uint32_t ifindex);
+  int read_sysfs_pkeys(uint32_t port, std::vector<uint16_t>& out);
 
   ibv_context* ctx_;
   DeviceEntry entry_;
   uint32_t num_ports_;
-  std::string ibdev_path_;
+  // ibv_query_pkey reads sysfs under the name libibverbs knows; once the device has another
+  // name, P_Keys are read from entry_.ibdev_path directly.
+  bool renamed_ = false;
   std::vector<uint32_t> gid_tbl_len_;  // index = port number
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::string> netdev_cache_;
 };

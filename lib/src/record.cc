@@ -246,6 +246,11 @@ bool is_port_scoped(const json& obj) {
   return obj.contains("state");
 }
 
+// Device-wide records that carry the last known state of every port.
+bool has_ports_array(EventKind kind) {
+  return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved;
+}
+
 }  // namespace
 
 std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after) {
@@ -284,7 +289,7 @@ std::string to_json(const Record& r) {
     write_pkeys(w, "pkeys_added", r.pkeys_added);
     write_pkeys(w, "pkeys_removed", r.pkeys_removed);
   }
-  if (r.event == EventKind::kDeviceFatal) {
+  if (has_ports_array(r.event)) {
     w.key("ports");
     w.begin_array();
     for (const auto& p : r.ports) {
@@ -294,6 +299,12 @@ std::string to_json(const Record& r) {
       w.end_object();
     }
     w.end_array();
+  }
+  if (r.event == EventKind::kDeviceRenamed) w.field("old_name", std::string_view(r.old_name));
+  if (r.event == EventKind::kDeviceRecovered) {
+    w.field("down_since", std::string_view(format_rfc3339_us(r.down_since_us)));
+    w.field("downtime_ms", r.downtime_ms);
+    w.field("fatal_seq", r.fatal_seq);
   }
   w.end_object();
   return out;
@@ -387,7 +398,7 @@ std::optional<Record> record_from_json(std::string_view text, std::string* error
                                             !rd.pkeys(obj, "pkeys_removed", r.pkeys_removed))) {
     return std::nullopt;
   }
-  if (r.event == EventKind::kDeviceFatal) {
+  if (has_ports_array(r.event)) {
     const json* ports = rd.find(obj, "ports");
     if (!ports) return std::nullopt;
     if (!ports->is_array()) {
@@ -401,6 +412,22 @@ std::optional<Record> record_from_json(std::string_view text, std::string* error
       }
       r.ports.push_back(p);
     }
+  }
+  if (r.event == EventKind::kDeviceRenamed && !rd.str(obj, "old_name", r.old_name)) {
+    return std::nullopt;
+  }
+  if (r.event == EventKind::kDeviceRecovered) {
+    std::string since;
+    if (!rd.str(obj, "down_since", since) || !rd.u64(obj, "downtime_ms", r.downtime_ms) ||
+        !rd.u64(obj, "fatal_seq", r.fatal_seq)) {
+      return std::nullopt;
+    }
+    auto since_us = parse_rfc3339_us(since);
+    if (!since_us) {
+      rd.fail("down_since", "not an RFC 3339 UTC time with microseconds: '" + since + "'");
+      return std::nullopt;
+    }
+    r.down_since_us = *since_us;
   }
   return r;
 }

@@ -17,8 +17,9 @@ std::optional<Enum> find_name(const std::array<std::string_view, N>& names, std:
 }
 
 constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
-    "port_active",       "port_err",   "lid_change",   "pkey_change", "sm_change",
-    "client_reregister", "gid_change", "device_fatal", "unknown",
+    "port_active",       "port_err",       "lid_change",       "pkey_change", "sm_change",
+    "client_reregister", "gid_change",     "device_fatal",     "unknown",     "device_added",
+    "device_removed",    "device_renamed", "device_recovered", "port_state",
 };
 
 constexpr std::array<std::string_view, 6> kSeverityNames = {"debug",   "info",  "notice",
@@ -52,6 +53,9 @@ std::string_view event_name(EventKind kind) {
 }
 std::optional<EventKind> event_from_name(std::string_view name) {
   return find_name<EventKind>(kEventNames, name);
+}
+bool is_lifecycle_event(EventKind kind) {
+  return kind >= EventKind::kDeviceAdded;
 }
 
 std::string_view severity_name(Severity s) {

@@ -80,7 +80,7 @@ const std::vector<Spec>& specs() {
        0,
        0,
        {"--topology", "--query-latency-us"},
-       {"--no-rdma", "--foreground"},
+       {"--no-rdma", "--foreground", "--udev"},
        cmd_start},
       {"stop", 0, 0, {}, {}, cmd_stop},
       {"run", 0, 0, {}, {}, cmd_run},
@@ -252,6 +252,16 @@ const std::vector<Spec>& specs() {
        {},
        [](const Global& g, const Args& a) {
          return send(g, {{"cmd", "replug"}, {"device", a.positional[0]}});
+       }},
+      {"cycle",
+       1,
+       1,
+       {"--count"},
+       {},
+       [](const Global& g, const Args& a) {
+         json req = {{"cmd", "cycle"}, {"device", a.positional[0]}};
+         if (auto v = option(a, "--count")) req["count"] = number(*v, "--count", 100000);
+         return send(g, req);
        }},
       {"rename",
        2,

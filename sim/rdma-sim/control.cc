@@ -91,6 +91,8 @@ json Simulator::stats() const {
   s["unplugged"] = shown["unplugged"];
   s["no_rdma"] = load_relaxed(shm_.fabric().header.no_rdma) != 0;
   s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
+  s["udev"] = udev_ != nullptr;
+  s["udev_messages"] = udev_ ? udev_->sent() : 0;
   s["ok"] = true;
   const json& t = s["totals"];
   s["message"] = std::to_string(t["contexts_open"].get<uint64_t>()) + " contexts open (" +
@@ -114,6 +116,8 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
     s["ok"] = true;
     s["no_rdma"] = load_relaxed(shm_.fabric().header.no_rdma) != 0;
     s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
+    s["udev"] = udev_ != nullptr;
+    s["udev_messages"] = udev_ ? udev_->sent() : 0;
     return s;
   }
   if (cmd == "stats") return stats();
@@ -209,6 +213,7 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
                 {"index", e.index},
                 {"events", json::array()}};
   }
+  if (cmd == "cycle") return handle_cycle(req);
   if (cmd == "rename") {
     const std::string to = need<std::string>(req, "new_name");
     f.rename(device(), to);
@@ -288,6 +293,33 @@ json Simulator::handle_storm(const json& req) {
               {"events_per_second", rate},
               {"deliveries", deliveries},
               {"targets", targets.size()}};
+}
+
+json Simulator::handle_cycle(const json& req) {
+  Fabric& f = *fabric_;
+  const std::string name = need<std::string>(req, "device");
+  const auto count = opt<uint64_t>(req, "count").value_or(1);
+  if (count == 0 || count > 100000)
+    throw CommandError("--count " + std::to_string(count) + " is out of range (1..100000)");
+  f.device(name);  // refused before anything changes when there is no such device
+  size_t fatal_deliveries = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    // Like a driver reload: each open context gets its DEVICE_FATAL, the device goes and comes
+    // back with a new index.
+    for (const Delivery& d : f.unplug(name, /*disassociate=*/true))
+      fatal_deliveries += d.contexts;
+    contexts_.flush();
+    f.replug(name);
+  }
+  const DeviceEntry& e = f.device(name);
+  return json{{"ok", true},
+              {"message", name + ": unplugged and plugged in " + std::to_string(count) +
+                              " times, now index " + std::to_string(e.index) + ", uverbs" +
+                              std::to_string(e.uverbs) + "; device_fatal to " +
+                              std::to_string(fatal_deliveries) + " contexts"},
+              {"index", e.index},
+              {"count", count},
+              {"events", json::array()}};
 }
 
 }  // namespace rdmasim

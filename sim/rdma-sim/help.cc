@@ -16,12 +16,15 @@ struct Help {
 const Help kHelp[] = {
     {"start",
      "rdma-sim start [-t TOPOLOGY.json] [--dir DIR] [--query-latency-us N] [--no-rdma] "
-     "[--foreground]",
+     "[--udev] [--foreground]",
      "Start a simulated fabric in DIR from a topology file (no -t: an empty fabric).\n"
      "Without --foreground, returns once the fabric is ready and prints DIR.\n"
      "With --foreground, stays attached, prints \"ready DIR\" once ready and exits 0 on\n"
      "SIGTERM, SIGINT or `rdma-sim stop`. A malformed topology exits 78 with the file,\n"
-     "the field path and the value; a simulator already running in DIR exits 1."},
+     "the field path and the value; a simulator already running in DIR exits 1.\n"
+     "--udev: broadcast udev netlink messages for every device added, removed or renamed,\n"
+     "as systemd-udevd would. Needs root, and a network namespace of its own (unshare --net):\n"
+     "every udev client in the namespace receives them."},
     {"stop", "rdma-sim stop", "Stop the simulator; returns once it has exited and cleaned DIR up."},
     {"run", "rdma-sim run -- CMD [ARGS...]",
      "Run CMD with LD_LIBRARY_PATH starting with the stand-in libibverbs.so.1 and RDMA_SIM_DIR\n"
@@ -69,6 +72,10 @@ const Help kHelp[] = {
      "--wait blocks until the removal completes, or fails (exit 1) after SECONDS."},
     {"replug", "rdma-sim replug DEV",
      "Plug an unplugged device back: its topology definition, a NEW index."},
+    {"cycle", "rdma-sim cycle DEV [--count N]",
+     "Unplug and plug a device back N times in a row (default 1), like a driver reloading in a\n"
+     "loop: every open context gets its DEVICE_FATAL each time; the device ends up plugged in\n"
+     "with a new index. With --udev, four udev messages per cycle."},
     {"rename", "rdma-sim rename DEV NEWNAME",
      "Rename a device (same index and uverbsN). Processes that listed it keep the old name."},
     {"event", "rdma-sim event DEV[/PORT] TYPE [--element N] [--context ID]",

@@ -94,6 +94,9 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
       dir_lock_(lock_directory(options.dir)),
       shm_(ShmRegion::create(options.dir + "/" + kStateFile)),
       sysfs_(options.dir + "/" + kSysDir),
+      hotplug_(options.udev ? std::make_unique<UdevEmitter>()
+                            : std::make_unique<HotplugObserver>()),
+      udev_(options.udev ? static_cast<const UdevEmitter*>(hotplug_.get()) : nullptr),
       contexts_(loop_, shm_.fabric(), [this](int32_t index) { on_context_closed(index); }) {
   if (FILE* f = std::fopen((dir_ + "/pid").c_str(), "w")) {
     std::fprintf(f, "%d\n", static_cast<int>(getpid()));
@@ -102,7 +105,7 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
   store_relaxed(shm_.fabric().header.query_latency_us, options.query_latency_us);
   store_relaxed(shm_.fabric().header.no_rdma, options.no_rdma ? 1u : 0u);
   sysfs_.reset();
-  fabric_ = std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, hotplug_);
+  fabric_ = std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, *hotplug_);
   signal_fd_ = block_signals();
   signal_watch_ = IoWatch(&loop_, signal_fd_.get(), EPOLLIN, [this](uint32_t) {
     signalfd_siginfo si;

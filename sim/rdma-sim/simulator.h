@@ -17,6 +17,7 @@
 #include "shm_region.h"
 #include "sysfs_tree.h"
 #include "topology.h"
+#include "udev_emitter.h"
 #include "unique_fd.h"
 
 namespace rdmasim {
@@ -25,6 +26,7 @@ struct SimulatorOptions {
   std::string dir;  // absolute
   uint32_t query_latency_us = 0;
   bool no_rdma = false;
+  bool udev = false;  // emit udev netlink messages on hot-plug (udev_emitter.h)
 };
 
 class Simulator {
@@ -62,6 +64,7 @@ class Simulator {
   // control.cc: one request, one reply (or a deferred reply for unplug --wait).
   std::optional<nlohmann::json> handle(uint64_t connection, const nlohmann::json& request);
   nlohmann::json handle_storm(const nlohmann::json& request);
+  nlohmann::json handle_cycle(const nlohmann::json& request);
   nlohmann::json stats() const;
 
   std::string dir_;
@@ -69,7 +72,8 @@ class Simulator {
   EventLoop loop_;
   ShmRegion shm_;
   SysfsTree sysfs_;
-  HotplugObserver hotplug_;
+  std::unique_ptr<HotplugObserver> hotplug_;
+  const UdevEmitter* udev_ = nullptr;  // hotplug_ when --udev
   ContextRegistry contexts_;
   std::unique_ptr<Fabric> fabric_;
   UniqueFd listen_fd_;

@@ -48,6 +48,7 @@ int cmd_start(const Global& g, const Args& a) {
   SimulatorOptions options;
   options.dir = resolve_dir(g);
   options.no_rdma = a.options.count("--no-rdma") > 0;
+  options.udev = a.options.count("--udev") > 0;
   if (auto it = a.options.find("--query-latency-us"); it != a.options.end()) {
     const std::string& v = it->second;
     if (v.empty() || v.size() > 8 || v.find_first_not_of("0123456789") != std::string::npos ||

@@ -7,9 +7,13 @@
 //   sim_fabric.h  SimFabric (a private `rdma-sim --foreground`, control commands, stats,
 //                 the environment for programs run against it)
 //   paths.h       where the built programs, the stand-in library and the sources are
+//   namespaces.h  a private network namespace, a private /run, "udev is running"
+//   proc_info.h   a process's descriptors, memory and wakeups, from /proc
 #pragma once
 
+#include "namespaces.h"
 #include "paths.h"
+#include "proc_info.h"
 #include "process.h"
 #include "sim_fabric.h"
 #include "temp_dir.h"

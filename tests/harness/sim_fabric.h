@@ -30,6 +30,9 @@ namespace rdmatest {
 struct SimOptions {
   uint32_t query_latency_us = 0;
   bool no_rdma = false;
+  // --udev: udev messages for hot-plug; the test must be in a network namespace of its own
+  // (enter_private_network()).
+  bool udev = false;
   std::vector<std::string> extra_args;  // more `rdma-sim start` arguments
   Duration ready_timeout = std::chrono::seconds(30);
 };

@@ -11,16 +11,14 @@ DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions
   JournalSandbox::instance();  // records go to the sandbox's journald, never the host's
   config_path_ = dir_.write("rdma-eventd.json", options.config_json);
   // A socket of its own: the default path would be shared by every daemon of the test.
-  socket_ = dir_.file("events.sock");
-  std::vector<std::string> argv = {rdmatest::bin("rdma-eventd"),
-                                   "-f",
-                                   "-c",
-                                   config_path_,
-                                   "--print-records",
-                                   "--socket",
-                                   socket_};
+  socket_ = options.socket.empty() ? dir_.file("events.sock") : options.socket;
+  std::vector<std::string> argv = {
+      rdmatest::bin("rdma-eventd"), "-f", "-c", config_path_, "--socket", socket_};
+  if (options.print_records) argv.push_back("--print-records");
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-  proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv));
+  rdmatest::SpawnOptions spawn;
+  spawn.set = options.env;
+  proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv, spawn));
   const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 20s,
                                                   rdmatest::Stream::kStderr, "the start line");
   const auto pos = started.find("stream ") + 7;

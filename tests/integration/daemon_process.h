@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +27,11 @@ struct DaemonOptions {
   std::string config_json = "{}";  // written to a file passed with -c
   std::vector<std::string> extra_args;
   bool wait_ready = true;  // wait for the "ready:" log line
+  // --print-records: the test must then read the daemon's stdout (next_record), or a storm
+  // fills the pipe and the daemon waits for it.
+  bool print_records = true;
+  std::string socket;  // the subscriber socket; empty: one in the daemon's own directory
+  std::map<std::string, std::string> env;  // more environment for the daemon
 };
 
 class DaemonProcess {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -45,6 +46,16 @@ TEST(Devices, IncludeByNodeGuidSelectsThatDeviceOnly) {
   EXPECT_EQ(opened_devices(sim, by_hex.process().pid()), (std::set<std::string>{"mlx5_0"}));
 }
 
+// The records a device's appearance makes: device_added, then one port_state per port.
+std::vector<std::string> appearance(DaemonProcess& daemon, size_t ports) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < 1 + ports; ++i) {
+    const Record r = daemon.next_record();
+    out.push_back(r.device + " " + std::string(event_name(r.event)) + " " + std::to_string(r.port));
+  }
+  return out;
+}
+
 TEST(Devices, NoRdmaInTheKernelIsSaidOnceAndTheDaemonWaits) {
   SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.no_rdma = true});
   DaemonProcess daemon(sim);  // returns once the daemon logged "ready:"
@@ -53,10 +64,18 @@ TEST(Devices, NoRdmaInTheKernelIsSaidOnceAndTheDaemonWaits) {
   // Rescanning while RDMA is still missing says nothing more.
   daemon.process().signal(SIGUSR1);
   daemon.require_log("SIGUSR1: rescanning");
-  // Then RDMA appears; the next rescan opens the devices and events flow.
+  // Then RDMA appears; the next rescan opens the devices (they appeared: records say so) and
+  // events flow.
   inject(sim, {"no-rdma", "off"});
   daemon.process().signal(SIGUSR1);
   daemon.require_log("mlx5_1: watching");
+  std::vector<std::string> seen = appearance(daemon, 1);
+  const std::vector<std::string> more = appearance(daemon, 2);
+  seen.insert(seen.end(), more.begin(), more.end());
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1",
+                                            "mlx5_1 device_added 0", "mlx5_1 port_state 1",
+                                            "mlx5_1 port_state 2"}));
   inject(sim, {"port", "down", "mlx5_0/1"});
   EXPECT_EQ(daemon.next_record().event, EventKind::kPortErr);
   EXPECT_TRUE(daemon.process().running());
@@ -76,21 +95,29 @@ TEST(Devices, AnEmptyFabricIsSaidOnceAndDevicesAreFoundOnRescan) {
   inject(sim, {"replug", "mlx5_0"});
   daemon.process().signal(SIGUSR1);
   daemon.require_log("mlx5_0: watching");
+  EXPECT_EQ(appearance(daemon, 1),
+            (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1"}));
   inject(sim, {"lid", "mlx5_0/1", "12"});
   const Record r = daemon.next_record();
   EXPECT_EQ(r.event, EventKind::kLidChange);
   EXPECT_EQ(r.port_info->lid, 12u);
 }
 
-TEST(Devices, AfterDeviceFatalARescanReopensTheDevice) {
+TEST(Devices, AnUnplugIsARemovalNotAFatalErrorAndTheReplugIsFoundOnRescan) {
   SimFabric sim(topology("two-adapters"));
   DaemonProcess daemon(sim);
   inject(sim, {"unplug", "mlx5_0"});
-  EXPECT_EQ(daemon.next_record().event, EventKind::kDeviceFatal);
+  // The DEVICE_FATAL that ends an unplugged device's event stream is its removal.
+  const Record removed = daemon.next_record();
+  EXPECT_EQ(removed.event, EventKind::kDeviceRemoved);
+  EXPECT_EQ(removed.event_type, -1);
+  EXPECT_EQ(removed.ports.size(), 1u);
   daemon.require_log("mlx5_0: closing");
   inject(sim, {"replug", "mlx5_0"});
   daemon.process().signal(SIGUSR1);
   daemon.require_log("mlx5_0: watching");
+  EXPECT_EQ(appearance(daemon, 1),
+            (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1"}));
   inject(sim, {"port", "down", "mlx5_0/1"});
   const Record r = daemon.next_record();
   EXPECT_EQ(r.event, EventKind::kPortErr);

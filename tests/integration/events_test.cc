@@ -16,62 +16,6 @@ using nlohmann::json;
 using rdmatest::SimFabric;
 using rdmatest::topology;
 
-// mlx5_0 port 1 of the two-adapter topology as the daemon first sees it.
-json ib_port(json overrides = json::object()) {
-  json p = {{"link_layer", "infiniband"},
-            {"state", "active"},
-            {"phys_state", "link_up"},
-            {"lid", 7},
-            {"sm_lid", 1},
-            {"sm_sl", 0},
-            {"lmc", 0},
-            {"active_mtu", 4096},
-            {"width", "4x"},
-            {"speed", "hdr"},
-            {"rate_gbps", 200}};
-  p.update(overrides);
-  return p;
-}
-
-json roce_port(json overrides = json::object()) {
-  json p = {{"link_layer", "ethernet"},
-            {"state", "active"},
-            {"phys_state", "link_up"},
-            {"lid", 0},
-            {"sm_lid", 0},
-            {"sm_sl", 0},
-            {"lmc", 0},
-            {"active_mtu", 1024},
-            {"width", "4x"},
-            {"speed", "edr"},
-            {"rate_gbps", 100}};
-  p.update(overrides);
-  return p;
-}
-
-json record(const std::string& event, int type, const std::string& severity,
-            const std::string& device, int port) {
-  return {{"schema", 1},
-          {"event", event},
-          {"event_type", type},
-          {"severity", severity},
-          {"device", device},
-          {"port", port},
-          {"node_guid", device == "mlx5_0" ? "0c42:a103:00f6:5e44" : "0c42:a103:006d:0b3a"}};
-}
-
-json port_record(const std::string& event, int type, const std::string& severity,
-                 const std::string& device, int port, const json& block, const json& changes) {
-  json r = record(event, type, severity, device, port);
-  r.update(block);
-  r["changes"] = changes;
-  return r;
-}
-
-json change(json old_value, json new_value) {
-  return {{"old", old_value}, {"new", new_value}};
-}
-
 json gid(int index, const std::string& text, const std::string& type, const std::string& netdev) {
   return {{"index", index}, {"gid", text}, {"type", type}, {"netdev", netdev}};
 }

@@ -1,6 +1,7 @@
 #include "journal_sandbox.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 #include <sstream>
+
+#include "namespaces.h"
 
 namespace rdma_eventd::test {
 namespace {
@@ -32,11 +35,26 @@ std::string must_run(const std::vector<std::string>& argv) {
   return r.out;
 }
 
+// Function-local: set_storage may run during another file's static initialization.
+JournalStorage& storage() {
+  static JournalStorage s;
+  return s;
+}
+bool& started() {
+  static bool s = false;
+  return s;
+}
+
 }  // namespace
 
 JournalSandbox& JournalSandbox::instance() {
   static JournalSandbox sandbox;
   return sandbox;
+}
+
+void JournalSandbox::set_storage(const JournalStorage& wanted) {
+  if (started()) throw HarnessError("journal sandbox: storage set after it started");
+  storage() = wanted;
 }
 
 JournalSandbox::JournalSandbox() {
@@ -48,15 +66,20 @@ JournalSandbox::JournalSandbox() {
   const std::string conf = scratch_.write(
       "journald.conf",
       "[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\n"
-      "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n");
-  if (unshare(CLONE_NEWNS) != 0) {
-    throw HarnessError(std::string("journal sandbox: unshare(CLONE_NEWNS): ") +
-                       std::strerror(errno));
-  }
-  must_mount("", "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
-  // A tmpfs on /run hides the host's journal socket, /run/log and everything else there.
-  must_mount("tmpfs", "/run", "tmpfs", 0, "mode=755");
+      "ForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=" +
+          storage().max_use + "\nRuntimeKeepFree=0\n");
+  started() = true;
+  // A mount namespace of its own, a tmpfs on /run: the host's journal socket, /run/log and
+  // everything else there are hidden.
+  rdmatest::make_run_private();
   must_mount(conf, "/etc/systemd/journald.conf", nullptr, MS_BIND, nullptr);
+  if (storage().on_disk) {
+    // /run/log is where journald keeps a volatile journal.
+    const std::string dir = scratch_.file("log");
+    mkdir(dir.c_str(), 0755);
+    mkdir("/run/log", 0755);
+    must_mount(dir, "/run/log", nullptr, MS_BIND, nullptr);
+  }
   start_journald();
 }
 
@@ -85,6 +108,11 @@ void JournalSandbox::stop_journald() {
   if (!journald_) return;
   journald_->stop();
   journald_.reset();
+}
+
+void JournalSandbox::freeze_journald(bool frozen) {
+  if (!journald_) throw HarnessError("journal sandbox: journald is not running");
+  journald_->signal(frozen ? SIGSTOP : SIGCONT);
 }
 
 std::string JournalSandbox::journalctl(const std::vector<std::string>& args) {

@@ -18,9 +18,18 @@
 
 namespace rdma_eventd::test {
 
+// How the sandbox's journald keeps entries: in /run (memory), at most 512 MiB, unless a test
+// that writes more says otherwise before the first instance().
+struct JournalStorage {
+  std::string max_use = "512M";  // RuntimeMaxUse=; entries beyond it rotate out
+  bool on_disk = false;          // the journal files in the sandbox's scratch directory (/tmp)
+};
+
 class JournalSandbox {
  public:
   static JournalSandbox& instance();
+  // Before the first instance() only.
+  static void set_storage(const JournalStorage& wanted);
 
   // The entries matching every "FIELD=value" match, oldest first, as journalctl -o json
   // prints them (after journalctl --sync, so everything sent before this call is there).
@@ -32,6 +41,9 @@ class JournalSandbox {
   // Stops and starts journald (its socket file stays behind while stopped, as on a host).
   void stop_journald();
   void start_journald();
+  // Freezes journald (SIGSTOP: it takes no more entries, writers block once its socket is
+  // full) or lets it go on (SIGCONT).
+  void freeze_journald(bool frozen);
 
   // Installs a catalog file and indexes it, visible to journalctl -x in this namespace only.
   void install_catalog(const std::string& catalog_file);

@@ -19,6 +19,68 @@ inline nlohmann::json stable_part(nlohmann::json record) {
   return record;
 }
 
+// The records of the two-adapter topology (sim/topologies/two-adapters.json), for comparing
+// whole records after stable_part().
+
+// mlx5_0 port 1 as the daemon first sees it.
+inline nlohmann::json ib_port(nlohmann::json overrides = nlohmann::json::object()) {
+  nlohmann::json p = {{"link_layer", "infiniband"},
+                      {"state", "active"},
+                      {"phys_state", "link_up"},
+                      {"lid", 7},
+                      {"sm_lid", 1},
+                      {"sm_sl", 0},
+                      {"lmc", 0},
+                      {"active_mtu", 4096},
+                      {"width", "4x"},
+                      {"speed", "hdr"},
+                      {"rate_gbps", 200}};
+  p.update(overrides);
+  return p;
+}
+
+// mlx5_1 port 1 or 2.
+inline nlohmann::json roce_port(nlohmann::json overrides = nlohmann::json::object()) {
+  nlohmann::json p = {{"link_layer", "ethernet"},
+                      {"state", "active"},
+                      {"phys_state", "link_up"},
+                      {"lid", 0},
+                      {"sm_lid", 0},
+                      {"sm_sl", 0},
+                      {"lmc", 0},
+                      {"active_mtu", 1024},
+                      {"width", "4x"},
+                      {"speed", "edr"},
+                      {"rate_gbps", 100}};
+  p.update(overrides);
+  return p;
+}
+
+// The keys every record has; node_guid from the device name.
+inline nlohmann::json record(const std::string& event, int type, const std::string& severity,
+                             const std::string& device, int port) {
+  return {{"schema", 1},
+          {"event", event},
+          {"event_type", type},
+          {"severity", severity},
+          {"device", device},
+          {"port", port},
+          {"node_guid", device == "mlx5_0" ? "0c42:a103:00f6:5e44" : "0c42:a103:006d:0b3a"}};
+}
+
+inline nlohmann::json port_record(const std::string& event, int type, const std::string& severity,
+                                  const std::string& device, int port, const nlohmann::json& block,
+                                  const nlohmann::json& changes) {
+  nlohmann::json r = record(event, type, severity, device, port);
+  r.update(block);
+  r["changes"] = changes;
+  return r;
+}
+
+inline nlohmann::json change(nlohmann::json old_value, nlohmann::json new_value) {
+  return {{"old", old_value}, {"new", new_value}};
+}
+
 // Runs a control command and fails the test if it is refused.
 inline void inject(const rdmatest::SimFabric& sim, const std::vector<std::string>& args) {
   rdmatest::CommandResult r = sim.ctl(args);

@@ -1,5 +1,6 @@
 // rdma-eventctl against the real daemon on the simulator.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <regex>
 
@@ -105,6 +106,51 @@ TEST(Eventctl, MonitorShowsASnapshotThenOneLinePerRecord) {
             "lid 0 -> 9, sm_lid 0 -> 1; 200 Gb/s (4x HDR) [seq 3]");
   EXPECT_EQ(without_time(monitor.require_next_line(10s)),
             "notice   mlx5_0/1  pkey_change       +pkey 0x8002 (index 2) [seq 4]");
+  EXPECT_TRUE(monitor.require_exit(10s).success()) << monitor.describe();
+}
+
+TEST(Eventctl, MonitorShowsTheLifeOfADevice) {
+  // Followed by node GUID, which a rename does not change. SIGUSR1 makes the daemon compare
+  // the device list with what it watches (no udev messages here).
+  SimFabric sim(topology("two-adapters"));
+  HubDaemon d(sim);
+  Process monitor = Process::spawn(eventctl(
+      d, {"monitor", "--device", "0c42:a103:006d:0b3a", "--count", "9", "--color", "never"}));
+  wait_for_subscriber(d, json::parse(R"({"devices":["0c42:a103:006d:0b3a"]})"), 1);
+  auto rescan = [&] { d.process().signal(SIGUSR1); };
+  auto next = [&] { return without_time(monitor.require_next_line(10s)); };
+
+  inject(sim, {"unplug", "mlx5_1"});
+  EXPECT_EQ(next(),
+            "warning  mlx5_1    device_removed    device removed; last known: port 1 ACTIVE, port "
+            "2 ACTIVE [seq 1]");
+  inject(sim, {"replug", "mlx5_1"});
+  rescan();
+  EXPECT_EQ(next(),
+            "notice   mlx5_1    device_added      device added, node GUID 0c42:a103:006d:0b3a "
+            "[seq 2]");
+  EXPECT_EQ(next(), "info     mlx5_1/1  port_state        ACTIVE; 100 Gb/s (4x EDR) [seq 3]");
+  EXPECT_EQ(next(), "info     mlx5_1/2  port_state        ACTIVE; 100 Gb/s (4x EDR) [seq 4]");
+  inject(sim, {"rename", "mlx5_1", "roce7"});
+  rescan();
+  EXPECT_EQ(next(), "notice   roce7     device_renamed    renamed from mlx5_1 [seq 5]");
+  inject(sim, {"fatal", "roce7"});
+  EXPECT_EQ(next(),
+            "critical roce7     device_fatal      device fatal error; last known: port 1 ACTIVE, "
+            "port 2 ACTIVE [seq 6]");
+  inject(sim, {"unplug", "roce7"});
+  inject(sim, {"replug", "roce7"});
+  rescan();
+  // The removal of the failed device, then its recovery: how long it took varies.
+  EXPECT_EQ(next(),
+            "warning  roce7     device_removed    device removed; last known: port 1 ACTIVE, port "
+            "2 ACTIVE [seq 7]");
+  const std::string recovered = next();
+  EXPECT_TRUE(std::regex_match(
+      recovered, std::regex(R"(notice   roce7     device_recovered  recovered after )"
+                            R"(\d+\.\d{3} s down \(fatal error at seq 6\) \[seq 8\])")))
+      << recovered;
+  EXPECT_EQ(next(), "info     roce7/1   port_state        ACTIVE; 100 Gb/s (4x EDR) [seq 9]");
   EXPECT_TRUE(monitor.require_exit(10s).success()) << monitor.describe();
 }
 

@@ -81,6 +81,8 @@ inside() { timeout 60 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
 prop() { inside systemctl show -P "$2" "$1"; }
 prop_is() { [ "$(prop "$1" "$2")" = "$3" ]; }
 client_has() { grep -q "$1" "$scratch/client.out"; }
+# In a pipe, grep -c reads everything: grep -q would exit at the first match and, under
+# pipefail, fail the pipe when journalctl gets SIGPIPE for the rest of its output.
 
 # --- the root file system, cached per day ---------------------------------------------------
 for tool in systemd-nspawn debootstrap nsenter jq; do
@@ -183,7 +185,7 @@ status=$(inside cat "/proc/$main_pid/status")
 uids=$(awk '/^Uid:/ {print $2, $3, $4, $5}' <<<"$status")
 [[ $uids =~ ^([1-9][0-9]*\ ){3}[1-9][0-9]*$ ]] || fail "the daemon runs with uids $uids"
 grep -q '^CapEff:[[:space:]]*0*$' <<<"$status" || fail "the daemon has capabilities"
-inside journalctl --no-pager -u rdma-eventd.service | grep -q "passed by the service manager" ||
+inside journalctl --no-pager -u rdma-eventd.service | grep -c "passed by the service manager" >/dev/null ||
   fail "the daemon did not adopt the socket"
 
 step "an event reaches the subscriber and the journal"
@@ -202,7 +204,7 @@ jq -e --argjson r "$record" '
   ._SYSTEMD_UNIT == "rdma-eventd.service" and (.RDMA_RECORD | fromjson) == $r' \
   <<<"$entry" >/dev/null || fail "the journal entry does not match the record: $entry"
 # The catalog is installed where journalctl finds it: -x explains the entry.
-inside journalctl --no-pager -x -u rdma-eventd RDMA_EVENT=port_err | grep -q "Defined-By: rdma-eventd" ||
+inside journalctl --no-pager -x -u rdma-eventd RDMA_EVENT=port_err | grep -c "Defined-By: rdma-eventd" >/dev/null ||
   fail "journalctl -x shows no catalog text"
 
 step "systemctl reload applies a changed configuration"
@@ -228,7 +230,7 @@ wait_for 20 "end of the subscriber's stream" bash -c "! kill -0 $client_pid"
 wait "$client_pid" || fail "the subscriber's connection did not end cleanly"
 client_pid=
 prop_is rdma-eventd.socket SubState listening || fail "the socket stopped with the service"
-inside journalctl --no-pager -u rdma-eventd.service | grep -q "SIGTERM: stopping" ||
+inside journalctl --no-pager -u rdma-eventd.service | grep -c "SIGTERM: stopping" >/dev/null ||
   fail "no 'SIGTERM: stopping' in the journal"
 
 step "a daemon that hangs is killed by the watchdog and restarted"
@@ -247,7 +249,7 @@ restarted() {
     [ "$pid" != "$hung_pid" ] && prop_is rdma-eventd.service ActiveState active
 }
 wait_for 60 "restart after the watchdog" restarted
-inside journalctl --no-pager -u rdma-eventd.service | grep -q "Watchdog timeout" ||
+inside journalctl --no-pager -u rdma-eventd.service | grep -c "Watchdog timeout" >/dev/null ||
   fail "systemd logged no watchdog timeout"
 inside test ! -d "/proc/$hung_pid" || fail "the hung daemon $hung_pid is still there"
 wait_for 20 "StatusText after the restart" \

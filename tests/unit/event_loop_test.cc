@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -135,6 +136,41 @@ TEST(IoWatch, ReadySubscribersGoBeforeReadySourcesUntilTheyAreDone) {
   ASSERT_EQ(write(subscriber.fds[1], "x", 1), 1);
   loop.run();
   EXPECT_EQ(order, (std::vector<std::string>{"subscriber", "subscriber", "subscriber", "source"}));
+}
+
+TEST(IoWatch, OneSourceRunsPerTurnSoSubscribersGetTheirsInBetween) {
+  // Given two ready sources, each of whose batches makes a subscriber ready (as a batch of
+  // records queues output), the subscriber runs between the two batches, not after both.
+  EventLoop loop;
+  Pipe a, b, subscriber;
+  std::vector<std::string> order;
+  auto source = [&](Pipe& p, const char* name) {
+    return [&, name](bool, bool) {
+      char c;
+      ASSERT_EQ(read(p.fds[0], &c, 1), 1);
+      order.push_back(name);
+      ASSERT_EQ(write(subscriber.fds[1], "x", 1), 1);
+      if (order.size() == 4) loop.stop();
+    };
+  };
+  IoWatch wa(loop, a.fds[0], Priority::kSources, source(a, "a"));
+  IoWatch wb(loop, b.fds[0], Priority::kSources, source(b, "b"));
+  IoWatch sub(loop, subscriber.fds[0], Priority::kSubscribers, [&](bool, bool) {
+    char c;
+    ASSERT_EQ(read(subscriber.fds[0], &c, 1), 1);
+    order.push_back("subscriber");
+    if (order.size() == 4) loop.stop();
+  });
+  wa.watch(true, false);
+  wb.watch(true, false);
+  sub.watch(true, false);
+  ASSERT_EQ(write(a.fds[1], "x", 1), 1);
+  ASSERT_EQ(write(b.fds[1], "x", 1), 1);
+  loop.run();
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_EQ(order[1], "subscriber");
+  EXPECT_EQ(order[3], "subscriber");
+  EXPECT_EQ(std::set<std::string>({order[0], order[2]}), std::set<std::string>({"a", "b"}));
 }
 
 TEST(EventLoop, AnExceptionInACallbackStopsTheLoopAndReachesRun) {

@@ -85,6 +85,37 @@ TEST(Describe, DeviceFatalListsEveryPortsLastState) {
             "mlx5_0: device fatal error, last known: port 1 ACTIVE 200 Gb/s 4X HDR, port 2 DOWN");
 }
 
+TEST(Describe, DeviceLifeSaysWhatHappenedToTheDevice) {
+  Record r;
+  r.device = "mlx5_0";
+  r.node_guid = "248a:0703:00a1:b2c0";
+  r.event = EventKind::kDeviceAdded;
+  EXPECT_EQ(describe(r), "mlx5_0: device added (node GUID 248a:0703:00a1:b2c0)");
+  r.event = EventKind::kDeviceRemoved;
+  r.ports = {ib(PortState::kActive, 17)};
+  EXPECT_EQ(describe(r), "mlx5_0: device removed, last known: port 1 ACTIVE 200 Gb/s 4X HDR");
+  r.event = EventKind::kDeviceRenamed;
+  r.old_name = "mlx5_3";
+  EXPECT_EQ(describe(r), "mlx5_3: device renamed to mlx5_0");
+  r.event = EventKind::kDeviceRecovered;
+  r.fatal_seq = 12;
+  r.downtime_ms = 850;
+  EXPECT_EQ(describe(r), "mlx5_0: device recovered after 850 ms (fatal error at seq 12)");
+  r.downtime_ms = 12500;
+  EXPECT_EQ(describe(r), "mlx5_0: device recovered after 12.5 s (fatal error at seq 12)");
+  r.downtime_ms = 200000;
+  EXPECT_EQ(describe(r), "mlx5_0: device recovered after 3 min 20 s (fatal error at seq 12)");
+}
+
+TEST(Describe, PortStateSaysTheStateAndWhatItWasWhenItDiffers) {
+  EXPECT_EQ(describe(port_record(EventKind::kPortState, ib(PortState::kActive, 17),
+                                 ib(PortState::kActive, 17))),
+            "mlx5_0 port 1: ACTIVE, 200 Gb/s 4X HDR, LID 17");
+  EXPECT_EQ(describe(port_record(EventKind::kPortState, ib(PortState::kActive, 17),
+                                 ib(PortState::kDown, 0))),
+            "mlx5_0 port 1: DOWN, 200 Gb/s 4X HDR, LID 0, was ACTIVE 200 Gb/s 4X HDR, LID 17");
+}
+
 TEST(JournalFields, CarryTheDocumentedKeysAndTheWholeRecord) {
   Record r = port_record(EventKind::kPortErr, ib(PortState::kActive, 17), ib(PortState::kDown, 0));
   r.severity = Severity::kError;

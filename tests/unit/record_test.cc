@@ -139,6 +139,69 @@ TEST(Record, DeviceFatalCarriesEveryPortAndNoPortBlock) {
   EXPECT_EQ(*back, r);
 }
 
+// A device-life record: no port block, event_type -1, port 0.
+Record device_record(EventKind kind) {
+  Record r = port_err_record();
+  r.event = kind;
+  r.event_type = -1;
+  r.port = 0;
+  r.port_info.reset();
+  r.previous.reset();
+  return r;
+}
+
+TEST(Record, DeviceLifeRecordsCarryTheirOwnKeysAndRoundTrip) {
+  Record removed = device_record(EventKind::kDeviceRemoved);
+  removed.ports = {hdr_port(PortState::kActive)};
+  Record renamed = device_record(EventKind::kDeviceRenamed);
+  renamed.old_name = "mlx5_3";
+  Record recovered = device_record(EventKind::kDeviceRecovered);
+  recovered.down_since_us = 1795342529000000;  // 2026-11-22T10:15:29.000000Z
+  recovered.downtime_ms = 1123;
+  recovered.fatal_seq = 40;
+  const Record added = device_record(EventKind::kDeviceAdded);
+
+  const json j_removed = json::parse(to_json(removed));
+  EXPECT_EQ(j_removed["event"], "device_removed");
+  EXPECT_EQ(j_removed["event_type"], -1);
+  EXPECT_EQ(j_removed["ports"][0]["lid"], 17);
+  EXPECT_FALSE(j_removed.contains("state"));
+  const json j_renamed = json::parse(to_json(renamed));
+  EXPECT_EQ(j_renamed["old_name"], "mlx5_3");
+  EXPECT_FALSE(j_renamed.contains("ports"));
+  const json j_recovered = json::parse(to_json(recovered));
+  EXPECT_EQ(j_recovered["down_since"], "2026-11-22T10:15:29.000000Z");
+  EXPECT_EQ(j_recovered["downtime_ms"], 1123);
+  EXPECT_EQ(j_recovered["fatal_seq"], 40);
+  // device_added has the common keys and nothing else.
+  EXPECT_EQ(json::parse(to_json(added)).size(), 11u);
+
+  for (const Record& r : {removed, renamed, recovered, added}) {
+    std::string error;
+    auto back = record_from_json(to_json(r), &error);
+    ASSERT_TRUE(back) << error << "\n" << to_json(r);
+    EXPECT_EQ(*back, r);
+  }
+  json bad = j_recovered;
+  bad.erase("fatal_seq");
+  std::string error;
+  EXPECT_FALSE(record_from_json(bad.dump(), &error));
+  EXPECT_EQ(error, "fatal_seq: missing");
+}
+
+TEST(Record, PortStateIsAPortRecordWithChanges) {
+  Record r = port_err_record();
+  r.event = EventKind::kPortState;
+  r.event_type = -1;
+  const json j = json::parse(to_json(r));
+  EXPECT_EQ(j["state"], "down");
+  EXPECT_EQ(j["changes"]["state"], json({{"old", "active"}, {"new", "down"}}));
+  std::string error;
+  auto back = record_from_json(j.dump(), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+}
+
 TEST(Record, DecodeErrorsNameTheKey) {
   std::string error;
   json j = json::parse(to_json(port_err_record()));
@@ -241,10 +304,11 @@ TEST(RecordsDoc, EveryExampleIsAValidRecordInTheDaemonsKeyOrder) {
     EXPECT_EQ(to_json(*r), nlohmann::ordered_json::parse(block).dump()) << block;
     events.insert(std::string(event_name(r->event)));
   }
-  EXPECT_EQ(examples, 10);
-  EXPECT_EQ(events, (std::set<std::string>{"port_active", "port_err", "lid_change", "pkey_change",
-                                           "sm_change", "client_reregister", "gid_change",
-                                           "device_fatal", "unknown"}));
+  EXPECT_EQ(examples, 15);
+  std::set<std::string> every;
+  for (int i = 0; i < kEventKindCount; ++i)
+    every.insert(std::string(event_name(static_cast<EventKind>(i))));
+  EXPECT_EQ(events, every) << "an example of every event";
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // severity, device, node_guid, port). Port-scoped records add the port block (link_layer,
 // state, phys_state, lid, sm_lid, sm_sl, lmc, active_mtu, width, speed, rate_gbps) and
 // "changes"; gid_change adds gids_added/gids_removed; pkey_change adds pkeys_added/pkeys_removed;
-// device_fatal adds "ports", the last known state of every port. A key never changes type with
-// its content: arrays stay arrays (possibly empty), objects stay objects. docs/records.md is
-// the reference, with an example of every event.
+// device_fatal and device_removed add "ports", the last known state of every port;
+// device_renamed adds "old_name"; device_recovered adds "down_since", "downtime_ms" and
+// "fatal_seq". port_state is port-scoped. A key never changes type with its content: arrays
+// stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
+// example of every event.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +62,7 @@ struct Record {
   int64_t time_us = 0;  // microseconds since the Unix epoch, UTC
   std::string host;
   EventKind event = EventKind::kUnknown;
-  int event_type = -1;  // the raw ibv_event_type number
+  int event_type = -1;  // the raw ibv_event_type number; -1 for the daemon's own records
   Severity severity = Severity::kInfo;
   std::string device;
   std::string node_guid;  // "248a:0703:00a1:b2c0", as sysfs and ibv_devinfo print it
@@ -75,7 +77,12 @@ struct Record {
   std::vector<GidEntry> gids_removed;
   std::vector<PkeyEntry> pkeys_added;  // pkey_change
   std::vector<PkeyEntry> pkeys_removed;
-  std::vector<PortInfo> ports;  // device_fatal: last known state of every port
+  std::vector<PortInfo> ports;  // device_fatal, device_removed: last known state of every port
+
+  std::string old_name;       // device_renamed: the device's name before
+  int64_t down_since_us = 0;  // device_recovered: the time of its device_fatal record
+  uint64_t downtime_ms = 0;   // device_recovered: from that record to the reopening
+  uint64_t fatal_seq = 0;     // device_recovered: the seq of that record (same stream)
 
   friend bool operator==(const Record&, const Record&) = default;
 };

@@ -14,7 +14,9 @@
 
 namespace rdma_eventd {
 
-// Record kinds. Verbs async events first, then records the daemon makes itself.
+// Record kinds. Verbs async events first, then records the daemon makes itself about the
+// devices' life: hot-plug, renames, recovery after a fatal error, and the port states it found
+// when it (re)opened a device.
 enum class EventKind : uint8_t {
   kPortActive,
   kPortErr,
@@ -25,10 +27,18 @@ enum class EventKind : uint8_t {
   kGidChange,
   kDeviceFatal,
   kUnknown,
+  kDeviceAdded,
+  kDeviceRemoved,
+  kDeviceRenamed,
+  kDeviceRecovered,
+  kPortState,
 };
 RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
 RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kUnknown) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kPortState) + 1;
+// Whether records of this kind come from a verbs async event (event_type is its raw number) or
+// from the daemon itself (event_type is -1).
+RDMA_EVENTD_EXPORT bool is_lifecycle_event(EventKind kind);
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };

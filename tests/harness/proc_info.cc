@@ -1,0 +1,51 @@
+#include "proc_info.h"
+
+#include <dirent.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "process.h"
+
+namespace rdmatest {
+namespace {
+
+std::string status_field(const std::string& path, const std::string& field) {
+  std::ifstream in(path);
+  if (!in) throw HarnessError("cannot read " + path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+  }
+  throw HarnessError(path + " has no " + field);
+}
+
+}  // namespace
+
+size_t open_fds(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(path.c_str());
+  if (!d) throw HarnessError("cannot list " + path);
+  size_t n = 0;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+uint64_t status_bytes(pid_t pid, const std::string& field) {
+  std::istringstream value(status_field("/proc/" + std::to_string(pid) + "/status", field));
+  uint64_t kb = 0;
+  std::string unit;
+  value >> kb >> unit;
+  if (unit != "kB") throw HarnessError(field + " is not in kB");
+  return kb * 1024;
+}
+
+uint64_t main_thread_wakeups(pid_t pid) {
+  const std::string p = std::to_string(pid);
+  return std::stoull(
+      status_field("/proc/" + p + "/task/" + p + "/status", "voluntary_ctxt_switches"));
+}
+
+}  // namespace rdmatest

@@ -1,0 +1,20 @@
+// What /proc says about a process the test started: for checks that a daemon does not leak
+// descriptors or memory, and does not wake up when it has nothing to do.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rdmatest {
+
+// Entries of /proc/PID/fd.
+size_t open_fds(pid_t pid);
+// A "kB" field of /proc/PID/status ("VmRSS", "VmHWM"), in bytes. HarnessError if absent.
+uint64_t status_bytes(pid_t pid, const std::string& field);
+// voluntary_ctxt_switches of the process's main thread: it grows each time the thread sleeps
+// and wakes up again (a timer, an fd, a signal).
+uint64_t main_thread_wakeups(pid_t pid);
+
+}  // namespace rdmatest

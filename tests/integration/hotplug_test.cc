@@ -1,0 +1,263 @@
+// Devices that come, go, get renamed, fail and recover, end to end: the simulator announces
+// hot-plug with udev netlink messages (rdma-sim --udev) that the daemon receives through the
+// real libudev, in a network namespace of the test's own; records are read back from the
+// daemon's output and the journal.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
+
+#include "daemon_process.h"
+#include "harness.h"
+#include "journal_sandbox.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+// The journal sandbox (a private /run), a network namespace of the test's own, and udev
+// "running" or not in it (/run/udev/control).
+void hotplug_sandbox(bool udev_running) {
+  JournalSandbox::instance();
+  rdmatest::enter_private_network();
+  rdmatest::set_udev_running(udev_running);
+}
+
+class Hotplug : public ::testing::Test {
+ protected:
+  struct Sandbox {
+    Sandbox() { hotplug_sandbox(true); }
+  };
+  Sandbox sandbox_;  // before the simulator, which refuses to broadcast outside of it
+  SimFabric sim_{topology("two-adapters"), rdmatest::SimOptions{.udev = true}};
+};
+
+json next_json(DaemonProcess& d) {
+  return json::parse(d.next_record_line());
+}
+
+json device_record(const std::string& event, const std::string& severity,
+                   const std::string& device) {
+  return record(event, -1, severity, device, 0);
+}
+
+json port_state(const std::string& device, int port, const json& block,
+                const json& changes = json::object()) {
+  return port_record("port_state", -1, "info", device, port, block, changes);
+}
+
+json with_ports(json r, const std::vector<json>& blocks) {
+  r["ports"] = json::array();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    json p = blocks[i];
+    p["port"] = i + 1;
+    r["ports"].push_back(p);
+  }
+  return r;
+}
+
+TEST_F(Hotplug, UnplugReplugAndRenameArePublishedFromUdevEvents) {
+  DaemonProcess daemon(sim_);
+  EXPECT_TRUE(daemon.logged("hot-plug: following udev events"));
+
+  inject(sim_, {"unplug", "mlx5_1"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+
+  inject(sim_, {"replug", "mlx5_1"});
+  EXPECT_EQ(stable_part(next_json(daemon)), device_record("device_added", "notice", "mlx5_1"));
+  EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 1, roce_port()));
+  EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 2, roce_port()));
+
+  // A renamed device keeps its GUID and its context; records use the new name from now on, and
+  // its P_Key table (read from sysfs, under the new name) still works.
+  inject(sim_, {"rename", "mlx5_0", "ib7"});
+  json renamed = device_record("device_renamed", "notice", "ib7");
+  renamed["node_guid"] = "0c42:a103:00f6:5e44";
+  renamed["old_name"] = "mlx5_0";
+  EXPECT_EQ(stable_part(next_json(daemon)), renamed);
+  inject(sim_, {"pkey", "ib7/1", "2", "0x8002"});
+  const Record pkey = daemon.next_record();
+  EXPECT_EQ(pkey.event, EventKind::kPkeyChange);
+  EXPECT_EQ(pkey.device, "ib7");
+  EXPECT_EQ(pkey.pkeys_added, (std::vector<PkeyEntry>{{2, 0x8002}}));
+
+  const json st = daemon.status();
+  EXPECT_EQ(st["hotplug"]["source"], "udev");
+  EXPECT_GE(st["hotplug"]["udev_events"].get<uint64_t>(), 5u);
+  EXPECT_EQ(st["hotplug"]["udev_overflows"], 0);
+  EXPECT_EQ(st["devices"][0]["device"], "ib7");
+
+  // The journal has them too, with their own MESSAGE_IDs and sentences.
+  const auto entries = daemon.journal_entries(6);
+  ASSERT_EQ(entries.size(), 6u);
+  EXPECT_EQ(entries[0]["MESSAGE"],
+            "mlx5_1: device removed, last known: port 1 ACTIVE 100 Gb/s 4X EDR, port 2 ACTIVE "
+            "100 Gb/s 4X EDR");
+  EXPECT_EQ(entries[0]["MESSAGE_ID"], "fac2b940c46c450bbe58c2d204c1b595");
+  EXPECT_EQ(entries[1]["MESSAGE"], "mlx5_1: device added (node GUID 0c42:a103:006d:0b3a)");
+  EXPECT_EQ(entries[1]["MESSAGE_ID"], "0b30106622d24a9f8b5c288b3e62c4b1");
+  EXPECT_EQ(entries[2]["MESSAGE"], "mlx5_1 port 1: ACTIVE, 100 Gb/s 4X EDR");
+  EXPECT_EQ(entries[2]["RDMA_EVENT"], "port_state");
+  EXPECT_EQ(entries[4]["MESSAGE"], "mlx5_0: device renamed to ib7");
+  EXPECT_EQ(entries[4]["RDMA_EVENT_TYPE"], "-1");
+}
+
+TEST_F(Hotplug, ADriverThatCannotDisassociateIsReleasedAtOnce) {
+  // Such a driver sends no DEVICE_FATAL: the removal waits for every user to close the
+  // device, and only udev tells the daemon to.
+  DaemonProcess daemon(sim_);
+  const rdmatest::CommandResult r =
+      sim_.ctl({"unplug", "mlx5_1", "--no-disassociate", "--wait", "10"});
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_NE(r.out.find("removal complete"), std::string::npos) << r.out;
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+  EXPECT_TRUE(daemon.logged("mlx5_1: removed (udev remove uverbs1); closing it"));
+  for (const auto& c : contexts_of(sim_.stats(), daemon.process().pid()))
+    EXPECT_TRUE(c["device"] == "mlx5_0" || !c["open"].get<bool>()) << c.dump();
+}
+
+TEST_F(Hotplug, AFatalErrorIsFollowedByRecoveryWithItsDowntimeAndWhatChanged) {
+  DaemonProcess daemon(sim_);
+  inject(sim_, {"lid", "mlx5_0/1", "9"});
+  EXPECT_EQ(daemon.next_record().event, EventKind::kLidChange);
+
+  const auto failed_at = std::chrono::steady_clock::now();
+  inject(sim_, {"fatal", "mlx5_0", "--port", "1"});
+  const Record fatal = daemon.next_record();
+  EXPECT_EQ(fatal.event, EventKind::kDeviceFatal);
+  EXPECT_EQ(fatal.port, 1u);
+  daemon.require_log("mlx5_0: fatal error; closing it, reopening it once it works again");
+  // The device is still listed but cannot be opened: retried with backoff, said once.
+  daemon.require_log("mlx5_0: cannot open: Input/output error; retrying");
+  EXPECT_EQ(daemon.status()["counters"]["devices_waiting"], 1);
+
+  // The driver resets the device: it is unregistered and registered again (a new index).
+  inject(sim_, {"unplug", "mlx5_0"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_0"), {ib_port({{"lid", 9}})}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a downtime worth measuring
+  inject(sim_, {"replug", "mlx5_0"});
+  const auto recovered_at = std::chrono::steady_clock::now();
+  const json recovered = next_json(daemon);
+  EXPECT_EQ(recovered["event"], "device_recovered");
+  EXPECT_EQ(recovered["severity"], "notice");
+  EXPECT_EQ(recovered["fatal_seq"], fatal.seq);
+  EXPECT_EQ(recovered["down_since"], format_rfc3339_us(fatal.time_us));
+  const auto downtime_ms = recovered["downtime_ms"].get<int64_t>();
+  EXPECT_GE(downtime_ms, 300);
+  EXPECT_LE(downtime_ms, std::chrono::duration_cast<std::chrono::milliseconds>(
+                             recovered_at - failed_at + std::chrono::milliseconds(100))
+                             .count());
+  // Its port now, and what differs from before the failure: the replugged device came back
+  // with the topology's LID.
+  EXPECT_EQ(stable_part(next_json(daemon)),
+            port_state("mlx5_0", 1, ib_port(), {{"lid", change(9, 7)}}));
+  EXPECT_EQ(daemon.status()["counters"]["devices_waiting"], 0);
+
+  // Nothing is down any more: no retry timer, no periodic rescan. Once it has finished with
+  // the status request's connection, the daemon sleeps.
+  const pid_t pid = daemon.process().pid();
+  uint64_t before = rdmatest::main_thread_wakeups(pid);
+  EXPECT_TRUE(rdmatest::wait_until(
+      [&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        const uint64_t now = rdmatest::main_thread_wakeups(pid);
+        return std::exchange(before, now) == now;
+      },
+      std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(rdmatest::main_thread_wakeups(pid), before);
+
+  inject(sim_, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(daemon.next_record().event, EventKind::kPortErr);
+}
+
+TEST_F(Hotplug, AfterTheUdevMonitorOverflowsOnlyRealChangesArePublished) {
+  DaemonProcess daemon(sim_);
+  // The daemon stops reading; a driver reloads in a loop, far more udev messages than the
+  // monitor's socket holds. mlx5_1 does not change at all.
+  daemon.process().signal(SIGSTOP);
+  inject(sim_, {"cycle", "mlx5_0", "--count", "400"});
+  daemon.process().signal(SIGCONT);
+  daemon.require_log("the udev monitor overflowed and lost events");
+  // The net effect: mlx5_0 went (its last context's removal) and came back.
+  EXPECT_EQ(stable_part(next_json(daemon)),
+            with_ports(device_record("device_removed", "warning", "mlx5_0"), {ib_port()}));
+  EXPECT_EQ(stable_part(next_json(daemon)), device_record("device_added", "notice", "mlx5_0"));
+  EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_0", 1, ib_port()));
+  // And nothing else: the next record is the next event's.
+  inject(sim_, {"port", "down", "mlx5_1/2"});
+  const Record next = daemon.next_record();
+  EXPECT_EQ(next.event, EventKind::kPortErr);
+  EXPECT_EQ(next.device, "mlx5_1");
+  EXPECT_GE(daemon.status()["hotplug"]["udev_overflows"].get<uint64_t>(), 1u);
+}
+
+TEST_F(Hotplug, AHundredUnplugsAndReplugsLeakNothing) {
+  DaemonProcess daemon(sim_);
+  const pid_t pid = daemon.process().pid();
+  // A first record, journaled: libsystemd opens its journal socket on the first entry.
+  inject(sim_, {"port", "down", "mlx5_1/1"});
+  EXPECT_EQ(daemon.next_record().event, EventKind::kPortErr);
+  daemon.journal_entries(1);
+  const size_t fds = rdmatest::open_fds(pid);
+  for (int i = 0; i < 100; ++i) {
+    // Half of them like a driver without disassociate: the unplug completes only once the
+    // daemon has closed the device.
+    if (i % 2) {
+      inject(sim_, {"unplug", "mlx5_0", "--no-disassociate", "--wait", "10"});
+    } else {
+      inject(sim_, {"unplug", "mlx5_0"});
+    }
+    Record r = daemon.next_record();
+    ASSERT_EQ(r.event, EventKind::kDeviceRemoved) << "cycle " << i;
+    inject(sim_, {"replug", "mlx5_0"});
+    ASSERT_EQ(daemon.next_record().event, EventKind::kDeviceAdded) << "cycle " << i;
+    r = daemon.next_record();
+    ASSERT_EQ(r.event, EventKind::kPortState) << "cycle " << i;
+    EXPECT_EQ(r.seq, 3u * i + 4);
+  }
+  // Each device open once, no descriptor left behind, and every record in the journal.
+  inject(sim_, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(daemon.next_record().seq, 302u);
+  size_t open = 0;
+  for (const auto& c : contexts_of(sim_.stats(), pid))
+    open += c["open"].get<bool>() ? 1 : 0;
+  EXPECT_EQ(open, 2u);
+  EXPECT_EQ(rdmatest::open_fds(pid), fds);
+  const auto entries = daemon.journal_entries(302);
+  EXPECT_EQ(entries.size(), 302u);
+}
+
+TEST(HotplugWithoutUdev, DevicesAreFoundByAPeriodicRescan) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: udev is not running here (no /run/udev/control); rescanning for RDMA devices "
+      "every 5 s instead"));
+  // A driver without disassociate: nothing but the rescan can tell the daemon.
+  inject(sim, {"unplug", "mlx5_1", "--no-disassociate"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+  EXPECT_TRUE(daemon.logged("mlx5_1: removed (periodic rescan); closing it"));
+  inject(sim, {"replug", "mlx5_1"});
+  EXPECT_EQ(stable_part(next_json(daemon)), device_record("device_added", "notice", "mlx5_1"));
+  EXPECT_EQ(daemon.status()["hotplug"]["source"], "rescan");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
