@@ -361,4 +361,18 @@ bool wait_until(const std::function<bool()>& condition, Duration timeout) {
   }
 }
 
+std::optional<std::string> stop_expecting_clean_exit(Process& p, Duration grace) {
+  if (!p.running()) return std::nullopt;  // ended already: whoever ended it looked at how
+  const ExitStatus status = p.stop(grace);
+  if (status.success()) return std::nullopt;
+  std::string err = p.stderr_text();
+  constexpr size_t kTail = 16384;  // a sanitizer report fits; a storm's log would not
+  if (err.size() > kTail) err = "[...]" + err.substr(err.size() - kTail);
+  std::string cmd;
+  for (const std::string& a : p.argv())
+    cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd + "\ndid not stop cleanly on SIGTERM: " + status.describe() +
+         "\n--- stderr (end) ---\n" + err + "\n--------------";
+}
+
 }  // namespace rdmatest

@@ -131,6 +131,14 @@ class Process {
   std::optional<ExitStatus> status_;
 };
 
+// Stops a program the test started (SIGTERM, then SIGKILL after `grace`) and says what was
+// wrong with how it ended: nullopt when it exited with status 0, else a message with the end of
+// its standard error. A program that leaks or trips a sanitizer exits non-zero in a sanitizer
+// build (LeakSanitizer's exit status is 23), so every test that stops the daemon this way is a
+// leak check there.
+std::optional<std::string> stop_expecting_clean_exit(Process& p,
+                                                     Duration grace = std::chrono::seconds(30));
+
 struct CommandResult {
   ExitStatus status;
   std::string out;

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <gtest/gtest.h>
+
 #include "paths.h"
 
 namespace rdma_eventd::subtest {
@@ -44,8 +46,11 @@ HubDaemon::HubDaemon(const rdmatest::SimFabric& sim, const HubOptions& options)
                       "the ready line");
 }
 
+// Every daemon a test leaves running must stop cleanly: exit 0 on SIGTERM, which in a sanitizer
+// build also means no leak and no sanitizer report.
 HubDaemon::~HubDaemon() {
-  if (proc_ && proc_->running()) proc_->stop();
+  if (!proc_) return;
+  if (auto problem = rdmatest::stop_expecting_clean_exit(*proc_)) ADD_FAILURE() << *problem;
 }
 
 std::string HubDaemon::log_tail(size_t lines) {
