@@ -82,8 +82,7 @@ int main(void) {
 }
 EOF
 # A sanitized build's library needs the sanitizers' runtime in the program too.
-sanitize=
-[ "${SANITIZE:-0}" = 1 ] && sanitize="-fsanitize=address,undefined"
+sanitize=${SANITIZER_FLAGS:-}
 # shellcheck disable=SC2086  # flags are words
 cc -std=c11 -Wall -Werror $sanitize "$scratch/client.c" -o "$scratch/client" $flags ||
   fail "a C program does not build against the staged library"
