@@ -124,6 +124,7 @@ void Daemon::publish(std::vector<Record>& records) {
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
   backpressure_.after_publish();
+  memory_trim_.note_work(records.size());
   update_service_status();  // port states
 }
 
@@ -174,7 +175,10 @@ void Daemon::setup_hub() {
   hub_ = std::make_unique<SubscriberHub>(
       loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
       std::exchange(passed_socket_, -1));
-  hub_->on_subscribers_changed([this] { update_service_status(); });
+  hub_->on_subscribers_changed([this] {
+    memory_trim_.note_work(1);
+    update_service_status();
+  });
 }
 
 DaemonCounters Daemon::counters() const {

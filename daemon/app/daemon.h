@@ -11,6 +11,7 @@
 #include "app/device_set.h"
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
+#include "app/memory_trim.h"
 #include "app/options.h"
 #include "config/config.h"
 #include "core/device_view.h"
@@ -63,6 +64,7 @@ class Daemon : private StateSource {
   DeviceSet devices_;
   HotplugSource hotplug_;
   JournalBackpressure backpressure_;
+  MemoryTrim memory_trim_{loop_};
   std::unique_ptr<JournalSink> journal_;
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;
