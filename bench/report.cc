@@ -217,6 +217,7 @@ int cmd_report(int argc, char** argv) {
   storm_section(body, r, targets);
   latency_section(body, r, targets);
   fanout_section(body, r, targets);
+  floor_section(body, r, targets);
   idle_section(body, r, targets);
   memory_section(body, r, targets);
   startup_section(body, r, targets);

@@ -62,6 +62,8 @@ std::string met_text(std::optional<bool> met);
 void storm_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void latency_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void fanout_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
+// After latency and fan-out: it adds the floor to their target rows.
+void floor_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void idle_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void memory_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void startup_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);

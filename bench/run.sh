@@ -29,7 +29,11 @@
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device storm under `perf record` and write the
 #                          daemon's profile (perf report) to FILE
-#   --max-queued-bytes N   the daemon's socket.max_queued_bytes (default: its own, 1 MiB)
+#   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
+#                          idle runs (default: its own, 1 MiB)
+#   --storm-queued-bytes N socket.max_queued_bytes in the throughput storms (default 8388608:
+#                          on 2 cores the subscriber's reader shares the CPUs with the daemon
+#                          and the simulator, and may not be scheduled for a few ms)
 #   --note TEXT            a line for the report's "This run" table
 #   --build-dir DIR        the build to use (default ./build)
 #   --no-build             use the build as it is
@@ -39,7 +43,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 original_args=("$@")
 runs="" out="$here/docs/benchmarks.md" smoke=0 results_copy="" only="" profile="" note=""
-max_queued_bytes=""
+max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
 
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
     --profile) profile=$(abs "$2"); shift ;;
     --note) note=$2; shift ;;
     --max-queued-bytes) max_queued_bytes=$2; shift ;;
+    --storm-queued-bytes) storm_queued_bytes=$2; shift ;;
     --build-dir) build=$(abs "$2"); shift ;;
     --no-build) do_build=0 ;;
     -h | --help) usage; exit 0 ;;
@@ -184,7 +189,13 @@ socket_conf="\"max_subscribers\": $((sub_counts[2] + 100))"
 [ -z "$max_queued_bytes" ] || socket_conf+=", \"max_queued_bytes\": $max_queued_bytes"
 printf '{"socket": {%s}}\n' "$socket_conf" >"$work/all.json"
 printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}}\n' "$socket_conf" >"$work/mlx5_0.json"
-for c in all mlx5_0; do "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null; done
+# The throughput storms: one subscriber that reads as fast as it is scheduled.
+storm_conf="\"max_queued_bytes\": $storm_queued_bytes"
+printf '{"socket": {%s}}\n' "$storm_conf" >"$work/storm-all.json"
+printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}}\n' "$storm_conf" >"$work/storm-mlx5_0.json"
+for c in all mlx5_0 storm-all storm-mlx5_0; do
+  "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null
+done
 
 # on_fabric DIR COMMAND...: COMMAND with the simulator's stand-in libibverbs, through env(1)
 # so that, started with &, $! is COMMAND's own PID.
@@ -213,9 +224,10 @@ storm_topology() {  # RUN NAME FABRIC CONFIG COUNT TARGETS DEVICE...
   local run=$1 topo=$2 fab=$3 conf=$4 count=$5 targets=$6; shift 6
   local journal
   for journal in off on; do
-    start_daemon "$fab" "$conf" "storm-$topo-$journal" $([ $journal = off ] && echo --no-journal)
+    start_daemon "$fab" "storm-$conf" "storm-$topo-$journal" $([ $journal = off ] && echo --no-journal)
     measure storm --figure "storm.$topo.daemon_$journal" --run "$run" --sim "$fab" \
-      --socket "$sock" --daemon-pid "$daemon_pid" --count "$count" --targets "$targets"
+      --socket "$sock" --daemon-pid "$daemon_pid" --count "$count" --targets "$targets" \
+      --max-queued-bytes "$storm_queued_bytes"
     stop_pid "$daemon_pid"
   done
   local watchers=() dev
@@ -240,9 +252,10 @@ storm_topology() {  # RUN NAME FABRIC CONFIG COUNT TARGETS DEVICE...
 }
 
 slow_storm() {  # RUN
-  start_daemon "$slow" all "storm-slow" --no-journal
+  start_daemon "$slow" storm-all "storm-slow" --no-journal
   measure storm --figure storm.slow.daemon_off --run "$1" --sim "$slow" --socket "$sock" \
-    --daemon-pid "$daemon_pid" --count "$storm16_count" --targets all
+    --daemon-pid "$daemon_pid" --count "$storm16_count" --targets all \
+    --max-queued-bytes "$storm_queued_bytes"
   stop_pid "$daemon_pid"
 }
 
@@ -257,8 +270,17 @@ latency_runs() {  # RUN
       --socket "$sock" --daemon-pid "$daemon_pid" --subscribers "$n" \
       --events "$latency_events" --rate 1000 --target mlx5_0/1
     measure storm --figure "fanout.${roles[$role]}" --run "$1" --sim "$sixteen" --socket "$sock" \
-      --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all --subscribers "$n"
+      --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all --subscribers "$n" \
+      --settle-ms 3000
     stop_pid "$daemon_pid"
+    # The same events and readers with a bare writer in the daemon's place: the floor under
+    # fan-out on this machine. Its lines are as long as the daemon's records were.
+    local record_bytes
+    record_bytes=$(jq -r 'select(.figure == "fanout.'"${roles[$role]}"'" and .run == '"$1"')
+      | (.bytes / ([.records, 1] | max)) | floor' "$results" | tail -1)
+    measure floor --figure "floor.${roles[$role]}" --run "$1" --socket "$work/floor.sock" \
+      --subscribers "$n" --events "$latency_events" --rate 1000 \
+      --record-bytes "${record_bytes:-560}"
   done
 }
 

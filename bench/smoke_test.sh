@@ -25,7 +25,7 @@ fail() {
 expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.asyncwatch storm.one.raw
   storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  startup idle.off idle.on)
+  floor.1 floor.100 floor.1000 startup idle.off idle.on)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
@@ -43,7 +43,7 @@ incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$r
 # Every section, and every target with a figure.
 for section in "## Reproduce" "## This run" "## Targets" "## Storm throughput" \
   "### 1 device, 1 port" "### 16 devices × 2 ports" "## Latency" \
-  "## Fan-out: the daemon's CPU time per event" "## Idle cost" \
+  "## Fan-out: the daemon's CPU time per event" "## The floor under fan-out" "## Idle cost" \
   "## Memory" "## Start-up" "## Slow queries"; do
   grep -qxF "$section" "$report" || fail "no section '$section'"
 done
@@ -53,4 +53,7 @@ done
 targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
 [ "$targets" = 9 ] || fail "$targets target rows, expected 9"
 ! grep -qi "not measured" "$report" || fail "a figure was not measured"
+# The memory target is read a while after the fan-out storm, once the daemon is quiet.
+[ "$(jq -s -r '[.[] | select(.figure == "fanout.1000") | .rss_settled_kib][0] > 0' "$results")" = true ] ||
+  fail "fanout.1000 has no settled RSS"
 echo "bench_smoke: the harness ran every measurement; the report has every section"

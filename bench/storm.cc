@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -84,7 +85,7 @@ json settle_journal(const std::string& socket, double seconds) {
 int cmd_storm(int argc, char** argv) {
   const Args a(argc, argv,
                {"sim", "socket", "daemon-pid", "count", "targets", "subscribers", "timeout-s",
-                "journal-wait-s", "figure", "run", "results"},
+                "journal-wait-s", "settle-ms", "max-queued-bytes", "figure", "run", "results"},
                {});
   const uint64_t count = a.num("count");
   const auto pid = static_cast<pid_t>(a.num("daemon-pid"));
@@ -110,6 +111,7 @@ int cmd_storm(int argc, char** argv) {
   json r = base_result(a, "storm");
   const double seconds = static_cast<double>(t1 - t0) / 1e9;
   r["subscribers"] = subs.size();
+  if (const uint64_t q = a.num("max-queued-bytes", 0); q > 0) r["max_queued_bytes"] = q;
   r["complete"] = complete;
   r["seconds"] = seconds;
   r["events_per_second"] = static_cast<double>(count) / seconds;
@@ -130,6 +132,15 @@ int cmd_storm(int argc, char** argv) {
   r["rss_kib"] = mem.rss_kib;
   r["hwm_kib"] = mem.hwm_kib;
   r["journal"] = settle_journal(socket, static_cast<double>(a.num("journal-wait-s", 120)));
+  if (const uint64_t settle_ms = a.num("settle-ms", 0); settle_ms > 0) {
+    // The daemon a while after the storm, its subscribers still connected: what it keeps once
+    // it has given back what the storm needed for a moment (docs/architecture.md).
+    const timespec ts{static_cast<time_t>(settle_ms / 1000),
+                      static_cast<long>(settle_ms % 1000) * 1000000};
+    nanosleep(&ts, nullptr);
+    r["settle_ms"] = settle_ms;
+    r["rss_settled_kib"] = memory(pid).rss_kib;
+  }
   emit_result(a.str("results", ""), r.dump());
   return complete ? 0 : 1;
 }

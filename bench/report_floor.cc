@@ -1,0 +1,91 @@
+// The floor under fan-out (floor.cc) next to the daemon's latency and CPU per event: what any
+// daemon that writes each event to each subscriber's socket needs on this machine.
+#include "report.h"
+
+namespace rdma_eventd::bench {
+namespace {
+
+using nlohmann::json;
+
+const char* const kRoles[] = {"1", "100", "1000"};
+
+std::string floor_figure(const std::string& n) {
+  return "floor." + n;
+}
+
+// Adds the floor's figure to the "met" cell of the target row whose figure starts with `prefix`.
+void annotate(std::vector<TargetRow>& targets, const std::string& prefix, const std::string& note) {
+  for (TargetRow& t : targets)
+    if (t.figure.rfind(prefix, 0) == 0) t.met += "; " + note;
+}
+
+}  // namespace
+
+void floor_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets) {
+  out << "## The floor under fan-out\n\n";
+  const json first = r.first(floor_figure("1"));
+  if (first.is_null()) {
+    out << "Not measured in this run.\n\n";
+    return;
+  }
+  out << "The same events and readers as the latency runs, with a bare writer in the daemon's "
+         "place (`rdma-eventd-bench floor`): a process that, for each event (one byte on a pipe "
+         "from the bench program, whose time is read just before the write), sends one line "
+         "of "
+      << grouped(first.value("record_bytes", 0.0))
+      << " bytes (as long as the daemon's records) to every subscriber with a non-blocking "
+         "`send`, and does nothing else: no device, no query, no JSON. It is the least that "
+         "any daemon needs that writes each event to each subscriber's socket, on this "
+         "machine. Its CPU time per event and the latency its subscribers see are measured "
+         "exactly as the daemon's; the daemon's columns repeat the latency and fan-out "
+         "sections' figures.\n\n"
+      << "| subscribers | bare writer CPU per event (µs) | × 1 subscriber | daemon CPU per event "
+         "(µs) | bare writer p50 (µs) | bare writer p99 (µs) | bare writer p99.9 (µs) | daemon "
+         "p99 (µs) | reader busy |\n"
+         "|---|---|---|---|---|---|---|---|---|\n";
+  for (const char* n : kRoles) {
+    const std::string fig = floor_figure(n), lat = "latency." + std::string(n);
+    if (r.of(fig).empty()) continue;
+    const auto ratio = r.ratio(fig, floor_figure("1"), "cpu_per_event_us");
+    std::vector<double> busy = r.values(fig, "reader_busy");
+    for (double& b : busy)
+      b *= 100;
+    const double missing = r.total(fig, "missing");
+    out << "| " << grouped(r.first(fig).value("subscribers", 0.0))
+        << (missing > 0 ? " (" + grouped(missing) + " lines missing)" : "") << " | "
+        << with_spread(r.spread(fig, "cpu_per_event_us"), 2) << " | "
+        << (ratio ? with_spread(ratio, 2) : "–") << " | "
+        << median_only(r.spread(lat, "cpu_per_event_us"), 2) << " | "
+        << with_spread(r.spread(fig, "p50_us"), 1) << " | "
+        << with_spread(r.spread(fig, "p99_us"), 1) << " | "
+        << with_spread(r.spread(fig, "p999_us"), 1) << " | "
+        << median_only(r.spread(lat, "p99_us"), 1) << " | "
+        << (spread_of(busy) ? fixed(spread_of(busy)->median, 0) + "%" : "–") << " |\n";
+  }
+  out << "\n";
+
+  const auto subscribers = [&](const std::string& role) {
+    return grouped(r.first(floor_figure(role)).value("subscribers", 0.0));
+  };
+  const auto p99 = r.spread(floor_figure("100"), "p99_us");
+  const auto ratio = r.ratio(floor_figure("1000"), floor_figure("1"), "cpu_per_event_us");
+  if (p99) {
+    annotate(targets, "p99 latency at",
+             "the bare writer's p99 is " + fixed(p99->median, 1) + " µs");
+    out << "At " << subscribers("100") << " subscribers the bare writer's p99 is **"
+        << fixed(p99->median, 1) << " µs** (target for the daemon: 50 µs). ";
+  }
+  if (ratio) {
+    annotate(targets, "CPU per event,",
+             "the bare writer's ratio is " + fixed(ratio->median, 2) + "×");
+    out << "Its CPU per event at " << subscribers("1000") << " subscribers is **"
+        << fixed(ratio->median, 2) << "×** that at " << subscribers("1")
+        << " (target for the daemon: 3×). ";
+  }
+  out << "A target below the floor cannot be met by writing every event to every "
+         "subscriber's socket as it happens; meeting it would need fewer writes than "
+         "subscribers per event (holding events back to batch them, which costs the latency "
+         "it is meant to save) or readers that share one buffer instead of a socket each.\n\n";
+}
+
+}  // namespace rdma_eventd::bench
