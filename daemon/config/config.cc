@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -140,11 +142,81 @@ uint64_t bounded(const json& v, const std::string& key, uint64_t min, uint64_t m
   return n;
 }
 
+// A user or group name's id from the system's databases (NSS), or Bad naming the entry.
+uint32_t id_of_name(const std::string& name, bool user, const std::string& key) {
+  std::vector<char> buf(16384);
+  int rc = 0;
+  bool found = false;
+  uint32_t id = 0;
+  if (user) {
+    passwd pw{};
+    passwd* p = nullptr;
+    rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &p);
+    if (p) id = p->pw_uid;
+    found = p != nullptr;
+  } else {
+    group gr{};
+    group* g = nullptr;
+    rc = ::getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &g);
+    if (g) id = g->gr_gid;
+    found = g != nullptr;
+  }
+  const std::string what = user ? "user" : "group";
+  if (rc != 0) throw Bad{key, "cannot look up " + what + " '" + name + "': " + std::strerror(rc)};
+  if (!found) throw Bad{key, "no " + what + " named '" + name + "'"};
+  return id;
+}
+
+// socket.allow_users / allow_groups: names (strings) or ids (numbers), as ids.
+std::vector<uint32_t> id_list(const json& v, bool user, const std::string& key) {
+  expect(v, json::value_t::array, "an array of names and numeric ids", key);
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string item_key = key + "[" + std::to_string(i) + "]";
+    if (v[i].is_string()) {
+      const std::string name = v[i].get<std::string>();
+      if (name.empty()) throw Bad{item_key, "empty name"};
+      out.push_back(id_of_name(name, user, item_key));
+    } else if (v[i].is_number()) {
+      // (uid_t)-1 means "no change" to chown(2) and is nobody's id.
+      constexpr uint64_t kMaxId = 4294967294u;
+      if (!v[i].is_number_unsigned() || v[i].get<uint64_t>() > kMaxId) {
+        throw Bad{item_key, "a numeric id is an integer from 0 to " + std::to_string(kMaxId)};
+      }
+      out.push_back(static_cast<uint32_t>(v[i].get<uint64_t>()));
+    } else {
+      throw Bad{item_key, "expected a name or a numeric id, got " + type_name(v[i])};
+    }
+  }
+  return out;
+}
+
+void parse_socket_limits(const json& v, SocketConfig& s) {
+  if (v.contains("max_subscribers_per_user")) {
+    s.max_subscribers_per_user = static_cast<uint32_t>(
+        bounded(v["max_subscribers_per_user"], "socket.max_subscribers_per_user", 1, 65536));
+  }
+  if (v.contains("max_filters")) {
+    s.max_filters =
+        static_cast<uint32_t>(bounded(v["max_filters"], "socket.max_filters", 1, 65536));
+  }
+  if (v.contains("max_requests_per_second")) {
+    s.max_requests_per_second = static_cast<uint32_t>(
+        bounded(v["max_requests_per_second"], "socket.max_requests_per_second", 1, 1000000));
+  }
+  if (v.contains("allow_users"))
+    s.allow_users = id_list(v["allow_users"], true, "socket.allow_users");
+  if (v.contains("allow_groups")) {
+    s.allow_groups = id_list(v["allow_groups"], false, "socket.allow_groups");
+  }
+}
+
 void parse_socket(const json& v, Config& c) {
   expect(v, json::value_t::object, "an object", "socket");
   reject_unknown(v,
                  {"enabled", "path", "mode", "group", "max_subscribers", "max_queued_bytes",
-                  "max_request_bytes", "ring_records"},
+                  "max_request_bytes", "ring_records", "allow_users", "allow_groups",
+                  "max_subscribers_per_user", "max_filters", "max_requests_per_second"},
                  "socket.");
   SocketConfig& s = c.socket;
   if (v.contains("enabled")) {
@@ -194,6 +266,7 @@ void parse_socket(const json& v, Config& c) {
     s.ring_records =
         static_cast<uint32_t>(bounded(v["ring_records"], "socket.ring_records", 0, 1 << 20));
   }
+  parse_socket_limits(v, s);
 }
 
 Config parse(const json& root) {
@@ -241,12 +314,13 @@ ConfigResult parse_config(std::string_view text, std::string_view file) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // out_of_range too, for a number like 1e400
     // nlohmann's message carries "line L, column C"; keep that part, drop its prefix.
     std::string what = e.what();
-    const auto pos = what.find("parse error at ");
-    return ConfigError{std::string(file), "",
-                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos))};
+    auto pos = what.find("parse error at ");
+    if (pos == std::string::npos)
+      pos = what.starts_with("[json.exception.") ? what.find("] ") + 2 : 0;
+    return ConfigError{std::string(file), "", "invalid JSON: " + what.substr(pos)};
   }
   try {
     return parse(root);

@@ -45,6 +45,14 @@ struct SocketConfig {
   uint64_t max_queued_bytes = 1 << 20;  // per subscriber
   uint32_t max_request_bytes = 4096;
   uint32_t ring_records = 4096;  // records kept for "since"; 0 keeps none
+  // Who may connect, beyond the socket file's mode and group: both empty lets in anyone who can
+  // open the socket; otherwise root, the listed users and members of the listed groups.
+  // Names are resolved when the file is read.
+  std::vector<uint32_t> allow_users;        // uids
+  std::vector<uint32_t> allow_groups;       // gids
+  uint32_t max_subscribers_per_user = 128;  // connections one non-root uid may hold at once
+  uint32_t max_filters = 256;               // entries of one subscribe's filter lists
+  uint32_t max_requests_per_second = 100;   // per connection; also the burst
 
   friend bool operator==(const SocketConfig&, const SocketConfig&) = default;
 };

@@ -11,10 +11,10 @@
 namespace rdma_eventd::daemon {
 namespace {
 
-constexpr int kAcceptsPerWakeup = 64;
 constexpr size_t kReadPerWakeup = 64 * 1024;
 constexpr size_t kIovPerWrite = 64;
-constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+// Accepted connections of non-root peers logged at info per second (and in a burst).
+constexpr uint32_t kConnectLinesPerSecond = 10;
 // Descriptors the daemon needs besides its subscribers: devices, journal, loop, signals.
 constexpr uint64_t kSpareFds = 64;
 
@@ -35,6 +35,7 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
       accept_watch_(loop, listener_.fd(), Priority::kSubscribers,
                     [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
+      connect_log_budget_(kConnectLinesPerSecond, monotonic_us()),
       ring_(config.ring_records),
       started_us_(realtime_us()) {
   accept_watch_.watch(true, false);
@@ -81,6 +82,7 @@ void SubscriberHub::publish(const Record& r, const std::string& json) {
 }
 
 void SubscriberHub::flush() {
+  clock_us_ = monotonic_us();
   for (auto& [id, ptr] : subscribers_) {
     Subscriber& s = *ptr;
     if (!s.pending_write || s.closed) continue;
@@ -100,78 +102,9 @@ void SubscriberHub::flush() {
 
 // --- connections ------------------------------------------------------------------------------
 
-void SubscriberHub::on_accept() {
-  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
-    const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      accept_paused_logged_ = false;
-      accept_one(fd);
-      continue;
-    }
-    if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-      // The connection stays in the backlog and the listener stays readable: pause it, or the
-      // loop would spin until a descriptor frees up.
-      if (!accept_paused_logged_) {
-        spdlog::warn("subscribers: cannot accept: {}; retrying every {} ms", std::strerror(errno),
-                     kAcceptRetry.count());
-        accept_paused_logged_ = true;
-      }
-      accept_watch_.watch(false, false);
-      accept_retry_.arm(kAcceptRetry);
-      return;
-    }
-    spdlog::error("subscribers: accept failed: {}", std::strerror(errno));
-    return;
-  }
-}
-
-void SubscriberHub::accept_one(int fd) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) cred = ucred{};
-  if (open_count_ >= config_.max_subscribers) {
-    ++totals_.refused;
-    const RequestError e{ErrorCode::kTooManySubscribers,
-                         "too many subscribers (socket.max_subscribers is " +
-                             std::to_string(config_.max_subscribers) + ")",
-                         "", ""};
-    const std::string line = error_json(e) + "\n";
-    // A new socket's buffer is empty: the line fits, and nothing can block.
-    (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    ::close(fd);
-    spdlog::log(refusal_logged_ ? spdlog::level::debug : spdlog::level::warn,
-                "subscribers: refused a connection from pid {}: already {} subscribers", cred.pid,
-                open_count_);
-    refusal_logged_ = true;
-    return;
-  }
-  auto owned = std::make_unique<Subscriber>(next_id_++, fd, config_.max_queued_bytes);
-  Subscriber& s = *owned;
-  s.pid = cred.pid;
-  s.uid = cred.uid;
-  s.connected_us = realtime_us();
-  s.watch = std::make_unique<IoWatch>(loop_, fd, Priority::kSubscribers,
-                                      [this, &s](bool r, bool w) { on_io(s, r, w); });
-  Hello hello;
-  hello.version = identity_.version;
-  hello.stream = identity_.stream;
-  hello.host = identity_.host;
-  hello.seq = state_.last_seq();
-  hello.subscriber = s.id;
-  hello.max_request_bytes = config_.max_request_bytes;
-  s.out.push_control(std::make_shared<const std::string>(hello_json(hello) + "\n"));
-  subscribers_.emplace(s.id, std::move(owned));
-  ++open_count_;
-  ++totals_.accepted;
-  spdlog::debug("subscriber {} connected (pid {}, uid {})", s.id, s.pid, s.uid);
-  write(s);
-  if (subscribers_changed_) subscribers_changed_();
-}
-
 void SubscriberHub::on_io(Subscriber& s, bool readable, bool writable) {
   if (s.closed) return;
+  clock_us_ = monotonic_us();
   if (readable && !s.draining()) read_requests(s);
   if (s.closed) return;
   if (writable || s.pending_write) write(s);
@@ -286,7 +219,8 @@ void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
   if (s.closed) return;
   s.closed = true;
   --open_count_;
-  refusal_logged_ = false;
+  count_user(s.uid, -1);
+  refusal_logged_[static_cast<size_t>(Refusal::kFull)] = false;  // there is room again
   s.watch->watch(false, false);
   spdlog::debug("subscriber {} (pid {}): closing: {}", s.id, s.pid, why);
   loop_.defer([this, id = s.id] { reap(id); });
@@ -300,6 +234,7 @@ void SubscriberHub::reap(uint64_t id) {
   totals_.records_sent += st.records_sent;
   totals_.records_lost += st.records_lost;
   totals_.lost_notices += st.lost_notices;
+  totals_.rate_limited += it->second->rate_limited;
   subscribers_.erase(it);
 }
 
@@ -312,8 +247,19 @@ bool SubscriberHub::apply(const SocketConfig& next) {
   config_.max_subscribers = next.max_subscribers;
   config_.max_queued_bytes = next.max_queued_bytes;
   config_.max_request_bytes = next.max_request_bytes;
-  for (auto& [id, s] : subscribers_)
+  config_.max_subscribers_per_user = next.max_subscribers_per_user;
+  config_.max_filters = next.max_filters;
+  config_.max_requests_per_second = next.max_requests_per_second;
+  const bool access_changed =
+      next.allow_users != config_.allow_users || next.allow_groups != config_.allow_groups;
+  config_.allow_users = next.allow_users;
+  config_.allow_groups = next.allow_groups;
+  clock_us_ = monotonic_us();
+  for (auto& [id, s] : subscribers_) {
     s->out.set_max_bytes(next.max_queued_bytes);
+    s->request_budget.set_rate(next.max_requests_per_second, clock_us_);
+  }
+  if (access_changed) revoke_disallowed();
   raise_fd_limit(next.max_subscribers + kSpareFds);
   return same_socket;
 }
@@ -327,6 +273,7 @@ HubStats SubscriberHub::stats() const {
     h.records_lost += st.records_lost;
     h.lost_notices += st.lost_notices;
     h.bytes_queued += s->out.bytes();
+    h.rate_limited += s->rate_limited;
   }
   return h;
 }

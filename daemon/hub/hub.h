@@ -8,10 +8,15 @@
 // sendmsg per subscriber per batch of records); a subscriber has write interest only while it
 // has something queued. A subscriber is never destroyed inside its own callback: it is closed
 // and reaped by deferred work.
+//
+// Every connection's peer is known from the kernel (SO_PEERCRED): an optional allow-list of
+// users and groups, a cap per non-root user, and a request rate per connection bound what any
+// local process can make the daemon do (docs/security.md).
 #pragma once
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -21,19 +26,25 @@
 
 #include "config/config.h"
 #include "core/sink.h"
+#include "hub/access_policy.h"
 #include "hub/listener.h"
 #include "hub/output_queue.h"
 #include "hub/ring.h"
 #include "hub/state_source.h"
+#include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/json_writer.h"
 
 namespace rdma_eventd::daemon {
 
 struct HubStats {
-  uint64_t subscribers = 0;  // connected now
-  uint64_t accepted = 0;     // connections that became subscribers
-  uint64_t refused = 0;      // connections refused at max_subscribers
+  uint64_t subscribers = 0;        // connected now
+  uint64_t accepted = 0;           // connections that became subscribers
+  uint64_t refused = 0;            // connections refused, for any of the reasons below
+  uint64_t refused_full = 0;       // socket.max_subscribers reached
+  uint64_t refused_user_full = 0;  // socket.max_subscribers_per_user reached by the peer's uid
+  uint64_t refused_access = 0;     // not in socket.allow_users / allow_groups
+  uint64_t rate_limited = 0;       // requests refused over socket.max_requests_per_second
   uint64_t records_sent = 0;
   uint64_t records_lost = 0;
   uint64_t lost_notices = 0;
@@ -61,8 +72,10 @@ class SubscriberHub final : public RecordSink {
   void publish(const Record& record, const std::string& json) override;
   void flush() override;
 
-  // A reload: the limits apply at once (a smaller queue bound applies from the next record).
-  // path, mode, group and ring_records need a restart; returns false when one of them differs.
+  // A reload: the limits and the allow-lists apply at once (a smaller queue bound applies from
+  // the next record; a connected subscriber that the new allow-lists leave out is told so and
+  // closed). path, mode, group and ring_records need a restart; returns false when one of them
+  // differs.
   bool apply(const SocketConfig& config);
 
   HubStats stats() const;
@@ -75,9 +88,21 @@ class SubscriberHub final : public RecordSink {
 
  private:
   struct Subscriber;
+  enum class Refusal : uint8_t { kAccess, kFull, kUserFull };
+  struct Refused {
+    Refusal reason;
+    RequestError error;
+  };
 
+  // hub_connections.cc
   void on_accept();
   void accept_one(int fd);
+  std::optional<Refused> admission(int fd, const Peer& peer) const;
+  void refuse(int fd, const Peer& peer, const Refused& refused);
+  void log_connected(const Subscriber& s);
+  void revoke_disallowed();
+  void count_user(uid_t uid, int delta);
+
   void on_io(Subscriber& s, bool readable, bool writable);
   void read_requests(Subscriber& s);
   void handle_lines(Subscriber& s);
@@ -106,7 +131,14 @@ class SubscriberHub final : public RecordSink {
   IoWatch accept_watch_;
   Timer accept_retry_;
   bool accept_paused_logged_ = false;
-  bool refusal_logged_ = false;
+  // Per Refusal: whether one was logged at warning since a connection was last accepted.
+  std::array<bool, 3> refusal_logged_{};
+  // Accepted non-root connections are logged at info up to this rate, the rest at debug.
+  TokenBucket connect_log_budget_;
+  uint64_t connects_not_logged_ = 0;    // since the last info line
+  std::map<uid_t, uint32_t> per_user_;  // open subscribers per uid
+  // The monotonic clock, read once at the start of each hub callback: the request rates.
+  int64_t clock_us_ = 0;
   RecordRing ring_;
   std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
   size_t open_count_ = 0;  // subscribers not closed (closed ones wait to be reaped)

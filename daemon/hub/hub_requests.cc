@@ -51,6 +51,25 @@ std::vector<PkeyEntry> pkey_entries(const std::vector<uint16_t>& table) {
 void SubscriberHub::handle_line(Subscriber& s, std::string_view line) {
   ++s.requests;
   auto parsed = parse_request(line);
+  // Parsed first so that the refusal can echo the request's id and op: a client that pipelines
+  // requests can tell which ones were not executed.
+  if (!s.request_budget.take(clock_us_)) {
+    ++s.rate_limited;
+    RequestError e{ErrorCode::kRateLimited,
+                   "over socket.max_requests_per_second (" +
+                       std::to_string(config_.max_requests_per_second) +
+                       "); the request was not executed",
+                   "", ""};
+    if (auto* r = std::get_if<Request>(&parsed)) {
+      e.id = r->id;
+      e.op = std::string(op_name(r->op));
+    } else {
+      e.id = std::get<RequestError>(parsed).id;
+      e.op = std::get<RequestError>(parsed).op;
+    }
+    queue_error(s, e);
+    return;
+  }
   if (auto* e = std::get_if<RequestError>(&parsed)) {
     queue_error(s, *e);
     return;
@@ -70,13 +89,25 @@ void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
     case Op::kPing:
       s.out.push_control(shared(reply_line(r.op, r, seq, nullptr)));
       return;
-    case Op::kSubscribe:
+    case Op::kSubscribe: {
+      // Every record is matched against every subscriber's filter: its size is bounded.
+      const size_t entries =
+          r.filter.events.size() + r.filter.devices.size() + r.filter.ports.size();
+      if (entries > config_.max_filters) {
+        queue_error(s, RequestError{ErrorCode::kTooManyFilters,
+                                    "events, devices and ports have " + std::to_string(entries) +
+                                        " entries together; socket.max_filters is " +
+                                        std::to_string(config_.max_filters),
+                                    r.id, std::string(op_name(r.op))});
+        return;
+      }
       s.filter = r.filter;
       s.out.push_control(shared(reply_line(r.op, r, seq, [&](JsonWriter& w) {
         w.key("filter");
         w.raw(filter_json(s.filter));
       })));
       return;
+    }
     case Op::kSnapshot:
       s.replay_next.reset();  // the snapshot replaces whatever a replay still had to send
       queue_snapshot(s, r, nullptr);
@@ -202,6 +233,13 @@ void SubscriberHub::write_subscribers(JsonWriter& w, const Subscriber& self) con
   w.field("max", static_cast<uint64_t>(config_.max_subscribers));
   w.field("accepted", h.accepted);
   w.field("refused", h.refused);
+  w.key("refused_by");
+  w.begin_object();
+  w.field("max_subscribers", h.refused_full);
+  w.field("max_subscribers_per_user", h.refused_user_full);
+  w.field("access", h.refused_access);
+  w.end_object();
+  w.field("rate_limited", h.rate_limited);
   w.field("records_sent", h.records_sent);
   w.field("records_lost", h.records_lost);
   w.field("lost_notices", h.lost_notices);
@@ -209,6 +247,9 @@ void SubscriberHub::write_subscribers(JsonWriter& w, const Subscriber& self) con
   w.field("request_errors", h.request_errors);
   w.field("max_queued_bytes", config_.max_queued_bytes);
   w.field("max_request_bytes", static_cast<uint64_t>(config_.max_request_bytes));
+  w.field("max_subscribers_per_user", static_cast<uint64_t>(config_.max_subscribers_per_user));
+  w.field("max_filters", static_cast<uint64_t>(config_.max_filters));
+  w.field("max_requests_per_second", static_cast<uint64_t>(config_.max_requests_per_second));
   w.key("list");
   w.begin_array();
   for (const auto& [id, ptr] : subscribers_) {
@@ -222,6 +263,7 @@ void SubscriberHub::write_subscribers(JsonWriter& w, const Subscriber& self) con
     w.field("uid", static_cast<uint64_t>(s.uid));
     w.field("connected", std::string_view(format_rfc3339_us(s.connected_us)));
     w.field("requests", s.requests);
+    w.field("rate_limited", s.rate_limited);
     w.field("records_sent", st.records_sent);
     w.field("records_lost", st.records_lost);
     w.field("lost_notices", st.lost_notices);

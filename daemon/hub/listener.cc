@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hub/socket_path.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -32,28 +34,6 @@ sockaddr_un address_of(const std::string& path) {
   return addr;
 }
 
-// mkdir -p of the socket's directory; new directories get 0755.
-void make_parent_dirs(const std::string& path) {
-  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
-    const std::string dir = path.substr(0, pos);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      fail("cannot create the subscriber socket's directory " + dir, errno);
-    }
-  }
-}
-
-// Whether something accepts connections at the path now.
-bool someone_listens(const sockaddr_un& addr, const std::string& path) {
-  const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) fail("socket", errno);
-  const int rc = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
-  const int err = errno;
-  ::close(probe);
-  if (rc == 0) return true;
-  if (err == ECONNREFUSED) return false;
-  fail("cannot tell whether " + path + " is in use", err);
-}
-
 gid_t group_id(const std::string& name) {
   std::vector<char> buf(16384);
   group g{};
@@ -69,42 +49,52 @@ gid_t group_id(const std::string& name) {
 UnixListener::UnixListener(const std::string& path, uint32_t mode, const std::string& group)
     : path_(path) {
   const sockaddr_un addr = address_of(path);
-  make_parent_dirs(path);
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      throw std::runtime_error(path + " exists and is not a socket; not replacing it");
-    }
-    if (someone_listens(addr, path)) {
-      throw std::runtime_error(path +
-                               ": another rdma-eventd is listening there (choose another "
-                               "socket with --socket or socket.path, or stop that daemon)");
-    }
-    if (::unlink(path.c_str()) != 0) fail("cannot remove the stale socket " + path, errno);
-  }
+  const gid_t gid = group.empty() ? static_cast<gid_t>(-1) : group_id(group);
+  prepare_socket_directory(path);
+  clear_socket_path(path, addr);
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0) fail("socket", errno);
-  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    const int err = errno;
+  // bind() creates the file with its final mode (0777 less the umask), so nothing is changed
+  // by path afterwards: a path can be redirected, a descriptor cannot. The umask is the
+  // process's; the one other thread (the journal writer) creates no files with it that matter.
+  const mode_t old_umask = ::umask(~static_cast<mode_t>(mode) & 0777);
+  const int bound = ::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int bind_err = errno;
+  ::umask(old_umask);
+  if (bound != 0) {
     ::close(fd_);
     fd_ = -1;
-    fail("cannot bind the subscriber socket " + path, err);
+    fail("cannot bind the subscriber socket " + path, bind_err);
   }
+  int file = -1;
   try {
-    if (!group.empty() && ::chown(path.c_str(), static_cast<uid_t>(-1), group_id(group)) != 0) {
+    // The group goes through an O_PATH descriptor of the file, checked to be a socket of this
+    // process's user: in a directory that only root and this user can change (checked above),
+    // that is the socket just bound, and fchownat on the descriptor cannot land elsewhere.
+    file = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (file < 0) fail("cannot open " + path, errno);
+    struct stat st {};
+    if (::fstat(file, &st) != 0) fail("cannot stat " + path, errno);
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid()) {
+      throw std::runtime_error(path + " changed under the daemon while it was bound; refusing it");
+    }
+    if (!group.empty() && ::fchownat(file, "", static_cast<uid_t>(-1), gid, AT_EMPTY_PATH) != 0) {
       fail("cannot give " + path + " to group " + group, errno);
     }
-    if (::chmod(path.c_str(), mode) != 0) fail("cannot set the mode of " + path, errno);
     if (::listen(fd_, SOMAXCONN) != 0) fail("cannot listen on " + path, errno);
-    if (::stat(path.c_str(), &st) != 0) fail("cannot stat " + path, errno);
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    ::close(file);
   } catch (...) {
+    if (file >= 0) ::close(file);
     ::close(fd_);
     fd_ = -1;
-    ::unlink(path.c_str());  // bound by us a moment ago
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == ::geteuid()) {
+      ::unlink(path.c_str());  // bound by us a moment ago
+    }
     throw;
   }
-  dev_ = st.st_dev;
-  ino_ = st.st_ino;
 }
 
 UnixListener::UnixListener(Passed passed) : fd_(passed.fd), passed_(true) {

@@ -1,7 +1,10 @@
 // The subscriber socket on disk: a listening Unix stream socket at a path.
 //
-// Opening it creates the directory when needed, refuses a path where a live daemon listens or
-// that is not a socket, replaces a stale socket file, and applies the mode and group. Closing it
+// Opening it creates the directory when needed and checks that no other user could swap
+// anything on the way to it (socket_path.h); refuses a symbolic link, a path where a live
+// daemon listens, that is not a socket or that is another user's; replaces a stale socket
+// file; and creates the socket with its mode and group without touching the path again by
+// name. Closing it
 // removes the path, but only while the path is still this socket (a second daemon that took
 // the path over keeps it). Under socket activation the service manager opens it instead and
 // the listener adopts it.

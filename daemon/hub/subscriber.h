@@ -12,14 +12,16 @@
 
 #include "hub/hub.h"
 #include "hub/output_queue.h"
+#include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/protocol.h"
 
 namespace rdma_eventd::daemon {
 
 struct SubscriberHub::Subscriber {
-  Subscriber(uint64_t id_, int fd_, size_t max_queued_bytes)
-      : id(id_), fd(fd_), out(max_queued_bytes) {}
+  Subscriber(uint64_t id_, int fd_, size_t max_queued_bytes, uint32_t requests_per_second,
+             int64_t now_us)
+      : id(id_), fd(fd_), out(max_queued_bytes), request_budget(requests_per_second, now_us) {}
   ~Subscriber() {
     watch.reset();  // the registration goes before the fd it watches
     ::close(fd);
@@ -41,7 +43,9 @@ struct SubscriberHub::Subscriber {
   // the replay reaches them.
   std::optional<uint64_t> replay_next;
   uint64_t requests = 0;
-  uint64_t lost_logged = 0;  // records_lost when the loss was last logged
+  TokenBucket request_budget;  // socket.max_requests_per_second
+  uint64_t rate_limited = 0;   // requests refused for going over it
+  uint64_t lost_logged = 0;    // records_lost when the loss was last logged
 
   // The client has sent end of file: no more requests, no more live records; the connection
   // closes once the queue (and any replay) is written.
@@ -54,6 +58,12 @@ struct SubscriberHub::Subscriber {
 
   bool draining() const { return eof || broken; }
 };
+
+inline int64_t monotonic_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
 
 inline int64_t realtime_us() {
   timespec ts{};

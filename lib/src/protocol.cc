@@ -15,9 +15,9 @@ using nlohmann::json;
 
 constexpr std::array<std::string_view, 5> kOpNames = {"subscribe", "snapshot", "since", "status",
                                                       "ping"};
-constexpr std::array<std::string_view, 6> kErrorNames = {
-    "invalid_json", "bad_request",      "unknown_op",
-    "bad_filter",   "request_too_long", "too_many_subscribers"};
+constexpr std::array<std::string_view, 9> kErrorNames = {
+    "invalid_json",         "bad_request",   "unknown_op",       "bad_filter",  "request_too_long",
+    "too_many_subscribers", "access_denied", "too_many_filters", "rate_limited"};
 constexpr std::array<std::string_view, 6> kLineKindNames = {"record", "snapshot", "hello",
                                                             "reply",  "error",    "lost"};
 
@@ -357,13 +357,15 @@ std::variant<Request, RequestError> parse_request(std::string_view line) {
   json req;
   try {
     req = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number too large for a double ("1e400"): the
+    // parser throws both for bad input, and neither may escape.
     // nlohmann's message says where ("parse error at line 1, column 9: ..."); drop its prefix.
     std::string what = e.what();
-    const auto pos = what.find("parse error at ");
-    return RequestError{ErrorCode::kInvalidJson,
-                        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)), "",
-                        ""};
+    auto pos = what.find("parse error at ");
+    if (pos == std::string::npos)
+      pos = what.starts_with("[json.exception.") ? what.find("] ") + 2 : 0;
+    return RequestError{ErrorCode::kInvalidJson, "invalid JSON: " + what.substr(pos), "", ""};
   }
   if (!req.is_object()) {
     return RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""};

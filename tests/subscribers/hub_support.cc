@@ -1,12 +1,17 @@
 #include "hub_support.h"
 
+#include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -25,7 +30,94 @@ int poll_ms(Clock::time_point deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60000));
 }
 
+sockaddr_un address_of(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) throw HarnessError("socket path too long: " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+// In the child: take the ids, connect, and send the connection (or the errno) to the parent.
+// Only system calls between fork and _exit: the test process may have threads.
+[[noreturn]] void connect_in_child(int channel, const sockaddr_un& addr, const Credentials& as) {
+  int err = 0;
+  int fd = -1;
+  if (::setgroups(as.groups.size(), as.groups.data()) != 0 ||
+      ::setresgid(as.gid, as.gid, as.gid) != 0 || ::setresuid(as.uid, as.uid, as.uid) != 0) {
+    err = errno;
+  } else if ((fd = ::socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+             ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    err = errno;
+  }
+  iovec iov{&err, sizeof err};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (err == 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  ::_exit(::sendmsg(channel, &msg, 0) == sizeof err ? 0 : 1);
+}
+
+int connect_as(const std::string& path, const Credentials& as) {
+  const sockaddr_un addr = address_of(path);
+  int channel[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+    throw HarnessError(std::string("socketpair: ") + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) throw HarnessError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(channel[0]);
+    connect_in_child(channel[1], addr, as);
+  }
+  ::close(channel[1]);
+  int err = -1;
+  iovec iov{&err, sizeof err};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(channel[0], &msg, MSG_CMSG_CLOEXEC);
+  ::close(channel[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (n != sizeof err || err != 0 || !c || c->cmsg_type != SCM_RIGHTS) {
+    throw HarnessError("connect " + path + " as uid " + std::to_string(as.uid) + ": " +
+                       (n == sizeof err && err > 0 ? std::strerror(err) : "the child failed"));
+  }
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
 }  // namespace
+
+void open_directory_to_everyone(const HubDaemon& d) {
+  if (::chmod(d.dir().c_str(), 0755) != 0) {
+    throw HarnessError("chmod " + d.dir() + ": " + std::strerror(errno));
+  }
+}
+
+void reload(HubDaemon& d, const std::string& socket_members, bool expect_failure) {
+  const std::string config = d.dir() + "/rdma-eventd.json";
+  std::ofstream(config, std::ios::trunc) << "{\"socket\": {" + socket_members + "}}";
+  d.process().signal(SIGHUP);
+  d.process().require_line(
+      rdmatest::contains(expect_failure ? "reload failed" : "configuration reloaded"), 20s,
+      rdmatest::Stream::kStderr, "the reload's outcome");
+}
 
 HubDaemon::HubDaemon(const rdmatest::SimFabric& sim, const HubOptions& options)
     : socket_(dir_.file("events.sock")) {
@@ -95,11 +187,11 @@ void wait_for_seq(const std::string& socket, uint64_t seq, Duration timeout) {
   }
 }
 
+LineClient::LineClient(const std::string& path, const Credentials& as)
+    : fd_(connect_as(path, as)) {}
+
 LineClient::LineClient(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) throw HarnessError("socket path too long: " + path);
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const sockaddr_un addr = address_of(path);
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw HarnessError(std::string("socket: ") + std::strerror(errno));
   if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {

@@ -9,6 +9,8 @@
 //   std::vector<json> lines = c.read_until(reply_to(1), 10s);
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -58,13 +60,30 @@ class HubDaemon {
   std::unique_ptr<rdmatest::Process> proc_;
 };
 
+// Lets other users reach the daemon's socket: its directory 0755 (the socket's own mode is the
+// configuration's, e.g. "mode": "0666").
+void open_directory_to_everyone(const HubDaemon& d);
+
+// Rewrites the daemon's configuration ({"socket": {...}}), sends SIGHUP and waits for the
+// outcome in its log: "configuration reloaded", or, when `expect_failure`, "reload failed".
+void reload(HubDaemon& d, const std::string& socket_members, bool expect_failure = false);
+
 // Runs a control command of the simulator and fails loudly if it is refused.
 void inject(const rdmatest::SimFabric& sim, const std::vector<std::string>& args);
+
+// Another user, for a connection made by a short-lived child of the test that takes these ids
+// (no passwd entry needed) before it connects and hands the connection back.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary
+};
 
 // A connection to the socket that speaks the protocol by hand.
 class LineClient {
  public:
   explicit LineClient(const std::string& path);  // HarnessError when it cannot connect
+  LineClient(const std::string& path, const Credentials& as);
   ~LineClient();
   LineClient(const LineClient&) = delete;
   LineClient& operator=(const LineClient&) = delete;

@@ -94,13 +94,65 @@ TEST(Config, SocketErrorsNameTheKey) {
             "test.json: socket.max_request_bytes: must be from 256 to 1048576");
   EXPECT_EQ(error_of(R"({"socket": {"ring": 5}})").message(),
             "test.json: socket.ring: unknown key (known: enabled, path, mode, group, "
-            "max_subscribers, max_queued_bytes, max_request_bytes, ring_records)");
+            "max_subscribers, max_queued_bytes, max_request_bytes, ring_records, allow_users, "
+            "allow_groups, max_subscribers_per_user, max_filters, max_requests_per_second)");
+}
+
+TEST(Config, AllowListsTakeNamesAndNumericIdsAndResolveTheNames) {
+  // nobody/nogroup and root exist on every Debian system; numbers need no passwd entry.
+  const Config c = config_of(R"({"socket": {
+    "allow_users": ["nobody", 4242, "root"], "allow_groups": [4343, "nogroup"]}})");
+  EXPECT_EQ(c.socket.allow_users, (std::vector<uint32_t>{65534, 4242, 0}));
+  EXPECT_EQ(c.socket.allow_groups, (std::vector<uint32_t>{4343, 65534}));
+  EXPECT_TRUE(SocketConfig{}.allow_users.empty());
+  EXPECT_TRUE(SocketConfig{}.allow_groups.empty());
+}
+
+TEST(Config, AllowListErrorsNameTheKeyAndTheName) {
+  EXPECT_EQ(error_of(R"({"socket": {"allow_users": ["nobody", "no-such-user-x"]}})").message(),
+            "test.json: socket.allow_users[1]: no user named 'no-such-user-x'");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": ["no-such-group-x"]}})").message(),
+            "test.json: socket.allow_groups[0]: no group named 'no-such-group-x'");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_users": [-1]}})").message(),
+            "test.json: socket.allow_users[0]: a numeric id is an integer from 0 to 4294967294");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_users": [4294967295]}})").message(),
+            "test.json: socket.allow_users[0]: a numeric id is an integer from 0 to 4294967294");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": [true]}})").message(),
+            "test.json: socket.allow_groups[0]: expected a name or a numeric id, got a boolean");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": [""]}})").message(),
+            "test.json: socket.allow_groups[0]: empty name");
+  EXPECT_EQ(error_of(R"({"socket": {"allow_users": "nobody"}})").message(),
+            "test.json: socket.allow_users: expected an array of names and numeric ids, got a "
+            "string");
+}
+
+TEST(Config, TheNewLimitsAreReadAndBounded) {
+  const Config c = config_of(R"({"socket": {"max_subscribers_per_user": 3, "max_filters": 8,
+                                            "max_requests_per_second": 20}})");
+  EXPECT_EQ(c.socket.max_subscribers_per_user, 3u);
+  EXPECT_EQ(c.socket.max_filters, 8u);
+  EXPECT_EQ(c.socket.max_requests_per_second, 20u);
+  const SocketConfig defaults;
+  EXPECT_EQ(defaults.max_subscribers_per_user, 128u);
+  EXPECT_EQ(defaults.max_filters, 256u);
+  EXPECT_EQ(defaults.max_requests_per_second, 100u);
+  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers_per_user": 0}})").message(),
+            "test.json: socket.max_subscribers_per_user: must be from 1 to 65536");
+  EXPECT_EQ(error_of(R"({"socket": {"max_filters": 65537}})").message(),
+            "test.json: socket.max_filters: must be from 1 to 65536");
+  EXPECT_EQ(error_of(R"({"socket": {"max_requests_per_second": 0}})").message(),
+            "test.json: socket.max_requests_per_second: must be from 1 to 1000000");
 }
 
 TEST(Config, InvalidJsonSaysWhere) {
   const ConfigError e = error_of("{\n  \"log_level\": \"info\",\n}");
   EXPECT_EQ(e.key, "");
   EXPECT_NE(e.reason.find("invalid JSON: parse error at line 3"), std::string::npos) << e.reason;
+}
+
+TEST(Config, ANumberTooLargeForADoubleIsInvalidJsonNotACrash) {
+  EXPECT_EQ(error_of(R"({"socket": {"max_filters": 1e400}})").message(),
+            "test.json: invalid JSON: number overflow parsing '1e400'");
 }
 
 TEST(Config, AMissingFileIsAnErrorNamingIt) {

@@ -50,6 +50,26 @@ TEST(ParseRequest, AFilterWithEveryKey) {
             R"("ports":["mlx5_0/1","0c42:a103:00f6:5e44/2"],"min_severity":"warning"})");
 }
 
+TEST(Protocol, NumbersTooLargeAndInvalidUtf8AreInvalidJsonNeverAnException) {
+  EXPECT_EQ(error_of(R"({"op":"ping","id":1e400})"),
+            (RequestError{ErrorCode::kInvalidJson, "invalid JSON: number overflow parsing '1e400'",
+                          "", ""}));
+  const RequestError utf8 = error_of("{\"op\":\"ping\",\"id\":\"\xff\"}");
+  EXPECT_EQ(utf8.code, ErrorCode::kInvalidJson);
+  EXPECT_NE(utf8.message.find("ill-formed UTF-8 byte"), std::string::npos) << utf8.message;
+}
+
+TEST(Protocol, EveryErrorCodeHasItsWireName) {
+  const std::vector<std::string_view> names = {
+      "invalid_json",  "bad_request",      "unknown_op",
+      "bad_filter",    "request_too_long", "too_many_subscribers",
+      "access_denied", "too_many_filters", "rate_limited"};
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(error_code_name(static_cast<ErrorCode>(i)), names[i]);
+    EXPECT_EQ(error_code_from_name(names[i]), static_cast<ErrorCode>(i));
+  }
+}
+
 TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
   RequestError e = error_of(R"({"op":"ping",)");
   EXPECT_EQ(e.code, ErrorCode::kInvalidJson);

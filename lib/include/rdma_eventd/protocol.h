@@ -106,6 +106,9 @@ enum class ErrorCode : uint8_t {
   kBadFilter,           // "bad_filter": a subscribe filter names something that does not exist
   kRequestTooLong,      // "request_too_long": the line is over the limit (the daemon then closes)
   kTooManySubscribers,  // "too_many_subscribers": refused at connect (the daemon then closes)
+  kAccessDenied,        // "access_denied": the peer is not allowed (the daemon then closes)
+  kTooManyFilters,      // "too_many_filters": a subscribe over the filter limit (nothing changes)
+  kRateLimited,         // "rate_limited": over the request rate; the request was not executed
 };
 RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
 RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);

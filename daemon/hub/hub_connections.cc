@@ -1,0 +1,178 @@
+// The hub's connections: accepting them, who may connect (the allow-lists, the caps on
+// subscribers overall and per user), and what is logged about them.
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "hub/hub.h"
+#include "hub/subscriber.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+constexpr int kAcceptsPerWakeup = 64;
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+
+}  // namespace
+
+void SubscriberHub::on_accept() {
+  clock_us_ = monotonic_us();
+  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+    const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      accept_paused_logged_ = false;
+      accept_one(fd);
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      // The connection stays in the backlog and the listener stays readable: pause it, or the
+      // loop would spin until a descriptor frees up.
+      if (!accept_paused_logged_) {
+        spdlog::warn("subscribers: cannot accept: {}; retrying every {} ms", std::strerror(errno),
+                     kAcceptRetry.count());
+        accept_paused_logged_ = true;
+      }
+      accept_watch_.watch(false, false);
+      accept_retry_.arm(kAcceptRetry);
+      return;
+    }
+    spdlog::error("subscribers: accept failed: {}", std::strerror(errno));
+    return;
+  }
+}
+
+std::optional<SubscriberHub::Refused> SubscriberHub::admission(int fd, const Peer& peer) const {
+  if (auto why = access_refusal(config_, peer, [&] { return peer_groups(fd, peer); })) {
+    return Refused{Refusal::kAccess, RequestError{ErrorCode::kAccessDenied, *why, "", ""}};
+  }
+  if (open_count_ >= config_.max_subscribers) {
+    return Refused{Refusal::kFull, RequestError{ErrorCode::kTooManySubscribers,
+                                                "too many subscribers (socket.max_subscribers is " +
+                                                    std::to_string(config_.max_subscribers) + ")",
+                                                "", ""}};
+  }
+  // Root is exempt: the service's operators, its monitoring and its own tests run as root, and
+  // root could raise the limit anyway.
+  const auto it = per_user_.find(peer.uid);
+  if (peer.uid != 0 && it != per_user_.end() && it->second >= config_.max_subscribers_per_user) {
+    return Refused{Refusal::kUserFull,
+                   RequestError{ErrorCode::kTooManySubscribers,
+                                "too many subscribers for uid " + std::to_string(peer.uid) +
+                                    " (socket.max_subscribers_per_user is " +
+                                    std::to_string(config_.max_subscribers_per_user) + ")",
+                                "", ""}};
+  }
+  return std::nullopt;
+}
+
+void SubscriberHub::refuse(int fd, const Peer& peer, const Refused& r) {
+  ++totals_.refused;
+  switch (r.reason) {
+    case Refusal::kAccess:
+      ++totals_.refused_access;
+      break;
+    case Refusal::kFull:
+      ++totals_.refused_full;
+      break;
+    case Refusal::kUserFull:
+      ++totals_.refused_user_full;
+      break;
+  }
+  const std::string line = error_json(r.error) + "\n";
+  // A new socket's buffer is empty: the line fits, and nothing can block.
+  (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+  // One line at warning, then debug until a connection is accepted again: a flood of refused
+  // connections must not flood the log.
+  bool& logged = refusal_logged_[static_cast<size_t>(r.reason)];
+  const auto level = logged ? spdlog::level::debug : spdlog::level::warn;
+  logged = true;
+  if (!spdlog::should_log(level)) return;
+  spdlog::log(level, "subscribers: refused a connection from pid {} ({}), uid {}: {}", peer.pid,
+              process_name(peer.pid), peer.uid, r.error.message);
+}
+
+void SubscriberHub::accept_one(int fd) {
+  const Peer peer = peer_of(fd);
+  if (auto refused = admission(fd, peer)) {
+    refuse(fd, peer, *refused);
+    return;
+  }
+  refusal_logged_.fill(false);
+  auto owned = std::make_unique<Subscriber>(next_id_++, fd, config_.max_queued_bytes,
+                                            config_.max_requests_per_second, clock_us_);
+  Subscriber& s = *owned;
+  s.pid = peer.pid;
+  s.uid = peer.uid;
+  s.connected_us = realtime_us();
+  s.watch = std::make_unique<IoWatch>(loop_, fd, Priority::kSubscribers,
+                                      [this, &s](bool r, bool w) { on_io(s, r, w); });
+  Hello hello;
+  hello.version = identity_.version;
+  hello.stream = identity_.stream;
+  hello.host = identity_.host;
+  hello.seq = state_.last_seq();
+  hello.subscriber = s.id;
+  hello.max_request_bytes = config_.max_request_bytes;
+  s.out.push_control(std::make_shared<const std::string>(hello_json(hello) + "\n"));
+  subscribers_.emplace(s.id, std::move(owned));
+  ++open_count_;
+  count_user(s.uid, +1);
+  ++totals_.accepted;
+  log_connected(s);
+  write(s);
+  if (subscribers_changed_) subscribers_changed_();
+}
+
+void SubscriberHub::log_connected(const Subscriber& s) {
+  // Non-root peers at info: an unprivileged local user reaching the socket is what an operator
+  // may want to account for. Root's connections (the operators' own tools, monitoring, the
+  // tests and benchmarks that open thousands) at debug, and non-root ones past a small rate
+  // too, so a connect loop cannot flood the journal.
+  auto level = spdlog::level::debug;
+  if (s.uid != 0 && connect_log_budget_.take(clock_us_)) level = spdlog::level::info;
+  if (!spdlog::should_log(level)) {
+    connects_not_logged_ += s.uid != 0;
+    return;
+  }
+  std::string more;
+  if (level == spdlog::level::info && connects_not_logged_ > 0) {
+    more = fmt::format(" ({} more connections since the last such line were not logged at info)",
+                       connects_not_logged_);
+    connects_not_logged_ = 0;
+  }
+  spdlog::log(level, "subscriber {} connected: pid {} ({}), uid {}{}", s.id, s.pid,
+              process_name(s.pid), s.uid, more);
+}
+
+void SubscriberHub::revoke_disallowed() {
+  for (auto& [id, ptr] : subscribers_) {
+    Subscriber& s = *ptr;
+    if (s.closed || s.broken) continue;
+    Peer peer = peer_of(s.fd);
+    auto why = access_refusal(config_, peer, [&] { return peer_groups(s.fd, peer); });
+    if (!why) continue;
+    spdlog::info("subscriber {} (pid {}, uid {}): {} after the reload; closing", s.id, s.pid, s.uid,
+                 *why);
+    // As for a request over the size limit: the error line goes out after what is already
+    // queued, then the connection closes; nothing more is read, replayed or sent.
+    const RequestError e{ErrorCode::kAccessDenied, *why + "; closing", "", ""};
+    s.out.push_control(std::make_shared<const std::string>(error_json(e) + "\n"));
+    s.broken = true;
+    s.replay_next.reset();
+    s.in.clear();
+    write(s);
+  }
+}
+
+void SubscriberHub::count_user(uid_t uid, int delta) {
+  uint32_t& n = per_user_[uid];
+  n = static_cast<uint32_t>(static_cast<int64_t>(n) + delta);
+  if (n == 0) per_user_.erase(uid);
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,155 @@
+// Who may connect: the allow-lists of users and groups (socket.allow_users, allow_groups),
+// checked against the credentials the kernel gives for every connection, with clients run
+// as other users by setpriv and runuser, as an operator would.
+#include <gtest/gtest.h>
+
+#include "hub_support.h"
+#include "paths.h"
+
+namespace rdma_eventd::subtest {
+namespace {
+
+using rdmatest::Process;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+// socat reading the socket as another user: `setpriv_args` say who (setpriv(1)).
+Process socat_as(const std::vector<std::string>& who, const std::string& socket) {
+  std::vector<std::string> argv = who;
+  argv.insert(argv.end(), {"socat", "-u", "UNIX-CONNECT:" + socket, "-"});
+  return Process::spawn(argv);
+}
+
+std::vector<std::string> setpriv(int uid, int gid, const std::string& groups = "") {
+  std::vector<std::string> argv = {"setpriv", "--reuid=" + std::to_string(uid),
+                                   "--regid=" + std::to_string(gid)};
+  if (groups.empty()) {
+    argv.push_back("--clear-groups");
+  } else {
+    argv.push_back("--groups=" + groups);
+  }
+  return argv;
+}
+
+// Whether the daemon has logged a line containing `text` (every line read so far, and what is
+// in the pipe now).
+bool logged(HubDaemon& d, const std::string& text) {
+  d.process().pump();
+  for (const std::string& line : d.process().stderr_lines()) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+json denied(int uid, int gid) {
+  return {{"type", "error"},
+          {"error", "access_denied"},
+          {"message", "access denied: uid " + std::to_string(uid) + " (gid " + std::to_string(gid) +
+                          ") is not in socket.allow_users and in none of socket.allow_groups"}};
+}
+
+TEST(Access, AllowedUsersAndGroupMembersGetRecordsAndOthersAreRefusedWithAnErrorLine) {
+  // Given allow_users [4242] and allow_groups [4343], root, uid 4242, a member of 4343 by its
+  // supplementary groups and one by its primary group get the hello and the record; uid 5002
+  // gets one access_denied line, then the end of the connection.
+  SimFabric sim(topology("two-adapters"));
+  HubDaemon d(sim, {.socket = R"("mode": "0666", "allow_users": [4242], "allow_groups": [4343])"});
+  open_directory_to_everyone(d);
+  std::vector<Process> allowed;
+  allowed.push_back(socat_as(setpriv(4242, 4242), d.socket()));
+  allowed.push_back(socat_as(setpriv(5000, 5000, "4343"), d.socket()));
+  allowed.push_back(socat_as(setpriv(5001, 4343), d.socket()));
+  LineClient root(d.socket());
+  for (Process& p : allowed)
+    EXPECT_EQ(json::parse(p.require_next_line(10s))["type"], "hello") << p.describe();
+  EXPECT_EQ(root.require_json(10s)["type"], "hello");
+
+  Process refused = socat_as(setpriv(5002, 5002), d.socket());
+  EXPECT_EQ(json::parse(refused.require_next_line(10s)), denied(5002, 5002));
+  EXPECT_TRUE(refused.require_exit(10s).success()) << refused.describe();
+  EXPECT_EQ(refused.stdout_lines().size(), 1u);
+  d.process().require_line(
+      rdmatest::contains("subscribers: refused a connection from pid " +
+                         std::to_string(refused.pid()) + " (socat), uid 5002: access denied"),
+      10s, rdmatest::Stream::kStderr, "the refusal in the log");
+
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  const json record = root.require_json(10s);
+  EXPECT_EQ(record["event"], "port_err");
+  for (Process& p : allowed)
+    EXPECT_EQ(json::parse(p.require_next_line(10s)), record) << p.describe();
+
+  // Non-root connections are logged once each at info, with pid, name and uid.
+  for (Process& p : allowed) {
+    EXPECT_TRUE(logged(d, "connected: pid " + std::to_string(p.pid()) + " (socat), uid "))
+        << d.log_tail();
+  }
+  root.send(R"({"op":"status","id":1})"
+            "\n");
+  const json st = root.read_until(reply_to(1), 10s).back()["subscribers"];
+  EXPECT_EQ(st["accepted"], 4);
+  EXPECT_EQ(st["refused"], 1);
+  EXPECT_EQ(st["refused_by"],
+            json({{"max_subscribers", 0}, {"max_subscribers_per_user", 0}, {"access", 1}}));
+  for (Process& p : allowed)
+    p.stop();
+}
+
+TEST(Access, NamesAreResolvedAtLoadAndAReloadAppliesNewListsAtOnce) {
+  // allow_users ["nobody"]: runuser -u nobody gets in, uid 4242 does not. A reload to
+  // allow_groups ["nogroup"] lets in uid 4242 with primary group nogroup, keeps nobody (its
+  // group is nogroup), and a reload to allow_users [4242] tells nobody it is out and closes.
+  SimFabric sim(topology("two-adapters"));
+  HubDaemon d(sim, {.socket = R"("mode": "0666", "allow_users": ["nobody"])"});
+  open_directory_to_everyone(d);
+  Process nobody = socat_as({"runuser", "-u", "nobody", "--"}, d.socket());
+  EXPECT_EQ(json::parse(nobody.require_next_line(10s))["type"], "hello") << nobody.describe();
+  {
+    Process other = socat_as(setpriv(4242, 65534), d.socket());
+    EXPECT_EQ(json::parse(other.require_next_line(10s)), denied(4242, 65534));
+    EXPECT_TRUE(other.require_exit(10s).success());
+  }
+
+  reload(d, R"("mode": "0666", "allow_groups": ["nogroup"])");
+  Process member = socat_as(setpriv(4242, 65534), d.socket());
+  EXPECT_EQ(json::parse(member.require_next_line(10s))["type"], "hello") << member.describe();
+
+  reload(d, R"("mode": "0666", "allow_users": [4242])");
+  EXPECT_EQ(json::parse(nobody.require_next_line(10s)),
+            json({{"type", "error"},
+                  {"error", "access_denied"},
+                  {"message",
+                   "access denied: uid 65534 (gid 65534) is not in socket.allow_users and in none "
+                   "of socket.allow_groups; closing"}}));
+  EXPECT_TRUE(nobody.require_exit(10s).success()) << nobody.describe();
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(json::parse(member.require_next_line(10s))["event"], "port_err");
+  member.stop();
+}
+
+TEST(Access, AnUnknownNameStopsTheStartWith78AndAReloadWithOneKeepsTheOldLists) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-access");
+  const std::string config =
+      dir.write("c.json", R"({"socket": {"allow_users": ["nobody", "no-such-user-x"]}})");
+  const rdmatest::CommandResult r = sim.run({rdmatest::bin("rdma-eventd"), "-f", "--no-journal",
+                                             "-c", config, "--socket", dir.file("events.sock")});
+  EXPECT_EQ(r.exit_code(), 78) << r.err;
+  EXPECT_NE(r.err.find(config + ": socket.allow_users[1]: no user named 'no-such-user-x'"),
+            std::string::npos)
+      << r.err;
+
+  HubDaemon d(sim, {.socket = R"("mode": "0666", "allow_users": [4242])"});
+  open_directory_to_everyone(d);
+  reload(d, R"("mode": "0666", "allow_groups": ["no-such-group-x"])", /*expect_failure=*/true);
+  EXPECT_TRUE(logged(d, "socket.allow_groups[0]: no group named 'no-such-group-x'"))
+      << d.log_tail();
+  Process still_out = socat_as(setpriv(4243, 4243), d.socket());
+  EXPECT_EQ(json::parse(still_out.require_next_line(10s)), denied(4243, 4243));
+  Process still_in = socat_as(setpriv(4242, 4242), d.socket());
+  EXPECT_EQ(json::parse(still_in.require_next_line(10s))["type"], "hello");
+  still_in.stop();
+}
+
+}  // namespace
+}  // namespace rdma_eventd::subtest
