@@ -241,12 +241,13 @@ ConfigResult parse_config(std::string_view text, std::string_view file) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // A syntax error, or a number too large for a double (out_of_range, not parse_error).
     // nlohmann's message carries "line L, column C"; keep that part, drop its prefix.
     std::string what = e.what();
-    const auto pos = what.find("parse error at ");
+    const auto pos = what.find("] ");
     return ConfigError{std::string(file), "",
-                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos))};
+                       "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2))};
   }
   try {
     return parse(root);

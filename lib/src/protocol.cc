@@ -357,13 +357,14 @@ std::variant<Request, RequestError> parse_request(std::string_view line) {
   json req;
   try {
     req = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // A syntax error, or a number too large for a double (out_of_range, not parse_error).
     // nlohmann's message says where ("parse error at line 1, column 9: ..."); drop its prefix.
     std::string what = e.what();
-    const auto pos = what.find("parse error at ");
+    const auto pos = what.find("] ");
     return RequestError{ErrorCode::kInvalidJson,
-                        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos)), "",
-                        ""};
+                        "invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)),
+                        "", ""};
   }
   if (!req.is_object()) {
     return RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""};

@@ -320,7 +320,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   json root;
   try {
     root = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // also out_of_range: a number too large for a double
     throw TopologyError(file_name + ": invalid JSON: " + e.what());
   }
   JsonFields top(root, "", file_name);

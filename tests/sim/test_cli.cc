@@ -51,6 +51,9 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
        "devices[0].node_guid: \"12:34\" is not a GUID (xxxx:xxxx:xxxx:xxxx or 0x...)"},
       {R"({"devices":[{"ports":[{}]}]})", "devices[0].name: missing"},
       {R"({"devices": [)", "invalid JSON: "},
+      // Beyond a double's range: nlohmann's out_of_range, not a parse_error (found by fuzzing).
+      {R"({"devices":[{"name":"a","ports":[{"lid":1e400}]}]})",
+       "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
   };
   for (const BadTopology& c : cases) {
     rdmatest::TempDir tmp;
