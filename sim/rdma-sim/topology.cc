@@ -172,6 +172,9 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
     if (netdevs.known(p.netdev) && netdevs.ifindex(p.netdev) != p.netdev_ifindex)
       o.fail("netdev_ifindex",
              show(*v) + " contradicts the ifindex given to " + p.netdev + " elsewhere");
+    // As on a host, an ifindex names one netdev.
+    if (const std::string* other = netdevs.name_of(p.netdev_ifindex); other && *other != p.netdev)
+      o.fail("netdev_ifindex", show(*v) + " is already the ifindex of " + *other);
     netdevs.set(p.netdev, p.netdev_ifindex);
   } else if (!p.netdev.empty()) {
     p.netdev_ifindex = netdevs.ifindex(p.netdev);
@@ -390,6 +393,12 @@ void NetdevTable::set(const std::string& name, uint32_t ifindex) {
       return;
     }
   names_.emplace_back(name, ifindex);
+}
+
+const std::string* NetdevTable::name_of(uint32_t ifindex) const {
+  for (const auto& entry : names_)
+    if (entry.second == ifindex) return &entry.first;
+  return nullptr;
 }
 
 bool NetdevTable::known(const std::string& name) const {
