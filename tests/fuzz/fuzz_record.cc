@@ -5,7 +5,8 @@
 //  - a record, snapshot record, hello, loss notice or error line that decodes is written back
 //    (to_json, hello_json, lost_json, error_json) as a line that decodes to the same value, and
 //    that line is a fixed point: decoding and writing it again gives the same text;
-//  - parse_line and the record decoder called directly agree on what the daemon writes.
+//  - parse_line and the record decoder called directly agree on what the daemon writes;
+//  - a time that reads (RFC 3339 with microseconds) writes back as the same text.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -98,6 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     FUZZ_CHECK(!why.empty(), text);
   }
+  // A time that reads is the text the writer gives for it.
+  if (auto time_us = parse_rfc3339_us(text)) FUZZ_CHECK(format_rfc3339_us(*time_us) == text, text);
   // The decoders on their own, also for lines parse_line would hand to another decoder: a
   // record or snapshot they accept writes back as one they read the same way.
   if (auto record = record_from_json(text, &why)) check_record(*record);
