@@ -19,10 +19,13 @@ Commands:
                   (or on the real RDMA devices when this host has them)
   test            build, then run every test with ctest
   test-sanitize   deps, then build into ./build-sanitize with ASan+UBSan and run every test
+  fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
+                  FUZZ_SECONDS (default 60): scripts/fuzz.sh, docs/fuzzing.md
   help            this text
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
+  FUZZ_SECONDS    seconds per fuzz target (default 60; more in scripts/fuzz.sh)
 USAGE
 }
 
@@ -88,6 +91,7 @@ case "${1:-help}" in
     configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
     run_tests build-sanitize
     ;;
+  fuzz) shift; exec scripts/fuzz.sh "$@" ;;
   help | -h | --help) usage ;;
   *) usage >&2; exit 2 ;;
 esac
