@@ -321,8 +321,17 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
 
 Topology parse_topology(const std::string& text, const std::string& file_name) {
   json root;
+  // A topology nests 6 levels deep (devices[].ports[].gids[]); error messages show the offending
+  // value, and writing one nested thousands of levels deep would overflow the stack.
+  constexpr int kMaxDepth = 32;
+  auto not_too_deep = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth)
+      throw TopologyError(file_name + ": nested deeper than " + std::to_string(kMaxDepth) +
+                          " levels");
+    return true;
+  };
   try {
-    root = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+    root = json::parse(text, not_too_deep, true, /*ignore_comments=*/true);
   } catch (const json::exception& e) {  // also out_of_range: a number too large for a double
     throw TopologyError(file_name + ": invalid JSON: " + e.what());
   }

@@ -54,6 +54,8 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
            "ports":[{"netdev":"e0","netdev_ifindex":5},{"netdev":"e1","netdev_ifindex":5}]}]})",
        "devices[0].ports[1].netdev_ifindex: 5 is already the ifindex of e0"},
       {R"({"devices": [)", "invalid JSON: "},
+      {R"({"devices":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})",
+       "nested deeper than 32 levels"},
       // Beyond a double's range: nlohmann's out_of_range, not a parse_error (found by fuzzing).
       {R"({"devices":[{"name":"a","ports":[{"lid":1e400}]}]})",
        "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},

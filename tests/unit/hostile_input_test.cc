@@ -33,5 +33,19 @@ TEST(HostileInput, AConfigurationWithAHugeNumberIsAConfigError) {
   EXPECT_EQ(e.message(), "test.json: invalid JSON: number overflow parsing '1e400'");
 }
 
+// An id is a number or a string. Any other value was kept as its JSON text, written by a
+// recursion as deep as the value nests: a line of '[' overflowed the client's stack.
+TEST(HostileInput, ALineWithADeeplyNestedIdDoesNotOverflowTheClientsStack) {
+  const size_t depth = 1'000'000;
+  const std::string line = R"({"type":"reply","op":"ping","id":)" + std::string(depth, '[') +
+                           std::string(depth, ']') + R"(,"seq":1})";
+  std::string why;
+  auto parsed = parse_line(line, &why);
+  ASSERT_TRUE(parsed) << why;
+  EXPECT_EQ(parsed->kind, LineKind::kReply);
+  EXPECT_EQ(parsed->reply.id, "");
+  EXPECT_EQ(parsed->reply.seq, 1u);
+}
+
 }  // namespace
 }  // namespace rdma_eventd
