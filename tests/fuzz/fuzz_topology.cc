@@ -3,15 +3,16 @@
 //  - the only exception is TopologyError, and its message names the file;
 //  - a topology that loads fits the shared-memory layout the stand-in libibverbs reads (device,
 //    port, GID and P_Key counts, name lengths), and its tables are consistent: GID and P_Key
-//    tables of the declared lengths, no zero or repeated GID, unique device names, and the
-//    LIDs handed out like an SM would (unique, never one the file gave, none on a port that is
-//    down);
+//    tables of the declared lengths, no zero or repeated GID, unique device names, one ifindex
+//    per netdev and one netdev per ifindex, and the LIDs handed out like an SM would (nonzero,
+//    unique, never one the file gave; none active on a port that is down);
 //  - loading is deterministic: the same text gives the same fabric.
 #include <net/if.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <tuple>
@@ -24,6 +25,7 @@
 namespace {
 
 using namespace rdmasim;
+using nlohmann::json;
 
 const std::string kFile = "fuzz.json";
 
@@ -104,6 +106,30 @@ void check_topology(Topology& t) {
   }
 }
 
+// The LIDs the loader chose for the InfiniBand ports whose file left them out: nonzero, distinct,
+// and none that the file gave to another port. `root` is the file as the loader read it.
+void check_assigned_lids(const Topology& t, const json& root) {
+  std::set<uint16_t> given, assigned;
+  for (size_t i = 0; i < t.devices.size(); ++i) {
+    const json& ports = root["devices"][i]["ports"];
+    for (size_t j = 0; j < t.devices[i].ports.size(); ++j) {
+      const Port& p = t.devices[i].ports[j];
+      if (p.is_ethernet()) continue;
+      const auto lid = ports[j].find("lid");
+      if (lid != ports[j].end() && !lid->is_null()) {
+        given.insert(p.saved_lid);
+      } else {
+        FUZZ_CHECK(p.saved_lid != 0, "an assigned LID is 0");
+        FUZZ_CHECK(assigned.insert(p.saved_lid).second,
+                   "LID " + std::to_string(p.saved_lid) + " assigned twice");
+      }
+    }
+  }
+  for (uint16_t lid : assigned) {
+    FUZZ_CHECK(!given.count(lid), "LID " + std::to_string(lid) + " assigned and given");
+  }
+}
+
 // What two loads of the same text must agree on.
 std::string summary(const Topology& t) {
   std::string out;
@@ -136,6 +162,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string first = summary(t);
   check_topology(t);
+  check_assigned_lids(t, json::parse(text, nullptr, false, /*ignore_comments=*/true));
   FUZZ_CHECK(summary(parse_topology(text, kFile)) == first, first);
   return 0;
 }
