@@ -33,8 +33,10 @@ if [ $# -gt 0 ]; then
 fi
 
 # Only what the fuzz build needs: clang 14 with its libFuzzer and sanitizer runtimes
-# (libclang-rt-14-dev), and the headers of the code under test.
-PACKAGES=(cmake make pkg-config clang-14 libclang-rt-14-dev libibverbs-dev nlohmann-json3-dev)
+# (libclang-rt-14-dev, only recommended by clang-14), llvm-symbolizer for readable reports
+# (llvm-14), and the headers of the code under test.
+PACKAGES=(cmake make pkg-config clang-14 libclang-rt-14-dev llvm-14 libibverbs-dev
+  nlohmann-json3-dev)
 
 deps() {
   local missing=()
