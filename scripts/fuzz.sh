@@ -21,7 +21,7 @@ cd "$here"
 
 TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology)
 seconds=${FUZZ_SECONDS:-60}
-build=${FUZZ_BUILD:-build-fuzz}
+build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
 parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}
 
@@ -61,7 +61,10 @@ build_targets() {
     compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
   cmake -S . -B "$build" "${compilers[@]}" -DRDMA_EVENTD_FUZZ=ON -DRDMA_EVENTD_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  cmake --build "$build" -j "${JOBS:-$cpus}" --target "${TARGETS[@]}"
+  # The fuzz build's "all" is the four targets; naming them would build them one after another.
+  local only=()
+  [ ${#TARGETS[@]} -lt 4 ] && only=(--target "${TARGETS[@]}")
+  cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"
 }
 
 # Runs one target in $build/fuzz-run/TARGET: a copy of the corpus (libFuzzer adds what it finds
@@ -78,11 +81,12 @@ run_target() {
   [ "$seconds" = 0 ] && limit=(-runs=0)
   # A UBSan report is fatal (-fno-sanitize-recover=all at compile time); the options make sure
   # of it and give the stack. -timeout: an input that takes 25 s is a hang.
+  # It runs in its own directory, where -jobs puts its workers' fuzz-N.log files.
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of options
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+  (cd "$dir" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     "$build/bin/$t" "${limit[@]}" -detect_leaks=1 -timeout=25 -rss_limit_mb=2048 \
-    -dict="tests/fuzz/$t.dict" -artifact_prefix="$dir/artifacts/" -print_final_stats=1 \
-    ${FUZZ_ARGS:-} "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+    -dict="$here/tests/fuzz/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
+    ${FUZZ_ARGS:-} corpus >log 2>&1) || rc=$?
   echo $((SECONDS - start)) >"$dir/seconds"
   return "${rc:-0}"
 }
@@ -106,7 +110,7 @@ report() {
   corpus=$(find "$dir/corpus" -type f | wc -l)
   echo "$t: $result, ${runs:-?} runs in $elapsed s, cov ${cov:-?}, ft ${ft:-?}, corpus $corpus (exit $rc)"
   [ "$result" = passed ] && return 0
-  sed -n 's/.*Test unit written to \(.*\)/  reproducer: \1/p' "$log"
+  sed -n "s|.*Test unit written to \(.*\)|  reproducer: $dir/\1|p" "$log"
   echo "  replay: $build/bin/$t REPRODUCER   (log: $log)"
   grep -E 'invariant failed|ERROR: |runtime error:|SUMMARY:' "$log" | head -n 5 | sed 's/^/  /'
   return 1
