@@ -22,10 +22,13 @@ Commands:
                   (LeakSanitizer included: a daemon that leaks fails the test that stopped it)
   test-tsan       deps, then build into ./build-tsan with ThreadSanitizer and run the tests
                   that run the daemon's threads (unit, integration, subscribers, faults)
+  fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
+                  FUZZ_SECONDS (default 60): scripts/fuzz.sh, docs/fuzzing.md
   help            this text
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
+  FUZZ_SECONDS    seconds per fuzz target (default 60; more in scripts/fuzz.sh)
 USAGE
 }
 
@@ -99,6 +102,7 @@ case "${1:-help}" in
     # storm and the system tests add nothing for threads and would take long under TSan.
     run_tests build-tsan -L 'unit|integration|subscribers|long' -E 'Storm'
     ;;
+  fuzz) shift; exec scripts/fuzz.sh "$@" ;;
   help | -h | --help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

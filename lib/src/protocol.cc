@@ -185,9 +185,12 @@ std::string str_or(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// Only the ids a request can have: dumping any other value would recurse as deep as the line
+// nests, and a line of 64 MiB of '[' would overflow the client's stack.
 std::string id_of(const json& obj) {
   auto it = obj.find("id");
-  return it == obj.end() ? std::string() : it->dump();
+  return it == obj.end() || !(it->is_number_integer() || it->is_string()) ? std::string()
+                                                                          : it->dump();
 }
 
 std::optional<Line> parse_protocol_line(std::string_view text, std::string* error) {

@@ -559,6 +559,15 @@ std::optional<int64_t> parse_rfc3339_us(std::string_view text) {
   tm.tm_min = min;
   tm.tm_sec = sec;
   const time_t t = timegm(&tm);
+  // Only a time that exists as written: timegm moves 30 February to March and a leap second to
+  // the next minute (23:59:60 on 9999-12-31 to year 10000), which would write back as another
+  // text, or as none this parser reads.
+  struct tm written {};
+  if (!gmtime_r(&t, &written) || written.tm_year != year - 1900 || written.tm_mon != mon - 1 ||
+      written.tm_mday != day || written.tm_hour != hour || written.tm_min != min ||
+      written.tm_sec != sec) {
+    return std::nullopt;
+  }
   return static_cast<int64_t>(t) * 1000000 + micros;
 }
 

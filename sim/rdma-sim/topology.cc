@@ -172,6 +172,9 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
     if (netdevs.known(p.netdev) && netdevs.ifindex(p.netdev) != p.netdev_ifindex)
       o.fail("netdev_ifindex",
              show(*v) + " contradicts the ifindex given to " + p.netdev + " elsewhere");
+    // As on a host, an ifindex names one netdev.
+    if (const std::string* other = netdevs.name_of(p.netdev_ifindex); other && *other != p.netdev)
+      o.fail("netdev_ifindex", show(*v) + " is already the ifindex of " + *other);
     netdevs.set(p.netdev, p.netdev_ifindex);
   } else if (!p.netdev.empty()) {
     p.netdev_ifindex = netdevs.ifindex(p.netdev);
@@ -318,9 +321,18 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
 
 Topology parse_topology(const std::string& text, const std::string& file_name) {
   json root;
+  // A topology nests 6 levels deep (devices[].ports[].gids[]); error messages show the offending
+  // value, and writing one nested thousands of levels deep would overflow the stack.
+  constexpr int kMaxDepth = 32;
+  auto not_too_deep = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth)
+      throw TopologyError(file_name + ": nested deeper than " + std::to_string(kMaxDepth) +
+                          " levels");
+    return true;
+  };
   try {
-    root = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+    root = json::parse(text, not_too_deep, true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {  // also out_of_range: a number too large for a double
     throw TopologyError(file_name + ": invalid JSON: " + e.what());
   }
   JsonFields top(root, "", file_name);
@@ -390,6 +402,12 @@ void NetdevTable::set(const std::string& name, uint32_t ifindex) {
       return;
     }
   names_.emplace_back(name, ifindex);
+}
+
+const std::string* NetdevTable::name_of(uint32_t ifindex) const {
+  for (const auto& entry : names_)
+    if (entry.second == ifindex) return &entry.first;
+  return nullptr;
 }
 
 bool NetdevTable::known(const std::string& name) const {

@@ -22,6 +22,8 @@ class NetdevTable {
   uint32_t ifindex(const std::string& name);
   void set(const std::string& name, uint32_t ifindex);
   bool known(const std::string& name) const;
+  // The netdev that has this ifindex; nullptr when none has.
+  const std::string* name_of(uint32_t ifindex) const;
 
  private:
   std::vector<std::pair<std::string, uint32_t>> names_;

@@ -50,7 +50,15 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
       {R"({"devices":[{"name":"a","node_guid":"12:34","ports":[{}]}]})",
        "devices[0].node_guid: \"12:34\" is not a GUID (xxxx:xxxx:xxxx:xxxx or 0x...)"},
       {R"({"devices":[{"ports":[{}]}]})", "devices[0].name: missing"},
+      {R"({"devices":[{"name":"a","link_layer":"ethernet",
+           "ports":[{"netdev":"e0","netdev_ifindex":5},{"netdev":"e1","netdev_ifindex":5}]}]})",
+       "devices[0].ports[1].netdev_ifindex: 5 is already the ifindex of e0"},
       {R"({"devices": [)", "invalid JSON: "},
+      {R"({"devices":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]})",
+       "nested deeper than 32 levels"},
+      // Beyond a double's range: nlohmann's out_of_range, not a parse_error (found by fuzzing).
+      {R"({"devices":[{"name":"a","ports":[{"lid":1e400}]}]})",
+       "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
   };
   for (const BadTopology& c : cases) {
     rdmatest::TempDir tmp;

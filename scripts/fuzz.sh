@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, docs/fuzzing.md) with clang into ./build-fuzz, then
+# runs each for FUZZ_SECONDS from a scratch copy of its committed corpus. Exits non-zero when a
+# target crashes, leaks, hangs, trips a sanitizer or breaks one of its invariants, and prints the
+# input that did it.
+#
+#   scripts/fuzz.sh                  every target, FUZZ_SECONDS each
+#   scripts/fuzz.sh fuzz_record      only the targets named
+#
+# Environment:
+#   FUZZ_SECONDS    seconds per target (default 60); 0 runs each corpus once, as a regression test
+#   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
+#   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
+#   FUZZ_BUILD      build directory (default build-fuzz); its fuzz-run/ holds each run's corpus,
+#                   artifacts and log
+#   JOBS            parallel build jobs (default: number of CPUs)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology)
+seconds=${FUZZ_SECONDS:-60}
+build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
+cpus=$(nproc)
+parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}
+
+if [ $# -gt 0 ]; then
+  for t in "$@"; do
+    [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: unknown target '$t' (${TARGETS[*]})" >&2; exit 2; }
+  done
+  TARGETS=("$@")
+fi
+
+# Only what the fuzz build needs: clang 14 with its libFuzzer and sanitizer runtimes
+# (libclang-rt-14-dev, only recommended by clang-14), llvm-symbolizer for readable reports
+# (llvm-14), and the headers of the code under test.
+PACKAGES=(cmake make pkg-config clang-14 libclang-rt-14-dev llvm-14 libibverbs-dev
+  nlohmann-json3-dev)
+
+deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  if [ "$(id -u)" != 0 ]; then
+    echo "fuzz: missing packages: ${missing[*]} (apt-get install them, or run this as root)" >&2
+    exit 1
+  fi
+  echo "fuzz: installing ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+build_targets() {
+  # The compiler is chosen when the directory is first configured: naming it again, even as
+  # another name of the same clang, would make CMake start over without the options.
+  local compilers=()
+  [ -f "$build/CMakeCache.txt" ] ||
+    compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+  cmake -S . -B "$build" "${compilers[@]}" -DRDMA_EVENTD_FUZZ=ON -DRDMA_EVENTD_WERROR=ON \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  # The fuzz build's "all" is the four targets; naming them would build them one after another.
+  local only=()
+  [ ${#TARGETS[@]} -lt 4 ] && only=(--target "${TARGETS[@]}")
+  cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"
+}
+
+# Runs one target in $build/fuzz-run/TARGET: a copy of the corpus (libFuzzer adds what it finds
+# there, never to the committed corpus), the artifacts (crash-*, leak-*, timeout-*, oom-*) and
+# the log.
+run_target() {
+  local t=$1 rc
+  local dir=$build/fuzz-run/$t
+  rm -rf "$dir"
+  mkdir -p "$dir/corpus" "$dir/artifacts"
+  cp -R "tests/fuzz/corpus/$t/." "$dir/corpus/"
+  local start=$SECONDS
+  local limit=(-max_total_time="$seconds")
+  [ "$seconds" = 0 ] && limit=(-runs=0)
+  # A UBSan report is fatal (-fno-sanitize-recover=all at compile time); the options make sure
+  # of it and give the stack. -timeout: an input that takes 25 s is a hang.
+  # It runs in its own directory, where -jobs puts its workers' fuzz-N.log files.
+  # shellcheck disable=SC2086  # FUZZ_ARGS is a list of options
+  (cd "$dir" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    "$build/bin/$t" "${limit[@]}" -detect_leaks=1 -timeout=25 -rss_limit_mb=2048 \
+    -dict="$here/tests/fuzz/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
+    ${FUZZ_ARGS:-} corpus >log 2>&1) || rc=$?
+  echo $((SECONDS - start)) >"$dir/seconds"
+  return "${rc:-0}"
+}
+
+# One line per target from its log; returns non-zero when the target failed.
+report() {
+  local t=$1 rc=$2
+  local dir=$build/fuzz-run/$t log=$build/fuzz-run/$t/log
+  local runs cov ft elapsed
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  elapsed=$(cat "$dir/seconds" 2>/dev/null || echo '?')
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+  local result=passed
+  # libFuzzer exits non-zero on a crash, leak, timeout or OOM; the log check also catches a
+  # sanitizer report that did not end the run.
+  if [ "$rc" != 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|invariant failed' "$log"; then
+    result=FAILED
+  fi
+  local corpus
+  corpus=$(find "$dir/corpus" -type f | wc -l)
+  echo "$t: $result, ${runs:-?} runs in $elapsed s, cov ${cov:-?}, ft ${ft:-?}, corpus $corpus (exit $rc)"
+  [ "$result" = passed ] && return 0
+  sed -n "s|.*Test unit written to \(.*\)|  reproducer: $dir/\1|p" "$log"
+  echo "  replay: $build/bin/$t REPRODUCER   (log: $log)"
+  grep -E 'invariant failed|ERROR: |runtime error:|SUMMARY:' "$log" | head -n 5 | sed 's/^/  /'
+  return 1
+}
+
+deps
+build_targets
+
+echo "fuzz: ${TARGETS[*]}: $seconds s each, $parallel at a time"
+declare -A pid_of rc_of
+running=0
+for t in "${TARGETS[@]}"; do
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  pid_of[$t]=$!
+  running=$((running + 1))
+done
+for t in "${TARGETS[@]}"; do
+  rc=0
+  wait "${pid_of[$t]}" || rc=$?
+  rc_of[$t]=$rc
+done
+
+passed=0 failed=0
+for t in "${TARGETS[@]}"; do
+  if report "$t" "${rc_of[$t]}"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" = 0 ]
