@@ -17,18 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <memory>
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "commands.h"
+#include "latency_samples.h"
 #include "proc_stats.h"
 #include "subscribers.h"
 
@@ -36,20 +32,6 @@ namespace rdma_eventd::bench {
 namespace {
 
 using nlohmann::json;
-
-constexpr float kNoSample = -1;
-
-double percentile_us(const std::vector<float>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
-void sleep_until(int64_t t_ns) {
-  const timespec ts{static_cast<time_t>(t_ns / 1000000000), static_cast<long>(t_ns % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
 
 UniqueFd listen_unix(const std::string& path) {
   sockaddr_un addr{};
@@ -157,23 +139,14 @@ int cmd_floor(int argc, char** argv) {
   bool complete = false;
   {
     SubscriberSet subs(path, nsubs);
-    std::unique_ptr<std::atomic<int64_t>[]> injected(new std::atomic<int64_t>[events]);
-    for (uint64_t k = 0; k < events; ++k)
-      injected[k].store(0, std::memory_order_relaxed);
-    std::vector<float> samples(nsubs * events, kNoSample);
-    subs.start(events, [&](size_t conn, uint64_t seq, int64_t read_ns) {
-      const uint64_t base = subs.hello_seq(conn);
-      if (seq <= base || seq - base > events) return;
-      const int64_t t0 = injected[seq - base - 1].load(std::memory_order_acquire);
-      if (t0 == 0 || read_ns < t0) return;
-      samples[conn * events + (seq - base - 1)] = static_cast<float>(read_ns - t0) / 1000.0f;
-    });
+    LatencySamples samples(nsubs, events);
+    subs.start(events, samples.hook(subs));
     const CpuTime cpu_before = cpu_time(writer);
     const int64_t period = 1000000000 / static_cast<int64_t>(rate);
     const int64_t start = mono_ns() + 10000000;
     for (uint64_t k = 0; k < events; ++k) {
       sleep_until(start + static_cast<int64_t>(k) * period);
-      injected[k].store(mono_ns(), std::memory_order_release);
+      samples.injected(k, mono_ns());
       if (::write(trigger_w.get(), "e", 1) != 1) throw BenchError(errno_text("write trigger"));
     }
     const int64_t end_inject = mono_ns();
@@ -181,11 +154,6 @@ int cmd_floor(int argc, char** argv) {
     const CpuTime cpu = cpu_time(writer) - cpu_before;
     const StreamTotals totals = subs.stop_and_total();
 
-    std::vector<float> got;
-    got.reserve(samples.size());
-    for (float s : samples)
-      if (s >= 0) got.push_back(s);
-    std::sort(got.begin(), got.end());
     r = {
         {"kind", "floor"},
         {"figure", a.str("figure", "")},
@@ -195,15 +163,10 @@ int cmd_floor(int argc, char** argv) {
         {"rate", rate},
         {"record_bytes", record_bytes},
         {"complete", complete},
-        {"samples", got.size()},
-        {"samples_expected", samples.size()},
-        {"p50_us", percentile_us(got, 0.50)},
-        {"p99_us", percentile_us(got, 0.99)},
-        {"p999_us", percentile_us(got, 0.999)},
-        {"max_us", got.empty() ? 0.0 : got.back()},
         {"records", totals.records},
         {"missing", totals.missing + totals.lost_records},
         {"reader_busy", totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0}};
+    samples.summarize(r);
     add_cpu(r, cpu, events);
   }
   trigger_w = UniqueFd();  // end of the events: the writer exits

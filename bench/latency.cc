@@ -10,40 +10,17 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <ctime>
-#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "latency_samples.h"
 #include "proc_stats.h"
 #include "sim_control.h"
 #include "subscribers.h"
 
 namespace rdma_eventd::bench {
-namespace {
 
 using nlohmann::json;
-
-// Samples in µs as floats: 4 bytes each (1,000 subscribers x 10,000 events is 40 MB), 24 bits
-// of precision, no ceiling.
-constexpr float kNoSample = -1;
-
-// Nearest rank: the smallest sample with at least p of all samples at or below it.
-double percentile_us(const std::vector<float>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
-void sleep_until(int64_t t_ns) {
-  const timespec ts{static_cast<time_t>(t_ns / 1000000000), static_cast<long>(t_ns % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
-
-}  // namespace
 
 int cmd_latency(int argc, char** argv) {
   const Args a(argc, argv,
@@ -61,18 +38,8 @@ int cmd_latency(int argc, char** argv) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
   SubscriberSet subs(a.str("socket"), nsubs);
-  std::unique_ptr<std::atomic<int64_t>[]> injected(new std::atomic<int64_t>[events]);
-  for (uint64_t k = 0; k < events; ++k)
-    injected[k].store(0, std::memory_order_relaxed);
-  std::vector<float> samples(nsubs * events, kNoSample);
-  subs.start(events, [&](size_t conn, uint64_t seq, int64_t read_ns) {
-    const uint64_t base = subs.hello_seq(conn);
-    if (seq <= base || seq - base > events) return;
-    const uint64_t k = seq - base - 1;
-    const int64_t t0 = injected[k].load(std::memory_order_acquire);
-    if (t0 == 0 || read_ns < t0) return;
-    samples[conn * events + k] = static_cast<float>(read_ns - t0) / 1000.0f;
-  });
+  LatencySamples samples(nsubs, events);
+  subs.start(events, samples.hook(subs));
 
   const CpuTime cpu_before = cpu_time(pid);
   const int64_t period = 1000000000 / static_cast<int64_t>(rate);
@@ -84,7 +51,7 @@ int cmd_latency(int argc, char** argv) {
     const int64_t due = start + static_cast<int64_t>(k) * period;
     sleep_until(due);
     const int64_t t0 = mono_ns();
-    injected[k].store(t0, std::memory_order_release);
+    samples.injected(k, t0);
     req.send_line(line);
     late_ns = std::max(late_ns, t0 - due);
     req.reply();
@@ -95,15 +62,6 @@ int cmd_latency(int argc, char** argv) {
   const CpuTime cpu = cpu_time(pid) - cpu_before;
   const StreamTotals totals = subs.stop_and_total();
   const Memory mem = memory(pid);
-
-  std::vector<float> got;
-  got.reserve(samples.size());
-  for (float s : samples)
-    if (s >= 0) got.push_back(s);
-  std::sort(got.begin(), got.end());
-  double sum = 0;
-  for (float s : got)
-    sum += s;
 
   json r = {
       {"kind", "latency"},
@@ -116,13 +74,6 @@ int cmd_latency(int argc, char** argv) {
       {"complete", complete},
       {"injection_seconds", static_cast<double>(end_inject - start) / 1e9},
       {"max_injection_lateness_us", static_cast<double>(late_ns) / 1e3},
-      {"samples", got.size()},
-      {"samples_expected", samples.size()},
-      {"p50_us", percentile_us(got, 0.50)},
-      {"p99_us", percentile_us(got, 0.99)},
-      {"p999_us", percentile_us(got, 0.999)},
-      {"max_us", got.empty() ? 0.0 : got.back()},
-      {"mean_us", got.empty() ? 0.0 : sum / static_cast<double>(got.size())},
       {"records", totals.records},
       {"lost_records", totals.lost_records},
       {"missing", totals.missing},
@@ -131,6 +82,7 @@ int cmd_latency(int argc, char** argv) {
       {"reader_busy", totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0},
       {"rss_kib", mem.rss_kib},
       {"hwm_kib", mem.hwm_kib}};
+  samples.summarize(r);
   add_cpu(r, cpu, events);
   emit_result(a.str("results", ""), r.dump());
   return complete ? 0 : 1;
