@@ -1,14 +1,15 @@
-// The floor under fan-out: what one write per subscriber per event costs on this machine, with
-// nothing else done.
+// The floor under fan-out: what writing each event to each subscriber's socket costs on this
+// machine, with nothing else done.
 //
 // A writer process stands in for the daemon with everything but the fan-out taken away: it
 // accepts the subscribers on a Unix socket, greets each with a hello line, and for every byte
-// it reads from a pipe (one event) writes one record-sized line to every subscriber, one
-// non-blocking send each, as the daemon's hub does. No device, no query, no JSON, no journal.
-// The bench program triggers the events at a fixed rate and reads the lines with the same
-// subscriber reader as the latency runs, so its samples, the writer's CPU time per event and
-// the reader's share of the CPU compare one to one with the daemon's. What the writer needs is
-// the least any daemon needs that writes each event to each subscriber's socket.
+// it reads from a pipe (one event) writes one record-sized line to every subscriber. Events
+// that are ready together go out together, one send per subscriber per batch, as the daemon's
+// hub writes. No device, no query, no JSON, no journal, no queue. The bench program triggers
+// the events at a fixed rate and reads the lines with the same subscriber reader as the latency
+// runs, so its samples, the writer's CPU time per event and the reader's share of the CPU
+// compare one to one with the daemon's: what the writer needs is the least a daemon needs that
+// writes every event to every subscriber's socket.
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -56,6 +57,19 @@ std::string line_for(uint64_t seq, size_t bytes) {
   return l;
 }
 
+// Blocking: a subscriber whose socket is full is waited for (the reader drains every socket),
+// so nothing is lost and every line is whole.
+bool send_all(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 // The writer process: returns the exit status. Exits when the trigger pipe closes.
 int run_writer(int listen_fd, int trigger_fd, size_t record_bytes) {
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
@@ -78,8 +92,7 @@ int run_writer(int listen_fd, int trigger_fd, size_t record_bytes) {
     if (n < 0) return 2;
     for (int i = 0; i < n; ++i) {
       if (ready[i].data.fd == listen_fd) {
-        for (int fd;
-             (fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+        for (int fd; (fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
           if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) !=
               static_cast<ssize_t>(hello.size()))
             return 2;
@@ -94,14 +107,13 @@ int run_writer(int listen_fd, int trigger_fd, size_t record_bytes) {
         if (errno == EINTR || errno == EAGAIN) continue;
         return 2;
       }
-      for (ssize_t e = 0; e < got; ++e) {
-        const std::string line = line_for(++seq, record_bytes);
-        for (int fd : subs) {
-          if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-              static_cast<ssize_t>(line.size()))
-            ++failed_sends;
-        }
-      }
+      // The events that are ready together go out together: one send per subscriber per
+      // batch, as the daemon writes (one sendmsg per subscriber per batch of records).
+      std::string batch;
+      for (ssize_t e = 0; e < got; ++e)
+        batch += line_for(++seq, record_bytes);
+      for (int fd : subs)
+        if (!send_all(fd, batch)) ++failed_sends;
     }
   }
 }

@@ -33,9 +33,10 @@ void floor_section(std::ostringstream& out, const Results& r, std::vector<Target
          "from the bench program, whose time is read just before the write), sends one line "
          "of "
       << grouped(first.value("record_bytes", 0.0))
-      << " bytes (as long as the daemon's records) to every subscriber with a non-blocking "
-         "`send`, and does nothing else: no device, no query, no JSON. It is the least that "
-         "any daemon needs that writes each event to each subscriber's socket, on this "
+      << " bytes (as long as the daemon's records) to every subscriber, and does nothing "
+         "else: no device, no query, no JSON, no queue. Events that are ready together go out "
+         "together, one `send` per subscriber per batch, as the daemon writes. It is the least "
+         "that any daemon needs that writes each event to each subscriber's socket, on this "
          "machine. Its CPU time per event and the latency its subscribers see are measured "
          "exactly as the daemon's; the daemon's columns repeat the latency and fan-out "
          "sections' figures.\n\n"
