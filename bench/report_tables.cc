@@ -147,7 +147,9 @@ void idle_section(std::ostringstream& out, const Results& r, std::vector<TargetR
   const double seconds = (off.is_null() ? on : off).value("seconds", 0.0);
   const double usec = on.is_null() ? 0 : on.value("watchdog_usec", 0.0);
   out << "The daemon on the 16 devices × 2 ports fabric (journal on, one subscriber connected), "
-         "started with `NOTIFY_SOCKET` (a datagram socket the bench program reads) and, for "
+         "on a host where udev runs (`/run/udev/control` exists: the daemon follows udev's "
+         "events for hot-plug, with no timer; nothing is plugged meanwhile), started with "
+         "`NOTIFY_SOCKET` (a datagram socket the bench program reads) and, for "
          "\"watchdog on\", `WATCHDOG_USEC="
       << grouped(usec)
       << "`. Once it is ready and every thread sleeps, its context switches (voluntary + "
@@ -171,7 +173,13 @@ void idle_section(std::ostringstream& out, const Results& r, std::vector<TargetR
   };
   row("idle.off", "off");
   row("idle.on", "on (`WATCHDOG_USEC=" + grouped(usec) + "`)");
+  row("idle.no_udev", "off, **no udev** (a container)");
   out << "\n";
+  if (!r.of("idle.no_udev").empty()) {
+    out << "Where udev does not run (most containers), the daemon cannot be told about hot-plug "
+           "and rescans the devices every 5 s instead (docs/architecture.md): the last row, "
+           "measured the same way after the others, costs those wakeups and nothing else.\n\n";
+  }
 
   const auto sw_off = r.spread("idle.off", "switches");
   targets.push_back({"context switches in " + grouped(seconds) + " s idle, watchdog off",

@@ -309,22 +309,36 @@ if wants startup; then
   done
 fi
 
-if wants idle; then
-  log "idle, ${idle_seconds} s: $runs runs with the watchdog off and $runs on, side by side"
-  idlers=()
+# idle_runs UDEV WATCHDOG...: the idle daemons, every run and watchdog setting side by side.
+# On a host udev runs, and the daemon follows its events with no timer; the private /run of
+# this namespace says whether udev "runs" (/run/udev/control, as udev itself marks it). No
+# udev message comes meanwhile: nothing is plugged.
+idle_runs() {
+  local udev=$1 idlers=() run wd fig; shift
+  if [ "$udev" = udev ]; then mkdir -p /run/udev && : >/run/udev/control; else rm -f /run/udev/control; fi
   for run in $(seq 1 "$runs"); do
-    for wd in off on; do
+    for wd in "$@"; do
+      fig=idle.$wd
+      [ "$udev" = udev ] || fig=idle.no_udev
       env RDMA_SIM_DIR="$sixteen" LD_LIBRARY_PATH="$simlib" \
-        "$bench" idle --figure "idle.$wd" --run "$run" --results "$results" \
-        --seconds "$idle_seconds" --socket "$work/idle-$wd-$run.sock" \
+        "$bench" idle --figure "$fig" --run "$run" --results "$results" \
+        --seconds "$idle_seconds" --socket "$work/$fig-$run.sock" \
         $([ $wd = on ] && echo --watchdog-usec 2000000) \
-        -- "$bin/rdma-eventd" -f -c "$work/all.json" --socket "$work/idle-$wd-$run.sock" \
+        -- "$bin/rdma-eventd" -f -c "$work/all.json" --socket "$work/$fig-$run.sock" \
         </dev/null >/dev/null &
       idlers+=($!)
       pids+=($!)
     done
   done
   for p in "${idlers[@]}"; do wait "$p"; forget "$p"; done
+  rm -f /run/udev/control
+}
+
+if wants idle; then
+  log "idle, ${idle_seconds} s, udev running: $runs runs with the watchdog off and $runs on, side by side"
+  idle_runs udev off on
+  log "idle, ${idle_seconds} s, no udev (a container): $runs runs, watchdog off"
+  idle_runs no_udev off
 fi
 
 if [ -n "$profile" ]; then

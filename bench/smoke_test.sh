@@ -25,7 +25,7 @@ fail() {
 expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.asyncwatch storm.one.raw
   storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  floor.1 floor.100 floor.1000 startup idle.off idle.on)
+  floor.1 floor.100 floor.1000 startup idle.off idle.on idle.no_udev)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
