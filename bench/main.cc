@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   };
   static constexpr Sub kSubs[] = {{"storm", cmd_storm},     {"consumers", cmd_consumers},
                                   {"latency", cmd_latency}, {"floor", cmd_floor},
-                                  {"startup", cmd_startup},
-                                  {"idle", cmd_idle},       {"report", cmd_report}};
+                                  {"startup", cmd_startup}, {"idle", cmd_idle},
+                                  {"report", cmd_report}};
   for (const Sub& s : kSubs) {
     if (std::strcmp(argv[1], s.name) != 0) continue;
     try {

@@ -1,6 +1,7 @@
 #include "hub_support.h"
 
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -12,8 +13,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "paths.h"
 
@@ -123,8 +122,8 @@ HubDaemon::HubDaemon(const rdmatest::SimFabric& sim, const HubOptions& options)
     : socket_(dir_.file("events.sock")) {
   // The default log level: the test reads the daemon's log only when it waits for a line, and
   // a debug log of a thousand subscribers would fill the pipe and block the daemon.
-  const std::string config = dir_.write(
-      "rdma-eventd.json", "{\"socket\": {" + options.socket + "}}");
+  const std::string config =
+      dir_.write("rdma-eventd.json", "{\"socket\": {" + options.socket + "}}");
   std::vector<std::string> argv = {
       rdmatest::bin("rdma-eventd"), "-f", "--no-journal", "-c", config, "--socket", socket_};
   if (options.print_records) argv.push_back("--print-records");
