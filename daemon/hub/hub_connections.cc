@@ -82,18 +82,20 @@ void SubscriberHub::refuse(int fd, const Peer& peer, const Refused& r) {
       ++totals_.refused_user_full;
       break;
   }
+  // One line at warning, then debug until a connection is accepted again: a flood of refused
+  // connections must not flood the log. The peer's name is read before the error line goes out:
+  // once the peer has it, it may exit and be reaped, and its /proc entry with it.
+  bool& logged = refusal_logged_[static_cast<size_t>(r.reason)];
+  const auto level = logged ? spdlog::level::debug : spdlog::level::warn;
+  logged = true;
+  const std::string name = spdlog::should_log(level) ? process_name(peer.pid) : std::string();
   const std::string line = error_json(r.error) + "\n";
   // A new socket's buffer is empty: the line fits, and nothing can block.
   (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::close(fd);
-  // One line at warning, then debug until a connection is accepted again: a flood of refused
-  // connections must not flood the log.
-  bool& logged = refusal_logged_[static_cast<size_t>(r.reason)];
-  const auto level = logged ? spdlog::level::debug : spdlog::level::warn;
-  logged = true;
   if (!spdlog::should_log(level)) return;
   spdlog::log(level, "subscribers: refused a connection from pid {} ({}), uid {}: {}", peer.pid,
-              process_name(peer.pid), peer.uid, r.error.message);
+              name, peer.uid, r.error.message);
 }
 
 void SubscriberHub::accept_one(int fd) {
