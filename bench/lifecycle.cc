@@ -91,6 +91,52 @@ int cmd_startup(int argc, char** argv) {
   return 0;
 }
 
+// What the daemon sent and logged during the idle window.
+struct Window {
+  uint64_t pings = 0, other_count = 0, log_lines = 0;
+  std::vector<std::string> others;  // the first few datagrams that were not pings
+};
+
+// Reads the daemon's datagrams and log lines until `end` (or, with stop_at_ping, until the next
+// WATCHDOG=1, which it counts); returns whether that ping came.
+bool watch_until(DaemonProcess& d, NotifySocket& notify, int64_t end, Window& w,
+                 bool stop_at_ping = false) {
+  for (int64_t now = mono_ns(); now < end; now = mono_ns()) {
+    pollfd p[2] = {{notify.fd(), POLLIN, 0}, {d.stderr_fd(), POLLIN, 0}};
+    ::poll(p, 2, static_cast<int>(std::max<int64_t>(1, (end - now) / 1000000)));
+    bool pinged = false;
+    while (auto dg = notify.receive()) {
+      if (has_line(*dg, "WATCHDOG=1")) {
+        ++w.pings;
+        pinged = true;
+      } else {
+        ++w.other_count;
+        if (w.others.size() < 5) w.others.push_back(*dg);
+      }
+    }
+    std::vector<std::string> lines;
+    d.read_stderr(lines);
+    w.log_lines += lines.size();
+    if (d.exited()) throw BenchError("the daemon exited while idle:" + d.log_tail());
+    if (stop_at_ping && pinged) return true;
+  }
+  return false;
+}
+
+void next_ping(DaemonProcess& d, NotifySocket& notify, int64_t timeout_ns, Window& w) {
+  if (!watch_until(d, notify, mono_ns() + timeout_ns, w, true)) {
+    throw BenchError("no WATCHDOG=1 within " + std::to_string(timeout_ns / 1000000) + " ms");
+  }
+}
+
+void wait_asleep(DaemonProcess& d) {
+  const int64_t deadline = mono_ns() + 5'000'000'000;
+  while (!all_threads_sleeping(d.pid())) {
+    if (mono_ns() > deadline) throw BenchError("the daemon did not go to sleep within 5 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 int cmd_idle(int argc, char** argv) {
   const Args a(argc, argv,
                {"socket", "seconds", "watchdog-usec", "grace-ms", "figure", "run", "results"}, {});
@@ -105,53 +151,46 @@ int cmd_idle(int argc, char** argv) {
 
   // One subscriber, as on a host where a monitor is always connected.
   SubscriberSet subscriber(a.str("socket"), 1);
-  const int64_t settle_deadline = mono_ns() + 5'000'000'000;
-  while (!all_threads_sleeping(d.pid())) {
-    if (mono_ns() > settle_deadline) throw BenchError("the daemon did not go to sleep within 5 s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_asleep(d);
 
   // What the daemon sent before it went to sleep (a STATUS= line for the new subscriber) is
   // not part of the window.
   while (notify.receive()) {
   }
+  // With the watchdog on, the window runs from just after one ping to just after another, the
+  // daemon asleep at both ends: every wakeup in it is either one of the pings counted or
+  // something else, never a ping half in and half out of the window.
+  const int64_t ping_timeout_ns = static_cast<int64_t>(watchdog_usec) * 2000;
+  Window w;
+  if (watchdog_usec) next_ping(d, notify, ping_timeout_ns, w);
+  if (watchdog_usec) wait_asleep(d);
   const ContextSwitches before = context_switches(d.pid());
-  const int64_t end = mono_ns() + static_cast<int64_t>(seconds) * 1000000000;
-  uint64_t pings = 0, log_lines = 0;
-  std::vector<std::string> others;
-  uint64_t other_count = 0;
-  for (int64_t now = mono_ns(); now < end; now = mono_ns()) {
-    pollfd p[2] = {{notify.fd(), POLLIN, 0}, {d.stderr_fd(), POLLIN, 0}};
-    ::poll(p, 2, static_cast<int>(std::max<int64_t>(1, (end - now) / 1000000)));
-    while (auto dg = notify.receive()) {
-      if (has_line(*dg, "WATCHDOG=1")) {
-        ++pings;
-      } else {
-        ++other_count;
-        if (others.size() < 5) others.push_back(*dg);
-      }
-    }
-    std::vector<std::string> lines;
-    d.read_stderr(lines);
-    log_lines += lines.size();
-    if (d.exited()) throw BenchError("the daemon exited while idle:" + d.log_tail());
+  const int64_t start = mono_ns();
+  const int64_t end = start + static_cast<int64_t>(seconds) * 1000000000;
+  w = Window{};
+  watch_until(d, notify, end, w);
+  if (watchdog_usec) {
+    next_ping(d, notify, ping_timeout_ns, w);
+    wait_asleep(d);
   }
   const ContextSwitches after = context_switches(d.pid());
+  const double measured_s = static_cast<double>(mono_ns() - start) / 1e9;
   d.stop();
 
   json r = {{"kind", "idle"},
             {"figure", a.str("figure", "")},
             {"run", a.num("run", 0)},
             {"seconds", seconds},
+            {"seconds_measured", measured_s},
             {"watchdog_usec", watchdog_usec},
             {"voluntary", after.voluntary - before.voluntary},
             {"nonvoluntary", after.nonvoluntary - before.nonvoluntary},
             {"switches", after.total() - before.total()},
             {"threads", after.threads},
-            {"watchdog_pings", pings},
-            {"other_datagrams", other_count},
-            {"other_samples", others},
-            {"log_lines", log_lines},
+            {"watchdog_pings", w.pings},
+            {"other_datagrams", w.other_count},
+            {"other_samples", w.others},
+            {"log_lines", w.log_lines},
             {"ready_by", ready.notify_ns ? "READY=1" : "log line"}};
   emit_result(a.str("results", ""), r.dump());
   return 0;
