@@ -6,6 +6,7 @@
 
 #include "app/device_set.h"
 #include "app/watched_device.h"
+#include "core/clock.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -42,7 +43,7 @@ void DeviceSet::on_readable(WatchedDevice& dev) {
   }
   if (!batch_.empty()) {
     ++stats_.batches;
-    BatchOutcome out = enrich_batch(dev.view, batch_, *dev.context, stamper_, realtime_now_us());
+    BatchOutcome out = enrich_batch(dev.view, batch_, *dev.context, stamper_, realtime_us());
     log_query_failures(dev, out.failures);
     if (out.device_fatal) handle_fatal(dev, out.records);
     publish_(out.records);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "app/watched_device.h"
+#include "core/clock.h"
 
 namespace rdma_eventd::daemon {
 
@@ -30,7 +31,7 @@ void DeviceSet::resync(Mode mode, std::string_view why) {
     return;
   }
   std::vector<Record> records;
-  const int64_t now = realtime_now_us();
+  const int64_t now = realtime_us();
 
   // Watched devices first: gone, renamed, or no longer selected. A device that is gone is
   // closed at once: a driver that cannot disassociate its users holds its removal until every
@@ -161,7 +162,7 @@ void DeviceSet::open_device(const verbs::DeviceEntry& entry, Mode mode, std::vec
                format_guid(entry.node_guid), dev->context->num_ports(),
                dev->context->num_ports() == 1 ? "" : "s", dev->context->async_fd());
 
-  const int64_t now = realtime_now_us();
+  const int64_t now = realtime_us();
   const DeviceView& view = dev->view;
   if (DownDevice* down = find_down(entry)) {
     Record r = device_record(EventKind::kDeviceRecovered, view);

@@ -2,14 +2,14 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "config/account_ids.h"
+#include "json_error.h"  // lib/src: shared with the request parser
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -142,31 +142,6 @@ uint64_t bounded(const json& v, const std::string& key, uint64_t min, uint64_t m
   return n;
 }
 
-// A user or group name's id from the system's databases (NSS), or Bad naming the entry.
-uint32_t id_of_name(const std::string& name, bool user, const std::string& key) {
-  std::vector<char> buf(16384);
-  int rc = 0;
-  bool found = false;
-  uint32_t id = 0;
-  if (user) {
-    passwd pw{};
-    passwd* p = nullptr;
-    rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &p);
-    if (p) id = p->pw_uid;
-    found = p != nullptr;
-  } else {
-    group gr{};
-    group* g = nullptr;
-    rc = ::getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &g);
-    if (g) id = g->gr_gid;
-    found = g != nullptr;
-  }
-  const std::string what = user ? "user" : "group";
-  if (rc != 0) throw Bad{key, "cannot look up " + what + " '" + name + "': " + std::strerror(rc)};
-  if (!found) throw Bad{key, "no " + what + " named '" + name + "'"};
-  return id;
-}
-
 // socket.allow_users / allow_groups: names (strings) or ids (numbers), as ids.
 std::vector<uint32_t> id_list(const json& v, bool user, const std::string& key) {
   expect(v, json::value_t::array, "an array of names and numeric ids", key);
@@ -176,7 +151,11 @@ std::vector<uint32_t> id_list(const json& v, bool user, const std::string& key) 
     if (v[i].is_string()) {
       const std::string name = v[i].get<std::string>();
       if (name.empty()) throw Bad{item_key, "empty name"};
-      out.push_back(id_of_name(name, user, item_key));
+      try {
+        out.push_back(account_id(user ? Account::kUser : Account::kGroup, name));
+      } catch (const std::runtime_error& e) {
+        throw Bad{item_key, e.what()};
+      }
     } else if (v[i].is_number()) {
       // (uid_t)-1 means "no change" to chown(2) and is nobody's id.
       constexpr uint64_t kMaxId = 4294967294u;
@@ -315,12 +294,7 @@ ConfigResult parse_config(std::string_view text, std::string_view file) {
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {  // out_of_range too, for a number like 1e400
-    // nlohmann's message carries "line L, column C"; keep that part, drop its prefix.
-    std::string what = e.what();
-    auto pos = what.find("parse error at ");
-    if (pos == std::string::npos)
-      pos = what.starts_with("[json.exception.") ? what.find("] ") + 2 : 0;
-    return ConfigError{std::string(file), "", "invalid JSON: " + what.substr(pos)};
+    return ConfigError{std::string(file), "", invalid_json_message(e.what())};
   }
   try {
     return parse(root);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/clock.h"
 #include "hub/subscriber.h"
 
 namespace rdma_eventd::daemon {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/clock.h"
 #include "hub/hub.h"
 #include "hub/subscriber.h"
 

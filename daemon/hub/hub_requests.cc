@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "hub/hub.h"
 #include "hub/subscriber.h"
 #include "rdma_eventd/json_writer.h"

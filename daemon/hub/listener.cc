@@ -1,7 +1,6 @@
 #include "hub/listener.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "config/account_ids.h"
 #include "hub/socket_path.h"
 
 namespace rdma_eventd::daemon {
@@ -35,13 +35,11 @@ sockaddr_un address_of(const std::string& path) {
 }
 
 gid_t group_id(const std::string& name) {
-  std::vector<char> buf(16384);
-  group g{};
-  group* found = nullptr;
-  const int rc = ::getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found);
-  if (rc != 0) fail("socket.group: cannot look up group '" + name + "'", rc);
-  if (!found) throw std::runtime_error("socket.group: no group named '" + name + "'");
-  return found->gr_gid;
+  try {
+    return account_id(Account::kGroup, name);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("socket.group: ") + e.what());
+  }
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,17 +57,5 @@ struct SubscriberHub::Subscriber {
 
   bool draining() const { return eof || broken; }
 };
-
-inline int64_t monotonic_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
-
-inline int64_t realtime_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-}
 
 }  // namespace rdma_eventd::daemon

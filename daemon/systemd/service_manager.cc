@@ -5,7 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
+
+#include "core/clock.h"
 
 namespace rdma_eventd::daemon {
 
@@ -43,10 +44,7 @@ void ServiceManager::ready(const std::string& status) {
 }
 
 void ServiceManager::reloading() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const uint64_t usec = static_cast<uint64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
+  send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(monotonic_us()));
 }
 
 void ServiceManager::stopping() {

@@ -6,6 +6,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "json_error.h"
 #include "rdma_eventd/json_writer.h"
 
 namespace rdma_eventd {
@@ -363,12 +364,7 @@ std::variant<Request, RequestError> parse_request(std::string_view line) {
   } catch (const json::exception& e) {
     // parse_error, and out_of_range for a number too large for a double ("1e400"): the
     // parser throws both for bad input, and neither may escape.
-    // nlohmann's message says where ("parse error at line 1, column 9: ..."); drop its prefix.
-    std::string what = e.what();
-    auto pos = what.find("parse error at ");
-    if (pos == std::string::npos)
-      pos = what.starts_with("[json.exception.") ? what.find("] ") + 2 : 0;
-    return RequestError{ErrorCode::kInvalidJson, "invalid JSON: " + what.substr(pos), "", ""};
+    return RequestError{ErrorCode::kInvalidJson, invalid_json_message(e.what()), "", ""};
   }
   if (!req.is_object()) {
     return RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""};
