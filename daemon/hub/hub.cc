@@ -219,12 +219,18 @@ void SubscriberHub::update_watch(Subscriber& s) {
 void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
   if (s.closed) return;
   s.closed = true;
-  --open_count_;
-  count_user(s.uid, -1);
-  refusal_logged_[static_cast<size_t>(Refusal::kFull)] = false;  // there is room again
   s.watch->watch(false, false);
   spdlog::debug("subscriber {} (pid {}): closing: {}", s.id, s.pid, why);
   loop_.defer([this, id = s.id] { reap(id); });
+  release_slot(s);
+}
+
+void SubscriberHub::release_slot(Subscriber& s) {
+  if (s.slot_released) return;
+  s.slot_released = true;
+  --open_count_;
+  count_user(s.uid, -1);
+  refusal_logged_[static_cast<size_t>(Refusal::kFull)] = false;  // there is room again
   if (subscribers_changed_) subscribers_changed_();
 }
 

@@ -111,6 +111,7 @@ class SubscriberHub final : public RecordSink {
   void fill_replay(Subscriber& s);
   void update_watch(Subscriber& s);
   void close_later(Subscriber& s, const std::string& why);
+  void release_slot(Subscriber& s);
   void reap(uint64_t id);
 
   // hub_requests.cc
@@ -141,7 +142,7 @@ class SubscriberHub final : public RecordSink {
   int64_t clock_us_ = 0;
   RecordRing ring_;
   std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
-  size_t open_count_ = 0;  // subscribers not closed (closed ones wait to be reaped)
+  size_t open_count_ = 0;  // subscribers holding a slot (closed ones wait to be reaped)
   uint64_t next_id_ = 1;
   HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
   int64_t started_us_ = 0;

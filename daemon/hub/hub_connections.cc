@@ -161,13 +161,17 @@ void SubscriberHub::revoke_disallowed() {
     if (!why) continue;
     spdlog::info("subscriber {} (pid {}, uid {}): {} after the reload; closing", s.id, s.pid, s.uid,
                  *why);
-    // As for a request over the size limit: the error line goes out after what is already
-    // queued, then the connection closes; nothing more is read, replayed or sent.
+    // Nothing more for a client that is no longer let in: what was queued for it and not
+    // started is dropped, the error line goes out next, then the connection closes. Its slot
+    // is given back now, so a client that never reads cannot keep it; until it reads or goes,
+    // it holds one descriptor and this one line.
+    s.out.discard_unstarted();
     const RequestError e{ErrorCode::kAccessDenied, *why + "; closing", "", ""};
     s.out.push_control(std::make_shared<const std::string>(error_json(e) + "\n"));
     s.broken = true;
     s.replay_next.reset();
     s.in.clear();
+    release_slot(s);
     write(s);
   }
 }

@@ -255,7 +255,7 @@ void SubscriberHub::write_subscribers(JsonWriter& w, const Subscriber& self) con
   w.begin_array();
   for (const auto& [id, ptr] : subscribers_) {
     const Subscriber& s = *ptr;
-    if (s.closed) continue;
+    if (s.slot_released) continue;  // closing: not counted, not listed
     const OutputQueue::Stats& st = s.out.stats();
     w.begin_object();
     w.field("id", s.id);

@@ -56,6 +56,14 @@ void OutputQueue::push_lost(const Lost& lost) {
   push_entry(lost_entry(lost));
 }
 
+void OutputQueue::discard_unstarted() {
+  const size_t keep = head_offset_ > 0 ? 1 : 0;
+  while (entries_.size() > keep) {
+    bytes_ -= entries_.back().line->size();
+    entries_.pop_back();
+  }
+}
+
 void OutputQueue::drop_backlog() {
   std::deque<Entry> kept;
   Lost merged;

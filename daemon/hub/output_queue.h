@@ -49,6 +49,10 @@ class OutputQueue {
   void set_max_bytes(size_t max_bytes) { max_bytes_ = max_bytes; }
   size_t lines() const { return entries_.size(); }
 
+  // Drops every line not yet started (records, replies, notices alike): the queue keeps only
+  // the rest of a line partly written, so that what the client reads stays whole lines.
+  void discard_unstarted();
+
   // The unsent bytes, oldest first, as at most `max` iovecs.
   size_t gather(iovec* iov, size_t max) const;
   // `n` bytes of what gather() returned were written.

@@ -52,6 +52,9 @@ struct SubscriberHub::Subscriber {
   // The client broke the protocol (a request over the size limit): nothing more is read or
   // replayed; the connection closes once the error line is written.
   bool broken = false;
+  // No longer counted against socket.max_subscribers and max_subscribers_per_user: closed, or
+  // left out by a reload and only waiting to hand over its error line.
+  bool slot_released = false;
   bool closed = false;  // waiting to be reaped
   bool pending_write = false;
 

@@ -127,6 +127,76 @@ TEST(Access, NamesAreResolvedAtLoadAndAReloadAppliesNewListsAtOnce) {
   member.stop();
 }
 
+// The status reply's subscriber entries, asked on `c` (which must not be receiving records).
+json status_subscribers(LineClient& c, int id) {
+  c.send(json{{"op", "status"}, {"id", id}}.dump() + "\n");
+  return c.read_until(reply_to(id), 10s).back()["subscribers"];
+}
+
+TEST(Access, ASubscriberLeftOutByAReloadGivesBackItsSlotAtOnceEvenIfItNeverReads) {
+  // Given max_subscribers 2: uid 4242 connects and reads nothing while a storm fills its
+  // socket and its queue; root holds the other slot. A reload that leaves 4242 out gives its
+  // slot back at once, so uid 4343 gets in, and the status no longer counts or lists 4242.
+  // When 4242 reads at last, it gets what the kernel already held, whole lines, then the
+  // access_denied line, then the end: nothing that was still queued for it.
+  SimFabric sim(topology("two-adapters"));
+  const std::string limits = R"("mode": "0666", "max_subscribers": 2, "max_queued_bytes": 65536)";
+  HubDaemon d(sim, {.socket = limits + R"(, "allow_users": [4242, 4343])"});
+  open_directory_to_everyone(d);
+  LineClient silent(d.socket(), Credentials{4242, 4242, {}});
+  LineClient root(d.socket());
+  EXPECT_EQ(root.require_json(10s)["type"], "hello");
+  root.send(R"({"op":"subscribe","id":"quiet","events":["device_removed"]})"
+            "\n");
+  root.read_until(reply_to("quiet"), 10s);
+
+  storm(sim, 5000, "mlx5_0/1");  // some 2 MB of records: far more than a socket and 64 KiB hold
+  int id = 0;
+  json silent_entry;
+  ASSERT_TRUE(rdmatest::wait_until(
+      [&] {
+        const json subscribers = status_subscribers(root, ++id);
+        for (const json& s : subscribers["list"]) {
+          if (s["uid"] == 4242) silent_entry = s;
+        }
+        return silent_entry.is_object() && silent_entry["records_lost"] > 0 &&
+               silent_entry["bytes_queued"] > 0;
+      },
+      30s))
+      << silent_entry.dump();
+
+  reload(d, limits + R"(, "allow_users": [4343])");
+  LineClient other(d.socket(), Credentials{4343, 4343, {}});
+  EXPECT_EQ(other.require_json(10s)["type"], "hello");
+  const json subscribers = status_subscribers(root, ++id);
+  EXPECT_EQ(subscribers["count"], 2);
+  std::vector<uint64_t> uids;
+  for (const json& s : subscribers["list"])
+    uids.push_back(s["uid"].get<uint64_t>());
+  EXPECT_EQ(uids, (std::vector<uint64_t>{0, 4343}));
+
+  const std::vector<json> lines = silent.read_to_eof(30s);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back(),
+            json({{"type", "error"},
+                  {"error", "access_denied"},
+                  {"message",
+                   "access denied: uid 4242 (gid 4242) is not in socket.allow_users and in none "
+                   "of socket.allow_groups; closing"}}));
+  // Before it: the hello, then records and loss notices only, fewer records than the storm made.
+  EXPECT_EQ(lines.front()["type"], "hello");
+  size_t records = 0;
+  for (size_t i = 1; i + 1 < lines.size(); ++i) {
+    if (is_record(lines[i])) {
+      ++records;
+    } else {
+      EXPECT_EQ(lines[i]["type"], "lost") << lines[i].dump();
+    }
+  }
+  EXPECT_LT(records, 5000u);
+  EXPECT_TRUE(silent.eof());
+}
+
 TEST(Access, AnUnknownNameStopsTheStartWith78AndAReloadWithOneKeepsTheOldLists) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir dir("rdma-access");

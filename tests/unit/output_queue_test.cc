@@ -98,6 +98,33 @@ TEST(OutputQueue, ARecordAlreadyStartedIsFinishedNotDropped) {
                                       "{\"seq\":11}", "{\"seq\":12}"}));
 }
 
+TEST(OutputQueue, DiscardingKeepsOnlyTheRestOfALinePartlyWritten) {
+  // Record 1 has started (30 of its 100 bytes written), then a reply, records 2-3 and a loss
+  // notice wait: discarding leaves the other 70 bytes of record 1 and nothing else; a line
+  // pushed afterwards follows it.
+  OutputQueue q(1000);
+  q.push_record(1, record(1));
+  q.push_control(control("{\"type\":\"reply\"}"));
+  q.push_record(2, record(2));
+  q.push_lost(Lost{3, 4, 2});
+  std::string out = write_out(q, 30);
+  q.discard_unstarted();
+  EXPECT_EQ(q.bytes(), 70u);
+  EXPECT_EQ(q.lines(), 1u);
+  q.push_control(control("{\"type\":\"error\"}"));
+  out += write_out(q);
+  EXPECT_EQ(lines_of(out), (std::vector<std::string>{"{\"seq\":1}", "{\"type\":\"error\"}"}));
+  EXPECT_EQ(q.stats().records_sent, 1u);
+
+  // With nothing started, nothing is left.
+  OutputQueue fresh(1000);
+  fresh.push_record(1, record(1));
+  fresh.push_control(control("{\"type\":\"reply\"}"));
+  fresh.discard_unstarted();
+  EXPECT_TRUE(fresh.empty());
+  EXPECT_EQ(fresh.bytes(), 0u);
+}
+
 TEST(OutputQueue, ControlLinesStayInPlaceAndTheNoticeTakesTheFirstLostRecordsPlace) {
   OutputQueue q(1000);
   q.push_record(1, record(1));
