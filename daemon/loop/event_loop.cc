@@ -1,7 +1,13 @@
 #include "loop/event_loop.h"
 
 #include <event2/event.h>
+#include <pthread.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -117,17 +123,48 @@ void IoWatch::on_event(int, short what, void* self) {
 }
 
 SignalWatch::SignalWatch(EventLoop& loop, int signo, std::function<void()> cb)
-    : loop_(loop), cb_(std::move(cb)) {
-  ev_.reset(evsignal_new(loop.base(), signo, &SignalWatch::on_signal, this));
-  if (ev_) set_priority(ev_.get(), Priority::kControl);
-  if (!ev_ || event_add(ev_.get(), nullptr) != 0) {
-    throw std::runtime_error("libevent: cannot watch signal " + std::to_string(signo));
+    : cb_(std::move(cb)) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signo);
+  const int rc = pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (rc != 0) {
+    throw std::runtime_error("cannot block signal " + std::to_string(signo) + ": " +
+                             std::strerror(rc));
+  }
+  fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (fd_ < 0) {
+    throw std::runtime_error("signalfd for signal " + std::to_string(signo) + ": " +
+                             std::strerror(errno));
+  }
+  try {
+    watch_ = std::make_unique<IoWatch>(loop, fd_, Priority::kControl,
+                                       [this](bool, bool) { on_readable(); });
+    watch_->watch(true, false);
+  } catch (...) {
+    ::close(fd_);
+    throw;
   }
 }
 
-void SignalWatch::on_signal(int, short, void* self) {
-  auto* w = static_cast<SignalWatch*>(self);
-  w->loop_.guarded(w->cb_);
+SignalWatch::~SignalWatch() {
+  watch_.reset();
+  ::close(fd_);
+}
+
+void SignalWatch::on_readable() {
+  signalfd_siginfo info[4];
+  bool taken = false;
+  for (;;) {
+    const ssize_t n = ::read(fd_, info, sizeof info);
+    if (n > 0) {
+      taken = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;  // EAGAIN: all taken
+  }
+  if (taken) cb_();
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {

@@ -101,17 +101,24 @@ class IoWatch {
   bool write_ = false;
 };
 
+// A signal, read on the loop from a signalfd. The signal is blocked in the thread that makes
+// the watch (threads started afterwards inherit that), so it stays pending until the loop
+// reads it: no handler runs at an arbitrary point, and a signal sent before the loop runs is
+// taken when it does. Signals that come together run the callback once. The signal stays
+// blocked after the watch is gone: one that comes while the daemon winds down does not end it
+// half-way.
 class SignalWatch {
  public:
   SignalWatch(EventLoop& loop, int signo, std::function<void()> cb);
+  ~SignalWatch();
   SignalWatch(const SignalWatch&) = delete;
   SignalWatch& operator=(const SignalWatch&) = delete;
 
  private:
-  static void on_signal(int, short, void* self);
-  EventLoop& loop_;
+  void on_readable();
+  int fd_ = -1;
   std::function<void()> cb_;
-  EventPtr ev_;
+  std::unique_ptr<IoWatch> watch_;
 };
 
 // A one-shot timer; nothing runs (no wakeup) while it is not armed.

@@ -191,6 +191,34 @@ TEST(SignalWatch, ASignalRunsItsCallback) {
   EXPECT_EQ(got, 1);
 }
 
+TEST(SignalWatch, ASignalSentBeforeTheLoopRunsIsTakenOnceItDoes) {
+  // Two signals before the loop runs: they wait, blocked, and the callback runs once for both.
+  EventLoop loop;
+  int got = 0;
+  SignalWatch s(loop, SIGUSR2, [&] { ++got; });
+  ASSERT_EQ(raise(SIGUSR2), 0);
+  ASSERT_EQ(raise(SIGUSR2), 0);
+  loop.defer([&] { loop.defer([&] { loop.stop(); }); });
+  loop.run();
+  EXPECT_EQ(got, 1);
+}
+
+TEST(SignalWatch, ASignalAfterItsWatchIsGoneStaysPendingAndEndsNothing) {
+  {
+    EventLoop loop;
+    SignalWatch s(loop, SIGUSR2, [] {});
+  }
+  ASSERT_EQ(raise(SIGUSR2), 0);  // SIGUSR2's default action would end this test process
+  sigset_t pending;
+  ASSERT_EQ(sigpending(&pending), 0);
+  EXPECT_EQ(sigismember(&pending, SIGUSR2), 1);
+  sigset_t usr2;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  const timespec now{};
+  EXPECT_EQ(sigtimedwait(&usr2, nullptr, &now), SIGUSR2);  // taken back: nothing left pending
+}
+
 TEST(Timer, FiresOnceWhenArmedAndNotWhenCancelled) {
   EventLoop loop;
   int fired = 0;
