@@ -162,8 +162,10 @@ int cmd_idle(int argc, char** argv) {
   // something else, never a ping half in and half out of the window.
   const int64_t ping_timeout_ns = static_cast<int64_t>(watchdog_usec) * 2000;
   Window w;
-  if (watchdog_usec) next_ping(d, notify, ping_timeout_ns, w);
-  if (watchdog_usec) wait_asleep(d);
+  if (watchdog_usec) {
+    next_ping(d, notify, ping_timeout_ns, w);
+    wait_asleep(d);
+  }
   const ContextSwitches before = context_switches(d.pid());
   const int64_t start = mono_ns();
   const int64_t end = start + static_cast<int64_t>(seconds) * 1000000000;

@@ -89,12 +89,13 @@ void SubscriberHub::refuse(int fd, const Peer& peer, const Refused& r) {
   bool& logged = refusal_logged_[static_cast<size_t>(r.reason)];
   const auto level = logged ? spdlog::level::debug : spdlog::level::warn;
   logged = true;
-  const std::string name = spdlog::should_log(level) ? process_name(peer.pid) : std::string();
+  const bool log = spdlog::should_log(level);
+  const std::string name = log ? process_name(peer.pid) : std::string();
   const std::string line = error_json(r.error) + "\n";
   // A new socket's buffer is empty: the line fits, and nothing can block.
   (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::close(fd);
-  if (!spdlog::should_log(level)) return;
+  if (!log) return;
   spdlog::log(level, "subscribers: refused a connection from pid {} ({}), uid {}: {}", peer.pid,
               name, peer.uid, r.error.message);
 }

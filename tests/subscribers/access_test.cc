@@ -138,7 +138,8 @@ TEST(Access, ASubscriberLeftOutByAReloadGivesBackItsSlotAtOnceEvenIfItNeverReads
   // socket and its queue; root holds the other slot. A reload that leaves 4242 out gives its
   // slot back at once, so uid 4343 gets in, and the status no longer counts or lists 4242.
   // When 4242 reads at last, it gets what the kernel already held, whole lines, then the
-  // access_denied line, then the end: nothing that was still queued for it.
+  // access_denied line, then the end: nothing that was still queued for it, so not the storm's
+  // last record, which was.
   SimFabric sim(topology("two-adapters"));
   const std::string limits = R"("mode": "0666", "max_subscribers": 2, "max_queued_bytes": 65536)";
   HubDaemon d(sim, {.socket = limits + R"(, "allow_users": [4242, 4343])"});
@@ -155,6 +156,8 @@ TEST(Access, ASubscriberLeftOutByAReloadGivesBackItsSlotAtOnceEvenIfItNeverReads
   json silent_entry;
   ASSERT_TRUE(rdmatest::wait_until(
       [&] {
+        root.send(json{{"op", "ping"}, {"id", ++id}}.dump() + "\n");
+        if (root.read_until(reply_to(id), 10s).back()["seq"] != 5000) return false;
         const json subscribers = status_subscribers(root, ++id);
         for (const json& s : subscribers["list"]) {
           if (s["uid"] == 4242) silent_entry = s;
@@ -183,17 +186,21 @@ TEST(Access, ASubscriberLeftOutByAReloadGivesBackItsSlotAtOnceEvenIfItNeverReads
                   {"message",
                    "access denied: uid 4242 (gid 4242) is not in socket.allow_users and in none "
                    "of socket.allow_groups; closing"}}));
-  // Before it: the hello, then records and loss notices only, fewer records than the storm made.
+  // Before it: the hello, then records and loss notices only, fewer records than the storm made,
+  // and none of those that were still queued when the reload came.
   EXPECT_EQ(lines.front()["type"], "hello");
   size_t records = 0;
+  uint64_t last_seq = 0;
   for (size_t i = 1; i + 1 < lines.size(); ++i) {
     if (is_record(lines[i])) {
       ++records;
+      last_seq = lines[i]["seq"].get<uint64_t>();
     } else {
       EXPECT_EQ(lines[i]["type"], "lost") << lines[i].dump();
     }
   }
   EXPECT_LT(records, 5000u);
+  EXPECT_LT(last_seq, 5000u);
   EXPECT_TRUE(silent.eof());
 }
 
