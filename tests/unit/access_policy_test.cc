@@ -1,8 +1,15 @@
 #include "hub/access_policy.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -64,6 +71,65 @@ TEST(AccessPolicy, PeerCredentialsComeFromTheKernel) {
   EXPECT_EQ(process_name(0), "?");
   ::close(sv[0]);
   ::close(sv[1]);
+}
+
+// `id -G NAME`: the user's groups as coreutils' id(1) finds them, sorted.
+std::vector<gid_t> id_groups(const std::string& name) {
+  std::vector<gid_t> groups;
+  FILE* out = ::popen(("id -G " + name).c_str(), "r");
+  if (!out) return groups;
+  char buf[4096];
+  std::string text;
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;)
+    text.append(buf, n);
+  ::pclose(out);
+  std::istringstream in(text);
+  for (gid_t g; in >> g;)
+    groups.push_back(g);
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+TEST(AccessPolicy, WhereTheKernelCannotSayTheGroupsComeFromThePasswdEntry) {
+  // SO_PEERGROUPS fails on anything but a socket, as it does on kernels before 4.13: the
+  // groups are then those of the uid's passwd entry and the group database.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  std::vector<gid_t> root = peer_groups(pipe_fds[0], Peer{1, 0, 0});
+  std::sort(root.begin(), root.end());
+  const std::vector<gid_t> expected = id_groups("root");
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(root, expected);
+  // A uid with no passwd entry has no groups to offer.
+  uid_t unnamed = 4242;
+  while (::getpwuid(unnamed))
+    ++unnamed;
+  EXPECT_EQ(peer_groups(pipe_fds[0], Peer{1, unnamed, unnamed}), std::vector<gid_t>{});
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST(AccessPolicy, APeerInMoreGroupsThanTheFirstGuessHasThemAll) {
+  // 100 supplementary groups, more than the 64 the first SO_PEERGROUPS call has room for. The
+  // peer is a child that took them (setgroups needs root: the suite runs as root).
+  ASSERT_EQ(::geteuid(), 0u) << "the unit tests run as root";
+  std::vector<gid_t> many;
+  for (gid_t g = 0; g < 100; ++g)
+    many.push_back(60000 + g);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child's answer is its exit status.
+    if (::setgroups(many.size(), many.data()) != 0) ::_exit(2);
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) ::_exit(3);
+    std::vector<gid_t> seen = peer_groups(sv[0], peer_of(sv[0]));
+    ::_exit(seen == many ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: other groups seen; 2: setgroups; 3: socketpair";
 }
 
 }  // namespace
