@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <sstream>
+#include <string>
+#include <vector>
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -73,20 +73,19 @@ TEST(AccessPolicy, PeerCredentialsComeFromTheKernel) {
   ::close(sv[1]);
 }
 
-// `id -G NAME`: the user's groups as coreutils' id(1) finds them, sorted.
-std::vector<gid_t> id_groups(const std::string& name) {
-  std::vector<gid_t> groups;
-  FILE* out = ::popen(("id -G " + name).c_str(), "r");
-  if (!out) return groups;
-  char buf[4096];
-  std::string text;
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;)
-    text.append(buf, n);
-  ::pclose(out);
-  std::istringstream in(text);
-  for (gid_t g; in >> g;)
-    groups.push_back(g);
+// A user's groups read straight from the group database: the passwd entry's primary group and
+// every group that lists the name as a member, sorted.
+std::vector<gid_t> database_groups(const passwd& user) {
+  std::vector<gid_t> groups{user.pw_gid};
+  ::setgrent();
+  while (const group* g = ::getgrent()) {
+    for (char** member = g->gr_mem; *member; ++member) {
+      if (std::string(*member) == user.pw_name) groups.push_back(g->gr_gid);
+    }
+  }
+  ::endgrent();
   std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
 }
 
@@ -97,9 +96,9 @@ TEST(AccessPolicy, WhereTheKernelCannotSayTheGroupsComeFromThePasswdEntry) {
   ASSERT_EQ(::pipe(pipe_fds), 0);
   std::vector<gid_t> root = peer_groups(pipe_fds[0], Peer{1, 0, 0});
   std::sort(root.begin(), root.end());
-  const std::vector<gid_t> expected = id_groups("root");
-  ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(root, expected);
+  const passwd* root_entry = ::getpwuid(0);
+  ASSERT_NE(root_entry, nullptr);
+  EXPECT_EQ(root, database_groups(*root_entry));
   // A uid with no passwd entry has no groups to offer.
   uid_t unnamed = 4242;
   while (::getpwuid(unnamed))
