@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma_eventd/internal/unique_fd.h"
+
 namespace rdma_eventd::bench {
 
 struct BenchError : std::runtime_error {
@@ -24,23 +26,8 @@ int64_t mono_ns();
 
 std::string errno_text(const std::string& what);
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const { return fd_; }
-  int release();
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+// Owned descriptors: the project's one UniqueFd (lib/internal).
+using internal::UniqueFd;
 
 // `--key value` options, `--flag` switches and, after `--`, a command line.
 class Args {

@@ -1,15 +1,13 @@
 #include "config/config.h"
 
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "config/account_ids.h"
 #include "json_error.h"  // lib/src: shared with the request parser
+#include "rdma_eventd/internal/small_file.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -304,27 +302,14 @@ ConfigResult parse_config(std::string_view text, std::string_view file) {
 }
 
 ConfigResult load_config(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ConfigError{path, "", std::string("cannot read: ") + std::strerror(errno)};
-  std::string text;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;  // EISDIR for a directory
-      ::close(fd);
-      return ConfigError{path, "", std::string("cannot read: ") + std::strerror(err)};
-    }
-    if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > kMaxConfigBytes) {
-      ::close(fd);
-      return ConfigError{path, "", "larger than " + std::to_string(kMaxConfigBytes) + " bytes"};
-    }
-    text.append(buf, static_cast<size_t>(n));
+  const internal::SmallFile file = internal::read_small_file(path, kMaxConfigBytes);
+  if (file.too_large) {
+    return ConfigError{path, "", "larger than " + std::to_string(kMaxConfigBytes) + " bytes"};
   }
-  ::close(fd);
-  return parse_config(text, path);
+  if (!file.ok()) {  // EISDIR for a directory
+    return ConfigError{path, "", std::string("cannot read: ") + std::strerror(file.error)};
+  }
+  return parse_config(file.text, path);
 }
 
 }  // namespace rdma_eventd::daemon

@@ -12,17 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "rdma_eventd/internal/small_file.h"
+
 namespace rdma_eventd::daemon::verbs {
 namespace {
 
+// "" when it cannot be read. A sysfs attribute is at most a page.
 std::string read_sysfs_line(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char buf[256];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0) return {};
-  std::string s(buf, static_cast<size_t>(n));
+  std::string s = internal::read_small_file(path, 4096).text;
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
     s.pop_back();
   return s;
