@@ -18,6 +18,10 @@ void EventDeleter::operator()(event* e) const noexcept {
   event_free(e);
 }
 
+void EventBaseDeleter::operator()(event_base* b) const noexcept {
+  event_base_free(b);
+}
+
 namespace {
 
 void set_priority(event* ev, Priority p) {
@@ -29,48 +33,44 @@ void set_priority(event* ev, Priority p) {
 }  // namespace
 
 EventLoop::EventLoop() {
-  event_config* cfg = event_config_new();
+  const std::unique_ptr<event_config, decltype(&event_config_free)> cfg(event_config_new(),
+                                                                        &event_config_free);
   if (!cfg) throw std::runtime_error("libevent: cannot allocate a configuration");
   // Only epoll: select and poll scale with the number of fds on every wakeup.
-  event_config_avoid_method(cfg, "select");
-  event_config_avoid_method(cfg, "poll");
+  event_config_avoid_method(cfg.get(), "select");
+  event_config_avoid_method(cfg.get(), "poll");
   // One device callback per loop iteration: after each batch of events the loop polls again,
   // so subscribers whose sockets drained meanwhile are written to before the next batch is
   // read, rather than after every ready device has had its turn.
-  if (event_config_set_max_dispatch_interval(cfg, nullptr, 1,
+  if (event_config_set_max_dispatch_interval(cfg.get(), nullptr, 1,
                                              static_cast<int>(Priority::kSources)) != 0) {
-    event_config_free(cfg);
     throw std::runtime_error("libevent: cannot limit the callbacks per iteration");
   }
-  base_ = event_base_new_with_config(cfg);
-  event_config_free(cfg);
+  base_.reset(event_base_new_with_config(cfg.get()));
   if (!base_) throw std::runtime_error("libevent: cannot create an epoll event loop");
-  if (event_base_priority_init(base_, static_cast<int>(Priority::kSources) + 1) != 0) {
+  if (event_base_priority_init(base_.get(), static_cast<int>(Priority::kSources) + 1) != 0) {
     throw std::runtime_error("libevent: cannot set up event priorities");
   }
-  defer_event_.reset(event_new(base_, -1, 0, &EventLoop::on_deferred, this));
+  defer_event_.reset(event_new(base_.get(), -1, 0, &EventLoop::on_deferred, this));
   if (!defer_event_) throw std::runtime_error("libevent: cannot allocate an event");
   set_priority(defer_event_.get(), Priority::kControl);
 }
 
-EventLoop::~EventLoop() {
-  defer_event_.reset();
-  if (base_) event_base_free(base_);
-}
+EventLoop::~EventLoop() = default;
 
 int EventLoop::run() {
-  const int rc = event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+  const int rc = event_base_loop(base_.get(), EVLOOP_NO_EXIT_ON_EMPTY);
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   return rc < 0 ? -1 : 0;
 }
 
 void EventLoop::fail(std::exception_ptr e) noexcept {
   if (!failure_) failure_ = e;
-  event_base_loopbreak(base_);
+  event_base_loopbreak(base_.get());
 }
 
 void EventLoop::stop() {
-  event_base_loopbreak(base_);
+  event_base_loopbreak(base_.get());
 }
 
 void EventLoop::defer(std::function<void()> fn) {
@@ -89,7 +89,7 @@ void EventLoop::on_deferred(int, short, void* self) {
 }
 
 std::string EventLoop::backend() const {
-  return event_base_get_method(base_);
+  return event_base_get_method(base_.get());
 }
 
 IoWatch::IoWatch(EventLoop& loop, int fd, Priority priority, Callback cb)
@@ -132,31 +132,21 @@ SignalWatch::SignalWatch(EventLoop& loop, int signo, std::function<void()> cb)
     throw std::runtime_error("cannot block signal " + std::to_string(signo) + ": " +
                              std::strerror(rc));
   }
-  fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (fd_ < 0) {
+  fd_.reset(signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+  if (!fd_) {
     throw std::runtime_error("signalfd for signal " + std::to_string(signo) + ": " +
                              std::strerror(errno));
   }
-  try {
-    watch_ = std::make_unique<IoWatch>(loop, fd_, Priority::kControl,
-                                       [this](bool, bool) { on_readable(); });
-    watch_->watch(true, false);
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
-}
-
-SignalWatch::~SignalWatch() {
-  watch_.reset();
-  ::close(fd_);
+  watch_ = std::make_unique<IoWatch>(loop, fd_.get(), Priority::kControl,
+                                     [this](bool, bool) { on_readable(); });
+  watch_->watch(true, false);
 }
 
 void SignalWatch::on_readable() {
   signalfd_siginfo info[4];
   bool taken = false;
   for (;;) {
-    const ssize_t n = ::read(fd_, info, sizeof info);
+    const ssize_t n = ::read(fd_.get(), info, sizeof info);
     if (n > 0) {
       taken = true;
       continue;
@@ -177,7 +167,7 @@ void Timer::arm(std::chrono::microseconds after) {
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(after.count() / 1000000);
   tv.tv_usec = static_cast<suseconds_t>(after.count() % 1000000);
-  evtimer_add(ev_.get(), &tv);
+  if (evtimer_add(ev_.get(), &tv) != 0) throw std::runtime_error("libevent: cannot arm a timer");
 }
 
 void Timer::cancel() {

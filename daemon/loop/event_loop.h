@@ -1,9 +1,9 @@
 // The daemon's one event loop, and the watches that live on it. The only code that knows
 // libevent: everything else sees these classes.
 //
-// Every watch owns its registration (never the fd), is neither copyable nor movable, and
-// unregisters in its destructor. A callback must not destroy its own watch: it asks the loop
-// to run the destruction later with EventLoop::defer().
+// Every watch owns its registration (never an fd it is given: SignalWatch owns the signalfd it
+// makes), is neither copyable nor movable, and unregisters in its destructor. A callback must not
+// destroy its own watch: it asks the loop to run the destruction later with EventLoop::defer().
 #pragma once
 
 #include <chrono>
@@ -13,6 +13,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+
+#include "rdma_eventd/internal/unique_fd.h"
 
 struct event;
 struct event_base;
@@ -24,6 +26,11 @@ struct EventDeleter {
 };
 using EventPtr = std::unique_ptr<event, EventDeleter>;
 
+struct EventBaseDeleter {
+  void operator()(event_base* b) const noexcept;
+};
+using EventBasePtr = std::unique_ptr<event_base, EventBaseDeleter>;
+
 // Who goes first when several watches are ready at once. A loop iteration runs only the ready
 // callbacks of the most urgent priority that has any; the others wait for the next iteration.
 // Subscribers' output goes before device events, so under a storm the daemon delivers what it
@@ -32,7 +39,7 @@ using EventPtr = std::unique_ptr<event, EventDeleter>;
 // the device events, one device's batch runs per iteration: the subscribers' turn comes after
 // each batch.
 enum class Priority : uint8_t {
-  kControl = 0,      // signals, deferred work, timers
+  kControl = 0,      // signals, deferred work, timers, the udev monitor, the journal's wakeups
   kSubscribers = 1,  // the subscriber socket: accepts, requests, output
   kSources = 2,      // device event queues
 };
@@ -44,6 +51,8 @@ class EventLoop {
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
+  EventLoop(EventLoop&&) = delete;
+  EventLoop& operator=(EventLoop&&) = delete;
 
   // Runs until stop(). Returns 0, or -1 when libevent failed. An exception escaping a callback
   // stops the loop and is rethrown here: none may unwind through libevent's C frames.
@@ -64,13 +73,14 @@ class EventLoop {
   void defer(std::function<void()> fn);
 
   std::string backend() const;  // "epoll"
-  event_base* base() const { return base_; }
+  event_base* base() const { return base_.get(); }
 
  private:
   static void on_deferred(int, short, void* self);
   void fail(std::exception_ptr e) noexcept;
 
-  event_base* base_ = nullptr;
+  // Declared first, so destroyed last: every event of the loop is freed before its base.
+  EventBasePtr base_;
   std::exception_ptr failure_;
   EventPtr defer_event_;
   std::deque<std::function<void()>> deferred_;
@@ -84,6 +94,8 @@ class IoWatch {
   IoWatch(EventLoop& loop, int fd, Priority priority, Callback cb);
   IoWatch(const IoWatch&) = delete;
   IoWatch& operator=(const IoWatch&) = delete;
+  IoWatch(IoWatch&&) = delete;  // libevent holds its address
+  IoWatch& operator=(IoWatch&&) = delete;
 
   // Which readiness to wait for; (false, false) pauses the watch.
   void watch(bool read, bool write);
@@ -110,13 +122,14 @@ class IoWatch {
 class SignalWatch {
  public:
   SignalWatch(EventLoop& loop, int signo, std::function<void()> cb);
-  ~SignalWatch();
   SignalWatch(const SignalWatch&) = delete;
   SignalWatch& operator=(const SignalWatch&) = delete;
+  SignalWatch(SignalWatch&&) = delete;
+  SignalWatch& operator=(SignalWatch&&) = delete;
 
  private:
   void on_readable();
-  int fd_ = -1;
+  internal::UniqueFd fd_;  // the signalfd; declared before the watch, so it is closed after it
   std::function<void()> cb_;
   std::unique_ptr<IoWatch> watch_;
 };
@@ -127,7 +140,10 @@ class Timer {
   Timer(EventLoop& loop, std::function<void()> cb);
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
+  Timer(Timer&&) = delete;  // libevent holds its address
+  Timer& operator=(Timer&&) = delete;
 
+  // (Re)starts the countdown. Throws std::runtime_error when libevent cannot add the timer.
   void arm(std::chrono::microseconds after);
   void cancel();
   bool armed() const;
