@@ -1,13 +1,13 @@
 #include "hub/access_policy.h"
 
-#include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+
+#include "config/account_ids.h"
+#include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -17,15 +17,13 @@ bool listed(const std::vector<uint32_t>& ids, uint32_t id) {
 }
 
 std::vector<gid_t> passwd_groups(uid_t uid) {
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) return {};
+  const std::optional<PasswdEntry> pw = passwd_entry(uid);
+  if (!pw) return {};
   int n = 64;
   std::vector<gid_t> groups(static_cast<size_t>(n));
-  if (::getgrouplist(found->pw_name, found->pw_gid, groups.data(), &n) < 0) {
+  if (::getgrouplist(pw->name.c_str(), pw->gid, groups.data(), &n) < 0) {
     groups.resize(static_cast<size_t>(n));  // n now says how many there are
-    if (::getgrouplist(found->pw_name, found->pw_gid, groups.data(), &n) < 0) return {};
+    if (::getgrouplist(pw->name.c_str(), pw->gid, groups.data(), &n) < 0) return {};
   }
   groups.resize(static_cast<size_t>(n));
   return groups;
@@ -55,14 +53,10 @@ std::vector<gid_t> peer_groups(int fd, const Peer& peer) {
 }
 
 std::string process_name(pid_t pid) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/comm";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "?";
-  char buf[64];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
-  if (n <= 0) return "?";
-  std::string name(buf, static_cast<size_t>(n));
+  // TASK_COMM_LEN is 16, newline included.
+  internal::SmallFile comm =
+      internal::read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
+  std::string& name = comm.text;
   while (!name.empty() && name.back() == '\n')
     name.pop_back();
   return name.empty() ? "?" : name;
