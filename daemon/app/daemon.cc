@@ -174,7 +174,7 @@ void Daemon::setup_hub() {
   const StateSource& state = *this;
   hub_ = std::make_unique<SubscriberHub>(
       loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
-      std::exchange(passed_socket_, -1));
+      std::move(passed_socket_));
   hub_->on_subscribers_changed([this] {
     memory_trim_.note_work(1);
     update_service_status();

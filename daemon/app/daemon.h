@@ -71,7 +71,8 @@ class Daemon : private StateSource {
   uint64_t records_ = 0;
   std::vector<std::unique_ptr<SignalWatch>> signals_;
   std::unique_ptr<ServiceManager> service_;  // its watchdog timer goes before the loop
-  int passed_socket_ = -1;                   // the subscriber socket, when socket-activated
+  // The subscriber socket when socket-activated, from setup_service() until the hub adopts it.
+  internal::UniqueFd passed_socket_;
 };
 
 // Entries the journal writer may hold (about 2 KiB each). Under a storm the daemon waits for

@@ -19,20 +19,20 @@ constexpr uint32_t kConnectLinesPerSecond = 10;
 // Descriptors the daemon needs besides its subscribers: devices, journal, loop, signals.
 constexpr uint64_t kSpareFds = 64;
 
-UnixListener open_listener(const SocketConfig& config, int passed_fd) {
-  if (passed_fd >= 0) return UnixListener(UnixListener::Passed{passed_fd});
+UnixListener open_listener(const SocketConfig& config, internal::UniqueFd passed) {
+  if (passed) return UnixListener(std::move(passed));
   return UnixListener(config.path, config.mode, config.group);
 }
 
 }  // namespace
 
 SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                             const SocketConfig& config, int passed_fd)
+                             const SocketConfig& config, internal::UniqueFd passed)
     : loop_(loop),
       state_(state),
       identity_(std::move(identity)),
       config_(config),
-      listener_(open_listener(config, passed_fd)),
+      listener_(open_listener(config, std::move(passed))),
       accept_watch_(loop, listener_.fd(), Priority::kSubscribers,
                     [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
@@ -47,7 +47,7 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
         "refused once descriptors run out",
         config.max_subscribers, limit);
   }
-  if (passed_fd >= 0) {
+  if (listener_.passed()) {
     spdlog::info("subscribers: listening on {} (passed by the service manager)", listener_.path());
   } else {
     spdlog::info("subscribers: listening on {} (mode {:04o}{}{})", listener_.path(), config.mode,
@@ -115,7 +115,7 @@ void SubscriberHub::read_requests(Subscriber& s) {
   char buf[16384];
   size_t total = 0;
   while (total < kReadPerWakeup) {
-    const ssize_t n = ::recv(s.fd, buf, sizeof buf, MSG_DONTWAIT);
+    const ssize_t n = ::recv(s.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
     if (n > 0) {
       s.in.append(buf, static_cast<size_t>(n));
       total += static_cast<size_t>(n);
@@ -177,7 +177,7 @@ void SubscriberHub::write(Subscriber& s) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = s.out.gather(iov, kIovPerWrite);
-    const ssize_t n = ::sendmsg(s.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = ::sendmsg(s.fd.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n < 0) {

@@ -1,17 +1,6 @@
 // The subscriber hub: the Unix socket where clients follow the record stream (protocol v1,
-// docs/protocol.md), as one more sink of the daemon.
-//
-// Every record is copied once into a shared immutable buffer that the replay ring and every
-// subscriber's queue point to. Each subscriber has a bounded queue (OutputQueue): one that
-// reads too slowly loses its backlog and is told exactly what it lost, and is never
-// disconnected for it nor allowed to stall the loop. Writes are non-blocking and batched (one
-// sendmsg per subscriber per batch of records); a subscriber has write interest only while it
-// has something queued. A subscriber is never destroyed inside its own callback: it is closed
-// and reaped by deferred work.
-//
-// Every connection's peer is known from the kernel (SO_PEERCRED): an optional allow-list of
-// users and groups, a cap per non-root user, and a request rate per connection bound what any
-// local process can make the daemon do (docs/security.md).
+// docs/protocol.md), as one more sink of the daemon. How it shares, bounds and writes records
+// and decides who may connect: docs/architecture.md § Subscriber hub, docs/security.md.
 #pragma once
 
 #include <sys/types.h>
@@ -60,11 +49,11 @@ class SubscriberHub final : public RecordSink {
     std::string host;
   };
 
-  // Opens the socket (config.path), or adopts `passed_fd`, a listening socket passed by the
+  // Opens the socket (config.path), or adopts `passed`, a listening socket passed by the
   // service manager (socket activation: its path, mode and group are the .socket unit's).
   // Throws std::runtime_error when it cannot.
   SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                const SocketConfig& config, int passed_fd = -1);
+                const SocketConfig& config, internal::UniqueFd passed = {});
   ~SubscriberHub() override;
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
@@ -84,7 +73,6 @@ class SubscriberHub final : public RecordSink {
   uint64_t subscriber_count() const { return open_count_; }
   // Called whenever the number of connected subscribers changes (the daemon's status line).
   void on_subscribers_changed(std::function<void()> fn) { subscribers_changed_ = std::move(fn); }
-  const std::string& path() const { return listener_.path(); }
 
  private:
   struct Subscriber;
@@ -96,7 +84,7 @@ class SubscriberHub final : public RecordSink {
 
   // hub_connections.cc
   void on_accept();
-  void accept_one(int fd);
+  void accept_one(internal::UniqueFd conn);
   std::optional<Refused> admission(int fd, const Peer& peer) const;
   void refuse(int fd, const Peer& peer, const Refused& refused);
   void log_connected(const Subscriber& s);

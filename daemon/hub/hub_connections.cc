@@ -21,10 +21,11 @@ constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
 void SubscriberHub::on_accept() {
   clock_us_ = monotonic_us();
   for (int i = 0; i < kAcceptsPerWakeup; ++i) {
-    const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
+    internal::UniqueFd conn(
+        ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (conn) {
       accept_paused_logged_ = false;
-      accept_one(fd);
+      accept_one(std::move(conn));
       continue;
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -92,22 +93,23 @@ void SubscriberHub::refuse(int fd, const Peer& peer, const Refused& r) {
   const bool log = spdlog::should_log(level);
   const std::string name = log ? process_name(peer.pid) : std::string();
   const std::string line = error_json(r.error) + "\n";
-  // A new socket's buffer is empty: the line fits, and nothing can block.
+  // A new socket's buffer is empty: the line fits, and nothing can block. The caller closes
+  // the connection.
   (void)!::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::close(fd);
   if (!log) return;
   spdlog::log(level, "subscribers: refused a connection from pid {} ({}), uid {}: {}", peer.pid,
               name, peer.uid, r.error.message);
 }
 
-void SubscriberHub::accept_one(int fd) {
+void SubscriberHub::accept_one(internal::UniqueFd conn) {
+  const int fd = conn.get();
   const Peer peer = peer_of(fd);
   if (auto refused = admission(fd, peer)) {
     refuse(fd, peer, *refused);
-    return;
+    return;  // closes the connection
   }
   refusal_logged_.fill(false);
-  auto owned = std::make_unique<Subscriber>(next_id_++, fd, config_.max_queued_bytes,
+  auto owned = std::make_unique<Subscriber>(next_id_++, std::move(conn), config_.max_queued_bytes,
                                             config_.max_requests_per_second, clock_us_);
   Subscriber& s = *owned;
   s.pid = peer.pid;
@@ -157,8 +159,8 @@ void SubscriberHub::revoke_disallowed() {
   for (auto& [id, ptr] : subscribers_) {
     Subscriber& s = *ptr;
     if (s.closed || s.broken) continue;
-    Peer peer = peer_of(s.fd);
-    auto why = access_refusal(config_, peer, [&] { return peer_groups(s.fd, peer); });
+    Peer peer = peer_of(s.fd.get());
+    auto why = access_refusal(config_, peer, [&] { return peer_groups(s.fd.get(), peer); });
     if (!why) continue;
     spdlog::info("subscriber {} (pid {}, uid {}): {} after the reload; closing", s.id, s.pid, s.uid,
                  *why);

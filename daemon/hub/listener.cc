@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "config/account_ids.h"
@@ -50,92 +51,78 @@ UnixListener::UnixListener(const std::string& path, uint32_t mode, const std::st
   const gid_t gid = group.empty() ? static_cast<gid_t>(-1) : group_id(group);
   prepare_socket_directory(path);
   clear_socket_path(path, addr);
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) fail("socket", errno);
+  internal::UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!sock) fail("socket", errno);
   // bind() creates the file with its final mode (0777 less the umask), so nothing is changed
   // by path afterwards: a path can be redirected, a descriptor cannot. The umask is the
   // process's; the one other thread (the journal writer) creates no files with it that matter.
   const mode_t old_umask = ::umask(~static_cast<mode_t>(mode) & 0777);
-  const int bound = ::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int bound = ::bind(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int bind_err = errno;
   ::umask(old_umask);
-  if (bound != 0) {
-    ::close(fd_);
-    fd_ = -1;
-    fail("cannot bind the subscriber socket " + path, bind_err);
-  }
-  int file = -1;
+  if (bound != 0) fail("cannot bind the subscriber socket " + path, bind_err);
   try {
     // The group goes through an O_PATH descriptor of the file, checked to be a socket of this
     // process's user: in a directory that only root and this user can change (checked above),
     // that is the socket just bound, and fchownat on the descriptor cannot land elsewhere.
-    file = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (file < 0) fail("cannot open " + path, errno);
+    const internal::UniqueFd file(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!file) fail("cannot open " + path, errno);
     struct stat st {};
-    if (::fstat(file, &st) != 0) fail("cannot stat " + path, errno);
+    if (::fstat(file.get(), &st) != 0) fail("cannot stat " + path, errno);
     if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid()) {
       throw std::runtime_error(path + " changed under the daemon while it was bound; refusing it");
     }
-    if (!group.empty() && ::fchownat(file, "", static_cast<uid_t>(-1), gid, AT_EMPTY_PATH) != 0) {
+    if (!group.empty() &&
+        ::fchownat(file.get(), "", static_cast<uid_t>(-1), gid, AT_EMPTY_PATH) != 0) {
       fail("cannot give " + path + " to group " + group, errno);
     }
-    if (::listen(fd_, SOMAXCONN) != 0) fail("cannot listen on " + path, errno);
+    if (::listen(sock.get(), SOMAXCONN) != 0) fail("cannot listen on " + path, errno);
     dev_ = st.st_dev;
     ino_ = st.st_ino;
-    ::close(file);
   } catch (...) {
-    if (file >= 0) ::close(file);
-    ::close(fd_);
-    fd_ = -1;
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == ::geteuid()) {
       ::unlink(path.c_str());  // bound by us a moment ago
     }
     throw;
   }
+  fd_ = std::move(sock);
 }
 
-UnixListener::UnixListener(Passed passed) : fd_(passed.fd), passed_(true) {
+UnixListener::UnixListener(internal::UniqueFd passed) : fd_(std::move(passed)), passed_(true) {
+  const int fd = fd_.get();
   const std::string what =
-      "the socket passed by the service manager (fd " + std::to_string(passed.fd) + ")";
-  try {
-    int type = 0;
-    int listening = 0;
-    socklen_t len = sizeof type;
-    if (::getsockopt(fd_, SOL_SOCKET, SO_TYPE, &type, &len) != 0) fail(what, errno);
-    len = sizeof listening;
-    if (::getsockopt(fd_, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) fail(what, errno);
-    sockaddr_un addr{};
-    len = sizeof addr;
-    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail(what, errno);
-    if (addr.sun_family != AF_UNIX || type != SOCK_STREAM || !listening) {
-      throw std::runtime_error(what +
-                               " is not a listening Unix stream socket (ListenStream= "
-                               "with a path in the .socket unit)");
-    }
-    // An abstract address starts with a NUL byte; it is shown as "@name", as ss(8) does.
-    const size_t n =
-        len > offsetof(sockaddr_un, sun_path) ? len - offsetof(sockaddr_un, sun_path) : 0;
-    path_.assign(addr.sun_path, ::strnlen(addr.sun_path, n));
-    if (n > 0 && addr.sun_path[0] == '\0') path_ = "@" + std::string(addr.sun_path + 1, n - 1);
-    // Descriptors passed by the service manager are blocking and inheritable.
-    const int fl = ::fcntl(fd_, F_GETFL);
-    if (fl < 0 || ::fcntl(fd_, F_SETFL, fl | O_NONBLOCK) != 0) fail(what, errno);
-    if (::fcntl(fd_, F_SETFD, FD_CLOEXEC) != 0) fail(what, errno);
-  } catch (...) {
-    ::close(fd_);
-    fd_ = -1;
-    throw;
+      "the socket passed by the service manager (fd " + std::to_string(fd) + ")";
+  int type = 0;
+  int listening = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) fail(what, errno);
+  len = sizeof listening;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) fail(what, errno);
+  sockaddr_un addr{};
+  len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail(what, errno);
+  if (addr.sun_family != AF_UNIX || type != SOCK_STREAM || !listening) {
+    throw std::runtime_error(what +
+                             " is not a listening Unix stream socket (ListenStream= "
+                             "with a path in the .socket unit)");
   }
+  // An abstract address starts with a NUL byte; it is shown as "@name", as ss(8) does.
+  const size_t n =
+      len > offsetof(sockaddr_un, sun_path) ? len - offsetof(sockaddr_un, sun_path) : 0;
+  path_.assign(addr.sun_path, ::strnlen(addr.sun_path, n));
+  if (n > 0 && addr.sun_path[0] == '\0') path_ = "@" + std::string(addr.sun_path + 1, n - 1);
+  // Descriptors passed by the service manager are blocking and inheritable.
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) fail(what, errno);
+  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fail(what, errno);
 }
 
 UnixListener::~UnixListener() {
-  if (fd_ < 0) return;
-  if (passed_) {
-    ::close(fd_);  // the service manager keeps its own descriptor and the path
-    return;
-  }
-  ::close(fd_);
+  // The path is removed only while it is still this socket, and never the service manager's
+  // (it keeps its own descriptor and the path).
+  if (!fd_ || passed_) return;
+  fd_.reset();
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
     ::unlink(path_.c_str());

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "rdma_eventd/internal/unique_fd.h"
+
 namespace rdma_eventd::daemon {
 
 class UnixListener {
@@ -25,19 +27,17 @@ class UnixListener {
   // made non-blocking and close-on-exec. Its path, mode and group are the service manager's
   // (the .socket unit's): the path is never removed here. Throws std::runtime_error when the
   // descriptor is not such a socket.
-  struct Passed {
-    int fd = -1;
-  };
-  explicit UnixListener(Passed passed);
+  explicit UnixListener(internal::UniqueFd passed);
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
+  bool passed() const { return passed_; }  // adopted from the service manager
 
  private:
-  int fd_ = -1;
+  internal::UniqueFd fd_;
   std::string path_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;

@@ -45,7 +45,6 @@ class OutputQueue {
   bool empty() const { return entries_.empty(); }
   // Bytes not yet written.
   size_t bytes() const { return bytes_ - head_offset_; }
-  size_t max_bytes() const { return max_bytes_; }
   void set_max_bytes(size_t max_bytes) { max_bytes_ = max_bytes; }
   size_t lines() const { return entries_.size(); }
 

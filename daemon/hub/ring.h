@@ -1,9 +1,6 @@
-// The records the hub has published, as shared immutable buffers, and the ring of the latest
+// The records the hub has published, each one immutable buffer that the replay ring and every
+// subscriber's queue share (docs/architecture.md § Subscriber hub), and the ring of the latest
 // ones that "since" replays from.
-//
-// A record is serialized once (the daemon's to_json) and copied once into a PublishedRecord;
-// the ring and every subscriber's queue then share that one buffer, whatever the number of
-// subscribers.
 #pragma once
 
 #include <cstddef>

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "hub/hub.h"
 #include "hub/output_queue.h"
@@ -18,21 +18,21 @@
 namespace rdma_eventd::daemon {
 
 struct SubscriberHub::Subscriber {
-  Subscriber(uint64_t id_, int fd_, size_t max_queued_bytes, uint32_t requests_per_second,
-             int64_t now_us)
-      : id(id_), fd(fd_), out(max_queued_bytes), request_budget(requests_per_second, now_us) {}
-  ~Subscriber() {
-    watch.reset();  // the registration goes before the fd it watches
-    ::close(fd);
-  }
+  Subscriber(uint64_t id_, internal::UniqueFd fd_, size_t max_queued_bytes,
+             uint32_t requests_per_second, int64_t now_us)
+      : id(id_),
+        fd(std::move(fd_)),
+        out(max_queued_bytes),
+        request_budget(requests_per_second, now_us) {}
   Subscriber(const Subscriber&) = delete;
   Subscriber& operator=(const Subscriber&) = delete;
 
   const uint64_t id;
-  const int fd;
-  pid_t pid = 0;  // the peer, from SO_PEERCRED
+  const internal::UniqueFd fd;  // the connection
+  pid_t pid = 0;                // the peer, from SO_PEERCRED
   uid_t uid = 0;
   int64_t connected_us = 0;
+  // Declared after the fd, so destroyed before it: the registration goes before the fd.
   std::unique_ptr<IoWatch> watch;
 
   OutputQueue out;

@@ -1,17 +1,19 @@
 #include "systemd/service_manager.h"
 
-#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core/clock.h"
 
 namespace rdma_eventd::daemon {
 
-ServiceManager::ServiceManager(EventLoop& loop) : loop_(loop) {
-  const char* socket = std::getenv("NOTIFY_SOCKET");
+ServiceManager::ServiceManager(EventLoop& loop, FailureHandler on_failure)
+    : loop_(loop), on_failure_(std::move(on_failure)) {
+  // secure_getenv, as sd_notify itself reads it: a set-uid caller's environment is not trusted.
+  const char* socket = ::secure_getenv("NOTIFY_SOCKET");
   supervised_ = socket != nullptr && *socket != '\0';
   uint64_t usec = 0;
   // > 0 only when WATCHDOG_USEC is set and WATCHDOG_PID, if set, names this process.
@@ -27,7 +29,7 @@ std::vector<PassedSocket> ServiceManager::take_passed_sockets() {
   const int n = sd_listen_fds_with_names(1, &names);
   std::vector<PassedSocket> out;
   for (int i = 0; i < n; ++i) {
-    out.push_back({SD_LISTEN_FDS_START + i, names && names[i] ? names[i] : ""});
+    out.push_back({internal::UniqueFd(SD_LISTEN_FDS_START + i), names && names[i] ? names[i] : ""});
   }
   if (names) {
     for (char** p = names; *p; ++p)
@@ -68,15 +70,11 @@ void ServiceManager::send(const std::string& state) {
   if (!supervised_) return;
   const int rc = sd_notify(0, state.c_str());
   if (rc >= 0) {
-    failure_logged_ = false;
+    failing_ = false;
     return;
   }
-  // Once per run of failures: a service manager that went away would otherwise log on every
-  // watchdog ping and status change.
-  if (!failure_logged_) {
-    spdlog::warn("cannot notify the service manager: {}", std::strerror(-rc));
-    failure_logged_ = true;
-  }
+  if (!failing_ && on_failure_) on_failure_(std::strerror(-rc));
+  failing_ = true;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -9,27 +9,35 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "loop/event_loop.h"
+#include "rdma_eventd/internal/unique_fd.h"
 
 namespace rdma_eventd::daemon {
 
 // A descriptor passed by the service manager (LISTEN_FDS), with its FileDescriptorName=.
 struct PassedSocket {
-  int fd = -1;
+  internal::UniqueFd fd;
   std::string name;
 };
 
 class ServiceManager {
  public:
+  // Called with the reason when a notification cannot be sent, once per run of failures: a
+  // service manager that went away would otherwise be reported on every ping and status change.
+  using FailureHandler = std::function<void(const std::string& reason)>;
+
   // Arms the watchdog timer on `loop` when the service manager asked for pings.
-  explicit ServiceManager(EventLoop& loop);
+  ServiceManager(EventLoop& loop, FailureHandler on_failure);
   ServiceManager(const ServiceManager&) = delete;
   ServiceManager& operator=(const ServiceManager&) = delete;
+  ServiceManager(ServiceManager&&) = delete;
+  ServiceManager& operator=(ServiceManager&&) = delete;
 
   // The sockets passed to this process by socket activation, once: the LISTEN_* variables are
   // removed so nothing started later inherits them. Empty when not socket-activated.
@@ -54,12 +62,13 @@ class ServiceManager {
   void ping();
 
   EventLoop& loop_;
+  FailureHandler on_failure_;
   bool supervised_ = false;
   std::optional<std::chrono::microseconds> watchdog_usec_;
   std::unique_ptr<Timer> watchdog_;
   std::string last_status_;
   bool ready_ = false;
-  bool failure_logged_ = false;
+  bool failing_ = false;  // the last notification failed (reported already)
 };
 
 }  // namespace rdma_eventd::daemon
