@@ -7,21 +7,17 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "app/daemon.h"
 #include "app/options.h"
 #include "config/config.h"
+#include "rdma_eventd/internal/unique_fd.h"
 
 using namespace rdma_eventd::daemon;
 
 namespace {
-
-// The configuration to run with: the file when given or present, else built-in defaults.
-ConfigResult initial_config(const Options& o) {
-  if (!o.config_path_given && access(o.config_path.c_str(), F_OK) != 0) return Config{};
-  return load_config(o.config_path);
-}
 
 void setup_logging(const std::string& level) {
   // The daemon's own logs go to stderr (the journal captures them under systemd); records are
@@ -33,22 +29,47 @@ void setup_logging(const std::string& level) {
   spdlog::flush_on(spdlog::level::trace);
 }
 
+// Paths given relative to where the daemon was started keep naming the same files once it has
+// moved to "/" (the configuration is read again on SIGHUP).
+void make_paths_absolute(Options& o) {
+  const auto absolute = [](std::string& path) {
+    std::error_code error;  // no working directory: the path stays as given
+    const std::filesystem::path p = std::filesystem::absolute(path, error);
+    if (!error) path = p.string();
+  };
+  absolute(o.config_path);
+  if (o.socket_path) absolute(*o.socket_path);
+}
+
+// What a detached daemon lets go of: the directory it was started in (which it would keep
+// busy), and the terminal's input and output (not its records' with --print-records). Standard
+// error stays: it is the daemon's log, and startup errors reach whoever started it.
+bool leave_the_terminal(bool keep_stdout) {
+  if (chdir("/") != 0) return false;
+  const rdma_eventd::internal::UniqueFd null(open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null) return false;
+  if (dup2(null.get(), STDIN_FILENO) < 0) return false;
+  return keep_stdout || dup2(null.get(), STDOUT_FILENO) >= 0;
+}
+
 // Without --foreground: fork, let the child start, and exit with its startup result, so
-// "rdma-eventd && echo started" means it is running with its devices open.
-int detach_and_wait(int* ready_fd) {
+// "rdma-eventd && echo started" means it is running with its devices open. Returns in the child
+// only, with the write end of the readiness pipe.
+rdma_eventd::internal::UniqueFd detach_and_wait(const Options& o) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  if (pipe2(fds, O_CLOEXEC) != 0) return {};
+  rdma_eventd::internal::UniqueFd read_end(fds[0]), write_end(fds[1]);
   const pid_t pid = fork();
-  if (pid < 0) return -1;
+  if (pid < 0) return {};
   if (pid == 0) {
-    close(fds[0]);
+    read_end.reset();
     setsid();
-    *ready_fd = fds[1];
-    return 0;
+    if (!leave_the_terminal(o.print_records)) return {};
+    return write_end;
   }
-  close(fds[1]);
+  write_end.reset();
   char byte = 0;
-  const ssize_t n = read(fds[0], &byte, 1);
+  const ssize_t n = read(read_end.get(), &byte, 1);
   if (n == 1) _exit(0);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -63,18 +84,16 @@ int main(int argc, char** argv) {
     std::fputs(early->text.c_str(), early->code == 0 ? stdout : stderr);
     return early->code;
   }
-  const Options options = std::get<Options>(parsed);
+  Options options = std::get<Options>(parsed);
 
-  ConfigResult config = initial_config(options);
+  ConfigResult config = load_configuration(options);
   if (auto* err = std::get_if<ConfigError>(&config)) {
     std::fprintf(stderr, "rdma-eventd: %s\n", err->message().c_str());
     return kExitConfig;
   }
   if (options.check_config) {
     std::printf("%s: configuration OK\n",
-                options.config_path_given || access(options.config_path.c_str(), F_OK) == 0
-                    ? options.config_path.c_str()
-                    : "built-in defaults");
+                config_file(options).value_or("built-in defaults").c_str());
     return 0;
   }
   const Config& cfg = std::get<Config>(config);
@@ -87,19 +106,23 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  int ready_fd = -1;
-  if (!options.foreground && detach_and_wait(&ready_fd) != 0) {
-    std::perror("rdma-eventd: cannot detach");
-    return 1;
+  rdma_eventd::internal::UniqueFd ready;  // the parent waits on it until startup is done
+  if (!options.foreground) {
+    make_paths_absolute(options);
+    ready = detach_and_wait(options);
+    if (!ready) {
+      std::perror("rdma-eventd: cannot detach");
+      return 1;
+    }
   }
   setup_logging(level);
   try {
     Daemon daemon(options, cfg);
     daemon.start();
-    if (ready_fd >= 0) {
+    if (ready) {
       const char ok = 1;
-      (void)!write(ready_fd, &ok, 1);
-      close(ready_fd);
+      (void)!write(ready.get(), &ok, 1);
+      ready.reset();
     }
     return daemon.run();
   } catch (const std::exception& e) {

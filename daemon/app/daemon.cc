@@ -130,10 +130,7 @@ void Daemon::publish(std::vector<Record>& records) {
 
 void Daemon::reload() {
   spdlog::info("SIGHUP: reloading {}", options_.config_path);
-  ConfigResult result =
-      options_.config_path_given || access(options_.config_path.c_str(), F_OK) == 0
-          ? load_config(options_.config_path)
-          : ConfigResult(Config{});
+  ConfigResult result = load_configuration(options_);
   if (auto* err = std::get_if<ConfigError>(&result)) {
     spdlog::error("reload failed, keeping the running configuration: {}", err->message());
     return;

@@ -1,6 +1,7 @@
 #include "app/options.h"
 
 #include <getopt.h>
+#include <unistd.h>
 
 #include "build_config.h"
 #include "rdma_eventd/version.h"
@@ -122,6 +123,16 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
                      kExitUsage};
   }
   return o;
+}
+
+std::optional<std::string> config_file(const Options& o) {
+  if (o.config_path_given || ::access(o.config_path.c_str(), F_OK) == 0) return o.config_path;
+  return std::nullopt;
+}
+
+ConfigResult load_configuration(const Options& o) {
+  const std::optional<std::string> path = config_file(o);
+  return path ? load_config(*path) : ConfigResult(Config{});
 }
 
 }  // namespace rdma_eventd::daemon

@@ -5,6 +5,8 @@
 #include <string>
 #include <variant>
 
+#include "config/config.h"
+
 namespace rdma_eventd::daemon {
 
 struct Options {
@@ -27,6 +29,12 @@ struct EarlyExit {
 };
 
 std::variant<Options, EarlyExit> parse_options(int argc, char** argv);
+
+// The configuration file that counts: the one -c names (a missing one is then an error), else
+// the default path when that exists; nullopt when the built-in defaults apply.
+std::optional<std::string> config_file(const Options& o);
+// The configuration to run with: that file's, or the built-in defaults.
+ConfigResult load_configuration(const Options& o);
 
 inline constexpr int kExitUsage = 64;  // EX_USAGE
 
