@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <getopt.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -9,6 +10,59 @@
 namespace rdma_eventctl {
 
 using rdma_eventd::ClientStatus;
+
+OptionSpec flag_option(const char* name, bool& on, char letter) {
+  return {name, letter, false, [&on](const char*) { on = true; }};
+}
+
+OptionSpec color_option(ColorWhen& when) {
+  return {"color", 0, true, [&when](const char* value) {
+            auto w = parse_color_when(value);
+            if (!w)
+              throw UsageError{"--color: auto, always or never, not '" + std::string(value) + "'"};
+            when = *w;
+          }};
+}
+
+std::optional<std::span<char*>> parse_command_line(int argc, char** argv, const char* help,
+                                                   Global& global, std::vector<OptionSpec> options,
+                                                   Arguments order) {
+  options.push_back({"socket", 0, true, [&global](const char* path) { global.socket = path; }});
+  options.push_back({"help", 'h', false, [help](const char*) { std::fputs(help, stdout); }, true});
+  // getopt_long's tables: a long option returns its letter, or kLongOnly + its index.
+  constexpr int kLongOnly = 1000;
+  std::vector<option> longs;
+  // ':' first: a missing value comes back as ':', not '?'. '+': stop at the first argument.
+  std::string letters = order == Arguments::kCommandFirst ? "+:" : ":";
+  for (size_t i = 0; i < options.size(); ++i) {
+    const OptionSpec& o = options[i];
+    const int has_arg = o.takes_value ? required_argument : no_argument;
+    longs.push_back(
+        {o.name, has_arg, nullptr, o.letter ? o.letter : kLongOnly + static_cast<int>(i)});
+    if (o.letter) letters += std::string(1, o.letter) + (o.takes_value ? ":" : "");
+  }
+  longs.push_back({nullptr, 0, nullptr, 0});
+  optind = 0;  // 0, not 1: glibc then resets its internal state too (each command parses anew)
+  opterr = 0;
+  for (;;) {
+    const int c = getopt_long(argc, argv, letters.c_str(), longs.data(), nullptr);
+    if (c == -1) break;
+    if (c == ':') throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
+    const OptionSpec* found = nullptr;
+    for (size_t i = 0; i < options.size() && !found; ++i) {
+      const OptionSpec& o = options[i];
+      if (c == (o.letter ? o.letter : kLongOnly + static_cast<int>(i))) found = &o;
+    }
+    if (!found) throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
+    found->apply(optarg);
+    if (found->ends_command) return std::nullopt;
+  }
+  return std::span<char*>(argv + optind, static_cast<size_t>(argc - optind));
+}
+
+void expect_no_arguments(std::span<char*> args) {
+  if (!args.empty()) throw UsageError{std::string("unexpected argument '") + args[0] + "'"};
+}
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   size_t digits = 0;

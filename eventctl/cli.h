@@ -1,12 +1,15 @@
-// What every rdma-eventctl command shares: exit codes, the socket option, durations, colour,
-// connecting to the daemon.
+// What every rdma-eventctl command shares: exit codes, the command line (one option table per
+// command, and the options they all have), durations, colour, connecting to the daemon.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rdma_eventd/client.hpp"
 
@@ -29,10 +32,41 @@ struct UsageError {
   std::string message;
 };
 
+enum class ColorWhen { kAuto, kAlways, kNever };
+
+// One option of a command: --name, and -letter when it has one.
+struct OptionSpec {
+  const char* name;
+  char letter = 0;           // 0: the long form only
+  bool takes_value = false;  // --name VALUE, --name=VALUE, -l VALUE, -lVALUE
+  // Gets the value (null for an option without one); throws UsageError for a bad one.
+  std::function<void(const char* value)> apply;
+  bool ends_command = false;  // its work is the command's (--help, --version): stop there
+};
+
+// --name: sets `on`.
+OptionSpec flag_option(const char* name, bool& on, char letter = 0);
+// --color WHEN: auto, always or never.
+OptionSpec color_option(ColorWhen& when);
+
+enum class Arguments {
+  kAnywhere,      // options and arguments in any order, as GNU tools take them
+  kCommandFirst,  // options stop at the first argument: the command, whose options follow it
+};
+
+// Parses a command's options (argv[0] is the program or the command), with the ones every
+// command has: --socket PATH (into global.socket) and -h/--help (prints `help`). Returns the
+// arguments that are not options, or nullopt when an option ended the command. Throws
+// UsageError ("option '--x' needs a value", "unknown option '--y'").
+std::optional<std::span<char*>> parse_command_line(int argc, char** argv, const char* help,
+                                                   Global& global, std::vector<OptionSpec> options,
+                                                   Arguments order = Arguments::kAnywhere);
+// Throws UsageError naming the first of `args`, if there is one.
+void expect_no_arguments(std::span<char*> args);
+
 // "30s", "500ms", "2m", "1h", "1.5s"; a bare number is seconds.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
-enum class ColorWhen { kAuto, kAlways, kNever };
 std::optional<ColorWhen> parse_color_when(std::string_view text);
 // Whether to colour output written to `fd`: never with NO_COLOR set or on a non-terminal (auto).
 bool use_color(ColorWhen when, int fd);

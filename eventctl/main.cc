@@ -1,6 +1,4 @@
 // rdma-eventctl: the command-line client of rdma-eventd's subscriber socket.
-#include <getopt.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,39 +46,15 @@ int command_help(const std::string& name) {
 }
 
 int dispatch(Global& g, int argc, char** argv) {
-  enum { kSocket = 1000 };
-  static const option kLong[] = {
-      {"socket", required_argument, nullptr, kSocket},
-      {"version", no_argument, nullptr, 'V'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
-  optind = 0;
-  opterr = 0;
-  for (;;) {
-    // '+': stop at the command; its options are its own.
-    const int c = getopt_long(argc, argv, "+:Vh", kLong, nullptr);
-    if (c == -1) break;
-    switch (c) {
-      case kSocket:
-        g.socket = optarg;
-        break;
-      case 'V':
-        std::printf("rdma-eventctl %s\n", rdma_eventd::kVersion);
-        return kExitOk;
-      case 'h':
-        std::fputs(kHelp, stdout);
-        return kExitOk;
-      case ':':
-        throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
-      default:
-        throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
-    }
-  }
-  if (optind >= argc) throw UsageError{"no command given"};
-  const std::string command = argv[optind];
-  char** sub_argv = argv + optind;
-  const int sub_argc = argc - optind;
+  const OptionSpec version{
+      "version", 'V', false,
+      [](const char*) { std::printf("rdma-eventctl %s\n", rdma_eventd::kVersion); }, true};
+  const auto args = parse_command_line(argc, argv, kHelp, g, {version}, Arguments::kCommandFirst);
+  if (!args) return kExitOk;
+  if (args->empty()) throw UsageError{"no command given"};
+  const std::string command = args->front();
+  char** sub_argv = args->data();
+  const int sub_argc = static_cast<int>(args->size());
   if (command == "monitor") return run_monitor(g, sub_argc, sub_argv);
   if (command == "status") return run_status(g, sub_argc, sub_argv);
   if (command == "wait") return run_wait(g, sub_argc, sub_argv);
@@ -96,7 +70,8 @@ int dispatch(Global& g, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   Global g;
-  const char* env = std::getenv("RDMA_EVENTD_SOCKET");
+  // secure_getenv: a set-uid caller's environment does not choose the socket.
+  const char* env = ::secure_getenv("RDMA_EVENTD_SOCKET");
   g.socket = env && *env ? env : rdma_eventd::kDefaultSocketPath;
   try {
     return dispatch(g, argc, argv);

@@ -1,6 +1,5 @@
 // rdma-eventctl monitor: the record stream, for people (one line per record) or for programs
 // (--json: the lines exactly as the daemon sends them).
-#include <getopt.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -47,47 +46,53 @@ namespace {
 
 constexpr auto kRequestTimeout = std::chrono::seconds(10);
 
-void add_filter_option(Filter& f, int opt, const std::string& arg) {
-  std::string error;
-  if (opt == 'e') {
-    for (const auto& name : split_commas(arg)) {
-      auto kind = event_from_name(name);
-      if (!kind) throw UsageError{"unknown event '" + name + "'"};
-      f.events.push_back(*kind);
-    }
-  } else if (opt == 'd') {
-    auto p = DevicePattern::parse(arg, &error);
-    if (!p) throw UsageError{"--device: " + error};
-    f.devices.push_back(std::move(*p));
-  } else if (opt == 'p') {
-    auto p = PortPattern::parse(arg, &error);
-    if (!p) throw UsageError{"--port: " + error};
-    f.ports.push_back(std::move(*p));
-  } else if (opt == 's') {
-    auto s = severity_from_name(arg);
-    if (!s) throw UsageError{"unknown severity '" + arg + "'"};
-    f.min_severity = *s;
+// A positive (or, for --since, any) decimal number, or a usage error saying what it is not.
+uint64_t parse_number(const char* option, const char* text, bool positive) {
+  char* end = nullptr;
+  const uint64_t n = std::strtoull(text, &end, 10);
+  if (!*text || *end || (positive && n == 0)) {
+    throw UsageError{std::string(option) +
+                     (positive ? ": not a positive number: '" : ": not a seq: '") + text + "'"};
   }
+  return n;
+}
+
+// --device, --port: a pattern the filter takes, parsed by Pattern::parse.
+template <typename Pattern>
+OptionSpec pattern_option(const char* name, char letter, std::vector<Pattern>& into) {
+  return {name, letter, true, [name, &into](const char* arg) {
+            std::string error;
+            auto p = Pattern::parse(arg, &error);
+            if (!p) throw UsageError{std::string("--") + name + ": " + error};
+            into.push_back(std::move(*p));
+          }};
+}
+
+// -e, -d, -p, -s: each adds to the filter.
+std::vector<OptionSpec> filter_options(Filter& f) {
+  return {
+      {"event", 'e', true,
+       [&f](const char* arg) {
+         for (const auto& name : split_commas(arg)) {
+           auto kind = event_from_name(name);
+           if (!kind) throw UsageError{"unknown event '" + name + "'"};
+           f.events.push_back(*kind);
+         }
+       }},
+      pattern_option("device", 'd', f.devices),
+      pattern_option("port", 'p', f.ports),
+      {"min-severity", 's', true,
+       [&f](const char* arg) {
+         auto s = severity_from_name(arg);
+         if (!s) throw UsageError{"unknown severity '" + std::string(arg) + "'"};
+         f.min_severity = *s;
+       }},
+  };
 }
 
 }  // namespace
 
 int run_monitor(const Global& g, int argc, char** argv) {
-  enum { kJson = 1000, kSnapshot, kSince, kColor, kSocket };
-  static const option kLong[] = {
-      {"json", no_argument, nullptr, kJson},
-      {"event", required_argument, nullptr, 'e'},
-      {"device", required_argument, nullptr, 'd'},
-      {"port", required_argument, nullptr, 'p'},
-      {"min-severity", required_argument, nullptr, 's'},
-      {"snapshot", no_argument, nullptr, kSnapshot},
-      {"since", required_argument, nullptr, kSince},
-      {"count", required_argument, nullptr, 'n'},
-      {"color", required_argument, nullptr, kColor},
-      {"socket", required_argument, nullptr, kSocket},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
   Global global = g;
   Filter filter;
   bool json = false;
@@ -95,58 +100,17 @@ int run_monitor(const Global& g, int argc, char** argv) {
   std::optional<uint64_t> since;
   uint64_t count = 0;
   ColorWhen color_when = ColorWhen::kAuto;
-  optind = 0;
-  opterr = 0;
-  for (;;) {
-    const int c = getopt_long(argc, argv, ":e:d:p:s:n:h", kLong, nullptr);
-    if (c == -1) break;
-    switch (c) {
-      case 'e':
-      case 'd':
-      case 'p':
-      case 's':
-        add_filter_option(filter, c, optarg);
-        break;
-      case kJson:
-        json = true;
-        break;
-      case kSnapshot:
-        snapshot = true;
-        break;
-      case kSince: {
-        char* end = nullptr;
-        since = std::strtoull(optarg, &end, 10);
-        if (!*optarg || *end) throw UsageError{"--since: not a seq: '" + std::string(optarg) + "'"};
-        break;
-      }
-      case 'n': {
-        char* end = nullptr;
-        count = std::strtoull(optarg, &end, 10);
-        if (!*optarg || *end || count == 0) {
-          throw UsageError{"--count: not a positive number: '" + std::string(optarg) + "'"};
-        }
-        break;
-      }
-      case kColor: {
-        auto w = parse_color_when(optarg);
-        if (!w)
-          throw UsageError{"--color: auto, always or never, not '" + std::string(optarg) + "'"};
-        color_when = *w;
-        break;
-      }
-      case kSocket:
-        global.socket = optarg;
-        break;
-      case 'h':
-        std::fputs(kMonitorHelp, stdout);
-        return kExitOk;
-      case ':':
-        throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
-      default:
-        throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
-    }
-  }
-  if (optind < argc) throw UsageError{std::string("unexpected argument '") + argv[optind] + "'"};
+  std::vector<OptionSpec> options = filter_options(filter);
+  options.push_back(flag_option("json", json));
+  options.push_back(flag_option("snapshot", snapshot));
+  options.push_back(
+      {"since", 0, true, [&since](const char* v) { since = parse_number("--since", v, false); }});
+  options.push_back(
+      {"count", 'n', true, [&count](const char* v) { count = parse_number("--count", v, true); }});
+  options.push_back(color_option(color_when));
+  const auto args = parse_command_line(argc, argv, kMonitorHelp, global, std::move(options));
+  if (!args) return kExitOk;
+  expect_no_arguments(*args);
   if (snapshot && since) throw UsageError{"--snapshot and --since exclude each other"};
 
   const bool color = !json && use_color(color_when, STDOUT_FILENO);

@@ -1,5 +1,4 @@
 // rdma-eventctl status: the daemon's devices and ports, and its counters.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -27,46 +26,13 @@ refused the request.
 )";
 
 int run_status(const Global& g, int argc, char** argv) {
-  enum { kJson = 1000, kColor, kSocket };
-  static const option kLong[] = {
-      {"json", no_argument, nullptr, kJson},
-      {"color", required_argument, nullptr, kColor},
-      {"socket", required_argument, nullptr, kSocket},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
   Global global = g;
   bool json = false;
   ColorWhen color_when = ColorWhen::kAuto;
-  optind = 0;
-  opterr = 0;
-  for (;;) {
-    const int c = getopt_long(argc, argv, ":h", kLong, nullptr);
-    if (c == -1) break;
-    switch (c) {
-      case kJson:
-        json = true;
-        break;
-      case kColor: {
-        auto w = parse_color_when(optarg);
-        if (!w)
-          throw UsageError{"--color: auto, always or never, not '" + std::string(optarg) + "'"};
-        color_when = *w;
-        break;
-      }
-      case kSocket:
-        global.socket = optarg;
-        break;
-      case 'h':
-        std::fputs(kStatusHelp, stdout);
-        return kExitOk;
-      case ':':
-        throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
-      default:
-        throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
-    }
-  }
-  if (optind < argc) throw UsageError{std::string("unexpected argument '") + argv[optind] + "'"};
+  const auto args = parse_command_line(argc, argv, kStatusHelp, global,
+                                       {flag_option("json", json), color_option(color_when)});
+  if (!args) return kExitOk;
+  expect_no_arguments(*args);
 
   constexpr auto kTimeout = std::chrono::seconds(10);
   auto client = connect_or_report(global, kTimeout);

@@ -1,8 +1,6 @@
 // rdma-eventctl wait: block until a port reaches a state. It never misses a transition: it
 // subscribes to the port, takes a snapshot (the state as of seq N), then follows the records
 // after N; when records are lost to it, it takes a new snapshot.
-#include <getopt.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -128,58 +126,33 @@ class PortWaiter {
 }  // namespace
 
 int run_wait(const Global& g, int argc, char** argv) {
-  enum { kSocket = 1000 };
-  static const option kLong[] = {
-      {"timeout", required_argument, nullptr, 't'},
-      {"quiet", no_argument, nullptr, 'q'},
-      {"socket", required_argument, nullptr, kSocket},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0},
-  };
   Global global = g;
   std::optional<std::chrono::milliseconds> timeout;
   bool quiet = false;
-  optind = 0;
-  opterr = 0;
-  for (;;) {
-    const int c = getopt_long(argc, argv, ":t:qh", kLong, nullptr);
-    if (c == -1) break;
-    switch (c) {
-      case 't':
-        timeout = parse_duration(optarg);
+  const OptionSpec timeout_option{
+      "timeout", 't', true, [&timeout](const char* value) {
+        timeout = parse_duration(value);
         if (!timeout) {
           throw UsageError{"--timeout: not a duration like 30s, 500ms or 2m: '" +
-                           std::string(optarg) + "'"};
+                           std::string(value) + "'"};
         }
-        break;
-      case 'q':
-        quiet = true;
-        break;
-      case kSocket:
-        global.socket = optarg;
-        break;
-      case 'h':
-        std::fputs(kWaitHelp, stdout);
-        return kExitOk;
-      case ':':
-        throw UsageError{std::string("option '") + argv[optind - 1] + "' needs a value"};
-      default:
-        throw UsageError{std::string("unknown option '") + argv[optind - 1] + "'"};
-    }
-  }
-  if (argc - optind != 2) throw UsageError{"wait needs a port and a state: wait DEV/PORT STATE"};
+      }};
+  const auto args = parse_command_line(argc, argv, kWaitHelp, global,
+                                       {timeout_option, flag_option("quiet", quiet, 'q')});
+  if (!args) return kExitOk;
+  if (args->size() != 2) throw UsageError{"wait needs a port and a state: wait DEV/PORT STATE"};
   std::string error;
-  auto port = PortPattern::parse(argv[optind], &error);
+  auto port = PortPattern::parse((*args)[0], &error);
   if (!port) throw UsageError{error};
   if (port->device.text().find_first_of("*?[") != std::string::npos) {
     throw UsageError{"wait follows one port: '" + port->text() + "' is a pattern"};
   }
-  std::string state_name = argv[optind + 1];
+  std::string state_name = (*args)[1];
   std::transform(state_name.begin(), state_name.end(), state_name.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   auto target = port_state_from_name(state_name);
   if (!target || *target == PortState::kUnknown) {
-    throw UsageError{"unknown port state '" + std::string(argv[optind + 1]) +
+    throw UsageError{"unknown port state '" + std::string((*args)[1]) +
                      "' (down, init, armed, active, active_defer)"};
   }
 
