@@ -96,6 +96,16 @@ CommandResult SimFabric::run(const std::vector<std::string>& argv, SpawnOptions 
   return run_command(argv, spawn_options(std::move(base)), timeout);
 }
 
+void inject(const SimFabric& sim, const std::vector<std::string>& args) {
+  const CommandResult r = sim.ctl(args);
+  if (r.exit_code() != 0) {
+    std::string cmd;
+    for (const auto& a : args)
+      cmd += " " + a;
+    throw HarnessError("rdma-sim" + cmd + " refused (" + r.status.describe() + "): " + r.err);
+  }
+}
+
 std::function<bool(const std::string&)> starts_with(const std::string& prefix) {
   return [prefix](const std::string& l) { return l.rfind(prefix, 0) == 0; };
 }

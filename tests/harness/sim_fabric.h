@@ -77,6 +77,10 @@ class SimFabric {
   std::unique_ptr<Process> sim_;
 };
 
+// Runs a control command of the simulator (`rdma-sim port down mlx5_0/1`, say) and throws
+// HarnessError, with its error output, when the simulator refuses it.
+void inject(const SimFabric& sim, const std::vector<std::string>& args);
+
 // Predicates for Process::wait_for_line.
 std::function<bool(const std::string&)> starts_with(const std::string& prefix);
 std::function<bool(const std::string&)> contains(const std::string& text);

@@ -1,9 +1,15 @@
-// The configuration through the real binary: startup errors, --check-config, SIGHUP reloads.
+// The configuration through the real binary: startup errors, --check-config, SIGHUP reloads,
+// and the daemon detaching from where it was started.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include "daemon_process.h"
-#include "paths.h"
+#include "harness.h"
 #include "test_support.h"
 
 namespace rdma_eventd::test {
@@ -57,9 +63,8 @@ TEST(Reload, AGoodConfigurationAppliesOnSighup) {
 
   daemon.write_config(R"({"severity": {"port_err": "critical"},
                           "devices": {"exclude": ["mlx5_1"]}})");
-  daemon.process().signal(SIGHUP);
-  daemon.require_log("mlx5_1: excluded by the configuration now, closing it");
-  daemon.require_log("configuration reloaded");
+  // Over once READY=1 comes back; mlx5_1 is closed by then.
+  EXPECT_EQ(daemon.reload().value("STATUS"), "1 device, 0 ports up, 1 down, 0 subscribers");
 
   inject(sim, {"port", "down", "mlx5_1/1"});  // excluded now: no record
   inject(sim, {"port", "up", "mlx5_0/1"});
@@ -76,8 +81,8 @@ TEST(Reload, ABadConfigurationIsReportedAndTheOldOneStays) {
   SimFabric sim(topology("two-adapters"));
   DaemonProcess daemon(sim, R"({"severity": {"lid_change": "warning"}})");
   daemon.write_config(R"({"severity": {"lid_change": "extreme"}})");
-  daemon.process().signal(SIGHUP);
-  const std::string line = daemon.require_log("reload failed");
+  daemon.reload();
+  const std::string line = daemon.require_log("reload failed", 0s);
   EXPECT_NE(line.find(daemon.config_path() + ": severity.lid_change: unknown severity 'extreme'"),
             std::string::npos)
       << line;
@@ -86,6 +91,80 @@ TEST(Reload, ABadConfigurationIsReportedAndTheOldOneStays) {
   EXPECT_EQ(r.event, EventKind::kLidChange);
   EXPECT_EQ(r.severity, Severity::kWarning) << "the running configuration stays in force";
   EXPECT_TRUE(daemon.process().running());
+}
+
+// A process the test did not start as its child, stopped on the way out if the test left it.
+struct NotAChild {
+  pid_t pid = 0;
+  ~NotAChild() {
+    if (pid > 0) ::kill(pid, SIGKILL);
+  }
+  // SIGTERM, then waits for it to go (a pidfd: it cannot be waited for as a child).
+  bool stop(rdmatest::Duration timeout) {
+    const rdma_eventd::internal::UniqueFd pidfd(
+        static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd || ::kill(pid, SIGTERM) != 0) return false;
+    pollfd p{pidfd.get(), POLLIN, 0};
+    const int ms =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+    if (::poll(&p, 1, ms) != 1) return false;
+    pid = 0;
+    return true;
+  }
+};
+
+std::string link_target(const std::string& path) {
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  return n < 0 ? "(" + std::string(std::strerror(errno)) + ")"
+               : std::string(buf, static_cast<size_t>(n));
+}
+
+TEST(Detached, TheStarterExitsOnceReadyAndTheDaemonLeavesTheTerminalAndItsDirectory) {
+  // Started without -f from a directory of its own, with relative paths: the command returns 0
+  // once the daemon is ready. The daemon runs on in "/", its standard input and output on
+  // /dev/null and its log still on standard error; its paths still name the same files, so a
+  // SIGHUP reloads the file it was given.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-detach");
+  dir.write("rdma-eventd.json", "{}");
+  rdmatest::NotifyReceiver notify;
+  rdmatest::SpawnOptions options = notify.spawn_options();
+  options.cwd = dir.path();
+  options.stdin_pipe = true;  // stdin and stdout are pipes of the test: both must be let go
+  rdmatest::Process starter = sim.spawn({rdmatest::bin("rdma-eventd"), "--no-journal", "-c",
+                                         "rdma-eventd.json", "--socket", "events.sock"},
+                                        options);
+  const rdmatest::ExitStatus started = starter.require_exit(30s);
+  const rdmatest::Notification ready =
+      notify.require([](const rdmatest::Notification& m) { return m.has("READY", "1"); }, 0s,
+                     "READY=1 before the starter exits");
+  NotAChild daemon{ready.pid};
+  ASSERT_TRUE(started.success()) << starter.describe();
+  ASSERT_NE(ready.pid, starter.pid()) << "the daemon is the starter's child";
+  EXPECT_EQ(ready.value("STATUS"), "2 devices, 3 ports up, 0 down, 0 subscribers");
+
+  const std::string proc = "/proc/" + std::to_string(ready.pid);
+  EXPECT_EQ(link_target(proc + "/cwd"), "/");
+  EXPECT_EQ(link_target(proc + "/fd/0"), "/dev/null");
+  EXPECT_EQ(link_target(proc + "/fd/1"), "/dev/null");
+  EXPECT_EQ(link_target(proc + "/fd/2").rfind("pipe:", 0), 0u) << "the log stays where it was";
+  starter.require_line(rdmatest::contains("ready: watching 2 devices"), 10s,
+                       rdmatest::Stream::kStderr, "the daemon's log on the starter's stderr");
+  LineClient client(dir.file("events.sock"));
+  EXPECT_EQ(client.require_json(10s, "the hello")["type"], "hello");
+
+  dir.write("rdma-eventd.json", R"({"devices": {"exclude": ["mlx5_1"]}})");
+  ASSERT_EQ(::kill(ready.pid, SIGHUP), 0);
+  notify.require([](const rdmatest::Notification& m) { return m.has("RELOADING", "1"); }, 20s,
+                 "RELOADING=1");
+  EXPECT_EQ(notify
+                .require([](const rdmatest::Notification& m) { return m.has("READY", "1"); }, 20s,
+                         "READY=1 after the reload")
+                .value("STATUS"),
+            "1 device, 1 port up, 0 down, 1 subscriber");
+  ASSERT_TRUE(daemon.stop(30s)) << "the daemon did not stop on SIGTERM";
+  EXPECT_EQ(::access(dir.file("events.sock").c_str(), F_OK), -1) << "its socket is removed";
 }
 
 }  // namespace

@@ -1,95 +1,45 @@
 #include "daemon_process.h"
 
-#include <gtest/gtest.h>
-
 #include "journal_sandbox.h"
-#include "paths.h"
 
 namespace rdma_eventd::test {
+namespace {
 
-using rdmatest::HarnessError;
-
-DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions& options) {
-  JournalSandbox::instance();  // records go to the sandbox's journald, never the host's
-  config_path_ = dir_.write("rdma-eventd.json", options.config_json);
-  // A socket of its own: the default path would be shared by every daemon of the test.
-  socket_ = options.socket.empty() ? dir_.file("events.sock") : options.socket;
-  std::vector<std::string> argv = {
-      rdmatest::bin("rdma-eventd"), "-f", "-c", config_path_, "--socket", socket_};
-  if (options.print_records) argv.push_back("--print-records");
-  argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
-  rdmatest::SpawnOptions spawn;
-  spawn.set = options.env;
-  proc_ = std::make_unique<rdmatest::Process>(sim.spawn(argv, spawn));
-  const std::string started = proc_->require_line(rdmatest::contains("started: stream "), 20s,
-                                                  rdmatest::Stream::kStderr, "the start line");
-  const auto pos = started.find("stream ") + 7;
-  stream_ = started.substr(pos, started.find(',', pos) - pos);
-  if (options.wait_ready) require_log("ready: ");
+// The harness's options, once the journal sandbox runs: records go to the sandbox's journald,
+// never the host's. The sandbox comes first, before the daemon and before the threads the
+// harness starts (a process with threads cannot enter a mount namespace of its own).
+rdmatest::DaemonOptions in_the_sandbox(const DaemonOptions& o) {
+  JournalSandbox::instance();
+  return {.config_json = o.config_json,
+          .extra_args = o.extra_args,
+          .wait_ready = o.wait_ready,
+          .print_records = o.print_records,
+          .socket = o.socket,
+          .env = o.env,
+          .journal = true};
 }
 
-// Every daemon a test leaves running must stop cleanly: exit 0 on SIGTERM, which in a sanitizer
-// build also means no leak and no sanitizer report.
-DaemonProcess::~DaemonProcess() {
-  if (!proc_) return;
-  if (auto problem = rdmatest::stop_expecting_clean_exit(*proc_)) ADD_FAILURE() << *problem;
-}
+}  // namespace
 
-void DaemonProcess::write_config(const std::string& json) const {
-  dir_.write("rdma-eventd.json", json);
-}
-
-std::string DaemonProcess::next_record_line(rdmatest::Duration timeout) {
-  return proc_->require_next_line(timeout, rdmatest::Stream::kStdout);
-}
+DaemonProcess::DaemonProcess(const rdmatest::SimFabric& sim, const DaemonOptions& options)
+    : rdmatest::DaemonProcess(sim, in_the_sandbox(options)) {}
 
 Record DaemonProcess::next_record(rdmatest::Duration timeout) {
   const std::string line = next_record_line(timeout);
   std::string error;
   auto r = record_from_json(line, &error);
-  if (!r) throw HarnessError("not a record (" + error + "): " + line);
+  if (!r) throw rdmatest::HarnessError("not a record (" + error + "): " + line);
   return *r;
-}
-
-bool DaemonProcess::logged(const std::string& text) {
-  proc_->pump();
-  for (const auto& l : proc_->stderr_lines()) {
-    if (l.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
-std::string DaemonProcess::require_log(const std::string& text, rdmatest::Duration timeout) {
-  return proc_->require_line(rdmatest::contains(text), timeout, rdmatest::Stream::kStderr,
-                             "a log line containing '" + text + "'");
 }
 
 std::vector<nlohmann::json> DaemonProcess::journal_entries(size_t count,
                                                            rdmatest::Duration timeout) {
-  std::vector<nlohmann::json> entries;
-  const bool got = rdmatest::wait_until(
-      [&] {
-        entries = JournalSandbox::instance().entries({"RDMA_STREAM=" + stream_});
-        return entries.size() >= count;
-      },
-      timeout);
-  if (!got) {
-    throw HarnessError("expected " + std::to_string(count) + " journal entries of stream " +
-                       stream_ + ", found " + std::to_string(entries.size()) + "\n" +
-                       proc_->describe());
-  }
-  return entries;
-}
-
-nlohmann::json DaemonProcess::status() const {
-  const rdmatest::CommandResult r = rdmatest::run_command(
-      {rdmatest::bin("rdma-eventctl"), "--socket", socket_, "status", "--json"}, {}, 30s);
-  if (r.exit_code() != 0) throw HarnessError("rdma-eventctl status failed: " + r.err);
-  return nlohmann::json::parse(r.out);
-}
-
-rdmatest::ExitStatus DaemonProcess::stop() {
-  return proc_->stop();
+  const std::vector<std::string> matches = {"RDMA_STREAM=" + stream()};
+  JournalSandbox& journal = JournalSandbox::instance();
+  std::vector<std::string> args = {"-o", "json"};  // one line per entry
+  args.insert(args.end(), matches.begin(), matches.end());
+  journal.follow(args, count, timeout);
+  return journal.entries(matches);
 }
 
 }  // namespace rdma_eventd::test

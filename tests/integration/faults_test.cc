@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -17,7 +18,7 @@
 #include "daemon_process.h"
 #include "harness.h"
 #include "journal_sandbox.h"
-#include "subscriber_client.h"
+#include "stream_check.h"
 #include "test_support.h"
 
 namespace rdma_eventd::test {
@@ -46,7 +47,12 @@ class StreamFollower {
   void join() {
     if (thread_.joinable()) thread_.join();
   }
-  uint64_t seen() const { return seen_; }
+  // Waits until the stream has reached record `seq` (or ended); whether it has.
+  bool wait_seen(uint64_t seq, rdmatest::Duration timeout = std::chrono::seconds(120)) {
+    std::unique_lock lock(mu_);
+    seen_cv_.wait_for(lock, timeout, [&] { return seen_ >= seq || ended_; });
+    return seen_ >= seq;
+  }
   const StreamCheck& check() {
     join();
     return check_;
@@ -55,29 +61,50 @@ class StreamFollower {
  private:
   void run(uint64_t count, rdmatest::Duration timeout) {
     const auto deadline = Clock::now() + timeout;
-    while (check_.next_seq() <= count && Clock::now() < deadline) {
+    bool open = true;
+    while (open && check_.next_seq() <= count && Clock::now() < deadline) {
+      // In slices, to notice the deadline; data is taken the moment it comes.
       if (!conn_.wait_readable(std::chrono::milliseconds(200))) continue;
-      const bool open = conn_.read_available(4 << 20);
+      open = conn_.read_available(4 << 20);
       check_.feed(conn_.take_complete_lines());
+      std::lock_guard lock(mu_);
       seen_ = check_.next_seq() - 1;
-      if (!open) break;
+      seen_cv_.notify_all();
     }
+    std::lock_guard lock(mu_);
+    ended_ = true;
+    seen_cv_.notify_all();
   }
 
-  SubscriberConnection conn_;
+  LineClient conn_;
   StreamCheck check_;
-  std::atomic<uint64_t> seen_{0};
+  std::mutex mu_;
+  std::condition_variable seen_cv_;
+  uint64_t seen_ = 0;  // the last seq seen (or reported lost)
+  bool ended_ = false;
   std::thread thread_;
 };
+
+// The daemon's journal counters once every one of `records` is written, failed or dropped and
+// none is queued. They are the writer thread's, with nothing to wait on: polled.
+json journal_settled(DaemonProcess& daemon, uint64_t records) {
+  json j;
+  const bool settled = rdmatest::wait_until(
+      [&] {
+        j = daemon.status()["journal"];
+        return j["queued"] == 0 && j["written"].get<uint64_t>() + j["failed"].get<uint64_t>() +
+                                           j["dropped"].get<uint64_t>() ==
+                                       records;
+      },
+      std::chrono::seconds(60));
+  if (!settled) throw rdmatest::HarnessError("the journal did not settle: " + j.dump());
+  return j;
+}
 
 // For the tests where a follower witnesses that records still flow while something else goes
 // wrong: a subscriber queue of 64 MiB, so that the follower keeps up even when a busy test
 // machine leaves its thread off the CPU for a second or two.
 const std::string kRoomyQueues = R"({"socket": {"max_queued_bytes": 67108864}})";
-
-bool wait_seen(const StreamFollower& f, uint64_t seq) {
-  return rdmatest::wait_until([&] { return f.seen() >= seq; }, std::chrono::seconds(120));
-}
 
 TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
   JournalSandbox& journal = JournalSandbox::instance();
@@ -87,9 +114,9 @@ TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
   StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
 
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
-  ASSERT_TRUE(wait_seen(follower, 30000));
+  ASSERT_TRUE(follower.wait_seen(30000));
   journal.stop_journald();
-  ASSERT_TRUE(wait_seen(follower, 80000));
+  ASSERT_TRUE(follower.wait_seen(80000));
   journal.start_journald();
 
   // The socket: every record once, in order, none lost.
@@ -100,16 +127,7 @@ TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
 
   // The journal: the writes that failed are counted, every record is accounted for, and the
   // journal has entries again once journald is back, up to the last record.
-  json j;
-  ASSERT_TRUE(rdmatest::wait_until(
-      [&] {
-        j = daemon.status()["journal"];
-        return j["queued"] == 0 && j["written"].get<uint64_t>() + j["failed"].get<uint64_t>() +
-                                           j["dropped"].get<uint64_t>() ==
-                                       kEvents;
-      },
-      std::chrono::seconds(60)))
-      << j.dump();
+  const json j = journal_settled(daemon, kEvents);
   EXPECT_GT(j["failed"].get<uint64_t>(), 0u) << j.dump();
   daemon.require_log("journal: cannot write records");
   daemon.require_log("journal: writing records again");
@@ -151,16 +169,7 @@ TEST(Faults, AFrozenJournaldIsWaitedForTwoSecondsAtMostThenRecordsFlowWithoutIt)
   // accounted for as written or dropped.
   journal.freeze_journald(false);
   daemon.require_log("journal: journald takes entries again");
-  json j;
-  EXPECT_TRUE(rdmatest::wait_until(
-      [&] {
-        j = daemon.status()["journal"];
-        return j["queued"] == 0 && j["written"].get<uint64_t>() + j["failed"].get<uint64_t>() +
-                                           j["dropped"].get<uint64_t>() ==
-                                       kEvents;
-      },
-      std::chrono::seconds(60)))
-      << j.dump();
+  const json j = journal_settled(daemon, kEvents);
   EXPECT_EQ(j["failed"], 0);
   inject(sim, {"port", "down", "mlx5_0/1"});
   const auto entries = daemon.journal_entries(j["written"].get<uint64_t>() + 1);
@@ -176,10 +185,10 @@ TEST(Faults, ASubscriberKilledWhileTheDaemonWritesToItCostsNothing) {
   // socket, and the daemon has output queued for it when it dies.
   rdmatest::Process victim =
       rdmatest::Process::spawn({"socat", "-u", "UNIX-CONNECT:" + daemon.socket(), "STDOUT"});
-  ASSERT_TRUE(rdmatest::wait_until([&] { return daemon.status()["subscribers"]["count"] == 3; },
-                                   std::chrono::seconds(10)));
+  daemon.require_subscribers(2);  // the follower and the victim
 
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
+  // A subscriber's queue is accounting state with nothing to wait on: polled.
   ASSERT_TRUE(rdmatest::wait_until(
       [&] {
         const json status = daemon.status();
@@ -196,9 +205,8 @@ TEST(Faults, ASubscriberKilledWhileTheDaemonWritesToItCostsNothing) {
   EXPECT_EQ(check.problem(), "");
   EXPECT_EQ(check.records(), kEvents);
   EXPECT_TRUE(daemon.process().running());
-  // The victim is gone: the follower and the asker are left.
-  EXPECT_TRUE(rdmatest::wait_until([&] { return daemon.status()["subscribers"]["count"] == 2; },
-                                   std::chrono::seconds(10)));
+  // The victim is gone: the follower is left (the status requests above came and went).
+  daemon.require_subscribers(1);
   const rdmatest::ExitStatus exit = daemon.stop();
   EXPECT_TRUE(exit.success()) << exit.describe() << daemon.process().describe();
 }
@@ -210,7 +218,7 @@ TEST(Faults, TenThousandConnectionsComingAndGoingLeakNoDescriptorAndNoMemory) {
   // Four ways to leave: at once, after the hello, with a request unanswered, in the middle of
   // a request.
   auto cycle = [&](int i) {
-    SubscriberConnection c(daemon.socket());
+    LineClient c(daemon.socket());
     switch (i % 4) {
       case 0:
         return;
@@ -227,6 +235,8 @@ TEST(Faults, TenThousandConnectionsComingAndGoingLeakNoDescriptorAndNoMemory) {
     }
   };
   uint64_t connections = 0;  // made so far, the status requests' own included
+  // Accepted and reaped connections are counters with nothing to wait on (the subscriber count
+  // in STATUS= passes through 1 many times on the way): polled.
   auto settled = [&] {
     // Every connection accepted and reaped: the status asker is the only subscriber.
     return rdmatest::wait_until(
@@ -269,7 +279,7 @@ TEST(Faults, AfterSigkillARestartedDaemonIsANewStreamAndClientsResnapshot) {
   rdmatest::TempDir dir("rdma-restart");
   const std::string socket = dir.file("events.sock");
   auto first = std::make_unique<DaemonProcess>(sim, DaemonOptions{.socket = socket});
-  SubscriberConnection c(socket);
+  LineClient c(socket);
   const json hello = c.require_json(std::chrono::seconds(10));
   inject(sim, {"lid", "mlx5_0/1", "9"});
   const json record = c.require_json(std::chrono::seconds(10));
@@ -290,7 +300,7 @@ TEST(Faults, AfterSigkillARestartedDaemonIsANewStreamAndClientsResnapshot) {
   // The new daemon takes over the stale socket; the client reconnects and asks for what it
   // missed since its last record: another stream, so a snapshot instead, with the state now.
   DaemonProcess second(sim, DaemonOptions{.socket = socket});
-  SubscriberConnection again(socket);
+  LineClient again(socket);
   const json hello2 = again.require_json(std::chrono::seconds(10));
   EXPECT_NE(hello2["stream"], hello["stream"]);
   EXPECT_EQ(hello2["seq"], 0);
@@ -321,9 +331,9 @@ TEST(Faults, SigtermInTheMiddleOfAStormEndsTheDaemonCleanly) {
   DaemonProcess daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false});
   constexpr uint64_t kEvents = 1000000;
   StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
-  SubscriberConnection idle(daemon.socket());  // never reads
+  LineClient idle(daemon.socket());  // never reads
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
-  ASSERT_TRUE(wait_seen(follower, 50000));
+  ASSERT_TRUE(follower.wait_seen(50000));
 
   const auto asked = Clock::now();
   daemon.process().signal(SIGTERM);
@@ -332,7 +342,9 @@ TEST(Faults, SigtermInTheMiddleOfAStormEndsTheDaemonCleanly) {
   const rdmatest::ExitStatus exit = daemon.process().require_exit(std::chrono::seconds(30));
   EXPECT_TRUE(exit.success()) << exit.describe() << daemon.process().describe();
   EXPECT_LT(Clock::now() - asked, std::chrono::seconds(10));
-  daemon.require_log("SIGTERM: stopping");
+  // The orderly way out: the loop ended, the service manager was told, the summary logged.
+  daemon.notify().require([](const rdmatest::Notification& m) { return m.has("STOPPING", "1"); },
+                          0s, "STOPPING=1");
   daemon.require_log("stopped after");
   const StreamCheck& check = follower.check();
   EXPECT_EQ(check.problem(), "");

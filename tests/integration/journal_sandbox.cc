@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "namespaces.h"
+#include "notify_receiver.h"
 
 namespace rdma_eventd::test {
 namespace {
@@ -89,19 +90,18 @@ JournalSandbox::~JournalSandbox() {
 
 void JournalSandbox::start_journald() {
   if (journald_) return;
+  // Up once it says READY=1, as it tells systemd: its sockets are open then. (After a restart
+  // the old socket file is still there, so the file alone proves nothing.)
+  rdmatest::NotifyReceiver notify;
   journald_ = std::make_unique<rdmatest::Process>(
-      rdmatest::Process::spawn({"/lib/systemd/systemd-journald"}));
-  // Up once it answers a sync: after a restart the old socket file is still there, so the
-  // file alone proves nothing.
-  const bool up = rdmatest::wait_until(
-      [&] {
-        struct stat st {};
-        return stat("/run/systemd/journal/socket", &st) == 0 && S_ISSOCK(st.st_mode) &&
-               rdmatest::run_command({"journalctl", "--sync"}, {}, 10s).status.success();
-      },
-      20s);
-  if (!up)
-    throw HarnessError("journal sandbox: journald did not come up: " + journald_->describe());
+      rdmatest::Process::spawn({"/lib/systemd/systemd-journald"}, notify.spawn_options()));
+  try {
+    notify.require([](const rdmatest::Notification& m) { return m.has("READY", "1"); }, 20s,
+                   "READY=1 from journald");
+  } catch (const HarnessError& e) {
+    throw HarnessError(std::string("journal sandbox: journald did not come up: ") + e.what() +
+                       "\n" + journald_->describe());
+  }
 }
 
 void JournalSandbox::stop_journald() {
@@ -120,6 +120,30 @@ std::string JournalSandbox::journalctl(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"journalctl", "-D", "/run/log/journal", "--no-pager"};
   argv.insert(argv.end(), args.begin(), args.end());
   return must_run(argv);
+}
+
+std::vector<std::string> JournalSandbox::follow(const std::vector<std::string>& args, size_t count,
+                                                rdmatest::Duration timeout) {
+  const auto deadline = rdmatest::Clock::now() + timeout;
+  std::vector<std::string> argv = {"journalctl", "-D",       "/run/log/journal",
+                                   "--no-pager", "--follow", "--no-tail"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  rdmatest::Process journalctl = rdmatest::Process::spawn(argv);
+  std::vector<std::string> lines;
+  lines.reserve(count);
+  while (lines.size() < count) {
+    auto line = journalctl.next_line(deadline - rdmatest::Clock::now());
+    if (!line) {
+      journalctl.stop();
+      throw HarnessError("journalctl --follow: " + std::to_string(lines.size()) + " of " +
+                         std::to_string(count) + " entries in time" +
+                         (lines.empty() ? "" : "; the last: " + lines.back()) + "\n" +
+                         journalctl.stderr_text());
+    }
+    lines.push_back(std::move(*line));
+  }
+  journalctl.stop();
+  return lines;
 }
 
 std::vector<nlohmann::json> JournalSandbox::entries(const std::vector<std::string>& matches) {

@@ -38,6 +38,12 @@ class JournalSandbox {
   // journalctl's own output (for -x catalog checks, say), after --sync.
   std::string journalctl(const std::vector<std::string>& args);
 
+  // The first `count` lines of `journalctl --follow` with `args` (matches, an output format
+  // that prints one line per entry): waits for the entries as journald takes them, rather than
+  // asking again and again. HarnessError with what came when they do not come in time.
+  std::vector<std::string> follow(const std::vector<std::string>& args, size_t count,
+                                  rdmatest::Duration timeout);
+
   // Stops and starts journald (its socket file stays behind while stopped, as on a host).
   void stop_journald();
   void start_journald();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "line_client.h"
 #include "sim_fabric.h"
 
 namespace rdma_eventd::test {
@@ -81,11 +82,11 @@ inline nlohmann::json change(nlohmann::json old_value, nlohmann::json new_value)
   return {{"old", old_value}, {"new", new_value}};
 }
 
-// Runs a control command and fails the test if it is refused.
-inline void inject(const rdmatest::SimFabric& sim, const std::vector<std::string>& args) {
-  rdmatest::CommandResult r = sim.ctl(args);
-  ASSERT_EQ(r.exit_code(), 0) << "rdma-sim " << args[0] << " refused: " << r.err;
-}
+// The harness's: the simulator's control commands (throwing when refused), and a raw client
+// of the subscriber socket.
+using rdmatest::inject;
+using rdmatest::LineClient;
+using rdmatest::reply_to;
 
 // The simulator's accounting for the contexts a process opened.
 inline std::vector<nlohmann::json> contexts_of(const nlohmann::json& stats, int pid) {

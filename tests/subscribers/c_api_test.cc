@@ -8,12 +8,6 @@
 namespace rdma_eventd::subtest {
 namespace {
 
-using rdmatest::CommandResult;
-using rdmatest::Process;
-using rdmatest::run_command;
-using rdmatest::SimFabric;
-using rdmatest::topology;
-
 const std::vector<std::string> kUntilReady = {
     "bad path: RDMAEV_E_CONNECT, client NULL, says why",
     "hello seq=0 stream of 32 characters",

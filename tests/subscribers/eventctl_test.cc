@@ -11,12 +11,6 @@
 namespace rdma_eventd::subtest {
 namespace {
 
-using rdmatest::CommandResult;
-using rdmatest::Process;
-using rdmatest::run_command;
-using rdmatest::SimFabric;
-using rdmatest::topology;
-
 std::vector<std::string> eventctl(const HubDaemon& d, std::vector<std::string> args) {
   args.insert(args.begin(), {rdmatest::bin("rdma-eventctl"), "--socket", d.socket()});
   return args;

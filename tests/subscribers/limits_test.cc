@@ -9,9 +9,6 @@
 namespace rdma_eventd::subtest {
 namespace {
 
-using rdmatest::SimFabric;
-using rdmatest::topology;
-
 json status_of(LineClient& c, int id) {
   c.send(json{{"op", "status"}, {"id", id}}.dump() + "\n");
   return c.read_until(reply_to(id), 10s).back();
@@ -75,7 +72,8 @@ TEST(Limits, RequestsOverTheRateAreRefusedNotExecutedAndTheConnectionStays) {
   // Not executed: the filter still selects everything.
   inject(sim, {"port", "down", "mlx5_0/1"});
   EXPECT_EQ(c.require_json(10s)["event"], "port_err");
-  // The bucket refills at the rate: a ping goes through again within a second or so.
+  // The bucket refills at the rate: a ping goes through again within a second or so. What is
+  // awaited is time passing, at the daemon's clock: asked again and again.
   int refused_more = 0;
   int id = 10;
   ASSERT_TRUE(rdmatest::wait_until(
@@ -114,12 +112,7 @@ TEST(Limits, OneUserHoldsAtMostMaxSubscribersPerUserAndRootIsExempt) {
   }
   {
     LineClient fourth(d.socket(), user);
-    EXPECT_EQ(fourth.read_to_eof(10s),
-              (std::vector<json>{{{"type", "error"},
-                                  {"error", "too_many_subscribers"},
-                                  {"message",
-                                   "too many subscribers for uid 4242 "
-                                   "(socket.max_subscribers_per_user is 3)"}}}));
+    EXPECT_EQ(fourth.read_to_eof(10s), refused_for_user(4242, 3));
   }
   // Another user, and root as often as it likes, still get in.
   LineClient other(d.socket(), Credentials{4243, 4243, {}});
@@ -129,21 +122,15 @@ TEST(Limits, OneUserHoldsAtMostMaxSubscribersPerUserAndRootIsExempt) {
     root.push_back(std::make_unique<LineClient>(d.socket()));
     EXPECT_EQ(root.back()->require_json(10s)["type"], "hello");
   }
-  // Once one of the user's connections is gone, the user may connect again.
+  // Once one of the user's connections is gone, the user may connect again: the daemon gives
+  // the slot back before it closes the connection, so the end of file says it is free.
   held.front()->shutdown_write();
   EXPECT_TRUE(held.front()->read_to_eof(10s).empty());
-  json hello;
-  ASSERT_TRUE(rdmatest::wait_until(
-      [&] {
-        LineClient again(d.socket(), user);
-        hello = again.require_json(10s);
-        return hello.value("type", "") == "hello";
-      },
-      10s))
-      << hello.dump();
+  LineClient again(d.socket(), user);
+  EXPECT_EQ(again.require_json(10s)["type"], "hello");
   const json st = status_of(*root[0], 1)["subscribers"];
-  EXPECT_EQ(st["refused_by"]["max_subscribers_per_user"].get<int>(), st["refused"].get<int>());
-  EXPECT_GE(st["refused"].get<int>(), 1);
+  EXPECT_EQ(st["refused_by"]["max_subscribers_per_user"], 1);
+  EXPECT_EQ(st["refused"], 1);
   EXPECT_EQ(st["max_subscribers_per_user"], 3);
 }
 

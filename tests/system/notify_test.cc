@@ -5,57 +5,34 @@
 #include <signal.h>
 
 #include "harness.h"
-#include "hub_support.h"
-#include "notify_receiver.h"
 
 namespace rdma_eventd::systest {
 namespace {
 
 using namespace std::chrono_literals;
-using rdmatest::Process;
+using rdmatest::DaemonProcess;
+using rdmatest::inject;
+using rdmatest::LineClient;
+using rdmatest::Notification;
 using rdmatest::SimFabric;
 using rdmatest::topology;
-using subtest::inject;
-using subtest::LineClient;
 
-// rdma-eventd -f --no-journal -c DIR/rdma-eventd.json --socket DIR/events.sock, with
-// NOTIFY_SOCKET (and `env`) set; the configuration file can be rewritten for reloads.
-class NotifiedDaemon {
- public:
-  NotifiedDaemon(const SimFabric& sim, const std::map<std::string, std::string>& env = {})
-      : socket_(dir_.file("events.sock")), config_(dir_.write("rdma-eventd.json", "{}")) {
-    proc_ = std::make_unique<Process>(sim.spawn(
-        {rdmatest::bin("rdma-eventd"), "-f", "--no-journal", "-c", config_, "--socket", socket_},
-        notify.spawn_options({}, env)));
-  }
-  ~NotifiedDaemon() {
-    if (proc_->running()) proc_->stop();
-  }
+// Every daemon here is the harness's: rdma-eventd -f --no-journal -c DIR/rdma-eventd.json
+// --socket DIR/events.sock with NOTIFY_SOCKET set, constructed once it said READY=1 (ready()).
 
-  NotifyReceiver notify;
-  Process& process() { return *proc_; }
-  const std::string& socket() const { return socket_; }
-  void write_config(const std::string& json) const { dir_.write("rdma-eventd.json", json); }
+Notification require_ready(DaemonProcess& d) {
+  return d.notify().require([](const Notification& m) { return m.has("READY", "1"); }, 30s,
+                            "READY=1");
+}
 
-  Notification require_ready() {
-    return notify.require([](const Notification& m) { return m.has("READY", "1"); }, 30s,
-                          "READY=1");
-  }
-  // The next STATUS= change (a datagram with STATUS= and nothing else).
-  std::string require_status() {
-    return notify
-        .require(
-            [](const Notification& m) { return m.vars.size() == 1 && !m.value("STATUS").empty(); },
-            20s, "a STATUS= update")
-        .value("STATUS");
-  }
-
- private:
-  rdmatest::TempDir dir_{"rdma-notified"};
-  std::string socket_;
-  std::string config_;
-  std::unique_ptr<Process> proc_;
-};
+// The next STATUS= change (a datagram with STATUS= and nothing else).
+std::string require_status(DaemonProcess& d) {
+  return d.notify()
+      .require(
+          [](const Notification& m) { return m.vars.size() == 1 && !m.value("STATUS").empty(); },
+          20s, "a STATUS= update")
+      .value("STATUS");
+}
 
 bool is_watchdog(const Notification& m) {
   return m.has("WATCHDOG", "1");
@@ -65,8 +42,8 @@ TEST(Notify, ReadyComesOnlyOnceTheDevicesAreOpenAndTheSocketListens) {
   // Given a fabric of two adapters (three ports, all active), the daemon says READY=1 with its
   // status, and at that moment both devices are open and the socket answers.
   SimFabric sim(topology("two-adapters"));
-  NotifiedDaemon d(sim);
-  const Notification ready = d.require_ready();
+  DaemonProcess d(sim);
+  const Notification& ready = d.ready();
   const auto stats = sim.stats();
   EXPECT_EQ(ready.value("STATUS"), "2 devices, 3 ports up, 0 down, 0 subscribers");
   ASSERT_EQ(stats["contexts"].size(), 2u) << stats.dump();
@@ -77,91 +54,88 @@ TEST(Notify, ReadyComesOnlyOnceTheDevicesAreOpenAndTheSocketListens) {
   LineClient client(d.socket());
   EXPECT_EQ(client.require_json(10s, "the hello")["type"], "hello");
   // Nothing said it was ready before: the only earlier datagrams are status lines.
-  for (const Notification& m : d.notify.received()) {
-    if (&m == &d.notify.received().back()) break;
-    EXPECT_EQ(m.value("READY"), "") << d.notify.describe();
-  }
+  const std::vector<Notification> before = d.notify().received();
+  ASSERT_FALSE(before.empty());
+  EXPECT_TRUE(before.back().has("READY", "1"));
+  for (size_t i = 0; i + 1 < before.size(); ++i)
+    EXPECT_EQ(before[i].value("READY"), "") << d.notify().describe();
 }
 
 TEST(Notify, StatusFollowsPortsAndSubscribersAsTheyChange) {
   SimFabric sim(topology("two-adapters"));
-  NotifiedDaemon d(sim);
-  d.require_ready();
+  DaemonProcess d(sim);
   {
     LineClient client(d.socket());
     client.require_json(10s, "the hello");
-    EXPECT_EQ(d.require_status(), "2 devices, 3 ports up, 0 down, 1 subscriber");
+    EXPECT_EQ(require_status(d), "2 devices, 3 ports up, 0 down, 1 subscriber");
     inject(sim, {"port", "down", "mlx5_1/2"});
-    EXPECT_EQ(d.require_status(), "2 devices, 2 ports up, 1 down, 1 subscriber");
+    EXPECT_EQ(require_status(d), "2 devices, 2 ports up, 1 down, 1 subscriber");
   }
-  EXPECT_EQ(d.require_status(), "2 devices, 2 ports up, 1 down, 0 subscribers");
+  EXPECT_EQ(require_status(d), "2 devices, 2 ports up, 1 down, 0 subscribers");
   inject(sim, {"port", "up", "mlx5_1/2"});
-  EXPECT_EQ(d.require_status(), "2 devices, 3 ports up, 0 down, 0 subscribers");
+  EXPECT_EQ(require_status(d), "2 devices, 3 ports up, 0 down, 0 subscribers");
   // A status is sent when it changes, never twice the same.
   std::string last;
-  for (const Notification& m : d.notify.received()) {
+  for (const Notification& m : d.notify().received()) {
     if (m.value("STATUS").empty()) continue;
-    EXPECT_NE(m.value("STATUS"), last) << d.notify.describe();
+    EXPECT_NE(m.value("STATUS"), last) << d.notify().describe();
     last = m.value("STATUS");
   }
 }
 
 TEST(Notify, StatusSaysWhenNoDeviceIsThere) {
   SimFabric sim("");  // an empty fabric
-  NotifiedDaemon d(sim);
-  EXPECT_EQ(d.require_ready().value("STATUS"), "waiting for RDMA devices, 0 subscribers");
+  DaemonProcess d(sim);
+  EXPECT_EQ(d.ready().value("STATUS"), "waiting for RDMA devices, 0 subscribers");
 }
 
 TEST(Notify, ReloadIsBracketedByReloadingAndReadyWithTheNewStatus) {
   SimFabric sim(topology("two-adapters"));
-  NotifiedDaemon d(sim);
-  d.require_ready();
+  DaemonProcess d(sim);
 
   d.write_config(R"({"devices": {"exclude": ["mlx5_1"]}})");
   d.process().signal(SIGHUP);
-  const Notification reloading = d.notify.require(
+  const Notification reloading = d.notify().require(
       [](const Notification& m) { return m.has("RELOADING", "1"); }, 20s, "RELOADING=1");
   // MONOTONIC_USEC: what systemd's notify-reload protocol checks the reload against.
   EXPECT_FALSE(reloading.value("MONOTONIC_USEC").empty()) << reloading.raw;
   EXPECT_NE(reloading.value("MONOTONIC_USEC").find_first_not_of("0123456789"), 0u);
-  EXPECT_EQ(d.require_ready().value("STATUS"), "1 device, 1 port up, 0 down, 0 subscribers");
+  EXPECT_EQ(require_ready(d).value("STATUS"), "1 device, 1 port up, 0 down, 0 subscribers");
 
   // A bad file: the reload fails, the running configuration stays, and READY=1 still ends it.
   d.write_config(R"({"devices": {"exclude": 7}})");
   d.process().signal(SIGHUP);
-  d.notify.require([](const Notification& m) { return m.has("RELOADING", "1"); }, 20s,
-                   "RELOADING=1");
-  EXPECT_EQ(d.require_ready().value("STATUS"), "1 device, 1 port up, 0 down, 0 subscribers");
+  d.notify().require([](const Notification& m) { return m.has("RELOADING", "1"); }, 20s,
+                     "RELOADING=1");
+  EXPECT_EQ(require_ready(d).value("STATUS"), "1 device, 1 port up, 0 down, 0 subscribers");
   d.process().require_line(rdmatest::contains("reload failed, keeping the running configuration"),
                            10s, rdmatest::Stream::kStderr);
 }
 
 TEST(Notify, StopSaysStoppingAndExitsCleanly) {
   SimFabric sim(topology("two-adapters"));
-  NotifiedDaemon d(sim);
-  d.require_ready();
+  DaemonProcess d(sim);
   d.process().signal(SIGTERM);
-  d.notify.require([](const Notification& m) { return m.has("STOPPING", "1"); }, 20s, "STOPPING=1");
+  d.notify().require([](const Notification& m) { return m.has("STOPPING", "1"); }, 20s,
+                     "STOPPING=1");
   EXPECT_TRUE(d.process().require_exit(20s).success()) << d.process().describe();
 }
 
 TEST(Notify, WatchdogPingsComeFromTheLoopAtHalfTheInterval) {
   SimFabric sim(topology("two-adapters"));
-  NotifiedDaemon d(sim, {{"WATCHDOG_USEC", "400000"}});
-  d.require_ready();
-  d.process().require_line(rdmatest::contains("watchdog: 400 ms, pinged every 200 ms"), 10s,
-                           rdmatest::Stream::kStderr);
+  DaemonProcess d(sim, {.env = {{"WATCHDOG_USEC", "400000"}}});
+  EXPECT_TRUE(d.logged("watchdog: 400 ms, pinged every 200 ms")) << d.log_tail();
   for (int i = 0; i < 5; ++i)
-    d.notify.require(is_watchdog, 5s, "WATCHDOG=1");
+    d.notify().require(is_watchdog, 5s, "WATCHDOG=1");
 
   // A loop that does not turn sends nothing: stopped, the daemon misses its pings, and they
   // resume once it runs again.
   d.process().signal(SIGSTOP);
-  while (d.notify.next(0s)) {
+  while (d.notify().next(0s)) {
   }  // what was sent before it stopped
-  EXPECT_FALSE(d.notify.next(1s).has_value()) << d.notify.describe();
+  EXPECT_FALSE(d.notify().next(1s).has_value()) << d.notify().describe();
   d.process().signal(SIGCONT);
-  d.notify.require(is_watchdog, 5s, "WATCHDOG=1 after SIGCONT");
+  d.notify().require(is_watchdog, 5s, "WATCHDOG=1 after SIGCONT");
 }
 
 TEST(Notify, NoWatchdogPingsWithoutWatchdogSec) {
@@ -170,27 +144,24 @@ TEST(Notify, NoWatchdogPingsWithoutWatchdogSec) {
   for (const auto& env : std::vector<std::map<std::string, std::string>>{
            {}, {{"WATCHDOG_USEC", "400000"}, {"WATCHDOG_PID", "1"}}}) {
     SimFabric sim(topology("two-adapters"));
-    NotifiedDaemon d(sim, env);
-    d.require_ready();
+    DaemonProcess d(sim, {.env = env});
     {
       LineClient client(d.socket());
       client.require_json(10s, "the hello");
-      d.require_status();
+      require_status(d);
     }
-    d.require_status();
+    require_status(d);
     inject(sim, {"port", "down", "mlx5_0/1"});
-    d.require_status();
+    require_status(d);
     d.process().signal(SIGHUP);
-    d.require_ready();
+    require_ready(d);
     d.process().signal(SIGTERM);
-    d.notify.require([](const Notification& m) { return m.has("STOPPING", "1"); }, 20s,
-                     "STOPPING=1");
+    d.notify().require([](const Notification& m) { return m.has("STOPPING", "1"); }, 20s,
+                       "STOPPING=1");
     ASSERT_TRUE(d.process().require_exit(20s).success());
-    for (const Notification& m : d.notify.received())
-      EXPECT_FALSE(is_watchdog(m)) << d.notify.describe();
-    EXPECT_FALSE(
-        d.process().wait_for_line(rdmatest::contains("watchdog:"), 0s, rdmatest::Stream::kStderr))
-        << d.process().describe();
+    for (const Notification& m : d.notify().received())
+      EXPECT_FALSE(is_watchdog(m)) << d.notify().describe();
+    EXPECT_FALSE(d.logged("watchdog:")) << d.process().describe();
   }
 }
 
