@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "rdma_eventd/internal/unique_fd.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -60,11 +62,10 @@ void check_directory(const std::string& dir, const struct stat& st) {
 
 // Whether something accepts connections at the path now.
 bool someone_listens(const sockaddr_un& addr, const std::string& path) {
-  const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) fail("socket", errno);
-  const int rc = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const internal::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe) fail("socket", errno);
+  const int rc = ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int err = errno;
-  ::close(probe);
   if (rc == 0) return true;
   if (err == ECONNREFUSED) return false;
   fail("cannot tell whether " + path + " is in use", err);

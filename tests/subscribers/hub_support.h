@@ -74,8 +74,7 @@ std::vector<json> live_records(const std::vector<json>& lines);
 // Their seqs.
 std::vector<uint64_t> seqs_of(const std::vector<json>& records);
 
-// Waits until the daemon has published record `seq`: from a connection of its own, the hello
-// says which seq the daemon is at, and the records that follow it arrive as they are made.
+// Waits until the daemon has published record `seq` (pings it until the reply says so).
 void wait_for_seq(const std::string& socket, uint64_t seq, Duration timeout = 30s);
 
 // A storm: `count` events on `target` (port_err and port_active in turn, no state change).
