@@ -1,13 +1,14 @@
 #include "format.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <vector>
+
+#include "schema/record_text.h"
 
 namespace rdma_eventctl {
 namespace {
 
 using namespace rdma_eventd;
-using nlohmann::json;
 
 constexpr const char* kReset = "\033[0m";
 
@@ -38,60 +39,40 @@ std::string paint(const std::string& text, const char* color, bool on) {
   return color + text + kReset;
 }
 
+// A port state in colour, for the texts that take a StateText.
+std::string colored_state(PortState s) {
+  return paint(plain_state_text(s), state_color(s), true);
+}
+
+StateText state_text(bool color) {
+  return color ? colored_state : plain_state_text;
+}
+
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
 }
 
-std::string rate_text(const PortInfo& p) {
-  if (p.lanes == 0 || p.speed == LinkSpeed::kUnknown) return "unknown rate";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g Gb/s (%ux %s)", p.rate_gbps(), p.lanes,
-                std::string(link_speed_display(p.speed)).c_str());
-  return buf;
-}
-
-// A port-block field's value by its wire name, as text.
-std::string field_text(const PortInfo& p, std::string_view name) {
-  if (name == "link_layer") return std::string(link_layer_name(p.link_layer));
-  if (name == "state") return std::string(port_state_display(p.state));
-  if (name == "phys_state") return std::string(phys_state_name(p.phys_state));
-  if (name == "lid") return std::to_string(p.lid);
-  if (name == "sm_lid") return std::to_string(p.sm_lid);
-  if (name == "sm_sl") return std::to_string(p.sm_sl);
-  if (name == "lmc") return std::to_string(p.lmc);
-  if (name == "active_mtu") return std::to_string(p.active_mtu);
-  if (name == "width") return p.lanes ? std::to_string(p.lanes) + "x" : "unknown";
-  if (name == "speed") return std::string(link_speed_name(p.speed));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", p.rate_gbps());
-  return buf;
-}
-
-std::string gid_text(const GidEntry& g) {
-  std::string s = g.gid + " (" + std::string(gid_type_display(g.type));
-  if (!g.netdev.empty()) s += ", " + g.netdev;
-  return s + ", index " + std::to_string(g.index) + ")";
-}
-
+// A port record as what changed, field by field: "ACTIVE -> DOWN; phys_state link_up -> polling,
+// lid 7 -> 0", then the rate when the link is up, then the table entries added and removed.
 std::string port_details(const Record& r, bool color) {
+  const StateText state = state_text(color);
   const PortInfo& now = *r.port_info;
   const PortInfo& was = r.previous.value_or(now);
   // port_state says what the port is now, changed or not, like a link event.
   const bool link_event = r.event == EventKind::kPortActive || r.event == EventKind::kPortErr ||
                           r.event == EventKind::kPortState;
   std::vector<std::string> parts;
-  const std::string state = paint(field_text(now, "state"), state_color(now.state), color);
   if (was.state != now.state) {
-    parts.push_back(field_text(was, "state") + " -> " + state);
+    parts.push_back(plain_state_text(was.state) + " -> " + state(now.state));
   } else if (link_event) {
-    parts.push_back(state);
+    parts.push_back(state(now.state));
   }
   std::string changes;
-  for (auto name : changed_fields(was, now)) {
-    if (name == "state" || name == "rate_gbps") continue;
-    changes += (changes.empty() ? "" : ", ") + std::string(name) + " " + field_text(was, name) +
-               " -> " + field_text(now, name);
+  for (const FieldChange& c : field_changes(was, now)) {
+    if (c.name == "state" || c.name == "rate_gbps") continue;
+    changes +=
+        (changes.empty() ? "" : ", ") + std::string(c.name) + " " + c.before + " -> " + c.after;
   }
   if (!changes.empty()) parts.push_back(changes);
   if (now.state == PortState::kActive && (link_event || was.state != now.state)) {
@@ -102,9 +83,9 @@ std::string port_details(const Record& r, bool color) {
   for (const auto& g : r.gids_removed)
     parts.push_back("-gid " + gid_text(g));
   for (const auto& p : r.pkeys_added)
-    parts.push_back("+pkey " + format_pkey(p.pkey) + " (index " + std::to_string(p.index) + ")");
+    parts.push_back("+pkey " + pkey_text(p));
   for (const auto& p : r.pkeys_removed)
-    parts.push_back("-pkey " + format_pkey(p.pkey) + " (index " + std::to_string(p.index) + ")");
+    parts.push_back("-pkey " + pkey_text(p));
   if (parts.empty()) parts.push_back("no change");
   std::string out;
   for (const auto& p : parts)
@@ -119,85 +100,55 @@ std::string line(int64_t time_us, Severity sev, const std::string& where, std::s
          pad(where, 9) + " " + pad(std::string(event), 17) + " " + details + " " + tail;
 }
 
-std::string last_known(const std::vector<PortInfo>& ports, bool color) {
-  std::string details = "last known:";
-  for (size_t i = 0; i < ports.size(); ++i) {
-    const PortInfo& p = ports[i];
-    details += std::string(i ? ", port " : " port ") + std::to_string(p.port) + " " +
-               paint(field_text(p, "state"), state_color(p.state), color);
-  }
-  if (ports.empty()) details += " no ports";
-  return details;
-}
-
-std::string downtime_text(uint64_t ms) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ms) / 1000.0);
-  return buf;
+std::string plural(uint64_t n, const std::string& one) {
+  return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
 }
 
 }  // namespace
 
 std::string format_record(const Record& r, bool color) {
-  std::string where = r.device;
-  std::string details;
-  if (r.event == EventKind::kDeviceFatal) {
-    details = "device fatal error; " + last_known(r.ports, color);
-  } else if (r.event == EventKind::kDeviceRemoved) {
-    details = "device removed; " + last_known(r.ports, color);
-  } else if (r.event == EventKind::kDeviceAdded) {
-    details = "device added, node GUID " + r.node_guid;
-  } else if (r.event == EventKind::kDeviceRenamed) {
-    details = "renamed from " + r.old_name;
-  } else if (r.event == EventKind::kDeviceRecovered) {
-    details = "recovered after " + downtime_text(r.downtime_ms) + " down (fatal error at seq " +
-              std::to_string(r.fatal_seq) + ")";
-  } else if (r.port_info) {
-    where += "/" + std::to_string(r.port);
-    details = port_details(r, color);
-  } else {
-    details =
-        "async event type " + std::to_string(r.event_type) + ", element " + std::to_string(r.port);
-  }
+  // A port record reads as its changes; any other as the journal's sentence, after the device
+  // (for a rename the old name, as the journal has it).
+  const bool port_record = r.port_info && !is_device_record(r.event);
+  const std::string where = port_record ? r.device + "/" + std::to_string(r.port) : subject_text(r);
+  const std::string details =
+      port_record ? port_details(r, color) : event_text(r, state_text(color));
   return line(r.time_us, r.severity, where, event_name(r.event), details,
               "[seq " + std::to_string(r.seq) + "]", color);
 }
 
 std::string format_snapshot(const PortSnapshot& s, bool color) {
   const PortInfo& p = s.port;
-  std::string details = paint(field_text(p, "state"), state_color(p.state), color) + ", " +
-                        rate_text(p) + ", " + std::string(link_layer_name(p.link_layer));
+  std::string details = state_text(color)(p.state) + ", " + rate_text(p) + ", " +
+                        std::string(link_layer_name(p.link_layer));
   if (p.link_layer != LinkLayer::kEthernet) {
     details += ", lid " + std::to_string(p.lid) + ", sm_lid " + std::to_string(p.sm_lid);
   }
-  details += ", " + std::to_string(s.gids.size()) + " GID" + (s.gids.size() == 1 ? "" : "s");
-  details += ", " + std::to_string(s.pkeys.size()) + " P_Key" + (s.pkeys.size() == 1 ? "" : "s");
+  details += ", " + plural(s.gids.size(), "GID") + ", " + plural(s.pkeys.size(), "P_Key");
   return line(s.time_us, Severity::kInfo, s.device + "/" + std::to_string(p.port), kSnapshotEvent,
               details, "[as of seq " + std::to_string(s.seq) + "]", color);
 }
 
 std::string format_lost(const Lost& l, bool color) {
-  return paint("-- lost " + std::to_string(l.records) + " record" + (l.records == 1 ? "" : "s") +
-                   " between seq " + std::to_string(l.first_seq) + " and " +
-                   std::to_string(l.last_seq) + ": this monitor read too slowly --",
+  return paint("-- lost " + plural(l.records, "record") + " between seq " +
+                   std::to_string(l.first_seq) + " and " + std::to_string(l.last_seq) +
+                   ": this monitor read too slowly --",
                "\033[1;33m", color);
 }
 
-std::string format_status(const json& reply, bool color) {
+std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
   std::vector<std::vector<std::string>> rows = {
       {"DEVICE", "PORT", "STATE", "PHYS", "LINK", "RATE", "LID", "SM_LID", "GIDS", "PKEYS"}};
   std::vector<PortState> states = {PortState::kUnknown};
-  for (const auto& d : reply.value("devices", json::array())) {
-    for (const auto& p : d.value("ports", json::array())) {
-      const auto state = port_state_from_name(p.value("state", "")).value_or(PortState::kUnknown);
-      char rate[32];
-      std::snprintf(rate, sizeof rate, "%g Gb/s", p.value("rate_gbps", 0.0));
-      rows.push_back({d.value("device", ""), std::to_string(p.value("port", 0)),
-                      std::string(port_state_display(state)), p.value("phys_state", ""),
-                      p.value("link_layer", ""), rate, std::to_string(p.value("lid", 0)),
-                      std::to_string(p.value("sm_lid", 0)), std::to_string(p.value("gids", 0)),
-                      std::to_string(p.value("pkeys", 0))});
-      states.push_back(state);
+  for (const auto& d : st.devices) {
+    for (const auto& p : d.ports) {
+      const PortInfo& i = p.info;
+      rows.push_back({d.device, std::to_string(i.port), plain_state_text(i.state),
+                      std::string(phys_state_name(i.phys_state)),
+                      std::string(link_layer_name(i.link_layer)),
+                      gbps_text(i.rate_gbps()) + " Gb/s", std::to_string(i.lid),
+                      std::to_string(i.sm_lid), std::to_string(p.gids), std::to_string(p.pkeys)});
+      states.push_back(i.state);
     }
   }
   std::vector<size_t> width(rows[0].size(), 0);
@@ -216,49 +167,26 @@ std::string format_status(const json& reply, bool color) {
     out += text + "\n";
   }
   if (rows.size() == 1) out += "(no RDMA device open)\n";
-  const json daemon = reply.value("daemon", json::object());
-  const json counters = reply.value("counters", json::object());
-  const json journal = reply.value("journal", json::object());
-  const json subs = reply.value("subscribers", json::object());
-  const json ring = reply.value("ring", json::object());
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "\nrdma-eventd %s, pid %lld, up %llus, stream %s, seq %llu\n",
-                daemon.value("version", "?").c_str(),
-                static_cast<long long>(daemon.value("pid", 0)),
-                static_cast<unsigned long long>(daemon.value("uptime_s", 0ull)),
-                daemon.value("stream", "?").c_str(),
-                static_cast<unsigned long long>(reply.value("seq", 0ull)));
-  out += buf;
-  std::snprintf(buf, sizeof buf,
-                "events: %llu read, %llu acked; %llu records, %llu query failures\n",
-                static_cast<unsigned long long>(counters.value("events_read", 0ull)),
-                static_cast<unsigned long long>(counters.value("events_acked", 0ull)),
-                static_cast<unsigned long long>(counters.value("records", 0ull)),
-                static_cast<unsigned long long>(counters.value("query_failures", 0ull)));
-  out += buf;
-  if (journal.value("enabled", false)) {
-    std::snprintf(buf, sizeof buf, "journal: %llu written, %llu failed, %llu dropped\n",
-                  static_cast<unsigned long long>(journal.value("written", 0ull)),
-                  static_cast<unsigned long long>(journal.value("failed", 0ull)),
-                  static_cast<unsigned long long>(journal.value("dropped", 0ull)));
-    out += buf;
-  } else {
-    out += "journal: off\n";
-  }
-  std::snprintf(buf, sizeof buf,
-                "subscribers: %llu of %llu; %llu records sent, %llu lost, %llu bytes queued\n",
-                static_cast<unsigned long long>(subs.value("count", 0ull)),
-                static_cast<unsigned long long>(subs.value("max", 0ull)),
-                static_cast<unsigned long long>(subs.value("records_sent", 0ull)),
-                static_cast<unsigned long long>(subs.value("records_lost", 0ull)),
-                static_cast<unsigned long long>(subs.value("bytes_queued", 0ull)));
-  out += buf;
-  std::snprintf(buf, sizeof buf, "ring: %llu of %llu records (seq %llu to %llu)\n",
-                static_cast<unsigned long long>(ring.value("records", 0ull)),
-                static_cast<unsigned long long>(ring.value("capacity", 0ull)),
-                static_cast<unsigned long long>(ring.value("first_seq", 0ull)),
-                static_cast<unsigned long long>(ring.value("last_seq", 0ull)));
-  out += buf;
+  const auto& d = st.daemon;
+  const auto& c = st.counters;
+  const auto& j = st.journal;
+  const auto& s = st.subscribers;
+  out += "\nrdma-eventd " + d.version + ", pid " + std::to_string(d.pid) + ", up " +
+         std::to_string(d.uptime_s) + "s, stream " + d.stream + ", seq " + std::to_string(seq) +
+         "\n";
+  out += "events: " + std::to_string(c.events_read) + " read, " + std::to_string(c.events_acked) +
+         " acked; " + std::to_string(c.records) + " records, " + std::to_string(c.query_failures) +
+         " query failures\n";
+  out += j.enabled
+             ? "journal: " + std::to_string(j.written) + " written, " + std::to_string(j.failed) +
+                   " failed, " + std::to_string(j.dropped) + " dropped\n"
+             : "journal: off\n";
+  out += "subscribers: " + std::to_string(s.count) + " of " + std::to_string(s.max) + "; " +
+         std::to_string(s.records_sent) + " records sent, " + std::to_string(s.records_lost) +
+         " lost, " + std::to_string(s.bytes_queued) + " bytes queued\n";
+  out += "ring: " + std::to_string(st.ring.records) + " of " + std::to_string(st.ring.capacity) +
+         " records (seq " + std::to_string(st.ring.first_seq) + " to " +
+         std::to_string(st.ring.last_seq) + ")\n";
   return out;
 }
 

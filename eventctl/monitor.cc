@@ -130,7 +130,7 @@ int run_monitor(const Global& g, int argc, char** argv) {
     r.op = Op::kSince;
     r.seq = *since;
     s = client->call(r, kRequestTimeout, m);
-    if (s == ClientStatus::kOk && m.reply.covered == false) {
+    if (s == ClientStatus::kOk && m.reply()->covered == false) {
       std::fprintf(stderr,
                    "%s: the daemon no longer holds every record after seq %llu; starting from a "
                    "snapshot of the current state\n",
@@ -145,20 +145,14 @@ int run_monitor(const Global& g, int argc, char** argv) {
   for (;;) {
     s = client->next(m, Client::kForever);
     if (s != ClientStatus::kOk) break;
-    switch (m.kind) {
-      case LineKind::kRecord:
-        std::puts(json ? m.text.c_str() : format_record(m.record, color).c_str());
-        ++printed;
-        break;
-      case LineKind::kSnapshot:
-        std::puts(json ? m.text.c_str() : format_snapshot(m.snapshot, color).c_str());
-        ++printed;
-        break;
-      case LineKind::kLost:
-        std::puts(json ? m.text.c_str() : format_lost(m.lost, color).c_str());
-        break;
-      default:
-        break;
+    if (const Record* r = m.record()) {
+      std::puts(json ? m.text().c_str() : format_record(*r, color).c_str());
+      ++printed;
+    } else if (const PortSnapshot* snap = m.snapshot()) {
+      std::puts(json ? m.text().c_str() : format_snapshot(*snap, color).c_str());
+      ++printed;
+    } else if (const Lost* lost = m.lost()) {
+      std::puts(json ? m.text().c_str() : format_lost(*lost, color).c_str());
     }
     if (count && printed >= count) return kExitOk;
   }

@@ -41,15 +41,18 @@ int run_status(const Global& g, int argc, char** argv) {
   const ClientStatus s = client->call(Request{Op::kStatus}, kTimeout, reply);
   if (s != ClientStatus::kOk) return report_failure(global, s, *client);
   if (json) {
-    std::puts(reply.text.c_str());
+    std::puts(reply.text().c_str());
     return kExitOk;
   }
-  const auto parsed = nlohmann::json::parse(reply.text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) {
-    std::fprintf(stderr, "%s: the status reply is not a JSON object\n", global.program.c_str());
+  std::string why;
+  const auto status = status_from_json(reply.text(), &why);
+  if (!status) {
+    std::fprintf(stderr, "%s: unreadable status reply: %s\n", global.program.c_str(), why.c_str());
     return kExitProtocol;
   }
-  std::fputs(format_status(parsed, use_color(color_when, STDOUT_FILENO)).c_str(), stdout);
+  std::fputs(
+      format_status(*status, reply.reply()->seq, use_color(color_when, STDOUT_FILENO)).c_str(),
+      stdout);
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "schema/record_text.h"  // port_state_display
 
 namespace rdma_eventctl {
 
@@ -54,16 +55,17 @@ class PortWaiter {
     if (ClientStatus s = c_.call(snap, kRequestTimeout, m); s != ClientStatus::kOk) {
       return report_failure(g_, s, c_);
     }
-    snapshot_seq_ = m.reply.seq;
-    for (uint64_t got = 0; got < m.reply.records;) {
+    snapshot_seq_ = m.reply()->seq;
+    const uint64_t records = m.reply()->records;
+    for (uint64_t got = 0; got < records;) {
       if (ClientStatus s = c_.next(m, kRequestTimeout); s != ClientStatus::kOk) {
         return report_failure(g_, s, c_);
       }
-      if (m.kind != LineKind::kSnapshot) continue;  // records before the snapshot: covered by it
+      const PortSnapshot* port = m.snapshot();
+      if (!port) continue;  // records before the snapshot: covered by it
       ++got;
-      if (port_.device.matches(m.snapshot.device, m.snapshot.node_guid) &&
-          m.snapshot.port.port == port_.port) {
-        known_ = m.snapshot.port.state;
+      if (port_.device.matches(port->device, port->node_guid) && port->port.port == port_.port) {
+        known_ = port->port.state;
       }
     }
     return reached();
@@ -81,13 +83,13 @@ class PortWaiter {
       const ClientStatus s = c_.next(m, left);
       if (s == ClientStatus::kTimeout) return timed_out();
       if (s != ClientStatus::kOk) return report_failure(g_, s, c_);
-      if (m.kind == LineKind::kLost) {
+      if (m.lost()) {
         // A gap: what happened in it is unknown, so read the state afresh.
         if (auto done = resync()) return *done;
         continue;
       }
-      if (m.kind != LineKind::kRecord || m.record.seq <= snapshot_seq_) continue;
-      const Record& r = m.record;
+      if (!m.record() || m.record()->seq <= snapshot_seq_) continue;
+      const Record& r = *m.record();
       if (!port_.device.matches(r.device, r.node_guid)) continue;
       if (r.port_info && r.port == port_.port) known_ = r.port_info->state;
       if (auto done = reached()) return *done;

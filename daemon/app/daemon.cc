@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "core/enricher.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
+#include "schema/record_json.h"
 #include "systemd/journal_sink.h"
 #include "systemd/service_manager.h"
 
@@ -178,32 +180,67 @@ void Daemon::setup_hub() {
   });
 }
 
-DaemonCounters Daemon::counters() const {
+namespace {
+
+// Every open device and its ports as the daemon knows them, with their tables' sizes.
+std::vector<StatusReply::Device> device_status(const std::vector<const DeviceView*>& views) {
+  std::vector<StatusReply::Device> out;
+  for (const DeviceView* d : views) {
+    StatusReply::Device device{d->name, format_guid(d->node_guid), {}};
+    for (uint32_t p = 1; p <= d->num_ports(); ++p) {
+      const PortView& pv = d->ports[p - 1];
+      StatusReply::Port port{pv.info, pv.gids.size(), 0};
+      port.info.port = p;
+      port.pkeys = static_cast<uint64_t>(
+          std::count_if(pv.pkeys.begin(), pv.pkeys.end(), [](uint16_t k) { return k != 0; }));
+      device.ports.push_back(port);
+    }
+    out.push_back(std::move(device));
+  }
+  return out;
+}
+
+}  // namespace
+
+// The status reply's blocks that the daemon owns, each from the component that counts it.
+StatusReply Daemon::status() const {
+  StatusReply s;
+  s.daemon = StatusReply::Daemon{
+      .version = kVersion,
+      .protocol = kProtocolVersion,
+      .stream = stamper_.stream(),
+      .host = stamper_.host(),
+      .pid = ::getpid(),
+      .started_us = started_us_,
+      .uptime_s = static_cast<uint64_t>(monotonic_us() - started_monotonic_us_) / 1000000,
+  };
   const DeviceStats& d = devices_.stats();
+  s.counters = StatusReply::Counters{
+      .events_read = d.events_read,
+      .events_acked = d.events_acked,
+      .records = records_,
+      .batches = d.batches,
+      .query_failures = d.query_failures,
+      .resyncs = d.resyncs,
+      .devices_waiting = devices_.waiting(),
+  };
   const HotplugStats& h = hotplug_.stats();
-  DaemonCounters c;
-  c.events_read = d.events_read;
-  c.events_acked = d.events_acked;
-  c.records = records_;
-  c.batches = d.batches;
-  c.query_failures = d.query_failures;
-  c.resyncs = d.resyncs;
-  c.udev = h.udev;
-  c.udev_events = h.udev_events;
-  c.udev_overflows = h.overflows;
-  c.devices_waiting = devices_.waiting();
+  s.hotplug = StatusReply::Hotplug{h.udev, h.udev_events, h.overflows};
   if (journal_) {
     const JournalSink::Stats j = journal_->stats();
-    c.journal_enabled = true;
-    c.journal_written = j.written;
-    c.journal_failed = j.failed;
-    c.journal_dropped = j.dropped;
     const BackpressureStats& b = backpressure_.stats();
-    c.journal_queued = journal_->queued();
-    c.journal_waits = b.pauses;
-    c.journal_stalls = b.stalls;
+    s.journal = StatusReply::Journal{
+        .enabled = true,
+        .written = j.written,
+        .failed = j.failed,
+        .dropped = j.dropped,
+        .queued = journal_->queued(),
+        .waits = b.pauses,
+        .stalls = b.stalls,
+    };
   }
-  return c;
+  s.devices = device_status(devices_.views());
+  return s;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -14,6 +14,7 @@
 #include "app/memory_trim.h"
 #include "app/options.h"
 #include "config/config.h"
+#include "core/clock.h"
 #include "core/device_view.h"
 #include "core/sink.h"
 #include "core/stamper.h"
@@ -55,7 +56,7 @@ class Daemon : private StateSource {
   // StateSource
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
-  DaemonCounters counters() const override;
+  StatusReply status() const override;
 
   Options options_;
   Config config_;
@@ -69,6 +70,9 @@ class Daemon : private StateSource {
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;
   uint64_t records_ = 0;
+  // When it started: the wall clock for "started", the monotonic clock to measure uptime.
+  const int64_t started_us_ = realtime_us();
+  const int64_t started_monotonic_us_ = monotonic_us();
   std::vector<std::unique_ptr<SignalWatch>> signals_;
   std::unique_ptr<ServiceManager> service_;  // its watchdog timer goes before the loop
   // The subscriber socket when socket-activated, from setup_service() until the hub adopts it.

@@ -1,14 +1,13 @@
 #include "config/config.h"
 
-#include <fnmatch.h>
-
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "config/account_ids.h"
-#include "json_error.h"  // lib/src: shared with the request parser
 #include "rdma_eventd/internal/small_file.h"
 #include "rdma_eventd/record.h"
+#include "schema/json_error.h"  // shared with the request parser
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -67,36 +66,26 @@ void reject_unknown(const json& obj, std::initializer_list<std::string_view> kno
   }
 }
 
-std::vector<std::string> string_list(const json& v, const std::string& key) {
+std::vector<DevicePattern> pattern_list(const json& v, const std::string& key) {
   expect(v, json::value_t::array, "an array of strings", key);
-  std::vector<std::string> out;
+  std::vector<DevicePattern> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string item_key = key + "[" + std::to_string(i) + "]";
     if (!v[i].is_string()) throw Bad{item_key, "expected a string, got " + type_name(v[i])};
-    std::string s = v[i].get<std::string>();
-    if (s.empty()) throw Bad{item_key, "empty pattern"};
-    out.push_back(std::move(s));
+    auto pattern = DevicePattern::parse(v[i].get_ref<const std::string&>(), nullptr);
+    if (!pattern) throw Bad{item_key, "empty pattern"};
+    out.push_back(std::move(*pattern));
   }
   return out;
-}
-
-bool is_guid_pattern(std::string_view p) {
-  return (p.size() == 19 || (p.size() == 18 && (p.starts_with("0x") || p.starts_with("0X")))) &&
-         parse_guid(p).has_value();
-}
-
-bool pattern_matches(const std::string& pattern, std::string_view name, uint64_t guid) {
-  if (is_guid_pattern(pattern)) return parse_guid(pattern) == guid;
-  return fnmatch(pattern.c_str(), std::string(name).c_str(), 0) == 0;
 }
 
 void parse_devices(const json& v, Config& c) {
   expect(v, json::value_t::object, "an object", "devices");
   reject_unknown(v, {"include", "exclude"}, "devices.");
-  std::vector<std::string> include = c.devices.include();
-  std::vector<std::string> exclude = c.devices.exclude();
-  if (v.contains("include")) include = string_list(v["include"], "devices.include");
-  if (v.contains("exclude")) exclude = string_list(v["exclude"], "devices.exclude");
+  std::vector<DevicePattern> include = c.devices.include();
+  std::vector<DevicePattern> exclude = c.devices.exclude();
+  if (v.contains("include")) include = pattern_list(v["include"], "devices.include");
+  if (v.contains("exclude")) exclude = pattern_list(v["exclude"], "devices.exclude");
   c.devices = DeviceFilter(std::move(include), std::move(exclude));
 }
 
@@ -270,15 +259,13 @@ Config parse(const json& root) {
 
 }  // namespace
 
+DeviceFilter::DeviceFilter() : include_{*DevicePattern::parse("*", nullptr)} {}
+
 bool DeviceFilter::selects(std::string_view name, uint64_t node_guid) const {
-  bool included = include_.empty();
-  for (const auto& p : include_)
-    included = included || pattern_matches(p, name, node_guid);
-  if (!included) return false;
-  for (const auto& p : exclude_) {
-    if (pattern_matches(p, name, node_guid)) return false;
-  }
-  return true;
+  const std::string guid = format_guid(node_guid);  // as records and patterns write it
+  auto matches = [&](const DevicePattern& p) { return p.matches(name, guid); };
+  const bool included = include_.empty() || std::any_of(include_.begin(), include_.end(), matches);
+  return included && std::none_of(exclude_.begin(), exclude_.end(), matches);
 }
 
 std::string ConfigError::message() const {

@@ -11,28 +11,30 @@
 #include <vector>
 
 #include "core/stamper.h"
+#include "rdma_eventd/protocol.h"
 
 namespace rdma_eventd::daemon {
 
-// Which devices the daemon opens. A pattern is a node GUID when written as
-// "248a:0703:00a1:b2c0" or "0x248a070300a1b2c0", otherwise a shell glob on the device name.
+// Which devices the daemon opens. The patterns are the protocol's device patterns (a subscribe
+// filter's "devices"): a node GUID when written as "248a:0703:00a1:b2c0" or
+// "0x248a070300a1b2c0", otherwise a shell glob on the device name.
 class DeviceFilter {
  public:
-  DeviceFilter() = default;
-  DeviceFilter(std::vector<std::string> include, std::vector<std::string> exclude)
+  DeviceFilter();  // every device
+  DeviceFilter(std::vector<DevicePattern> include, std::vector<DevicePattern> exclude)
       : include_(std::move(include)), exclude_(std::move(exclude)) {}
 
   // Included by some include pattern (an empty include list includes everything) and by no
   // exclude pattern.
   bool selects(std::string_view name, uint64_t node_guid) const;
 
-  const std::vector<std::string>& include() const { return include_; }
-  const std::vector<std::string>& exclude() const { return exclude_; }
+  const std::vector<DevicePattern>& include() const { return include_; }
+  const std::vector<DevicePattern>& exclude() const { return exclude_; }
   friend bool operator==(const DeviceFilter&, const DeviceFilter&) = default;
 
  private:
-  std::vector<std::string> include_ = {"*"};
-  std::vector<std::string> exclude_;
+  std::vector<DevicePattern> include_;
+  std::vector<DevicePattern> exclude_;
 };
 
 // The subscriber socket (docs/protocol.md) and the limits on what its clients can grow.

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "rdma_eventd/record.h"
+#include "schema/raw_values.h"  // rdma-core's numbers as the schema's enumerations
 
 namespace rdma_eventd::daemon {
 

@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "rdma_eventd/record.h"
+#include "schema/record_text.h"  // describe(): the MESSAGE
 
 namespace rdma_eventd::daemon {
-
-// "mlx5_0 port 1: link down (ACTIVE -> DOWN), was 200 Gb/s 4X HDR"
-std::string describe(const Record& r);
 
 // The stable MESSAGE_ID of each event kind (also in systemd/rdma-eventd.catalog), as 32 hex
 // digits.

@@ -37,8 +37,7 @@ SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity
                     [this](bool, bool) { on_accept(); }),
       accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
       connect_log_budget_(kConnectLinesPerSecond, monotonic_us()),
-      ring_(config.ring_records),
-      started_us_(realtime_us()) {
+      ring_(config.ring_records) {
   accept_watch_.watch(true, false);
   const uint64_t wanted = config.max_subscribers + kSpareFds;
   if (const uint64_t limit = raise_fd_limit(wanted); limit < wanted) {

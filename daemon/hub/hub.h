@@ -22,7 +22,8 @@
 #include "hub/state_source.h"
 #include "hub/token_bucket.h"
 #include "loop/event_loop.h"
-#include "rdma_eventd/json_writer.h"
+#include "schema/protocol_json.h"
+#include "schema/status_reply.h"
 
 namespace rdma_eventd::daemon {
 
@@ -109,8 +110,8 @@ class SubscriberHub final : public RecordSink {
                       const std::function<void(JsonWriter&)>& reply_fields);
   void queue_error(Subscriber& s, const RequestError& e);
   std::string status_reply(const Subscriber& self, const Request& r) const;
-  void write_subscribers(JsonWriter& w, const Subscriber& self) const;
-  void write_devices(JsonWriter& w) const;
+  StatusReply::Ring ring_status() const;
+  StatusReply::Subscribers subscribers_status(const Subscriber& self) const;
 
   EventLoop& loop_;
   const StateSource& state_;
@@ -133,7 +134,6 @@ class SubscriberHub final : public RecordSink {
   size_t open_count_ = 0;  // subscribers holding a slot (closed ones wait to be reaped)
   uint64_t next_id_ = 1;
   HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
-  int64_t started_us_ = 0;
   std::function<void()> subscribers_changed_;
 };
 

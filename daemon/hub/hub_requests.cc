@@ -8,7 +8,6 @@
 #include "core/clock.h"
 #include "hub/hub.h"
 #include "hub/subscriber.h"
-#include "rdma_eventd/json_writer.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -168,139 +167,67 @@ void SubscriberHub::queue_snapshot(Subscriber& s, const Request& r,
   }
   s.out.push_control(shared(reply_line(r.op, r, seq, [&](JsonWriter& w) {
     if (reply_fields) reply_fields(w);
-    w.field("records", static_cast<uint64_t>(records.size()));
+    w.field("records", records.size());
   })));
   for (auto& line : records)
     s.out.push_control(std::move(line));
 }
 
 std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r) const {
-  const DaemonCounters c = state_.counters();
-  const int64_t now = realtime_us();
-  return reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) {
-    w.key("daemon");
-    w.begin_object();
-    w.field("version", std::string_view(identity_.version));
-    w.field("protocol", kProtocolVersion);
-    w.field("stream", std::string_view(identity_.stream));
-    w.field("host", std::string_view(identity_.host));
-    w.field("pid", static_cast<int64_t>(::getpid()));
-    w.field("started", std::string_view(format_rfc3339_us(started_us_)));
-    w.field("uptime_s", static_cast<uint64_t>((now - started_us_) / 1000000));
-    w.end_object();
-    w.key("counters");
-    w.begin_object();
-    w.field("events_read", c.events_read);
-    w.field("events_acked", c.events_acked);
-    w.field("records", c.records);
-    w.field("batches", c.batches);
-    w.field("query_failures", c.query_failures);
-    w.field("resyncs", c.resyncs);
-    w.field("devices_waiting", c.devices_waiting);
-    w.end_object();
-    w.key("hotplug");
-    w.begin_object();
-    w.field("source", c.udev ? "udev" : "rescan");
-    w.field("udev_events", c.udev_events);
-    w.field("udev_overflows", c.udev_overflows);
-    w.end_object();
-    w.key("journal");
-    w.begin_object();
-    w.field("enabled", c.journal_enabled);
-    w.field("written", c.journal_written);
-    w.field("failed", c.journal_failed);
-    w.field("dropped", c.journal_dropped);
-    w.field("queued", c.journal_queued);
-    w.field("waits", c.journal_waits);
-    w.field("stalls", c.journal_stalls);
-    w.end_object();
-    w.key("ring");
-    w.begin_object();
-    w.field("capacity", static_cast<uint64_t>(ring_.capacity()));
-    w.field("records", static_cast<uint64_t>(ring_.size()));
-    w.field("first_seq", ring_.first_seq());
-    w.field("last_seq", ring_.last_seq());
-    w.end_object();
-    write_subscribers(w, self);
-    write_devices(w);
-  });
+  StatusReply status = state_.status();
+  status.ring = ring_status();
+  status.subscribers = subscribers_status(self);
+  return reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) { write_status(w, status); });
 }
 
-void SubscriberHub::write_subscribers(JsonWriter& w, const Subscriber& self) const {
+StatusReply::Ring SubscriberHub::ring_status() const {
+  return StatusReply::Ring{ring_.capacity(), ring_.size(), ring_.first_seq(), ring_.last_seq()};
+}
+
+StatusReply::Subscribers SubscriberHub::subscribers_status(const Subscriber& self) const {
   const HubStats h = stats();
-  w.key("subscribers");
-  w.begin_object();
-  w.field("count", h.subscribers);
-  w.field("max", static_cast<uint64_t>(config_.max_subscribers));
-  w.field("accepted", h.accepted);
-  w.field("refused", h.refused);
-  w.key("refused_by");
-  w.begin_object();
-  w.field("max_subscribers", h.refused_full);
-  w.field("max_subscribers_per_user", h.refused_user_full);
-  w.field("access", h.refused_access);
-  w.end_object();
-  w.field("rate_limited", h.rate_limited);
-  w.field("records_sent", h.records_sent);
-  w.field("records_lost", h.records_lost);
-  w.field("lost_notices", h.lost_notices);
-  w.field("bytes_queued", h.bytes_queued);
-  w.field("request_errors", h.request_errors);
-  w.field("max_queued_bytes", config_.max_queued_bytes);
-  w.field("max_request_bytes", static_cast<uint64_t>(config_.max_request_bytes));
-  w.field("max_subscribers_per_user", static_cast<uint64_t>(config_.max_subscribers_per_user));
-  w.field("max_filters", static_cast<uint64_t>(config_.max_filters));
-  w.field("max_requests_per_second", static_cast<uint64_t>(config_.max_requests_per_second));
-  w.key("list");
-  w.begin_array();
+  StatusReply::Subscribers out{
+      .count = h.subscribers,
+      .max = config_.max_subscribers,
+      .accepted = h.accepted,
+      .refused = h.refused,
+      .refused_max_subscribers = h.refused_full,
+      .refused_max_subscribers_per_user = h.refused_user_full,
+      .refused_access = h.refused_access,
+      .rate_limited = h.rate_limited,
+      .records_sent = h.records_sent,
+      .records_lost = h.records_lost,
+      .lost_notices = h.lost_notices,
+      .bytes_queued = h.bytes_queued,
+      .request_errors = h.request_errors,
+      .max_queued_bytes = config_.max_queued_bytes,
+      .max_request_bytes = config_.max_request_bytes,
+      .max_subscribers_per_user = config_.max_subscribers_per_user,
+      .max_filters = config_.max_filters,
+      .max_requests_per_second = config_.max_requests_per_second,
+  };
   for (const auto& [id, ptr] : subscribers_) {
     const Subscriber& s = *ptr;
     if (s.slot_released) continue;  // closing: not counted, not listed
     const OutputQueue::Stats& st = s.out.stats();
-    w.begin_object();
-    w.field("id", s.id);
-    w.field("self", &s == &self);
-    w.field("pid", static_cast<int64_t>(s.pid));
-    w.field("uid", static_cast<uint64_t>(s.uid));
-    w.field("connected", std::string_view(format_rfc3339_us(s.connected_us)));
-    w.field("requests", s.requests);
-    w.field("rate_limited", s.rate_limited);
-    w.field("records_sent", st.records_sent);
-    w.field("records_lost", st.records_lost);
-    w.field("lost_notices", st.lost_notices);
-    w.field("bytes_queued", static_cast<uint64_t>(s.out.bytes()));
-    w.field("bytes_sent", st.bytes_sent);
-    w.field("replaying", s.replay_next.has_value());
-    w.key("filter");
-    w.raw(filter_json(s.filter));
-    w.end_object();
+    out.list.push_back(StatusReply::Subscriber{
+        .id = s.id,
+        .self = &s == &self,
+        .pid = s.pid,
+        .uid = s.uid,
+        .connected_us = s.connected_us,
+        .requests = s.requests,
+        .rate_limited = s.rate_limited,
+        .records_sent = st.records_sent,
+        .records_lost = st.records_lost,
+        .lost_notices = st.lost_notices,
+        .bytes_queued = s.out.bytes(),
+        .bytes_sent = st.bytes_sent,
+        .replaying = s.replay_next.has_value(),
+        .filter = s.filter,
+    });
   }
-  w.end_array();
-  w.end_object();
-}
-
-void SubscriberHub::write_devices(JsonWriter& w) const {
-  w.key("devices");
-  w.begin_array();
-  for (const DeviceView* d : state_.device_views()) {
-    w.begin_object();
-    w.field("device", std::string_view(d->name));
-    w.field("node_guid", std::string_view(format_guid(d->node_guid)));
-    w.key("ports");
-    w.begin_array();
-    for (uint32_t p = 1; p <= d->num_ports(); ++p) {
-      const PortView& pv = d->ports[p - 1];
-      w.begin_object();
-      w.field("port", p);
-      write_port_fields(w, pv.info);
-      w.field("gids", static_cast<uint64_t>(pv.gids.size()));
-      w.field("pkeys", static_cast<uint64_t>(pkey_entries(pv.pkeys).size()));
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-  }
-  w.end_array();
+  return out;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "schema/protocol_json.h"  // lost_json
+
 namespace rdma_eventd::daemon {
 
 OutputQueue::Entry OutputQueue::lost_entry(const Lost& lost) {

@@ -1,34 +1,15 @@
 // What the subscriber hub may ask of the rest of the daemon, for snapshots and status: the
-// stream position, the cached device views and the counters. The Daemon implements it; unit
-// tests can fake it.
+// stream position, the cached device views and the daemon's own blocks of the status reply. The
+// Daemon implements it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/device_view.h"
+#include "schema/status_reply.h"
 
 namespace rdma_eventd::daemon {
-
-struct DaemonCounters {
-  uint64_t events_read = 0;
-  uint64_t events_acked = 0;
-  uint64_t records = 0;
-  uint64_t batches = 0;
-  uint64_t query_failures = 0;
-  uint64_t resyncs = 0;  // comparisons of the device list with the watched devices
-  bool udev = false;     // hot-plug from udev events (false: periodic rescans)
-  uint64_t udev_events = 0;
-  uint64_t udev_overflows = 0;   // the udev monitor lost events (each one resynchronized)
-  uint64_t devices_waiting = 0;  // listed but not openable yet: retried with backoff
-  bool journal_enabled = false;
-  uint64_t journal_written = 0;
-  uint64_t journal_failed = 0;
-  uint64_t journal_dropped = 0;
-  uint64_t journal_queued = 0;
-  uint64_t journal_waits = 0;   // times device reading paused for the journal to catch up
-  uint64_t journal_stalls = 0;  // times journald stopped taking entries and was not waited for
-};
 
 class StateSource {
  public:
@@ -37,7 +18,9 @@ class StateSource {
   virtual uint64_t last_seq() const = 0;
   // Every open device's view, in a stable order (by device index).
   virtual std::vector<const DeviceView*> device_views() const = 0;
-  virtual DaemonCounters counters() const = 0;
+  // The status reply with the blocks the daemon owns filled in: daemon, counters, hotplug,
+  // journal, devices. The hub fills its own (ring, subscribers) and writes the reply.
+  virtual StatusReply status() const = 0;
 };
 
 }  // namespace rdma_eventd::daemon

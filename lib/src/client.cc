@@ -11,6 +11,8 @@
 #include <cstring>
 #include <deque>
 
+#include "schema/protocol_json.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -124,9 +126,9 @@ struct Client::Impl {
 
   bool wanted(const Message& m) const {
     if (!filter) return true;
-    if (m.kind == LineKind::kRecord) return filter->matches(key_of(m.record));
-    if (m.kind == LineKind::kSnapshot) {
-      return filter->matches_port(m.snapshot.device, m.snapshot.node_guid, m.snapshot.port.port);
+    if (const Record* r = m.record()) return filter->matches(key_of(*r));
+    if (const PortSnapshot* s = m.snapshot()) {
+      return filter->matches_port(s->device, s->node_guid, s->port.port);
     }
     return true;
   }
@@ -269,19 +271,20 @@ ClientStatus Client::connect(const std::string& path, Duration timeout,
   if (s != ClientStatus::kOk) {
     return failed(s, path + ": no hello from the daemon: " + impl->last_error);
   }
-  if (first.kind == LineKind::kError) {
-    return failed(ClientStatus::kRefused, path + ": refused: " + first.error.message);
+  if (const RequestError* e = first.error()) {
+    return failed(ClientStatus::kRefused, path + ": refused: " + e->message);
   }
-  if (first.kind != LineKind::kHello) {
-    return failed(ClientStatus::kProtocol,
-                  path + ": expected a hello, got a " + std::string(line_kind_name(first.kind)));
+  const Hello* hello = first.hello();
+  if (!hello) {
+    return failed(ClientStatus::kProtocol, path + ": expected a hello, got a " +
+                                               std::string(message_kind_name(first.kind())));
   }
-  if (first.hello.protocol != kProtocolVersion) {
-    return failed(ClientStatus::kProtocol,
-                  path + ": the daemon speaks protocol " + std::to_string(first.hello.protocol) +
-                      ", this library " + std::to_string(kProtocolVersion));
+  if (hello->protocol != kProtocolVersion) {
+    return failed(ClientStatus::kProtocol, path + ": the daemon speaks protocol " +
+                                               std::to_string(hello->protocol) + ", this library " +
+                                               std::to_string(kProtocolVersion));
   }
-  impl->hello = std::move(first.hello);
+  impl->hello = *hello;
   out.reset(new Client(std::move(impl)));
   return ClientStatus::kOk;
 }
@@ -346,16 +349,16 @@ ClientStatus Client::call(Request request, Duration timeout, Message& reply) {
     Message m;
     result = impl_->next_wait(m, deadline);
     if (result != ClientStatus::kOk) break;
-    const bool ours = (m.kind == LineKind::kReply && m.reply.id == id_text) ||
-                      (m.kind == LineKind::kError && m.error.id == id_text);
+    const bool ours =
+        (m.reply() && m.reply()->id == id_text) || (m.error() && m.error()->id == id_text);
     if (!ours) {
       kept.push_back(std::move(m));
       continue;
     }
     reply = std::move(m);
-    if (reply.kind == LineKind::kError) {
-      result = impl_->fail(ClientStatus::kRefused, std::string(error_code_name(reply.error.code)) +
-                                                       ": " + reply.error.message);
+    if (const RequestError* e = reply.error()) {
+      result = impl_->fail(ClientStatus::kRefused,
+                           std::string(error_code_name(e->code)) + ": " + e->message);
     }
     break;
   }

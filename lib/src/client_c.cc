@@ -11,7 +11,7 @@
 
 using rdma_eventd::Client;
 using rdma_eventd::ClientStatus;
-using rdma_eventd::LineKind;
+using rdma_eventd::MessageKind;
 
 struct rdmaev_message {
   rdma_eventd::Message m;
@@ -51,9 +51,13 @@ const char* c_str(std::string_view literal) {
   return literal.data();
 }
 
-bool has_record(const rdmaev_message* m) {
-  return m && (m->m.kind == LineKind::kRecord || m->m.kind == LineKind::kSnapshot);
-}
+// The C API's kinds are MessageKind's values.
+static_assert(RDMAEV_RECORD == static_cast<int>(MessageKind::kRecord) &&
+              RDMAEV_SNAPSHOT == static_cast<int>(MessageKind::kSnapshot) &&
+              RDMAEV_HELLO == static_cast<int>(MessageKind::kHello) &&
+              RDMAEV_REPLY == static_cast<int>(MessageKind::kReply) &&
+              RDMAEV_ERROR == static_cast<int>(MessageKind::kError) &&
+              RDMAEV_LOST == static_cast<int>(MessageKind::kLost));
 
 }  // namespace
 
@@ -211,96 +215,90 @@ int rdmaev_ping(rdmaev_client* client, uint64_t* id) {
 }
 
 int rdmaev_message_kind(const rdmaev_message* msg) {
-  return msg ? static_cast<int>(msg->m.kind) : RDMAEV_E_INVAL;
+  return msg ? static_cast<int>(msg->m.kind()) : RDMAEV_E_INVAL;
 }
 
 const char* rdmaev_message_json(const rdmaev_message* msg) {
-  return msg ? msg->m.text.c_str() : nullptr;
+  return msg ? msg->m.text().c_str() : nullptr;
 }
 
 uint64_t rdmaev_message_seq(const rdmaev_message* msg) {
   if (!msg) return 0;
-  switch (msg->m.kind) {
-    case LineKind::kRecord:
-      return msg->m.record.seq;
-    case LineKind::kSnapshot:
-      return msg->m.snapshot.seq;
-    case LineKind::kReply:
-      return msg->m.reply.seq;
-    case LineKind::kHello:
-      return msg->m.hello.seq;
-    default:
-      return 0;
-  }
+  if (const auto* r = msg->m.record()) return r->seq;
+  if (const auto* s = msg->m.snapshot()) return s->seq;
+  if (const auto* r = msg->m.reply()) return r->seq;
+  if (const auto* h = msg->m.hello()) return h->seq;
+  return 0;
 }
 
 const char* rdmaev_message_event(const rdmaev_message* msg) {
-  if (!has_record(msg)) return nullptr;
-  return msg->m.kind == LineKind::kSnapshot ? c_str(rdma_eventd::kSnapshotEvent)
-                                            : c_str(rdma_eventd::event_name(msg->m.record.event));
+  if (!msg) return nullptr;
+  if (const auto* r = msg->m.record()) return c_str(rdma_eventd::event_name(r->event));
+  return msg->m.snapshot() ? c_str(rdma_eventd::kSnapshotEvent) : nullptr;
 }
 
 const char* rdmaev_message_severity(const rdmaev_message* msg) {
-  if (!has_record(msg)) return nullptr;
-  return c_str(rdma_eventd::severity_name(
-      msg->m.kind == LineKind::kSnapshot ? rdma_eventd::Severity::kInfo : msg->m.record.severity));
+  if (!msg) return nullptr;
+  if (const auto* r = msg->m.record()) return c_str(rdma_eventd::severity_name(r->severity));
+  return msg->m.snapshot() ? c_str(rdma_eventd::severity_name(rdma_eventd::Severity::kInfo))
+                           : nullptr;
 }
 
 const char* rdmaev_message_device(const rdmaev_message* msg) {
-  if (!has_record(msg)) return nullptr;
-  return msg->m.kind == LineKind::kSnapshot ? msg->m.snapshot.device.c_str()
-                                            : msg->m.record.device.c_str();
+  if (!msg) return nullptr;
+  if (const auto* r = msg->m.record()) return r->device.c_str();
+  if (const auto* s = msg->m.snapshot()) return s->device.c_str();
+  return nullptr;
 }
 
 uint32_t rdmaev_message_port(const rdmaev_message* msg) {
-  if (!has_record(msg)) return 0;
-  return msg->m.kind == LineKind::kSnapshot ? msg->m.snapshot.port.port : msg->m.record.port;
+  if (!msg) return 0;
+  if (const auto* r = msg->m.record()) return r->port;
+  if (const auto* s = msg->m.snapshot()) return s->port.port;
+  return 0;
 }
 
 const char* rdmaev_message_port_state(const rdmaev_message* msg) {
-  if (!has_record(msg)) return nullptr;
-  if (msg->m.kind == LineKind::kSnapshot) {
-    return c_str(rdma_eventd::port_state_name(msg->m.snapshot.port.state));
-  }
-  const auto& info = msg->m.record.port_info;
-  return info ? c_str(rdma_eventd::port_state_name(info->state)) : nullptr;
+  if (!msg) return nullptr;
+  if (const auto* s = msg->m.snapshot()) return c_str(rdma_eventd::port_state_name(s->port.state));
+  const auto* r = msg->m.record();
+  return r && r->port_info ? c_str(rdma_eventd::port_state_name(r->port_info->state)) : nullptr;
 }
 
 int rdmaev_message_lost(const rdmaev_message* msg, uint64_t* first_seq, uint64_t* last_seq,
                         uint64_t* records) {
-  if (!msg || msg->m.kind != LineKind::kLost) return RDMAEV_E_INVAL;
-  if (first_seq) *first_seq = msg->m.lost.first_seq;
-  if (last_seq) *last_seq = msg->m.lost.last_seq;
-  if (records) *records = msg->m.lost.records;
+  const rdma_eventd::Lost* lost = msg ? msg->m.lost() : nullptr;
+  if (!lost) return RDMAEV_E_INVAL;
+  if (first_seq) *first_seq = lost->first_seq;
+  if (last_seq) *last_seq = lost->last_seq;
+  if (records) *records = lost->records;
   return RDMAEV_OK;
 }
 
 uint64_t rdmaev_message_request_id(const rdmaev_message* msg) {
   if (!msg) return 0;
-  const std::string* id = msg->m.kind == LineKind::kReply   ? &msg->m.reply.id
-                          : msg->m.kind == LineKind::kError ? &msg->m.error.id
-                                                            : nullptr;
+  const std::string* id = msg->m.reply()   ? &msg->m.reply()->id
+                          : msg->m.error() ? &msg->m.error()->id
+                                           : nullptr;
   if (!id || id->empty() || id->find_first_not_of("0123456789") != std::string::npos) return 0;
   return std::strtoull(id->c_str(), nullptr, 10);
 }
 
 const char* rdmaev_message_op(const rdmaev_message* msg) {
   if (!msg) return nullptr;
-  if (msg->m.kind == LineKind::kReply && msg->m.reply.op) {
-    return c_str(rdma_eventd::op_name(*msg->m.reply.op));
-  }
-  if (msg->m.kind == LineKind::kError && !msg->m.error.op.empty()) return msg->m.error.op.c_str();
+  if (const auto* r = msg->m.reply(); r && r->op) return c_str(rdma_eventd::op_name(*r->op));
+  if (const auto* e = msg->m.error(); e && !e->op.empty()) return e->op.c_str();
   return nullptr;
 }
 
 const char* rdmaev_message_error(const rdmaev_message* msg) {
-  if (!msg || msg->m.kind != LineKind::kError) return nullptr;
-  return c_str(rdma_eventd::error_code_name(msg->m.error.code));
+  const rdma_eventd::RequestError* e = msg ? msg->m.error() : nullptr;
+  return e ? c_str(rdma_eventd::error_code_name(e->code)) : nullptr;
 }
 
 const char* rdmaev_message_error_text(const rdmaev_message* msg) {
-  if (!msg || msg->m.kind != LineKind::kError) return nullptr;
-  return msg->m.error.message.c_str();
+  const rdma_eventd::RequestError* e = msg ? msg->m.error() : nullptr;
+  return e ? e->message.c_str() : nullptr;
 }
 
 }  // extern "C"

@@ -1,4 +1,4 @@
-#include "rdma_eventd/json_writer.h"
+#include "schema/json_writer.h"
 
 #include <algorithm>
 #include <array>

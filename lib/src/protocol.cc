@@ -1,3 +1,4 @@
+// The protocol's names, filters and requests; the daemon's own lines (hello, lost, error).
 #include "rdma_eventd/protocol.h"
 
 #include <fnmatch.h>
@@ -6,8 +7,9 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "json_error.h"
-#include "rdma_eventd/json_writer.h"
+#include "json_reader.h"
+#include "schema/json_error.h"
+#include "schema/protocol_json.h"
 
 namespace rdma_eventd {
 namespace {
@@ -19,8 +21,8 @@ constexpr std::array<std::string_view, 5> kOpNames = {"subscribe", "snapshot", "
 constexpr std::array<std::string_view, 9> kErrorNames = {
     "invalid_json",         "bad_request",   "unknown_op",       "bad_filter",  "request_too_long",
     "too_many_subscribers", "access_denied", "too_many_filters", "rate_limited"};
-constexpr std::array<std::string_view, 6> kLineKindNames = {"record", "snapshot", "hello",
-                                                            "reply",  "error",    "lost"};
+constexpr std::array<std::string_view, 6> kMessageKindNames = {"record", "snapshot", "hello",
+                                                               "reply",  "error",    "lost"};
 
 constexpr size_t kMaxIdChars = 128;
 
@@ -163,86 +165,29 @@ void write_filter_fields(JsonWriter& w, const Filter& f) {
     w.key("devices");
     w.begin_array();
     for (const auto& d : f.devices)
-      w.value(std::string_view(d.text()));
+      w.value(d.text());
     w.end_array();
   }
   if (!f.ports.empty()) {
     w.key("ports");
     w.begin_array();
     for (const auto& p : f.ports)
-      w.value(std::string_view(p.text()));
+      w.value(p.text());
     w.end_array();
   }
   if (f.min_severity) w.field("min_severity", severity_name(*f.min_severity));
 }
 
-uint64_t u64_or(const json& obj, const char* key, uint64_t fallback) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number_unsigned() ? it->get<uint64_t>() : fallback;
-}
-
-std::string str_or(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// Only the ids a request can have: dumping any other value would recurse as deep as the line
-// nests, and a line of 64 MiB of '[' would overflow the client's stack.
-std::string id_of(const json& obj) {
-  auto it = obj.find("id");
-  return it == obj.end() || !(it->is_number_integer() || it->is_string()) ? std::string()
-                                                                          : it->dump();
-}
-
-std::optional<Line> parse_protocol_line(std::string_view text, std::string* error) {
-  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  auto fail = [&](std::string why) -> std::optional<Line> {
-    if (error) *error = std::move(why);
-    return std::nullopt;
-  };
-  if (obj.is_discarded()) return fail("not valid JSON");
-  if (!obj.is_object()) return fail("not a JSON object");
-  const std::string type = str_or(obj, "type");
-  Line line;
-  line.text = std::string(text);
-  if (type == "hello") {
-    line.kind = LineKind::kHello;
-    auto p = obj.find("protocol");
-    if (p == obj.end() || !p->is_number_integer()) return fail("hello: protocol: missing");
-    line.hello.protocol = p->get<int>();
-    line.hello.version = str_or(obj, "version");
-    line.hello.stream = str_or(obj, "stream");
-    line.hello.host = str_or(obj, "host");
-    line.hello.seq = u64_or(obj, "seq", 0);
-    line.hello.subscriber = u64_or(obj, "subscriber", 0);
-    line.hello.max_request_bytes = u64_or(obj, "max_request_bytes", 0);
-  } else if (type == "reply") {
-    line.kind = LineKind::kReply;
-    line.reply.op = op_from_name(str_or(obj, "op"));
-    line.reply.id = id_of(obj);
-    line.reply.seq = u64_or(obj, "seq", 0);
-    line.reply.records = u64_or(obj, "records", 0);
-    if (auto c = obj.find("covered"); c != obj.end() && c->is_boolean()) {
-      line.reply.covered = c->get<bool>();
-    }
-  } else if (type == "error") {
-    line.kind = LineKind::kError;
-    line.error.code = error_code_from_name(str_or(obj, "error")).value_or(ErrorCode::kBadRequest);
-    line.error.message = str_or(obj, "message");
-    line.error.op = str_or(obj, "op");
-    line.error.id = id_of(obj);
-  } else if (type == "lost") {
-    line.kind = LineKind::kLost;
-    line.lost.first_seq = u64_or(obj, "first_seq", 0);
-    line.lost.last_seq = u64_or(obj, "last_seq", 0);
-    line.lost.records = u64_or(obj, "records", 0);
-  } else {
-    return fail("unknown line type '" + type + "'");
-  }
-  return line;
-}
-
 }  // namespace
+
+std::optional<Filter> filter_from_json(const json& obj, std::string* error) {
+  try {
+    return parse_filter(obj);
+  } catch (const Bad& b) {
+    if (error) *error = b.message;
+    return std::nullopt;
+  }
+}
 
 // --- filters ----------------------------------------------------------------------------------
 
@@ -257,7 +202,9 @@ std::optional<DevicePattern> DevicePattern::parse(std::string_view text, std::st
       text.size() == 19 ||
       (text.size() == 18 && (text.starts_with("0x") || text.starts_with("0X")));
   if (auto guid = guid_shaped ? parse_guid(text) : std::nullopt) p.node_guid_ = format_guid(*guid);
-  p.glob_ = p.node_guid_.empty() && text.find_first_of("*?[") != std::string_view::npos;
+  // A pattern is read as fnmatch(3) reads it; one without its special characters (a backslash
+  // escapes) is compared as it is, which is the same and cheaper.
+  p.glob_ = p.node_guid_.empty() && text.find_first_of("*?[\\") != std::string_view::npos;
   return p;
 }
 
@@ -351,8 +298,8 @@ std::optional<ErrorCode> error_code_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view line_kind_name(LineKind kind) {
-  return kLineKindNames[static_cast<size_t>(kind)];
+std::string_view message_kind_name(MessageKind kind) {
+  return kMessageKindNames[static_cast<size_t>(kind)];
 }
 
 // --- requests ---------------------------------------------------------------------------------
@@ -421,7 +368,7 @@ std::string request_json(const Request& r) {
   if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
   if (r.op == Op::kSince) {
     w.field("seq", r.seq);
-    if (!r.stream.empty()) w.field("stream", std::string_view(r.stream));
+    if (!r.stream.empty()) w.field("stream", r.stream);
   }
   w.end_object();
   return out;
@@ -444,9 +391,9 @@ std::string hello_json(const Hello& h) {
   w.begin_object();
   w.field("type", "hello");
   w.field("protocol", h.protocol);
-  w.field("version", std::string_view(h.version));
-  w.field("stream", std::string_view(h.stream));
-  w.field("host", std::string_view(h.host));
+  w.field("version", h.version);
+  w.field("stream", h.stream);
+  w.field("host", h.host);
   w.field("seq", h.seq);
   w.field("subscriber", h.subscriber);
   w.field("max_request_bytes", h.max_request_bytes);
@@ -471,32 +418,12 @@ std::string error_json(const RequestError& e) {
   JsonWriter w(out);
   w.begin_object();
   w.field("type", "error");
-  if (!e.op.empty()) w.field("op", std::string_view(e.op));
+  if (!e.op.empty()) w.field("op", e.op);
   write_id(w, e.id);
   w.field("error", error_code_name(e.code));
-  w.field("message", std::string_view(e.message));
+  w.field("message", e.message);
   w.end_object();
   return out;
-}
-
-std::optional<Line> parse_line(std::string_view text, std::string* error) {
-  // The daemon writes records with "schema" first and protocol lines with "type" first; the
-  // prefix decides which parser reads the line, so each line is parsed once.
-  if (!text.starts_with("{\"schema\":")) return parse_protocol_line(text, error);
-  Line line;
-  line.text = std::string(text);
-  if (text.find(",\"event\":\"snapshot\",") != std::string_view::npos) {
-    auto s = snapshot_from_json(text, error);
-    if (!s) return std::nullopt;
-    line.kind = LineKind::kSnapshot;
-    line.snapshot = std::move(*s);
-    return line;
-  }
-  auto r = record_from_json(text, error);
-  if (!r) return std::nullopt;
-  line.kind = LineKind::kRecord;
-  line.record = std::move(*r);
-  return line;
 }
 
 }  // namespace rdma_eventd

@@ -4,6 +4,9 @@
 #include <string>
 #include <string_view>
 
+#include "schema/raw_values.h"
+#include "schema/record_text.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -53,9 +56,6 @@ std::string_view event_name(EventKind kind) {
 }
 std::optional<EventKind> event_from_name(std::string_view name) {
   return find_name<EventKind>(kEventNames, name);
-}
-bool is_lifecycle_event(EventKind kind) {
-  return kind >= EventKind::kDeviceAdded;
 }
 
 std::string_view severity_name(Severity s) {

@@ -42,12 +42,19 @@ bool same(const ConfigResult& a, const ConfigResult& b) {
   return ea.file == eb.file && ea.key == eb.key && ea.reason == eb.reason;
 }
 
+json texts(const std::vector<DevicePattern>& patterns) {
+  json out = json::array();
+  for (const auto& p : patterns)
+    out.push_back(p.text());
+  return out;
+}
+
 // The configuration as a file: `root` (the file as parsed) with every key the parser knows set
 // from `c` in the form the documentation gives.
 json canonical(json root, const Config& c) {
   root["log_level"] = c.log_level;
-  root["devices"]["include"] = c.devices.include();
-  root["devices"]["exclude"] = c.devices.exclude();
+  root["devices"]["include"] = texts(c.devices.include());
+  root["devices"]["exclude"] = texts(c.devices.exclude());
   json severity = json::object();
   for (int i = 0; i < kEventKindCount; ++i) {
     severity[std::string(event_name(static_cast<EventKind>(i)))] =

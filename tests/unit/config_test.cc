@@ -8,6 +8,13 @@
 namespace rdma_eventd::daemon {
 namespace {
 
+std::vector<DevicePattern> patterns(std::initializer_list<std::string_view> texts) {
+  std::vector<DevicePattern> out;
+  for (auto t : texts)
+    out.push_back(*DevicePattern::parse(t, nullptr));
+  return out;
+}
+
 ConfigError error_of(std::string_view text) {
   ConfigResult r = parse_config(text, "test.json");
   EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
@@ -38,7 +45,8 @@ TEST(Config, EveryKeyIsRead) {
     "journal": {"enabled": false, "identifier": "rdma-test"}
   })");
   EXPECT_EQ(c.log_level, "debug");
-  EXPECT_EQ(c.devices.include(), (std::vector<std::string>{"mlx5_*"}));
+  EXPECT_EQ(c.devices.include(), patterns({"mlx5_*"}));
+  EXPECT_EQ(c.devices.exclude(), patterns({"mlx5_1", "0x248a070300a1b2c1"}));
   EXPECT_EQ(c.severities[static_cast<size_t>(EventKind::kGidChange)], Severity::kWarning);
   EXPECT_EQ(c.severities[static_cast<size_t>(EventKind::kPortErr)], Severity::kError);
   EXPECT_FALSE(c.journal_enabled);
@@ -53,6 +61,8 @@ TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
             "test.json: devices.include: expected an array of strings, got a string");
   EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),
             "test.json: devices.exclude[1]: expected a string, got a number");
+  EXPECT_EQ(error_of(R"({"devices": {"include": ["mlx5_*", ""]}})").message(),
+            "test.json: devices.include[1]: empty pattern");
   EXPECT_EQ(error_of(R"({"severity": {"port_down": "error"}})").message(),
             "test.json: severity.port_down: unknown event name (see docs/records.md for the list)");
   EXPECT_EQ(error_of(R"({"severity": {"port_err": "loud"}})").message(),
@@ -164,7 +174,8 @@ TEST(Config, ADirectoryIsNotAConfigFile) {
 }
 
 TEST(DeviceFilter, IncludeThenExcludeByNameGlobOrGuid) {
-  const DeviceFilter f({"mlx5_*", "0x1111222233334444"}, {"mlx5_1", "248a:0703:00a1:b2c9"});
+  const DeviceFilter f(patterns({"mlx5_*", "0x1111222233334444"}),
+                       patterns({"mlx5_1", "248a:0703:00a1:b2c9"}));
   EXPECT_TRUE(f.selects("mlx5_0", 0x248a070300a1b2c0ull));
   EXPECT_FALSE(f.selects("mlx5_1", 0x248a070300a1b2c1ull));  // excluded by name
   EXPECT_FALSE(f.selects("mlx5_2", 0x248a070300a1b2c9ull));  // excluded by GUID
@@ -173,9 +184,33 @@ TEST(DeviceFilter, IncludeThenExcludeByNameGlobOrGuid) {
 }
 
 TEST(DeviceFilter, AnEmptyIncludeListIncludesEverything) {
-  const DeviceFilter f({}, {"mlx4_*"});
+  const DeviceFilter f({}, patterns({"mlx4_*"}));
   EXPECT_TRUE(f.selects("mlx5_0", 1));
   EXPECT_FALSE(f.selects("mlx4_0", 2));
+}
+
+TEST(DeviceFilter, TheDefaultSelectsEveryDevice) {
+  EXPECT_EQ(DeviceFilter().include(), patterns({"*"}));
+  EXPECT_TRUE(DeviceFilter().exclude().empty());
+  EXPECT_TRUE(DeviceFilter().selects("anything", 0));
+}
+
+TEST(DeviceFilter, PatternsReadAsASubscribeFiltersDevices) {
+  // Only the two GUID forms of 18 and 19 characters name a GUID; a GUID-shaped text that is not
+  // one, and the bare 16 digits, are names (globs), as in a subscribe filter. A backslash
+  // escapes as in fnmatch(3).
+  const DeviceFilter f(patterns({"0X248A070300A1B2C0", "248a:0703:00a1:b2cz", "1111222233334444",
+                                 "mlx\\5_9", "roce[0-3]"}),
+                       {});
+  EXPECT_TRUE(f.selects("any", 0x248a070300a1b2c0ull));
+  EXPECT_TRUE(f.selects("248a:0703:00a1:b2cz", 1));
+  EXPECT_FALSE(f.selects("other", 0x248a070300a1b2c1ull));
+  EXPECT_TRUE(f.selects("1111222233334444", 2));
+  EXPECT_FALSE(f.selects("x", 0x1111222233334444ull));
+  EXPECT_TRUE(f.selects("mlx5_9", 3));
+  EXPECT_FALSE(f.selects("mlx\\5_9", 3));
+  EXPECT_TRUE(f.selects("roce2", 4));
+  EXPECT_FALSE(f.selects("roce4", 4));
 }
 
 }  // namespace

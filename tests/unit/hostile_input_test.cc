@@ -7,6 +7,7 @@
 
 #include "config/config.h"
 #include "rdma_eventd/protocol.h"
+#include "schema/protocol_json.h"
 
 namespace rdma_eventd {
 namespace {
@@ -42,9 +43,9 @@ TEST(HostileInput, ALineWithADeeplyNestedIdDoesNotOverflowTheClientsStack) {
   std::string why;
   auto parsed = parse_line(line, &why);
   ASSERT_TRUE(parsed) << why;
-  EXPECT_EQ(parsed->kind, LineKind::kReply);
-  EXPECT_EQ(parsed->reply.id, "");
-  EXPECT_EQ(parsed->reply.seq, 1u);
+  ASSERT_NE(parsed->reply(), nullptr);
+  EXPECT_EQ(parsed->reply()->id, "");
+  EXPECT_EQ(parsed->reply()->seq, 1u);
 }
 
 }  // namespace

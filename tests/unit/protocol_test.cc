@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/protocol_json.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -234,14 +236,16 @@ TEST(ParseLine, TellsEveryKindApart) {
   r.node_guid = "0c42:a103:00f6:5e44";
   auto rec = parse_line(to_json(r), &error);
   ASSERT_TRUE(rec) << error;
-  EXPECT_EQ(rec->kind, LineKind::kRecord);
-  EXPECT_EQ(rec->record, r);
-  EXPECT_EQ(rec->text, to_json(r));
+  EXPECT_EQ(rec->kind(), MessageKind::kRecord);
+  ASSERT_TRUE(rec->record());
+  EXPECT_EQ(*rec->record(), r);
+  EXPECT_EQ(rec->text(), to_json(r));
 
   auto snap = parse_line(to_json(sample_snapshot()), &error);
   ASSERT_TRUE(snap) << error;
-  EXPECT_EQ(snap->kind, LineKind::kSnapshot);
-  EXPECT_EQ(snap->snapshot, sample_snapshot());
+  EXPECT_EQ(snap->kind(), MessageKind::kSnapshot);
+  ASSERT_TRUE(snap->snapshot());
+  EXPECT_EQ(*snap->snapshot(), sample_snapshot());
 
   const Hello hello{1, "0.1.0", "abc", "node1", 17, 4, 4096};
   EXPECT_EQ(hello_json(hello),
@@ -249,34 +253,74 @@ TEST(ParseLine, TellsEveryKindApart) {
             R"("seq":17,"subscriber":4,"max_request_bytes":4096})");
   auto h = parse_line(hello_json(hello), &error);
   ASSERT_TRUE(h) << error;
-  EXPECT_EQ(h->kind, LineKind::kHello);
-  EXPECT_EQ(h->hello, hello);
+  EXPECT_EQ(h->kind(), MessageKind::kHello);
+  ASSERT_TRUE(h->hello());
+  EXPECT_EQ(*h->hello(), hello);
 
   const Lost lost{10, 19, 7};
   EXPECT_EQ(lost_json(lost), R"({"type":"lost","first_seq":10,"last_seq":19,"records":7})");
   auto l = parse_line(lost_json(lost), &error);
   ASSERT_TRUE(l) << error;
-  EXPECT_EQ(l->kind, LineKind::kLost);
-  EXPECT_EQ(l->lost, lost);
+  EXPECT_EQ(l->kind(), MessageKind::kLost);
+  ASSERT_TRUE(l->lost());
+  EXPECT_EQ(*l->lost(), lost);
 
   const RequestError err{ErrorCode::kBadFilter, "events[0]: unknown", "3", "subscribe"};
   EXPECT_EQ(error_json(err), R"({"type":"error","op":"subscribe","id":3,"error":"bad_filter",)"
                              R"("message":"events[0]: unknown"})");
   auto e = parse_line(error_json(err), &error);
   ASSERT_TRUE(e) << error;
-  EXPECT_EQ(e->kind, LineKind::kError);
-  EXPECT_EQ(e->error, err);
+  EXPECT_EQ(e->kind(), MessageKind::kError);
+  ASSERT_TRUE(e->error());
+  EXPECT_EQ(*e->error(), err);
 
   auto reply = parse_line(
       R"({"type":"reply","op":"since","id":"q","seq":9,"covered":false,"records":3})", &error);
   ASSERT_TRUE(reply) << error;
-  EXPECT_EQ(reply->kind, LineKind::kReply);
-  EXPECT_EQ(reply->reply, (Reply{Op::kSince, "\"q\"", 9, false, 3}));
+  EXPECT_EQ(reply->kind(), MessageKind::kReply);
+  ASSERT_TRUE(reply->reply());
+  EXPECT_EQ(*reply->reply(), (Reply{Op::kSince, "\"q\"", 9, false, 3}));
 
   EXPECT_FALSE(parse_line(R"({"type":"gossip"})", &error));
   EXPECT_EQ(error, "unknown line type 'gossip'");
   EXPECT_FALSE(parse_line("{\"schema\":1,", &error));
   EXPECT_FALSE(parse_line("nonsense", &error));
+}
+
+TEST(Message, OnlyTheAccessorOfItsKindAnswers) {
+  // A reply is not a record: reading it as one gives nothing, not a default record.
+  std::string error;
+  auto reply = parse_line(R"({"type":"reply","op":"ping","id":1,"seq":4})", &error);
+  ASSERT_TRUE(reply) << error;
+  EXPECT_FALSE(reply->empty());
+  EXPECT_EQ(reply->record(), nullptr);
+  EXPECT_EQ(reply->snapshot(), nullptr);
+  EXPECT_EQ(reply->hello(), nullptr);
+  EXPECT_EQ(reply->error(), nullptr);
+  EXPECT_EQ(reply->lost(), nullptr);
+  ASSERT_NE(reply->reply(), nullptr);
+  EXPECT_EQ(reply->reply()->seq, 4u);
+  EXPECT_EQ(message_kind_name(reply->kind()), "reply");
+}
+
+TEST(Message, CopiesAreIndependentAndAMovedFromMessageIsEmpty) {
+  std::string error;
+  auto parsed = parse_line(lost_json(Lost{1, 2, 2}), &error);
+  ASSERT_TRUE(parsed) << error;
+  Message copy = *parsed;
+  Message moved = std::move(*parsed);
+  EXPECT_TRUE(parsed->empty());  // NOLINT(bugprone-use-after-move): what moving leaves is defined
+  EXPECT_EQ(parsed->lost(), nullptr);
+  EXPECT_EQ(parsed->text(), "");
+  ASSERT_TRUE(copy.lost() && moved.lost());
+  EXPECT_EQ(*copy.lost(), (Lost{1, 2, 2}));
+  EXPECT_EQ(copy.text(), moved.text());
+  EXPECT_NE(copy.lost(), moved.lost());
+
+  const Message empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.record(), nullptr);
+  EXPECT_EQ(empty.text(), "");
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "schema/raw_values.h"
+#include "schema/record_json.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -253,10 +256,71 @@ TEST(Time, Rfc3339WithMicrosecondsRoundTrips) {
 TEST(Guid, FormatsAsSysfsAndParsesEveryAcceptedForm) {
   EXPECT_EQ(format_guid(0x248a070300a1b2c0ull), "248a:0703:00a1:b2c0");
   EXPECT_EQ(parse_guid("248a:0703:00a1:b2c0"), 0x248a070300a1b2c0ull);
+  EXPECT_EQ(parse_guid("248A:0703:00A1:B2C0"), 0x248a070300a1b2c0ull);
   EXPECT_EQ(parse_guid("0x248a070300a1b2c0"), 0x248a070300a1b2c0ull);
+  EXPECT_EQ(parse_guid("0X248a070300a1b2c0"), 0x248a070300a1b2c0ull);
   EXPECT_EQ(parse_guid("248A070300A1B2C0"), 0x248a070300a1b2c0ull);
-  EXPECT_FALSE(parse_guid("248a:0703:00a1"));
-  EXPECT_FALSE(parse_guid("0xzz8a070300a1b2c0"));
+  EXPECT_EQ(parse_guid("ffff:ffff:ffff:ffff"), 0xffffffffffffffffull);
+  EXPECT_EQ(parse_guid("0000000000000000"), 0u);
+}
+
+TEST(Guid, RejectsEverythingButTheThreeForms) {
+  for (const char* text : {
+           "",
+           "248a:0703:00a1",        // too short
+           "248a:0703:00a1:b2c0:",  // trailing separator
+           "248a:0703:00a1:b2c0 ",  // trailing space
+           " 248a:0703:00a1:b2c0",  // leading space
+           "248a-0703-00a1-b2c0",   // another separator
+           "248a:0703:00a1b:2c0",   // a separator out of place
+           "248a:0703:00a1:-2c0",   // a sign inside a group
+           "248a:0703:+0a1:b2c0",   // a sign inside a group
+           "0xzz8a070300a1b2c0",    // not hex
+           "0x248a070300a1b2c",     // 15 digits
+           "0x248a070300a1b2c00",   // 17 digits
+           "0x-48a070300a1b2c0",    // a sign after the prefix
+           "0x 48a070300a1b2c0",    // a space after the prefix
+           "x0248a070300a1b2c0",    // a misspelt prefix
+           "00248a070300a1b2c0",    // 18 digits, no prefix
+           "248a070300a1b2c",       // 15 digits
+           "248a070300a1b2c0\n",    // a newline after
+           "+48a070300a1b2c0",      // a sign
+           "248a070300a1b2g0",      // not hex
+       }) {
+    EXPECT_FALSE(parse_guid(text)) << "'" << text << "'";
+  }
+}
+
+TEST(Pkey, FormatsAsFourHexDigitsAndParsesOneToFour) {
+  EXPECT_EQ(format_pkey(0x8001), "0x8001");
+  EXPECT_EQ(format_pkey(0x7f), "0x007f");
+  EXPECT_EQ(parse_pkey("0x8001"), 0x8001);
+  EXPECT_EQ(parse_pkey("0xFFFF"), 0xffff);
+  EXPECT_EQ(parse_pkey("0x7f"), 0x7f);
+  EXPECT_EQ(parse_pkey("0x1"), 0x1);
+  EXPECT_EQ(parse_pkey("0x0000"), 0);
+}
+
+TEST(Pkey, RejectsAnythingButAPrefixAndOneToFourHexDigits) {
+  // The first three are what sscanf("0x%4x") accepted: a sign, a space, trailing garbage.
+  for (const char* text : {"0x-001", "0x 1a ", "0x12 z", "0x+001", "0x", "0x12345", "8001",
+                           "0X8001", " 0x8001", "0x8001 ", "0x8001\n", "0xg001", "0x80 1", "0x1_",
+                           "x8001", "00x8001", "0x0x80", "-0x800", ""}) {
+    EXPECT_FALSE(parse_pkey(text)) << "'" << text << "'";
+  }
+}
+
+TEST(Pkey, ARecordWithABadPkeyIsRejectedNamingIt) {
+  Record r = port_err_record();
+  r.event = EventKind::kPkeyChange;
+  r.pkeys_added = {{2, 0x8002}};
+  json j = json::parse(to_json(r));
+  for (const char* bad : {"0x-001", "0x 1a ", "0x12 z"}) {
+    j["pkeys_added"][0]["pkey"] = bad;
+    std::string error;
+    EXPECT_FALSE(record_from_json(j.dump(), &error)) << bad;
+    EXPECT_EQ(error, std::string("pkey: not a P_Key (0x and 1 to 4 hex digits): '") + bad + "'");
+  }
 }
 
 TEST(Types, RawValuesDecodeAsRdmaCoreDefinesThem) {

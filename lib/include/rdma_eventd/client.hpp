@@ -5,7 +5,8 @@
 //   if (Client::connect(path, 5s, c, &error) != ClientStatus::kOk) ...
 //   poll c->fd() for POLLIN in your loop; on every wakeup:
 //   rdma_eventd::Message m;
-//   while (c->next(m) == ClientStatus::kOk) handle(m);   // kNoMessage: nothing complete yet
+//   while (c->next(m) == ClientStatus::kOk)               // kNoMessage: nothing complete yet
+//     if (const rdma_eventd::Record* r = m.record()) handle(*r);
 //
 // The model is librpma's completion queue: one pollable fd, a non-blocking next() that may
 // return kNoMessage (a wakeup that brings only part of a line is normal), and blocking helpers
@@ -42,9 +43,6 @@ enum class ClientStatus : int {
   kNoMemory = -9,
 };
 RDMA_EVENTD_EXPORT std::string_view client_status_name(ClientStatus s);
-
-// One line from the daemon: a record, a snapshot record, a reply, an error or a loss notice.
-using Message = Line;
 
 class RDMA_EVENTD_EXPORT Client {
  public:

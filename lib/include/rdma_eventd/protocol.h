@@ -4,14 +4,18 @@
 //
 // Lines from the daemon are either records (schema v1, exactly as in the journal's RDMA_RECORD,
 // or snapshot records) or protocol lines. Protocol lines always begin with a "type" key, which
-// records never have: hello, reply, error, lost.
+// records never have: hello, reply, error, lost. A client receives each as a Message.
+//
+// What a client needs is here; the daemon's side (request parsing, writing the lines) is not part
+// of the library's API. The structs are plain values whose layout is part of the ABI
+// (docs/protocol.md, "The client library's ABI"); Message is opaque.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "rdma_eventd/export.h"
@@ -25,7 +29,8 @@ inline constexpr const char* kDefaultSocketPath = "/run/rdma-eventd/events.sock"
 // --- filters ----------------------------------------------------------------------------------
 
 // A device pattern: a node GUID ("248a:0703:00a1:b2c0" or "0x248a070300a1b2c0"), a shell glob
-// on the device name ("mlx5_*"), or a plain name. The same forms as devices.include.
+// on the device name ("mlx5_*"), or a plain name. The daemon's devices.include and
+// devices.exclude are read as these too.
 class RDMA_EVENTD_EXPORT DevicePattern {
  public:
   // nullopt (and *error) for an empty pattern.
@@ -113,6 +118,7 @@ enum class ErrorCode : uint8_t {
 RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
 RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);
 
+// An error line: a request (or the connection) refused.
 struct RequestError {
   ErrorCode code = ErrorCode::kBadRequest;
   std::string message;
@@ -120,13 +126,6 @@ struct RequestError {
   std::string op;  // the op when it was readable
   friend bool operator==(const RequestError&, const RequestError&) = default;
 };
-
-// One request line (without its newline).
-RDMA_EVENTD_EXPORT std::variant<Request, RequestError> parse_request(std::string_view line);
-// The line a client sends for a request (without the newline).
-RDMA_EVENTD_EXPORT std::string request_json(const Request& request);
-// A filter's subscribe keys as a JSON object: {"events":[...],"devices":[...],...}.
-RDMA_EVENTD_EXPORT std::string filter_json(const Filter& filter);
 
 // --- lines from the daemon --------------------------------------------------------------------
 
@@ -140,7 +139,6 @@ struct Hello {
   uint64_t max_request_bytes = 0;
   friend bool operator==(const Hello&, const Hello&) = default;
 };
-RDMA_EVENTD_EXPORT std::string hello_json(const Hello& hello);
 
 // Records first_seq..last_seq that this subscriber would have received were dropped: `records`
 // of them (the others in the range did not match its filter).
@@ -150,12 +148,9 @@ struct Lost {
   uint64_t records = 0;
   friend bool operator==(const Lost&, const Lost&) = default;
 };
-RDMA_EVENTD_EXPORT std::string lost_json(const Lost& lost);
-
-RDMA_EVENTD_EXPORT std::string error_json(const RequestError& error);
 
 // The fields every reply has. The rest of a reply depends on its op (docs/protocol.md); the
-// whole line stays available to the caller.
+// whole line stays available to the caller (Message::text()).
 struct Reply {
   std::optional<Op> op;
   std::string id;
@@ -167,23 +162,40 @@ struct Reply {
   friend bool operator==(const Reply&, const Reply&) = default;
 };
 
-enum class LineKind : uint8_t { kRecord, kSnapshot, kHello, kReply, kError, kLost };
-RDMA_EVENTD_EXPORT std::string_view line_kind_name(LineKind kind);
+// What a line from the daemon is. Values only grow at the end.
+enum class MessageKind : uint8_t { kRecord, kSnapshot, kHello, kReply, kError, kLost };
+RDMA_EVENTD_EXPORT std::string_view message_kind_name(MessageKind kind);  // "record", ...
 
-// One line from the daemon, parsed.
-struct Line {
-  LineKind kind = LineKind::kRecord;
-  std::string text;       // the line as received, without its newline
-  Record record;          // kRecord
-  PortSnapshot snapshot;  // kSnapshot
-  Hello hello;            // kHello
-  Reply reply;            // kReply
-  RequestError error;     // kError
-  Lost lost;              // kLost
+// One line from the daemon, parsed: what Client::next() returns. Opaque, so that the library can
+// read new kinds of lines without changing the ABI. The accessor of the message's kind returns
+// its value; the others return nullptr. A default-constructed (or moved-from) message is empty:
+// every accessor returns nullptr and text() is "".
+class RDMA_EVENTD_EXPORT Message {
+ public:
+  Message();
+  ~Message();
+  Message(const Message& other);
+  Message& operator=(const Message& other);
+  Message(Message&& other) noexcept;
+  Message& operator=(Message&& other) noexcept;
+
+  bool empty() const;
+  // What the message is; kRecord for an empty one, whose record() is nullptr nonetheless.
+  MessageKind kind() const;
+  // The line as received, without its newline.
+  const std::string& text() const;
+
+  const Record* record() const;          // kRecord
+  const PortSnapshot* snapshot() const;  // kSnapshot
+  const Hello* hello() const;            // kHello
+  const Reply* reply() const;            // kReply
+  const RequestError* error() const;     // kError
+  const Lost* lost() const;              // kLost
+
+ private:
+  struct Impl;
+  friend struct MessageAccess;  // how the library builds messages
+  std::unique_ptr<Impl> impl_;
 };
-
-// nullopt (and *error naming what is wrong) when the line is neither a record nor a v1 protocol
-// line.
-RDMA_EVENTD_EXPORT std::optional<Line> parse_line(std::string_view text, std::string* error);
 
 }  // namespace rdma_eventd

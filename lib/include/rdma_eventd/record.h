@@ -9,6 +9,11 @@
 // "fatal_seq". port_state is port-scoped. A key never changes type with its content: arrays
 // stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
 // example of every event.
+//
+// The structs here are the C++ form of schema v1 for clients: plain values whose layout is part
+// of librdma-eventd.so.1's ABI, so they change only with a new soname (docs/protocol.md, "The
+// client library's ABI"). A key that schema v1 gains meanwhile reaches C++ clients through the
+// line's text (Message::text()).
 #pragma once
 
 #include <cstdint>
@@ -66,7 +71,11 @@ struct Record {
   Severity severity = Severity::kInfo;
   std::string device;
   std::string node_guid;  // "248a:0703:00a1:b2c0", as sysfs and ibv_devinfo print it
-  uint32_t port = 0;      // the event's port number (its raw element for device events)
+  // The wire's "port", with two meanings (docs/records.md): for a port-scoped record (port_info
+  // set) the port it is about; otherwise the async event's raw element as a number, such as
+  // device_fatal's (0, or a value the driver chose), and 0 for affiliated events (QP, CQ, SRQ,
+  // WQ: the element is a pointer) and for the daemon's own device records.
+  uint32_t port = 0;
 
   // Port-scoped records: the port now, and as the daemon knew it before this record
   // ("changes" on the wire is the field-by-field difference between the two).
@@ -87,11 +96,9 @@ struct Record {
   friend bool operator==(const Record&, const Record&) = default;
 };
 
-// One line of JSON, no trailing newline. Key order is fixed (see docs/records.md).
-RDMA_EVENTD_EXPORT std::string to_json(const Record& record);
-
-// Parses a line produced by to_json. Returns nullopt and sets *error (naming the key and the
-// problem) when the text is not a valid v1 record.
+// Parses one record line (a line of the subscriber socket, the journal's RDMA_RECORD). Returns
+// nullopt and sets *error (naming the key and the problem) when the text is not a valid v1
+// record.
 RDMA_EVENTD_EXPORT std::optional<Record> record_from_json(std::string_view text,
                                                           std::string* error);
 
@@ -101,11 +108,16 @@ RDMA_EVENTD_EXPORT std::optional<int64_t> parse_rfc3339_us(std::string_view text
 
 // 0x248a070300a1b2c0 (host order) → "248a:0703:00a1:b2c0"
 RDMA_EVENTD_EXPORT std::string format_guid(uint64_t guid);
-// Accepts "248a:0703:00a1:b2c0", "0x248a070300a1b2c0" and "248a070300a1b2c0".
+// Accepts exactly three forms, with hex digits in either case: "248a:0703:00a1:b2c0" (four
+// groups of four digits), "0x248a070300a1b2c0" (0x or 0X, then 16 digits) and
+// "248a070300a1b2c0" (16 digits). Nothing before, between or after.
 RDMA_EVENTD_EXPORT std::optional<uint64_t> parse_guid(std::string_view text);
 
-// "0x8001"
+// "0x8001": 0x and four lowercase hex digits.
 RDMA_EVENTD_EXPORT std::string format_pkey(uint16_t pkey);
+// Accepts exactly "0x" and 1 to 4 hex digits in either case ("0x8001", "0xFFFF", "0x1"): no
+// sign, no space, nothing after.
+RDMA_EVENTD_EXPORT std::optional<uint16_t> parse_pkey(std::string_view text);
 
 // A snapshot record: the state of one port as the daemon knows it, sent to a subscriber that
 // asked for a snapshot (docs/protocol.md). On the wire it has the common keys of a record with
@@ -128,13 +140,8 @@ struct PortSnapshot {
 
 inline constexpr std::string_view kSnapshotEvent = "snapshot";
 
-RDMA_EVENTD_EXPORT std::string to_json(const PortSnapshot& snapshot);
 RDMA_EVENTD_EXPORT std::optional<PortSnapshot> snapshot_from_json(std::string_view text,
                                                                   std::string* error);
-
-class JsonWriter;
-// Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
-RDMA_EVENTD_EXPORT void write_port_fields(JsonWriter& w, const PortInfo& port);
 
 // The names of the port-block fields that differ between two views, in wire order.
 RDMA_EVENTD_EXPORT std::vector<std::string_view> changed_fields(const PortInfo& before,

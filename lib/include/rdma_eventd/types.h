@@ -3,7 +3,9 @@
 // These mirror rdma-core's numbering (ibv_port_state, phys_state, link_layer, active_speed,
 // active_width, ibv_gid_type) but live here, free of libibverbs, so clients that only read
 // records never need RDMA headers. Wire names are lowercase identifiers and never change;
-// a value the schema does not know is carried as "unknown", never dropped.
+// a value the schema does not know is carried as "unknown", never dropped. Each enumeration
+// only grows at its end, so a value keeps its number across versions of this library. (The
+// daemon's decoding of rdma-core's raw numbers is not part of this API.)
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,6 @@ enum class EventKind : uint8_t {
 RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
 RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kPortState) + 1;
-// Whether records of this kind come from a verbs async event (event_type is its raw number) or
-// from the daemon itself (event_type is -1).
-RDMA_EVENTD_EXPORT bool is_lifecycle_event(EventKind kind);
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
@@ -48,10 +47,7 @@ RDMA_EVENTD_EXPORT int syslog_priority(Severity s);
 
 // ibv_port_state: 0 NOP .. 5 ACTIVE_DEFER.
 enum class PortState : uint8_t { kNop, kDown, kInit, kArmed, kActive, kActiveDefer, kUnknown };
-RDMA_EVENTD_EXPORT PortState port_state_from_raw(uint32_t raw);
 RDMA_EVENTD_EXPORT std::string_view port_state_name(PortState s);  // "down", "active", ...
-RDMA_EVENTD_EXPORT std::string_view port_state_display(
-    PortState s);  // "DOWN", "ACTIVE", ... for messages
 RDMA_EVENTD_EXPORT std::optional<PortState> port_state_from_name(std::string_view name);
 
 // IB PortInfo PhysicalPortState: 1 Sleep .. 7 PhyTest; 0 is "no state change" and reads as unknown.
@@ -65,34 +61,24 @@ enum class PhysState : uint8_t {
   kLinkErrorRecovery,
   kPhyTest,
 };
-RDMA_EVENTD_EXPORT PhysState phys_state_from_raw(uint32_t raw);
 RDMA_EVENTD_EXPORT std::string_view phys_state_name(PhysState s);
 RDMA_EVENTD_EXPORT std::optional<PhysState> phys_state_from_name(std::string_view name);
 
 enum class LinkLayer : uint8_t { kUnspecified, kInfiniband, kEthernet };
-RDMA_EVENTD_EXPORT LinkLayer link_layer_from_raw(uint32_t raw);
 RDMA_EVENTD_EXPORT std::string_view link_layer_name(LinkLayer l);
 RDMA_EVENTD_EXPORT std::optional<LinkLayer> link_layer_from_name(std::string_view name);
 
 // Per-lane signalling rate (ibv_port_attr.active_speed bits).
 enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr };
-RDMA_EVENTD_EXPORT LinkSpeed link_speed_from_raw(uint32_t raw);
-RDMA_EVENTD_EXPORT std::string_view link_speed_name(LinkSpeed s);     // "hdr"
-RDMA_EVENTD_EXPORT std::string_view link_speed_display(LinkSpeed s);  // "HDR"
+RDMA_EVENTD_EXPORT std::string_view link_speed_name(LinkSpeed s);  // "hdr"
 RDMA_EVENTD_EXPORT std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
 RDMA_EVENTD_EXPORT double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
 
-// Lane count from ibv_port_attr.active_width (1→1, 2→4, 4→8, 8→12, 16→2); 0 when unknown.
-RDMA_EVENTD_EXPORT uint32_t lanes_from_raw_width(uint32_t raw);
-RDMA_EVENTD_EXPORT std::optional<uint32_t> lanes_from_name(std::string_view name);  // "4x" -> 4
-
-// ibv_mtu 1..5 → 256..4096 bytes; 0 when unknown.
-RDMA_EVENTD_EXPORT uint32_t mtu_bytes_from_raw(uint32_t raw);
+// The active width as a lane count: "4x" -> 4, "unknown" -> 0.
+RDMA_EVENTD_EXPORT std::optional<uint32_t> lanes_from_name(std::string_view name);
 
 enum class GidType : uint8_t { kIb, kRoceV1, kRoceV2, kUnknown };
-RDMA_EVENTD_EXPORT GidType gid_type_from_raw(uint32_t raw);
-RDMA_EVENTD_EXPORT std::string_view gid_type_name(GidType t);     // "ib", "roce_v1", "roce_v2"
-RDMA_EVENTD_EXPORT std::string_view gid_type_display(GidType t);  // "IB", "RoCE v1", "RoCE v2"
+RDMA_EVENTD_EXPORT std::string_view gid_type_name(GidType t);  // "ib", "roce_v1", "roce_v2"
 RDMA_EVENTD_EXPORT std::optional<GidType> gid_type_from_name(std::string_view name);
 
 }  // namespace rdma_eventd

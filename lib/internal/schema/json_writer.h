@@ -3,17 +3,16 @@
 // Records are serialized once per event whatever the number of subscribers, at hundreds of
 // thousands per second; appending to one std::string with a fixed key order is several times
 // cheaper than building a DOM. Parsing (clients, configuration) uses nlohmann::json instead.
+// Internal to the daemon and the client library: not part of librdma-eventd's API.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "rdma_eventd/export.h"
-
 namespace rdma_eventd {
 
-class RDMA_EVENTD_EXPORT JsonWriter {
+class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
 
@@ -73,8 +72,22 @@ class RDMA_EVENTD_EXPORT JsonWriter {
   bool after_key_ = false;
 };
 
+// "key": [{...}, ...]: one object per entry of `entries`, whose keys write_one(entry) writes.
+template <typename Entries, typename WriteOne>
+void write_object_array(JsonWriter& w, std::string_view key, const Entries& entries,
+                        WriteOne write_one) {
+  w.key(key);
+  w.begin_array();
+  for (const auto& e : entries) {
+    w.begin_object();
+    write_one(e);
+    w.end_object();
+  }
+  w.end_array();
+}
+
 // Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD so
 // the output is always valid JSON.
-RDMA_EVENTD_EXPORT void append_json_string(std::string& out, std::string_view s);
+void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace rdma_eventd

@@ -1,5 +1,5 @@
-// Not installed: shared by the library's request parser and the daemon's configuration reader,
-// which both turn a parse failure into one readable line.
+// Shared by the request parser and the daemon's configuration reader, which both turn a parse
+// failure into one readable line. Internal: not installed.
 #pragma once
 
 #include <string>

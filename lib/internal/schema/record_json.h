@@ -1,0 +1,20 @@
+// Writing records and snapshot records as JSON lines, for the daemon (the readers are in the
+// public record.h). A record is serialized once, whatever the number of sinks, so the writer
+// appends to one string with a fixed key order (docs/records.md).
+#pragma once
+
+#include <string>
+
+#include "rdma_eventd/record.h"
+#include "schema/json_writer.h"
+
+namespace rdma_eventd {
+
+// One line of JSON, no trailing newline.
+std::string to_json(const Record& record);
+std::string to_json(const PortSnapshot& snapshot);
+
+// Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
+void write_port_block(JsonWriter& w, const PortInfo& port);
+
+}  // namespace rdma_eventd

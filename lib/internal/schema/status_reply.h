@@ -1,0 +1,136 @@
+// The status reply's body, typed: what the daemon reports about itself (docs/protocol.md,
+// "status"). Each block has one owner that fills it: the daemon its identity and the counters of
+// its devices, hot-plug source and journal; the hub its ring and subscribers. The hub writes the
+// reply; rdma-eventctl reads it back, every key required, so a renamed key is an error rather
+// than a silent 0.
+//
+// Internal: the reply grows with the daemon, so it is no part of the client library's ABI;
+// clients read it as JSON (Message::text()).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_eventd/protocol.h"
+#include "schema/json_writer.h"
+
+namespace rdma_eventd {
+
+struct StatusReply {
+  struct Daemon {
+    std::string version;
+    int64_t protocol = kProtocolVersion;
+    std::string stream;
+    std::string host;
+    int64_t pid = 0;
+    int64_t started_us = 0;  // wall clock, written as RFC 3339
+    uint64_t uptime_s = 0;   // measured on the monotonic clock
+    friend bool operator==(const Daemon&, const Daemon&) = default;
+  };
+  struct Counters {
+    uint64_t events_read = 0;
+    uint64_t events_acked = 0;
+    uint64_t records = 0;
+    uint64_t batches = 0;  // device reads that produced records
+    uint64_t query_failures = 0;
+    uint64_t resyncs = 0;          // comparisons of the device list with the watched devices
+    uint64_t devices_waiting = 0;  // listed but not openable yet: retried with backoff
+    friend bool operator==(const Counters&, const Counters&) = default;
+  };
+  struct Hotplug {
+    bool udev = false;  // "source": "udev", or "rescan" (periodic rescans where udev does not run)
+    uint64_t udev_events = 0;
+    uint64_t udev_overflows = 0;  // the udev monitor lost events (each one led to a resync)
+    friend bool operator==(const Hotplug&, const Hotplug&) = default;
+  };
+  struct Journal {
+    bool enabled = false;
+    uint64_t written = 0;
+    uint64_t failed = 0;
+    uint64_t dropped = 0;
+    uint64_t queued = 0;
+    uint64_t waits = 0;   // times device reading paused for the journal to catch up
+    uint64_t stalls = 0;  // times journald stopped taking entries and was not waited for
+    friend bool operator==(const Journal&, const Journal&) = default;
+  };
+  struct Ring {
+    uint64_t capacity = 0;
+    uint64_t records = 0;
+    uint64_t first_seq = 0;
+    uint64_t last_seq = 0;
+    friend bool operator==(const Ring&, const Ring&) = default;
+  };
+  struct Subscriber {
+    uint64_t id = 0;
+    bool self = false;  // the connection that asked
+    int64_t pid = 0;
+    uint64_t uid = 0;
+    int64_t connected_us = 0;
+    uint64_t requests = 0;
+    uint64_t rate_limited = 0;
+    uint64_t records_sent = 0;
+    uint64_t records_lost = 0;
+    uint64_t lost_notices = 0;
+    uint64_t bytes_queued = 0;
+    uint64_t bytes_sent = 0;
+    bool replaying = false;
+    Filter filter;
+    friend bool operator==(const Subscriber&, const Subscriber&) = default;
+  };
+  struct Subscribers {
+    uint64_t count = 0;  // connected now
+    uint64_t max = 0;
+    uint64_t accepted = 0;
+    uint64_t refused = 0;
+    uint64_t refused_max_subscribers = 0;  // "refused_by": {"max_subscribers", ...}
+    uint64_t refused_max_subscribers_per_user = 0;
+    uint64_t refused_access = 0;
+    uint64_t rate_limited = 0;
+    uint64_t records_sent = 0;
+    uint64_t records_lost = 0;
+    uint64_t lost_notices = 0;
+    uint64_t bytes_queued = 0;
+    uint64_t request_errors = 0;
+    uint64_t max_queued_bytes = 0;
+    uint64_t max_request_bytes = 0;
+    uint64_t max_subscribers_per_user = 0;
+    uint64_t max_filters = 0;
+    uint64_t max_requests_per_second = 0;
+    std::vector<Subscriber> list;
+    friend bool operator==(const Subscribers&, const Subscribers&) = default;
+  };
+  struct Port {
+    PortInfo info;  // info.port is the port number
+    uint64_t gids = 0;
+    uint64_t pkeys = 0;
+    friend bool operator==(const Port&, const Port&) = default;
+  };
+  struct Device {
+    std::string device;
+    std::string node_guid;
+    std::vector<Port> ports;
+    friend bool operator==(const Device&, const Device&) = default;
+  };
+
+  Daemon daemon;
+  Counters counters;
+  Hotplug hotplug;
+  Journal journal;
+  Ring ring;
+  Subscribers subscribers;
+  std::vector<Device> devices;
+  friend bool operator==(const StatusReply&, const StatusReply&) = default;
+};
+
+// Writes the blocks ("daemon" ... "devices") into the reply object being written, in the
+// documented order.
+void write_status(JsonWriter& w, const StatusReply& status);
+
+// Reads the blocks of a status reply line. nullopt, and *error naming the key ("counters.records:
+// missing"), when one is missing or of the wrong type.
+std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error);
+
+}  // namespace rdma_eventd

@@ -1,0 +1,170 @@
+#include "schema/record_text.h"
+
+#include <cstdio>
+
+#include "port_fields.h"
+
+namespace rdma_eventd {
+namespace {
+
+std::string transition(const PortInfo& before, const PortInfo& after, StateText state) {
+  return "(" + state(before.state) + " -> " + state(after.state) + ")";
+}
+
+// ", LID 7" on InfiniBand, where a LID means something; "" on Ethernet.
+std::string lid_text(const PortInfo& p) {
+  return p.link_layer == LinkLayer::kInfiniband ? ", LID " + std::to_string(p.lid) : "";
+}
+
+template <typename Entry, typename Text>
+std::string list_changes(const std::vector<Entry>& added, const std::vector<Entry>& removed,
+                         Text text) {
+  std::string s;
+  auto append = [&](std::string_view verb, const std::vector<Entry>& entries) {
+    if (entries.empty()) return;
+    if (!s.empty()) s += "; ";
+    s += verb;
+    s += ' ';
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i) s += ", ";
+      s += text(entries[i]);
+    }
+  };
+  append("added", added);
+  append("removed", removed);
+  return s.empty() ? "no entry differs from the last known table" : s;
+}
+
+std::string port_event_text(const Record& r, StateText state) {
+  const PortInfo& now = *r.port_info;
+  const PortInfo& was = r.previous.value_or(now);
+  switch (r.event) {
+    case EventKind::kPortErr:
+      if (now.state == PortState::kActive) {
+        // The port was up again by the time the event was read: say so, don't pretend.
+        return "link down, already back up when queried " + transition(was, now, state) + ", " +
+               rate_text(now);
+      }
+      return "link down " + transition(was, now, state) + ", was " + rate_text(was);
+    case EventKind::kPortActive:
+      return "link up " + transition(was, now, state) + ", " + rate_text(now) + lid_text(now);
+    case EventKind::kLidChange:
+      return "LID changed " + std::to_string(was.lid) + " -> " + std::to_string(now.lid);
+    case EventKind::kSmChange:
+      return "subnet manager changed, SM LID " + std::to_string(was.sm_lid) + " -> " +
+             std::to_string(now.sm_lid) + " (SL " + std::to_string(now.sm_sl) + ")";
+    case EventKind::kClientReregister:
+      return "subnet manager (LID " + std::to_string(now.sm_lid) + ") asked clients to re-register";
+    case EventKind::kGidChange:
+      return "GID table changed: " + list_changes(r.gids_added, r.gids_removed, gid_text);
+    case EventKind::kPkeyChange:
+      return "P_Key table changed: " + list_changes(r.pkeys_added, r.pkeys_removed, pkey_text);
+    case EventKind::kPortState:
+      return state(now.state) + ", " + rate_text(now) + lid_text(now) +
+             (was == now ? "" : ", was " + state(was.state) + " " + rate_text(was) + lid_text(was));
+    default:
+      break;
+  }
+  return "async event type " + std::to_string(r.event_type) + " (unknown to this version), port " +
+         state(now.state) + ", " + rate_text(now);
+}
+
+}  // namespace
+
+std::string plain_state_text(PortState s) {
+  return std::string(port_state_display(s));
+}
+
+std::string gbps_text(double gbps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", gbps);
+  return buf;
+}
+
+std::string rate_text(const PortInfo& p) {
+  if (p.lanes == 0 || p.speed == LinkSpeed::kUnknown) return "unknown rate";
+  return gbps_text(p.rate_gbps()) + " Gb/s " + std::to_string(p.lanes) + "X " +
+         std::string(link_speed_display(p.speed));
+}
+
+std::string gid_text(const GidEntry& g) {
+  std::string s = g.gid + " (" + std::string(gid_type_display(g.type));
+  if (!g.netdev.empty()) s += ", " + g.netdev;
+  return s + ") at index " + std::to_string(g.index);
+}
+
+std::string pkey_text(const PkeyEntry& p) {
+  return format_pkey(p.pkey) + " at index " + std::to_string(p.index);
+}
+
+std::string duration_text(uint64_t ms) {
+  char buf[64];
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof buf, "%llu ms", static_cast<unsigned long long>(ms));
+  } else if (ms < 60000) {
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu min %llu s", static_cast<unsigned long long>(ms / 60000),
+                  static_cast<unsigned long long>(ms % 60000 / 1000));
+  }
+  return buf;
+}
+
+std::string last_known_text(const std::vector<PortInfo>& ports, StateText state) {
+  if (ports.empty()) return "no ports";
+  std::string s;
+  for (const PortInfo& p : ports) {
+    s += s.empty() ? "port " : ", port ";
+    s += std::to_string(p.port) + " " + state(p.state);
+    if (p.state == PortState::kActive) s += " " + rate_text(p);
+  }
+  return s;
+}
+
+std::vector<FieldChange> field_changes(const PortInfo& before, const PortInfo& after) {
+  std::vector<FieldChange> out;
+  for (const auto& f : port_fields()) {
+    if (!f.equal(before, after)) out.push_back(FieldChange{f.name, f.text(before), f.text(after)});
+  }
+  return out;
+}
+
+bool is_device_record(EventKind kind) {
+  return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved ||
+         kind == EventKind::kDeviceAdded || kind == EventKind::kDeviceRenamed ||
+         kind == EventKind::kDeviceRecovered;
+}
+
+std::string event_text(const Record& r, StateText state) {
+  switch (r.event) {
+    case EventKind::kDeviceFatal:
+      return "device fatal error, last known: " + last_known_text(r.ports, state);
+    case EventKind::kDeviceRemoved:
+      return "device removed, last known: " + last_known_text(r.ports, state);
+    case EventKind::kDeviceAdded:
+      return "device added (node GUID " + r.node_guid + ")";
+    case EventKind::kDeviceRenamed:
+      return "device renamed to " + r.device;
+    case EventKind::kDeviceRecovered:
+      return "device recovered after " + duration_text(r.downtime_ms) + " (fatal error at seq " +
+             std::to_string(r.fatal_seq) + ")";
+    default:
+      break;
+  }
+  if (r.port_info) return port_event_text(r, state);
+  return "async event type " + std::to_string(r.event_type) +
+         " (unknown to this version), element " + std::to_string(r.port);
+}
+
+std::string subject_text(const Record& r) {
+  if (r.event == EventKind::kDeviceRenamed) return r.old_name;
+  if (r.port_info && !is_device_record(r.event))
+    return r.device + " port " + std::to_string(r.port);
+  return r.device;
+}
+
+std::string describe(const Record& r) {
+  return subject_text(r) + ": " + event_text(r);
+}
+
+}  // namespace rdma_eventd

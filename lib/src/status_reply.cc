@@ -1,0 +1,312 @@
+// The status reply's blocks, each described once by a table of its fields (wire name and
+// member), which drives both writing and reading, so that the two cannot disagree. What a table
+// cannot say (the hot-plug source, "refused_by", the list of subscribers and their filters, the
+// devices with their port blocks) is written and read next to it.
+#include "schema/status_reply.h"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "json_reader.h"
+#include "schema/protocol_json.h"
+#include "schema/record_json.h"
+
+namespace rdma_eventd {
+namespace {
+
+using nlohmann::json;
+using Status = StatusReply;
+
+// A time in microseconds since the epoch, written as RFC 3339.
+template <typename Block>
+struct TimeMember {
+  int64_t Block::*us;
+};
+
+template <typename Block>
+struct Field {
+  std::string_view name;
+  std::variant<uint64_t Block::*, int64_t Block::*, bool Block::*, std::string Block::*,
+               TimeMember<Block>>
+      member;
+};
+
+template <typename Block, size_t N>
+using Fields = std::array<Field<Block>, N>;
+
+const Fields<Status::Daemon, 7> kDaemonFields = {{
+    {"version", &Status::Daemon::version},
+    {"protocol", &Status::Daemon::protocol},
+    {"stream", &Status::Daemon::stream},
+    {"host", &Status::Daemon::host},
+    {"pid", &Status::Daemon::pid},
+    {"started", TimeMember<Status::Daemon>{&Status::Daemon::started_us}},
+    {"uptime_s", &Status::Daemon::uptime_s},
+}};
+
+const Fields<Status::Counters, 7> kCounterFields = {{
+    {"events_read", &Status::Counters::events_read},
+    {"events_acked", &Status::Counters::events_acked},
+    {"records", &Status::Counters::records},
+    {"batches", &Status::Counters::batches},
+    {"query_failures", &Status::Counters::query_failures},
+    {"resyncs", &Status::Counters::resyncs},
+    {"devices_waiting", &Status::Counters::devices_waiting},
+}};
+
+// After "source".
+const Fields<Status::Hotplug, 2> kHotplugFields = {{
+    {"udev_events", &Status::Hotplug::udev_events},
+    {"udev_overflows", &Status::Hotplug::udev_overflows},
+}};
+
+const Fields<Status::Journal, 7> kJournalFields = {{
+    {"enabled", &Status::Journal::enabled},
+    {"written", &Status::Journal::written},
+    {"failed", &Status::Journal::failed},
+    {"dropped", &Status::Journal::dropped},
+    {"queued", &Status::Journal::queued},
+    {"waits", &Status::Journal::waits},
+    {"stalls", &Status::Journal::stalls},
+}};
+
+const Fields<Status::Ring, 4> kRingFields = {{
+    {"capacity", &Status::Ring::capacity},
+    {"records", &Status::Ring::records},
+    {"first_seq", &Status::Ring::first_seq},
+    {"last_seq", &Status::Ring::last_seq},
+}};
+
+// Before "refused_by".
+const Fields<Status::Subscribers, 4> kSubscribersHead = {{
+    {"count", &Status::Subscribers::count},
+    {"max", &Status::Subscribers::max},
+    {"accepted", &Status::Subscribers::accepted},
+    {"refused", &Status::Subscribers::refused},
+}};
+
+// "refused_by": {...}
+const Fields<Status::Subscribers, 3> kRefusedBy = {{
+    {"max_subscribers", &Status::Subscribers::refused_max_subscribers},
+    {"max_subscribers_per_user", &Status::Subscribers::refused_max_subscribers_per_user},
+    {"access", &Status::Subscribers::refused_access},
+}};
+
+// After "refused_by", before "list".
+const Fields<Status::Subscribers, 11> kSubscribersTail = {{
+    {"rate_limited", &Status::Subscribers::rate_limited},
+    {"records_sent", &Status::Subscribers::records_sent},
+    {"records_lost", &Status::Subscribers::records_lost},
+    {"lost_notices", &Status::Subscribers::lost_notices},
+    {"bytes_queued", &Status::Subscribers::bytes_queued},
+    {"request_errors", &Status::Subscribers::request_errors},
+    {"max_queued_bytes", &Status::Subscribers::max_queued_bytes},
+    {"max_request_bytes", &Status::Subscribers::max_request_bytes},
+    {"max_subscribers_per_user", &Status::Subscribers::max_subscribers_per_user},
+    {"max_filters", &Status::Subscribers::max_filters},
+    {"max_requests_per_second", &Status::Subscribers::max_requests_per_second},
+}};
+
+// Before "filter".
+const Fields<Status::Subscriber, 13> kSubscriberFields = {{
+    {"id", &Status::Subscriber::id},
+    {"self", &Status::Subscriber::self},
+    {"pid", &Status::Subscriber::pid},
+    {"uid", &Status::Subscriber::uid},
+    {"connected", TimeMember<Status::Subscriber>{&Status::Subscriber::connected_us}},
+    {"requests", &Status::Subscriber::requests},
+    {"rate_limited", &Status::Subscriber::rate_limited},
+    {"records_sent", &Status::Subscriber::records_sent},
+    {"records_lost", &Status::Subscriber::records_lost},
+    {"lost_notices", &Status::Subscriber::lost_notices},
+    {"bytes_queued", &Status::Subscriber::bytes_queued},
+    {"bytes_sent", &Status::Subscriber::bytes_sent},
+    {"replaying", &Status::Subscriber::replaying},
+}};
+
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+template <typename Block, size_t N>
+void write_fields(JsonWriter& w, const Block& b, const Fields<Block, N>& fields) {
+  for (const auto& f : fields) {
+    w.key(f.name);
+    std::visit(Overloaded{[&](TimeMember<Block> t) { w.value(format_rfc3339_us(b.*t.us)); },
+                          [&](auto member) { w.value(b.*member); }},
+               f.member);
+  }
+}
+
+template <typename Block, size_t N>
+bool read_fields(JsonReader& rd, const json& o, Block& b, const Fields<Block, N>& fields) {
+  for (const auto& f : fields) {
+    const bool ok =
+        std::visit(Overloaded{[&](uint64_t Block::*m) { return rd.u64(o, f.name, b.*m); },
+                              [&](int64_t Block::*m) { return rd.i64(o, f.name, b.*m); },
+                              [&](bool Block::*m) { return rd.boolean(o, f.name, b.*m); },
+                              [&](std::string Block::*m) { return rd.str(o, f.name, b.*m); },
+                              [&](TimeMember<Block> t) { return rd.time(o, f.name, b.*t.us); }},
+                   f.member);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "key": {fields}
+template <typename Block, size_t N>
+void write_object(JsonWriter& w, std::string_view key, const Block& b,
+                  const Fields<Block, N>& fields) {
+  w.key(key);
+  w.begin_object();
+  write_fields(w, b, fields);
+  w.end_object();
+}
+
+void write_subscribers(JsonWriter& w, const Status::Subscribers& s) {
+  w.key("subscribers");
+  w.begin_object();
+  write_fields(w, s, kSubscribersHead);
+  write_object(w, "refused_by", s, kRefusedBy);
+  write_fields(w, s, kSubscribersTail);
+  write_object_array(w, "list", s.list, [&](const Status::Subscriber& one) {
+    write_fields(w, one, kSubscriberFields);
+    w.key("filter");
+    w.raw(filter_json(one.filter));
+  });
+  w.end_object();
+}
+
+void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
+  write_object_array(w, "devices", devices, [&](const Status::Device& d) {
+    w.field("device", d.device);
+    w.field("node_guid", d.node_guid);
+    write_object_array(w, "ports", d.ports, [&](const Status::Port& p) {
+      w.field("port", p.info.port);
+      write_port_block(w, p.info);
+      w.field("gids", p.gids);
+      w.field("pkeys", p.pkeys);
+    });
+  });
+}
+
+// --- reading -----------------------------------------------------------------------------------
+
+bool read_hotplug(JsonReader& rd, const json& o, Status::Hotplug& h) {
+  std::string source;
+  if (!rd.str(o, "source", source) || !read_fields(rd, o, h, kHotplugFields)) return false;
+  if (source != "udev" && source != "rescan") {
+    return rd.fail("source", "'" + source + "' is neither udev nor rescan");
+  }
+  h.udev = source == "udev";
+  return true;
+}
+
+bool read_subscriber(JsonReader& rd, const json& o, Status::Subscriber& s) {
+  const json* filter = nullptr;
+  if (!read_fields(rd, o, s, kSubscriberFields) || !(filter = rd.object_at(o, "filter"))) {
+    return false;
+  }
+  std::string why;
+  auto f = filter_from_json(*filter, &why);
+  if (!f) return rd.fail("filter", why);
+  s.filter = std::move(*f);
+  return true;
+}
+
+bool read_subscribers(JsonReader& rd, const json& o, Status::Subscribers& s) {
+  const json* by = nullptr;
+  return read_fields(rd, o, s, kSubscribersHead) && (by = rd.object_at(o, "refused_by")) &&
+         read_fields(rd, *by, s, kRefusedBy) && read_fields(rd, o, s, kSubscribersTail) &&
+         rd.entries(o, "list", s.list, [&](const json& item, Status::Subscriber& one) {
+           return read_subscriber(rd, item, one);
+         });
+}
+
+bool read_device(JsonReader& rd, const json& o, Status::Device& d) {
+  return rd.str(o, "device", d.device) && rd.str(o, "node_guid", d.node_guid) &&
+         rd.entries(o, "ports", d.ports, [&](const json& item, Status::Port& p) {
+           return rd.u32(item, "port", p.info.port) && rd.port_block(item, p.info, "") &&
+                  rd.u64(item, "gids", p.gids) && rd.u64(item, "pkeys", p.pkeys);
+         });
+}
+
+// Reads `o` with `read`; an error inside it is named "WHERE.INNER_KEY".
+template <typename Block, typename Read>
+bool read_named(const json& o, const std::string& where, Block& out, Read read,
+                std::string& error) {
+  std::string inner_error;
+  JsonReader inner(&inner_error);
+  if (read(inner, o, out)) return true;
+  error = where + "." + inner_error;
+  return false;
+}
+
+// The object at `key` of the reply, read with `read`.
+template <typename Block, typename Read>
+bool read_block(const json& reply, std::string_view key, Block& out, Read read,
+                std::string& error) {
+  JsonReader outer(&error);
+  const json* o = outer.object_at(reply, key);
+  return o && read_named(*o, std::string(key), out, read, error);
+}
+
+template <typename Block, size_t N>
+auto table_reader(const Fields<Block, N>& fields) {
+  return
+      [&fields](JsonReader& rd, const json& o, Block& b) { return read_fields(rd, o, b, fields); };
+}
+
+bool read_devices(const json& reply, std::vector<Status::Device>& out, std::string& error) {
+  JsonReader rd(&error);
+  const json* devices = rd.array_at(reply, "devices");
+  if (!devices) return false;
+  for (size_t i = 0; i < devices->size(); ++i) {
+    const std::string where = "devices[" + std::to_string(i) + "]";
+    if (!(*devices)[i].is_object()) return rd.fail(where, "not an object");
+    Status::Device d;
+    if (!read_named((*devices)[i], where, d, read_device, error)) return false;
+    out.push_back(std::move(d));
+  }
+  return true;
+}
+
+}  // namespace
+
+void write_status(JsonWriter& w, const StatusReply& s) {
+  write_object(w, "daemon", s.daemon, kDaemonFields);
+  write_object(w, "counters", s.counters, kCounterFields);
+  w.key("hotplug");
+  w.begin_object();
+  w.field("source", s.hotplug.udev ? "udev" : "rescan");
+  write_fields(w, s.hotplug, kHotplugFields);
+  w.end_object();
+  write_object(w, "journal", s.journal, kJournalFields);
+  write_object(w, "ring", s.ring, kRingFields);
+  write_subscribers(w, s.subscribers);
+  write_devices(w, s.devices);
+}
+
+std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
+  std::string why;
+  JsonReader rd(&why);
+  json reply;
+  StatusReply s;
+  const bool ok = rd.object(reply_line, "status reply", reply) &&
+                  read_block(reply, "daemon", s.daemon, table_reader(kDaemonFields), why) &&
+                  read_block(reply, "counters", s.counters, table_reader(kCounterFields), why) &&
+                  read_block(reply, "hotplug", s.hotplug, read_hotplug, why) &&
+                  read_block(reply, "journal", s.journal, table_reader(kJournalFields), why) &&
+                  read_block(reply, "ring", s.ring, table_reader(kRingFields), why) &&
+                  read_block(reply, "subscribers", s.subscribers, read_subscribers, why) &&
+                  read_devices(reply, s.devices, why);
+  if (ok) return s;
+  if (error) *error = std::move(why);
+  return std::nullopt;
+}
+
+}  // namespace rdma_eventd

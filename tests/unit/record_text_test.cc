@@ -1,0 +1,116 @@
+// The texts people read (schema/record_text.h): the pieces both the journal's MESSAGE and
+// rdma-eventctl use. The MESSAGE itself is pinned by journal_entry_test.cc.
+#include "schema/record_text.h"
+
+#include <gtest/gtest.h>
+
+namespace rdma_eventd {
+namespace {
+
+PortInfo edr_port(uint32_t number, PortState state) {
+  PortInfo p;
+  p.port = number;
+  p.link_layer = LinkLayer::kEthernet;
+  p.state = state;
+  p.phys_state = state == PortState::kActive ? PhysState::kLinkUp : PhysState::kDisabled;
+  p.active_mtu = 1024;
+  p.lanes = 4;
+  p.speed = LinkSpeed::kEdr;
+  return p;
+}
+
+TEST(RecordText, RatesGidsPkeysAndDurations) {
+  PortInfo p = edr_port(1, PortState::kActive);
+  EXPECT_EQ(rate_text(p), "100 Gb/s 4X EDR");
+  p.lanes = 1;
+  p.speed = LinkSpeed::kSdr;
+  EXPECT_EQ(rate_text(p), "2.5 Gb/s 1X SDR");
+  p.speed = LinkSpeed::kUnknown;
+  EXPECT_EQ(rate_text(p), "unknown rate");
+  EXPECT_EQ(gid_text(GidEntry{4, "::ffff:10.1.2.3", GidType::kRoceV1, "ens1f1"}),
+            "::ffff:10.1.2.3 (RoCE v1, ens1f1) at index 4");
+  EXPECT_EQ(gid_text(GidEntry{0, "fe80::1", GidType::kIb, ""}), "fe80::1 (IB) at index 0");
+  EXPECT_EQ(pkey_text(PkeyEntry{2, 0x8002}), "0x8002 at index 2");
+  EXPECT_EQ(duration_text(999), "999 ms");
+  EXPECT_EQ(duration_text(1000), "1.0 s");
+  EXPECT_EQ(duration_text(61000), "1 min 1 s");
+}
+
+TEST(RecordText, FieldChangesNameEveryChangedFieldInWireOrderAsPeopleReadIt) {
+  const PortInfo before = edr_port(2, PortState::kActive);
+  PortInfo after = edr_port(2, PortState::kDown);
+  after.lanes = 0;
+  const std::vector<FieldChange> expected = {
+      {"state", "ACTIVE", "DOWN"},
+      {"phys_state", "link_up", "disabled"},
+      {"width", "4x", "unknown"},
+      {"rate_gbps", "100", "0"},
+  };
+  EXPECT_EQ(field_changes(before, after), expected);
+  // The same fields changed_fields() names: one table drives both.
+  std::vector<std::string_view> names;
+  for (const auto& c : field_changes(before, after))
+    names.push_back(c.name);
+  EXPECT_EQ(names, changed_fields(before, after));
+  EXPECT_TRUE(field_changes(before, before).empty());
+}
+
+// A state decoration, as rdma-eventctl's colours are one.
+std::string bracketed(PortState s) {
+  return "[" + plain_state_text(s) + "]";
+}
+
+TEST(RecordText, LastKnownStatesTakeTheCallersDecoration) {
+  const std::vector<PortInfo> ports = {edr_port(1, PortState::kActive),
+                                       edr_port(2, PortState::kDown)};
+  EXPECT_EQ(last_known_text(ports), "port 1 ACTIVE 100 Gb/s 4X EDR, port 2 DOWN");
+  EXPECT_EQ(last_known_text(ports, bracketed), "port 1 [ACTIVE] 100 Gb/s 4X EDR, port 2 [DOWN]");
+  EXPECT_EQ(last_known_text({}), "no ports");
+}
+
+TEST(RecordText, SubjectAndEventMakeTheSentence) {
+  Record fatal;
+  fatal.event = EventKind::kDeviceFatal;
+  fatal.device = "mlx5_1";
+  EXPECT_EQ(subject_text(fatal), "mlx5_1");
+  EXPECT_EQ(event_text(fatal), "device fatal error, last known: no ports");
+  EXPECT_EQ(describe(fatal), "mlx5_1: device fatal error, last known: no ports");
+
+  Record renamed;
+  renamed.event = EventKind::kDeviceRenamed;
+  renamed.device = "roce7";
+  renamed.old_name = "mlx5_1";
+  EXPECT_EQ(subject_text(renamed), "mlx5_1");
+  EXPECT_EQ(event_text(renamed), "device renamed to roce7");
+
+  // An event this version does not name: with a port block it says the port's state, without
+  // one the raw element.
+  Record unknown;
+  unknown.event = EventKind::kUnknown;
+  unknown.event_type = 20;
+  unknown.device = "mlx5_0";
+  unknown.port = 1;
+  unknown.port_info = edr_port(1, PortState::kActive);
+  unknown.previous = unknown.port_info;
+  EXPECT_EQ(describe(unknown),
+            "mlx5_0 port 1: async event type 20 (unknown to this version), port ACTIVE, "
+            "100 Gb/s 4X EDR");
+  EXPECT_EQ(event_text(unknown, bracketed),
+            "async event type 20 (unknown to this version), port [ACTIVE], 100 Gb/s 4X EDR");
+  unknown.port_info.reset();
+  unknown.previous.reset();
+  unknown.port = 9;
+  EXPECT_EQ(describe(unknown), "mlx5_0: async event type 20 (unknown to this version), element 9");
+}
+
+TEST(RecordText, DeviceRecordsAreTheFiveAboutADeviceAsAWhole) {
+  int device_records = 0;
+  for (int k = 0; k < kEventKindCount; ++k)
+    device_records += is_device_record(static_cast<EventKind>(k));
+  EXPECT_EQ(device_records, 5);
+  EXPECT_TRUE(is_device_record(EventKind::kDeviceRecovered));
+  EXPECT_FALSE(is_device_record(EventKind::kPortState));
+}
+
+}  // namespace
+}  // namespace rdma_eventd

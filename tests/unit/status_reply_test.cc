@@ -1,0 +1,127 @@
+// The status reply's body (schema/status_reply.h): written as docs/protocol.md shows it, read
+// back whole, and refused, naming the key, when a key is missing or of the wrong type.
+#include "schema/status_reply.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace rdma_eventd {
+namespace {
+
+using nlohmann::json;
+
+StatusReply sample() {
+  StatusReply s;
+  s.daemon = {"0.1.0", 1, "d5c4", "node17", 12153, 1795342530123456, 42};
+  s.counters = {3, 3, 3, 3, 0, 1, 0};
+  s.hotplug = {true, 5, 1};
+  s.journal = {true, 3, 1, 0, 2, 4, 0};
+  s.ring = {4, 3, 1, 3};
+  // count, max, accepted, refused (by reason), rate_limited, records sent and lost, notices,
+  // bytes queued, request errors, then the limits.
+  s.subscribers = {1, 1024, 2, 3, 1, 1, 1, 0, 4, 0, 0, 0, 0, 1048576, 4096, 128, 256, 100, {}};
+  Filter filter{{EventKind::kPortErr}, {}, {*PortPattern::parse("mlx5_0/1", nullptr)}, {}};
+  s.subscribers.list = {
+      {2, true, 12155, 0, 1795342530500000, 3, 0, 0, 0, 0, 0, 2027, false, filter}};
+  const PortInfo p{
+      1, LinkLayer::kInfiniband, PortState::kActive, PhysState::kLinkUp, 7, 1, 0, 0, 4096,
+      4, LinkSpeed::kHdr};
+  s.devices = {{"mlx5_0", "0c42:a103:00f6:5e44", {{p, 1, 2}}}};
+  return s;
+}
+
+std::string reply_line(const StatusReply& s) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("type", "reply");
+  w.field("op", "status");
+  w.field("seq", uint64_t{3});
+  write_status(w, s);
+  w.end_object();
+  return out;
+}
+
+TEST(StatusReply, WritesEveryBlockAsDocumented) {
+  EXPECT_EQ(json::parse(reply_line(sample())), json::parse(R"({
+    "type":"reply","op":"status","seq":3,
+    "daemon":{"version":"0.1.0","protocol":1,"stream":"d5c4","host":"node17","pid":12153,
+              "started":"2026-11-22T10:15:30.123456Z","uptime_s":42},
+    "counters":{"events_read":3,"events_acked":3,"records":3,"batches":3,"query_failures":0,
+                "resyncs":1,"devices_waiting":0},
+    "hotplug":{"source":"udev","udev_events":5,"udev_overflows":1},
+    "journal":{"enabled":true,"written":3,"failed":1,"dropped":0,"queued":2,"waits":4,
+               "stalls":0},
+    "ring":{"capacity":4,"records":3,"first_seq":1,"last_seq":3},
+    "subscribers":{"count":1,"max":1024,"accepted":2,"refused":3,
+                   "refused_by":{"max_subscribers":1,"max_subscribers_per_user":1,"access":1},
+                   "rate_limited":0,"records_sent":4,"records_lost":0,"lost_notices":0,
+                   "bytes_queued":0,"request_errors":0,"max_queued_bytes":1048576,
+                   "max_request_bytes":4096,"max_subscribers_per_user":128,"max_filters":256,
+                   "max_requests_per_second":100,
+                   "list":[{"id":2,"self":true,"pid":12155,"uid":0,
+                            "connected":"2026-11-22T10:15:30.500000Z","requests":3,
+                            "rate_limited":0,"records_sent":0,"records_lost":0,
+                            "lost_notices":0,"bytes_queued":0,"bytes_sent":2027,
+                            "replaying":false,
+                            "filter":{"events":["port_err"],"ports":["mlx5_0/1"]}}]},
+    "devices":[{"device":"mlx5_0","node_guid":"0c42:a103:00f6:5e44",
+                "ports":[{"port":1,"link_layer":"infiniband","state":"active",
+                          "phys_state":"link_up","lid":7,"sm_lid":1,"sm_sl":0,"lmc":0,
+                          "active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,
+                          "gids":1,"pkeys":2}]}]
+  })"));
+}
+
+TEST(StatusReply, ReadsBackWhatItWrites) {
+  std::string error;
+  const auto back = status_from_json(reply_line(sample()), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, sample());
+
+  StatusReply idle;  // no journal, no subscriber, no device, rescans
+  const auto idle_back = status_from_json(reply_line(idle), &error);
+  ASSERT_TRUE(idle_back) << error;
+  EXPECT_EQ(*idle_back, idle);
+}
+
+// Rewrites one key of the sample's reply and returns the reader's error ("" when it reads).
+std::string error_after(const std::function<void(json&)>& edit) {
+  json j = json::parse(reply_line(sample()));
+  edit(j);
+  std::string error;
+  return status_from_json(j.dump(), &error) ? "" : error;
+}
+
+TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
+  EXPECT_EQ(error_after([](json& j) { j["counters"].erase("records"); }),
+            "counters.records: missing");
+  EXPECT_EQ(error_after([](json& j) { j["journal"]["enabled"] = 1; }),
+            "journal.enabled: not a boolean");
+  EXPECT_EQ(error_after([](json& j) { j.erase("ring"); }), "ring: missing");
+  EXPECT_EQ(error_after([](json& j) { j["hotplug"]["source"] = "netlink"; }),
+            "hotplug.source: 'netlink' is neither udev nor rescan");
+  EXPECT_EQ(error_after([](json& j) { j["daemon"]["started"] = "yesterday"; }),
+            "daemon.started: not an RFC 3339 UTC time with microseconds: 'yesterday'");
+  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["refused_by"].erase("access"); }),
+            "subscribers.access: missing");
+  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0].erase("bytes_sent"); }),
+            "subscribers.bytes_sent: missing");
+  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
+            "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
+            "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
+            "device_added, device_removed, device_renamed, device_recovered, port_state)");
+  EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
+            "devices[0].pkeys: missing");
+  EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),
+            "devices[0].state: bad value");
+  EXPECT_EQ(error_after([](json& j) { j["devices"] = json::object(); }), "devices: not an array");
+  std::string error;
+  EXPECT_FALSE(status_from_json("[1]", &error));
+  EXPECT_EQ(error, "status reply: not a JSON object");
+}
+
+}  // namespace
+}  // namespace rdma_eventd
