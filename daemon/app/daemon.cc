@@ -16,6 +16,7 @@
 #include "schema/record_json.h"
 #include "systemd/journal_sink.h"
 #include "systemd/service_manager.h"
+#include "verbs/verbs.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -43,7 +44,8 @@ Daemon::Daemon(Options options, Config config)
     : options_(std::move(options)),
       config_(std::move(config)),
       stamper_(new_stream_id(), host_name(), config_.severities),
-      devices_(loop_, stamper_, [this](std::vector<Record>& records) { publish(records); }),
+      devices_(loop_, stamper_, std::make_unique<verbs::Catalog>(), system_clock(),
+               [this](const std::vector<Record>& records) { publish(records); }),
       hotplug_(loop_,
                [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); }),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
@@ -115,7 +117,7 @@ void Daemon::setup_journal() {
   backpressure_.attach(journal_.get());
 }
 
-void Daemon::publish(std::vector<Record>& records) {
+void Daemon::publish(const std::vector<Record>& records) {
   for (const Record& r : records) {
     const std::string json = to_json(r);
     if (journal_) journal_->publish(r, json);

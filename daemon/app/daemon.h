@@ -41,7 +41,7 @@ class Daemon : private StateSource {
   int run();
 
  private:
-  void publish(std::vector<Record>& records);
+  void publish(const std::vector<Record>& records);
   void reload();
   void apply_config(const Config& next);
   void setup_journal();

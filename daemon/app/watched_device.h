@@ -1,26 +1,24 @@
-// One open device, as DeviceSet keeps it. Only the device_set*.cc files use it.
+// One open device, as DeviceSet keeps it: the handle and its watch. What the daemon knows about
+// the device (its view, whether it is closing) is DeviceLifecycle's. Only the device_set*.cc
+// files use it.
 #pragma once
 
-#include <cstdint>
+#include <array>
 #include <memory>
-#include <vector>
 
 #include "app/device_set.h"
 #include "core/device_view.h"
 #include "loop/event_loop.h"
-#include "verbs/verbs.h"
 
 namespace rdma_eventd::daemon {
 
-// Members are destroyed in reverse order: the watch goes before the context that owns the fd
+// Members are destroyed in reverse order: the watch goes before the device that owns the fd
 // it watches.
 struct DeviceSet::WatchedDevice {
-  std::unique_ptr<verbs::Context> context;
-  DeviceView view;
+  std::unique_ptr<OpenDevice> device;
   std::unique_ptr<IoWatch> watch;
-  bool closing = false;  // paused, destroyed by deferred work (never inside its own callback)
-  bool read_error_logged = false;
-  std::vector<bool> query_error_logged = std::vector<bool>(3, false);  // per QueryFailure::What
+  bool close_queued = false;  // paused, destroyed by deferred work (never inside its callback)
+  std::array<bool, 3> query_error_logged{};  // per QueryFailure::What
 };
 
 }  // namespace rdma_eventd::daemon

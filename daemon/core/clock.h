@@ -22,4 +22,27 @@ inline int64_t monotonic_us() {
   return clock_us(CLOCK_MONOTONIC);
 }
 
+// Both clocks read at one moment: what a callback stamps its records with and measures from.
+struct Instant {
+  int64_t wall_us = 0;  // CLOCK_REALTIME
+  int64_t mono_us = 0;  // CLOCK_MONOTONIC
+};
+
+// Where code that keeps time reads it, so that tests can drive time instead of waiting for it.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual Instant now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  Instant now() const override { return {realtime_us(), monotonic_us()}; }
+};
+
+inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 }  // namespace rdma_eventd::daemon

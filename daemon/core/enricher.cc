@@ -1,6 +1,7 @@
 #include "core/enricher.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/table_diff.h"
 
@@ -27,12 +28,21 @@ QueryPlan plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_por
   return plan;
 }
 
-// Fresh answers for this batch. Failed queries leave the cached value in place.
+// Fresh answers for this batch. Only what was read is held: the tables of ports that were not
+// queried (or whose query failed) stay in the view, uncopied.
 struct Fresh {
-  std::vector<PortInfo> info;  // index = port number
-  std::vector<std::vector<GidEntry>> gids;
-  std::vector<std::vector<uint16_t>> pkeys;
+  std::vector<PortInfo> info;  // index = port number; the cached state when not read
+  std::optional<std::vector<std::vector<GidEntry>>> gids;   // per_port[p - 1], when read
+  std::vector<std::optional<std::vector<uint16_t>>> pkeys;  // index = port number, when read
 };
+
+std::vector<uint32_t> gid_table_lengths(const DeviceView& view) {
+  std::vector<uint32_t> lens;
+  lens.reserve(view.ports.size());
+  for (const auto& pv : view.ports)
+    lens.push_back(pv.gid_tbl_len);
+  return lens;
+}
 
 Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, BatchOutcome& out) {
   const uint32_t n = view.num_ports();
@@ -42,7 +52,6 @@ Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Bat
   for (uint32_t p = 1; p <= n; ++p) {
     PortView& pv = *view.port(p);
     fresh.info[p] = pv.info;
-    fresh.pkeys[p] = pv.pkeys;
     if (!plan.port[p]) continue;
     DeviceQueries::PortAttr attr;
     ++out.port_queries;
@@ -54,17 +63,13 @@ Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Bat
       pv.pkey_tbl_len = attr.pkey_tbl_len;
     }
   }
-  fresh.gids.resize(n + 1);
-  for (uint32_t p = 1; p <= n; ++p)
-    fresh.gids[p] = view.port(p)->gids;
   if (plan.gids) {
     std::vector<std::vector<GidEntry>> per_port;
     ++out.gid_queries;
-    if (int err = q.query_gids(n, per_port); err != 0) {
+    if (int err = q.query_gids(gid_table_lengths(view), per_port); err != 0) {
       out.failures.push_back({QueryFailure::What::kGids, 0, err});
     } else {
-      for (uint32_t p = 1; p <= n && p <= per_port.size(); ++p)
-        fresh.gids[p] = per_port[p - 1];
+      fresh.gids = std::move(per_port);
     }
   }
   for (uint32_t p = 1; p <= n; ++p) {
@@ -129,11 +134,11 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
     pv.pkey_tbl_len = attr.pkey_tbl_len;
   }
   std::vector<std::vector<GidEntry>> per_port;
-  if (int err = queries.query_gids(num_ports, per_port); err != 0) {
+  if (int err = queries.query_gids(gid_table_lengths(view), per_port); err != 0) {
     failures.push_back({QueryFailure::What::kGids, 0, err});
   } else {
     for (uint32_t p = 1; p <= num_ports && p <= per_port.size(); ++p) {
-      view.port(p)->gids = per_port[p - 1];
+      view.port(p)->gids = std::move(per_port[p - 1]);
     }
   }
   for (uint32_t p = 1; p <= num_ports; ++p) {
@@ -146,7 +151,7 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
 }
 
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
-                          DeviceQueries& queries, RecordStamper& stamper, int64_t time_us) {
+                          DeviceQueries& queries, FatalMeaning fatal) {
   BatchOutcome out;
   std::vector<DecodedEvent> decoded;
   decoded.reserve(events.size());
@@ -154,7 +159,7 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     decoded.push_back(decode_event(raw, view.num_ports()));
 
   const QueryPlan plan = plan_queries(decoded, view.num_ports());
-  const Fresh fresh = run_queries(plan, view, queries, out);
+  Fresh fresh = run_queries(plan, view, queries, out);
 
   // GID changes are handed out one entry per GID_CHANGE record, in index order: the kernel
   // sends one event per entry added or removed, so a batch of n events normally carries n
@@ -164,14 +169,19 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     if (ev.kind == EventKind::kGidChange) ++gid_work[ev.port].events_left;
   }
   for (uint32_t p = 1; p <= view.num_ports(); ++p) {
-    if (gid_work[p].events_left == 0) continue;
+    if (gid_work[p].events_left == 0 || !fresh.gids || p > fresh.gids->size()) continue;
     PortView& pv = *view.port(p);
-    gid_work[p].changes = gid_changes_in_index_order(diff_gids(pv.gids, fresh.gids[p]));
-    pv.gids = fresh.gids[p];
+    std::vector<GidEntry>& now = (*fresh.gids)[p - 1];
+    gid_work[p].changes = gid_changes_in_index_order(diff_gids(pv.gids, now));
+    pv.gids = std::move(now);
   }
 
   out.records.reserve(decoded.size());
   for (const auto& ev : decoded) {
+    if (ev.kind == EventKind::kDeviceFatal && fatal == FatalMeaning::kRemoval) {
+      out.records.push_back(device_removed_record(view));
+      continue;
+    }
     Record r;
     r.event = ev.kind;
     r.event_type = ev.type;
@@ -179,7 +189,6 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     r.node_guid = format_guid(view.node_guid);
     r.port = ev.port != 0 ? ev.port : ev.element;
     if (ev.kind == EventKind::kDeviceFatal) {
-      out.device_fatal = true;
       for (const auto& pv : view.ports)
         r.ports.push_back(pv.info);
     } else if (ev.port != 0) {
@@ -188,17 +197,35 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
       r.port_info = fresh.info[ev.port];
       pv.info = fresh.info[ev.port];
       if (ev.kind == EventKind::kGidChange) take_gid_changes(gid_work[ev.port], r);
-      if (ev.kind == EventKind::kPkeyChange) {
-        PkeyDiff d = diff_pkeys(pv.pkeys, fresh.pkeys[ev.port]);
+      if (auto& table = fresh.pkeys[ev.port]; ev.kind == EventKind::kPkeyChange && table) {
+        // The first PKEY_CHANGE record of the port carries the change; later ones see none.
+        PkeyDiff d = diff_pkeys(pv.pkeys, *table);
         r.pkeys_added = std::move(d.added);
         r.pkeys_removed = std::move(d.removed);
-        pv.pkeys = fresh.pkeys[ev.port];
+        pv.pkeys = std::move(*table);
+        table.reset();
       }
     }
-    stamper.stamp(r, time_us);
     out.records.push_back(std::move(r));
   }
   return out;
+}
+
+Record device_record(EventKind kind, const DeviceView& view) {
+  Record r;
+  r.event = kind;
+  r.event_type = -1;
+  r.device = view.name;
+  r.node_guid = format_guid(view.node_guid);
+  r.port = 0;
+  return r;
+}
+
+Record device_removed_record(const DeviceView& view) {
+  Record r = device_record(EventKind::kDeviceRemoved, view);
+  for (const auto& pv : view.ports)
+    r.ports.push_back(pv.info);
+  return r;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -8,6 +8,9 @@
 // first record of the batch, a P_Key table change on its first PKEY_CHANGE record, and GID
 // entries are handed out one per GID_CHANGE record in index order (the kernel sends one event
 // per entry), any surplus on the port's last GID_CHANGE record.
+//
+// Records come out unstamped: the caller stamps them (RecordStamper) once it knows every
+// record it publishes, in order.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,6 @@
 
 #include "core/decode.h"
 #include "core/device_view.h"
-#include "core/stamper.h"
 
 namespace rdma_eventd::daemon {
 
@@ -29,9 +31,8 @@ struct QueryFailure {
 };
 
 struct BatchOutcome {
-  std::vector<Record> records;
+  std::vector<Record> records;  // unstamped, in event order
   std::vector<QueryFailure> failures;
-  bool device_fatal = false;  // a DEVICE_FATAL was among the events
   // Queries made for this batch, for tests and counters.
   uint32_t port_queries = 0;
   uint32_t gid_queries = 0;
@@ -41,7 +42,17 @@ struct BatchOutcome {
 // Fills `view` from scratch (device open). Returns the failures; a failed part keeps defaults.
 std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, DeviceView& view);
 
+// What a DEVICE_FATAL means, which the event alone cannot tell: the device failed and is still
+// registered (device_fatal), or it is being removed (device_removed). The caller decides from
+// the device list before the records are built (DeviceLifecycle::meaning_of_fatal).
+enum class FatalMeaning { kFailure, kRemoval };
+
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
-                          DeviceQueries& queries, RecordStamper& stamper, int64_t time_us);
+                          DeviceQueries& queries, FatalMeaning fatal = FatalMeaning::kFailure);
+
+// Records about a whole device (event_type -1, port 0), unstamped.
+Record device_record(EventKind kind, const DeviceView& view);
+// device_removed, with the last known state of every port.
+Record device_removed_record(const DeviceView& view);
 
 }  // namespace rdma_eventd::daemon

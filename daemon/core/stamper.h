@@ -29,13 +29,6 @@ class RecordStamper {
     r.severity = severities_[static_cast<size_t>(r.event)];
   }
 
-  // A record already stamped becomes another kind (a DEVICE_FATAL that turns out to be an
-  // unplug): same seq and time, the new kind's severity.
-  void restamp_as(Record& r, EventKind kind) const {
-    r.event = kind;
-    r.severity = severities_[static_cast<size_t>(kind)];
-  }
-
   void set_severities(const SeverityMap& m) { severities_ = m; }
   uint64_t last_seq() const { return last_seq_; }
   const std::string& stream() const { return stream_; }

@@ -43,23 +43,26 @@ std::string gid_text(const uint8_t raw[16]) {
 
 }  // namespace
 
-DeviceCatalog::~DeviceCatalog() {
+Catalog::~Catalog() {
   release();
 }
 
-void DeviceCatalog::release() {
+void Catalog::release() {
   if (list_) ibv_free_device_list(list_);
   list_ = nullptr;
   entries_.clear();
   handles_.clear();
 }
 
-int DeviceCatalog::scan() {
-  release();
+int Catalog::scan() {
   int num = 0;
   errno = 0;
-  list_ = ibv_get_device_list(&num);
-  if (!list_) return errno != 0 ? errno : ENOSYS;
+  ibv_device** list = ibv_get_device_list(&num);
+  // A failed list says nothing about the devices: the previous one stays, and with it what
+  // the daemon can open.
+  if (!list) return errno != 0 ? errno : ENOSYS;
+  release();
+  list_ = list;
   for (int i = 0; i < num && list_[i]; ++i) {
     ibv_device* dev = list_[i];
     DeviceEntry e;
@@ -67,7 +70,6 @@ int DeviceCatalog::scan() {
     if (e.name.empty()) e.name = ibv_get_device_name(dev);
     e.node_guid = be64toh(ibv_get_device_guid(dev));
     e.index = ibv_get_device_index(dev);
-    e.uverbs = dev->dev_name;
     e.ibdev_path = ibdev_path_for(dev, e.name);
     entries_.push_back(std::move(e));
     handles_.push_back(list_[i]);
@@ -75,7 +77,7 @@ int DeviceCatalog::scan() {
   return 0;
 }
 
-std::unique_ptr<Context> DeviceCatalog::open(const DeviceEntry& entry, int* error) {
+std::unique_ptr<OpenDevice> Catalog::open(const DeviceEntry& entry, int* error) {
   ibv_device* dev = nullptr;
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].index == entry.index && entries_[i].name == entry.name) dev = handles_[i];
@@ -103,15 +105,11 @@ std::unique_ptr<Context> DeviceCatalog::open(const DeviceEntry& entry, int* erro
     return nullptr;
   }
   const bool renamed = entry.name != dev->name;
-  return std::unique_ptr<Context>(new Context(ctx, entry, attr.phys_port_cnt, renamed));
+  return std::unique_ptr<OpenDevice>(new Context(ctx, entry, attr.phys_port_cnt, renamed));
 }
 
 Context::Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed)
-    : ctx_(ctx),
-      entry_(std::move(entry)),
-      num_ports_(num_ports),
-      renamed_(renamed),
-      gid_tbl_len_(num_ports + 1, 0) {}
+    : OpenDevice(std::move(entry)), ctx_(ctx), num_ports_(num_ports), renamed_(renamed) {}
 
 void Context::rename(const DeviceEntry& now) {
   entry_.name = now.name;
@@ -146,6 +144,7 @@ Context::ReadResult Context::read_event(RawEvent& out, int* error) {
   // Acked before anything else happens to it: for port and device events this is a no-op in
   // libibverbs, for affiliated ones it is what keeps destroy calls from waiting forever.
   ibv_ack_async_event(&ev);
+  ++events_acked_;
   return ReadResult::kEvent;
 }
 
@@ -166,20 +165,23 @@ int Context::query_port(uint32_t port, PortAttr& out) {
   out.info = decode_port(port, raw);
   out.gid_tbl_len = static_cast<uint32_t>(a.gid_tbl_len);
   out.pkey_tbl_len = a.pkey_tbl_len;
-  if (port < gid_tbl_len_.size()) gid_tbl_len_[port] = out.gid_tbl_len;
   return 0;
 }
 
-int Context::query_gids(uint32_t num_ports, std::vector<std::vector<GidEntry>>& per_port) {
-  // One call for every port's table. Its size bound is the sum of the ports' table lengths,
-  // known from the last query_port of each port (enrichment always queries ports first).
+int Context::query_gids(std::span<const uint32_t> gid_tbl_lens,
+                        std::vector<std::vector<GidEntry>>& per_port) {
+  // One call for every port's table. Its size bound is the sum of the ports' table lengths; a
+  // port whose length is unknown (its last query failed) is asked for it.
+  const auto num_ports = static_cast<uint32_t>(gid_tbl_lens.size());
   size_t max_entries = 0;
   for (uint32_t p = 1; p <= num_ports; ++p) {
-    if (gid_tbl_len_[p] == 0) {
-      PortAttr attr;
-      if (int err = query_port(p, attr); err != 0) return err;
+    uint32_t len = gid_tbl_lens[p - 1];
+    if (len == 0) {
+      ibv_port_attr a{};
+      if (int err = ibv_query_port(ctx_, static_cast<uint8_t>(p), &a); err != 0) return err;
+      len = static_cast<uint32_t>(a.gid_tbl_len);
     }
-    max_entries += gid_tbl_len_[p];
+    max_entries += len;
   }
   std::vector<ibv_gid_entry> entries(max_entries);
   const ssize_t n =

@@ -1,6 +1,7 @@
 // The daemon's only contact with libibverbs: listing devices, opening them, reading and acking
-// async events, and the queries enrichment needs. Nothing here interprets what it reads; the
-// raw values go to core/decode.
+// async events, and the queries enrichment needs. What it reads is copied into plain structs
+// and handed to core/decode for every interpretation (decode_port, gid_type_from_raw); it
+// answers DeviceQueries in decoded terms because enrichment asks in those terms.
 #pragma once
 
 #include <cstdint>
@@ -18,33 +19,20 @@ struct ibv_device;
 
 namespace rdma_eventd::daemon::verbs {
 
-struct DeviceEntry {
-  // The current name, from sysfs (uverbsN/ibdev). libibverbs keeps the name a process first
-  // saw for a device that is renamed later, so ibv_get_device_name alone would go stale.
-  std::string name;
-  uint64_t node_guid = 0;  // host order
-  int index = -1;          // ibv_get_device_index: the kernel's never-reused device index
-  std::string uverbs;      // "uverbs0": the device's verbs char device, as udev names it
-  std::string ibdev_path;  // <sysfs>/class/infiniband/<name>, for the current name
-};
-
-class Context;
-
-// One ibv_get_device_list result, kept until the next scan so its devices can be opened.
-class DeviceCatalog {
+// The last successful ibv_get_device_list result, kept until the next one so its devices can
+// be opened.
+class Catalog final : public DeviceCatalog {
  public:
-  DeviceCatalog() = default;
-  ~DeviceCatalog();
-  DeviceCatalog(const DeviceCatalog&) = delete;
-  DeviceCatalog& operator=(const DeviceCatalog&) = delete;
+  Catalog() = default;
+  ~Catalog() override;
+  Catalog(const Catalog&) = delete;
+  Catalog& operator=(const Catalog&) = delete;
 
-  // Re-scans (libibverbs re-reads the kernel's list on every call). Returns 0, or the errno of
-  // a failed list (ENOSYS: no RDMA support in the kernel). An empty fabric is 0 and no devices.
-  int scan();
-  const std::vector<DeviceEntry>& devices() const { return entries_; }
-
-  // Opens a device of the last scan: async fd set O_NONBLOCK. Returns nullptr with *error set.
-  std::unique_ptr<Context> open(const DeviceEntry& entry, int* error);
+  // libibverbs re-reads the kernel's list on every call.
+  int scan() override;
+  const std::vector<DeviceEntry>& devices() const override { return entries_; }
+  // Async fd set O_NONBLOCK.
+  std::unique_ptr<OpenDevice> open(const DeviceEntry& entry, int* error) override;
 
  private:
   void release();
@@ -56,30 +44,28 @@ class DeviceCatalog {
 
 // An open device context. Closing it (the destructor) is ibv_close_device, which also closes
 // its async fd: nobody else may close() that fd.
-class Context final : public DeviceQueries {
+class Context final : public OpenDevice {
  public:
   ~Context() override;
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  const DeviceEntry& entry() const { return entry_; }
-  // The device was renamed (same index, same uverbsN): sysfs-backed queries follow the new
-  // name, which libibverbs's own device struct does not.
-  void rename(const DeviceEntry& now);
-  uint32_t num_ports() const { return num_ports_; }
-  int async_fd() const;
+  // sysfs-backed queries follow the new name, which libibverbs's own device struct does not.
+  void rename(const DeviceEntry& now) override;
+  uint32_t num_ports() const override { return num_ports_; }
+  int async_fd() const override;
 
-  enum class ReadResult { kEvent, kEmpty, kError };
-  // ibv_get_async_event, copy, ibv_ack_async_event at once. kEmpty on EAGAIN; kError sets
-  // *error (0 when the read came back short, which libibverbs reports without an errno).
-  ReadResult read_event(RawEvent& out, int* error);
+  // ibv_get_async_event, copy, ibv_ack_async_event at once. kEmpty on EAGAIN.
+  ReadResult read_event(RawEvent& out, int* error) override;
+  uint64_t events_acked() const override { return events_acked_; }
 
   int query_port(uint32_t port, PortAttr& out) override;
-  int query_gids(uint32_t num_ports, std::vector<std::vector<GidEntry>>& per_port) override;
+  int query_gids(std::span<const uint32_t> gid_tbl_lens,
+                 std::vector<std::vector<GidEntry>>& per_port) override;
   int query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) override;
 
  private:
-  friend class DeviceCatalog;
+  friend class Catalog;
   Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed);
 
   // The netdev of a RoCE GID entry, from sysfs (<ibdev_path>/ports/P/gid_attrs/ndevs/I), cached
@@ -88,12 +74,11 @@ class Context final : public DeviceQueries {
   int read_sysfs_pkeys(uint32_t port, std::vector<uint16_t>& out);
 
   ibv_context* ctx_;
-  DeviceEntry entry_;
   uint32_t num_ports_;
   // ibv_query_pkey reads sysfs under the name libibverbs knows; once the device has another
   // name, P_Keys are read from entry_.ibdev_path directly.
   bool renamed_ = false;
-  std::vector<uint32_t> gid_tbl_len_;  // index = port number
+  uint64_t events_acked_ = 0;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::string> netdev_cache_;
 };
 

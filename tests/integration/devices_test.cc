@@ -124,5 +124,30 @@ TEST(Devices, AnUnplugIsARemovalNotAFatalErrorAndTheReplugIsFoundOnRescan) {
   EXPECT_EQ(r.device, "mlx5_0");
 }
 
+TEST(Devices, AFatalErrorWhileTheDeviceListFailsIsTakenAtItsWord) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  // The list fails from now on; open contexts keep working.
+  inject(sim, {"no-rdma", "on"});
+  inject(sim, {"fatal", "mlx5_0"});
+  // Without a list, nothing says the device is being removed: it failed.
+  const Record fatal = daemon.next_record();
+  EXPECT_EQ(fatal.event, EventKind::kDeviceFatal);
+  EXPECT_EQ(fatal.device, "mlx5_0");
+  EXPECT_EQ(fatal.event_type, 8);
+  EXPECT_EQ(fatal.ports.size(), 1u);
+  daemon.require_log("mlx5_0: fatal error; closing it, reopening it once it works again");
+  daemon.require_log("no RDMA support in the kernel (ENOSYS)");  // the retry's list failed
+  // The other device is still watched, and the failed one waits to be reopened.
+  inject(sim, {"port", "down", "mlx5_1/1"});
+  const Record next = daemon.next_record();
+  EXPECT_EQ(next.event, EventKind::kPortErr);
+  EXPECT_EQ(next.device, "mlx5_1");
+  const json st = daemon.status();
+  EXPECT_EQ(st["counters"]["devices_waiting"], 1);
+  ASSERT_EQ(st["devices"].size(), 1u);
+  EXPECT_EQ(st["devices"][0]["device"], "mlx5_1");
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test

@@ -4,6 +4,10 @@
 
 #include <cerrno>
 #include <map>
+#include <span>
+
+#include "core/stamper.h"
+#include "port_fixtures.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -20,28 +24,16 @@ class FakeDevice : public DeviceQueries {
     }
   }
 
-  static PortInfo active_ib(uint32_t port, uint32_t lid) {
-    PortInfo p;
-    p.port = port;
-    p.link_layer = LinkLayer::kInfiniband;
-    p.state = PortState::kActive;
-    p.phys_state = PhysState::kLinkUp;
-    p.lid = lid;
-    p.sm_lid = 1;
-    p.active_mtu = 4096;
-    p.lanes = 4;
-    p.speed = LinkSpeed::kHdr;
-    return p;
-  }
-
   int query_port(uint32_t port, PortAttr& out) override {
     ++port_queries[port];
     if (port_error) return port_error;
     out = attrs.at(port);
     return 0;
   }
-  int query_gids(uint32_t, std::vector<std::vector<GidEntry>>& per_port) override {
+  int query_gids(std::span<const uint32_t> lens,
+                 std::vector<std::vector<GidEntry>>& per_port) override {
     ++gid_queries;
+    gid_tbl_lens.assign(lens.begin(), lens.end());
     per_port = gids;
     return 0;
   }
@@ -57,6 +49,7 @@ class FakeDevice : public DeviceQueries {
   std::vector<std::vector<uint16_t>> pkeys;  // index = port
   std::map<uint32_t, int> port_queries;
   int gid_queries = 0;
+  std::vector<uint32_t> gid_tbl_lens;  // as the last query_gids was given them
   std::map<uint32_t, int> pkey_queries;
   int port_error = 0;
 };
@@ -75,8 +68,12 @@ class EnricherTest : public ::testing::Test {
     dev_->pkey_queries.clear();
   }
 
-  BatchOutcome run(std::vector<RawEvent> events) {
-    return enrich_batch(view_, events, *dev_, stamper_, 1795342530123456);
+  // Enriches, then stamps the records as the daemon does.
+  BatchOutcome run(std::vector<RawEvent> events, FatalMeaning fatal = FatalMeaning::kFailure) {
+    BatchOutcome out = enrich_batch(view_, events, *dev_, fatal);
+    for (Record& r : out.records)
+      stamper_.stamp(r, 1795342530123456);
+    return out;
   }
 
   std::unique_ptr<FakeDevice> dev_;
@@ -108,7 +105,7 @@ TEST_F(EnricherTest, PortErrorRecordCarriesStateAndWhatChanged) {
   EXPECT_EQ(r.time_us, 1795342530123456);
   ASSERT_TRUE(r.port_info && r.previous);
   EXPECT_EQ(*r.port_info, dev_->attrs[1].info);
-  EXPECT_EQ(*r.previous, FakeDevice::active_ib(1, 17));
+  EXPECT_EQ(*r.previous, active_ib(1, 17));
   EXPECT_EQ(changed_fields(*r.previous, *r.port_info),
             (std::vector<std::string_view>{"state", "phys_state", "lid", "sm_lid"}));
   EXPECT_EQ(view_.port(1)->info, dev_->attrs[1].info);  // the view moved forward
@@ -210,15 +207,47 @@ TEST_F(EnricherTest, DeviceFatalCarriesTheLastKnownStateWithoutQuerying) {
   BatchOutcome out = run({{8, 0}});
   ASSERT_EQ(out.records.size(), 1u);
   const Record& r = out.records[0];
-  EXPECT_TRUE(out.device_fatal);
   EXPECT_EQ(r.event, EventKind::kDeviceFatal);
+  EXPECT_EQ(r.event_type, 8);
   EXPECT_EQ(r.severity, Severity::kCritical);
   EXPECT_EQ(r.port, 0u);
   EXPECT_FALSE(r.port_info);
   ASSERT_EQ(r.ports.size(), 2u);
-  EXPECT_EQ(r.ports[0], FakeDevice::active_ib(1, 17));
-  EXPECT_EQ(r.ports[1], FakeDevice::active_ib(2, 18));
+  EXPECT_EQ(r.ports[0], active_ib(1, 17));
+  EXPECT_EQ(r.ports[1], active_ib(2, 18));
   EXPECT_TRUE(dev_->port_queries.empty());
+}
+
+TEST_F(EnricherTest, ADeviceFatalThatIsARemovalBecomesDeviceRemovedWithTheLastKnownState) {
+  // Given the device list showed the device gone, its DEVICE_FATAL is built as its removal:
+  // a daemon record (type -1, port 0) with the removal's severity, and no query.
+  open(2);
+  BatchOutcome out = run({{10, 1}, {8, 0}}, FatalMeaning::kRemoval);
+  ASSERT_EQ(out.records.size(), 2u);
+  Record expected;
+  expected.seq = 2;
+  expected.stream = "stream-1";
+  expected.time_us = 1795342530123456;
+  expected.host = "node17";
+  expected.event = EventKind::kDeviceRemoved;
+  expected.event_type = -1;
+  expected.severity = Severity::kWarning;
+  expected.device = "mlx5_0";
+  expected.node_guid = "248a:0703:00a1:b2c0";
+  expected.port = 0;
+  expected.ports = {active_ib(1, 17), active_ib(2, 18)};
+  EXPECT_TRUE(out.records[1] == expected) << to_json(out.records[1]);
+  EXPECT_EQ(out.records[0].event, EventKind::kPortErr);
+  EXPECT_EQ(dev_->port_queries, (std::map<uint32_t, int>{{1, 1}}));  // for the PORT_ERR only
+}
+
+TEST_F(EnricherTest, TheGidTableIsReadWithTheLengthsTheLastPortQueriesGave) {
+  // The view holds each port's GID table length: one cache, handed to the table read.
+  open(2);
+  EXPECT_EQ(dev_->gid_tbl_lens, (std::vector<uint32_t>{128, 128}));
+  dev_->attrs[2].gid_tbl_len = 256;
+  run({{18, 2}});
+  EXPECT_EQ(dev_->gid_tbl_lens, (std::vector<uint32_t>{128, 256}));
 }
 
 TEST_F(EnricherTest, UnknownTypeIsPublishedWithItsNumberAndPortState) {
@@ -243,7 +272,7 @@ TEST_F(EnricherTest, AFailedQueryKeepsTheLastKnownStateAndIsReported) {
   dev_->port_error = EIO;
   BatchOutcome out = run({{10, 1}});
   ASSERT_EQ(out.records.size(), 1u);
-  EXPECT_EQ(*out.records[0].port_info, FakeDevice::active_ib(1, 17));
+  EXPECT_EQ(*out.records[0].port_info, active_ib(1, 17));
   ASSERT_EQ(out.failures.size(), 1u);
   EXPECT_EQ(out.failures[0].what, QueryFailure::What::kPort);
   EXPECT_EQ(out.failures[0].error, EIO);
