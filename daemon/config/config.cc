@@ -105,9 +105,12 @@ void parse_severity(const json& v, Config& c) {
   }
 }
 
+void parse_journal_budget(const json& v, JournalBudgetConfig& b);
+void parse_health(const json& v, HealthConfig& h);
+
 void parse_journal(const json& v, Config& c) {
   expect(v, json::value_t::object, "an object", "journal");
-  reject_unknown(v, {"enabled", "identifier"}, "journal.");
+  reject_unknown(v, {"enabled", "identifier", "budget"}, "journal.");
   if (v.contains("enabled")) {
     expect(v["enabled"], json::value_t::boolean, "a boolean", "journal.enabled");
     c.journal_enabled = v["enabled"].get<bool>();
@@ -117,6 +120,7 @@ void parse_journal(const json& v, Config& c) {
     c.journal_identifier = v["identifier"].get<std::string>();
     if (c.journal_identifier.empty()) throw Bad{"journal.identifier", "must not be empty"};
   }
+  if (v.contains("budget")) parse_journal_budget(v["budget"], c.journal_budget);
 }
 
 // An unsigned integer key within [min, max].
@@ -235,9 +239,103 @@ void parse_socket(const json& v, Config& c) {
   parse_socket_limits(v, s);
 }
 
+// The journal budget (docs/health.md): records per second and bursts, per port and for the
+// host, and how often a port over its budget gets a summary.
+void parse_journal_budget(const json& v, JournalBudgetConfig& b) {
+  expect(v, json::value_t::object, "an object", "journal.budget");
+  reject_unknown(
+      v, {"enabled", "port_rate", "port_burst", "host_rate", "host_burst", "summary_interval_s"},
+      "journal.budget.");
+  if (v.contains("enabled")) {
+    expect(v["enabled"], json::value_t::boolean, "a boolean", "journal.budget.enabled");
+    b.enabled = v["enabled"].get<bool>();
+  }
+  constexpr uint64_t kMaxRate = 1000000;
+  auto number = [&](std::string_view name, uint32_t& field, uint64_t max) {
+    const std::string key = "journal.budget." + std::string(name);
+    if (v.contains(name)) field = static_cast<uint32_t>(bounded(v[std::string(name)], key, 1, max));
+  };
+  number("port_rate", b.port_rate, kMaxRate);
+  number("port_burst", b.port_burst, kMaxRate);
+  number("host_rate", b.host_rate, kMaxRate);
+  number("host_burst", b.host_burst, kMaxRate);
+  number("summary_interval_s", b.summary_interval_s, 3600);
+}
+
+// health.expected[i]: {"devices": GLOB, "ports": [N...], "width": "4x", "speed": "hdr"}.
+PortExpectation parse_expectation(const json& v, const std::string& key) {
+  expect(v, json::value_t::object, "an object", key);
+  reject_unknown(v, {"devices", "ports", "width", "speed"}, key + ".");
+  if (!v.contains("devices")) throw Bad{key + ".devices", "missing: a glob on device names"};
+  PortExpectation e;
+  expect(v["devices"], json::value_t::string, "a string", key + ".devices");
+  e.devices = v["devices"].get<std::string>();
+  if (e.devices.empty()) throw Bad{key + ".devices", "empty pattern"};
+  if (v.contains("ports")) {
+    expect(v["ports"], json::value_t::array, "an array of port numbers", key + ".ports");
+    for (size_t i = 0; i < v["ports"].size(); ++i) {
+      const std::string item = key + ".ports[" + std::to_string(i) + "]";
+      e.ports.push_back(static_cast<uint32_t>(bounded(v["ports"][i], item, 1, 255)));
+    }
+  }
+  if (v.contains("width")) {
+    expect(v["width"], json::value_t::string, "a string", key + ".width");
+    const std::string text = v["width"].get<std::string>();
+    auto lanes = lanes_from_name(text);
+    if (!lanes || *lanes == 0) {
+      throw Bad{key + ".width", "unknown width '" + text + "' (1x, 2x, 4x, 8x, 12x)"};
+    }
+    e.lanes = *lanes;
+  }
+  if (v.contains("speed")) {
+    expect(v["speed"], json::value_t::string, "a string", key + ".speed");
+    const std::string text = v["speed"].get<std::string>();
+    auto speed = link_speed_from_name(text);
+    if (!speed || *speed == LinkSpeed::kUnknown) {
+      throw Bad{key + ".speed",
+                "unknown speed '" + text + "' (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr)"};
+    }
+    e.speed = *speed;
+  }
+  return e;
+}
+
+// Port health (docs/health.md): when a port is flapping, how long it must stay quiet, what
+// counts as degraded, and how long gone ports are remembered.
+void parse_health(const json& v, HealthConfig& h) {
+  expect(v, json::value_t::object, "an object", "health");
+  reject_unknown(v,
+                 {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
+                  "expected", "forget_gone_after_s"},
+                 "health.");
+  constexpr uint64_t kWeek = 7 * 24 * 3600;
+  auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
+    const std::string key = "health." + std::string(name);
+    if (v.contains(name))
+      field = static_cast<uint32_t>(bounded(v[std::string(name)], key, min, max));
+  };
+  number("flap_downs", h.flap_downs, 2, kMaxFlapDowns);
+  number("flap_window_s", h.flap_window_s, 1, kWeek);
+  number("flap_quiet_s", h.flap_quiet_s, 1, kWeek);
+  number("forget_gone_after_s", h.forget_gone_after_s, 1, kWeek);
+  if (v.contains("degraded_below_last_healthy")) {
+    expect(v["degraded_below_last_healthy"], json::value_t::boolean, "a boolean",
+           "health.degraded_below_last_healthy");
+    h.degraded_below_last_healthy = v["degraded_below_last_healthy"].get<bool>();
+  }
+  if (v.contains("expected")) {
+    expect(v["expected"], json::value_t::array, "an array of objects", "health.expected");
+    h.expected.clear();
+    for (size_t i = 0; i < v["expected"].size(); ++i) {
+      h.expected.push_back(
+          parse_expectation(v["expected"][i], "health.expected[" + std::to_string(i) + "]"));
+    }
+  }
+}
+
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket"}, "");
+  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket", "health"}, "");
   Config c;
   if (root.contains("log_level")) {
     expect(root["log_level"], json::value_t::string, "a string", "log_level");
@@ -254,6 +352,7 @@ Config parse(const json& root) {
   if (root.contains("severity")) parse_severity(root["severity"], c);
   if (root.contains("journal")) parse_journal(root["journal"], c);
   if (root.contains("socket")) parse_socket(root["socket"], c);
+  if (root.contains("health")) parse_health(root["health"], c.health);
   return c;
 }
 

@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/journal_budget.h"
+#include "core/port_health_types.h"
 #include "core/stamper.h"
 #include "rdma_eventd/protocol.h"
 
@@ -66,6 +68,8 @@ struct Config {
   bool journal_enabled = true;
   std::string journal_identifier = "rdma-eventd";
   SocketConfig socket;
+  HealthConfig health;                 // "health" (docs/health.md)
+  JournalBudgetConfig journal_budget;  // "journal.budget"
 
   friend bool operator==(const Config&, const Config&) = default;
 };

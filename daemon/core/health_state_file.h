@@ -1,0 +1,43 @@
+// The port health state that survives a daemon restart, as a small JSON document (the file
+// itself, its directory and when it is written are the caller's). Pure.
+//
+// Windows and deadlines are CLOCK_MONOTONIC times: that clock goes on across a restart of the
+// daemon and starts again only when the host boots, which is exactly when the state must be
+// dropped. So the document carries the boot id (/proc/sys/kernel/random/boot_id, passed in) and
+// a document from another boot is rejected; wall time, which can jump, is only ever shown. A
+// document that cannot be trusted is rejected with one reason: the caller logs it once and
+// starts fresh. Never fatal.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/instant.h"
+#include "core/port_health_types.h"
+
+namespace rdma_eventd::daemon {
+
+inline constexpr int kHealthStateVersion = 1;
+
+// Limits on what a document may hold (the daemon never writes more): beyond them it is corrupt.
+inline constexpr size_t kMaxStateDevices = 1024;
+inline constexpr size_t kMaxStatePorts = 256;         // per device
+inline constexpr size_t kMaxStateErrorTimes = 10000;  // per port and source
+
+// One line of JSON.
+std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
+                                 std::string_view boot_id, Instant saved_at);
+
+struct HealthStateRejected {
+  std::string reason;  // one line: "from another boot (...)", "corrupt: devices[0].ports: ..."
+};
+using HealthStateResult = std::variant<std::vector<DeviceHealthState>, HealthStateRejected>;
+
+// Accepts only a document of this version, written on this boot (`boot_id`), no later than
+// `now` on the monotonic clock, and whole: every key present with its type.
+HealthStateResult health_state_from_json(std::string_view text, std::string_view boot_id,
+                                         Instant now);
+
+}  // namespace rdma_eventd::daemon

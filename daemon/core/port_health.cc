@@ -1,0 +1,309 @@
+#include "core/port_health.h"
+
+#include <algorithm>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+bool link_is_up(PortState s) {
+  return s == PortState::kActive || s == PortState::kActiveDefer;
+}
+
+LinkRate rate_of(const PortInfo& info) {
+  return {info.lanes, info.speed};
+}
+
+// A GUID that can identify a device again: not missing, not all zeros.
+bool known_guid(std::string_view guid) {
+  return guid.find_first_not_of("0:") != std::string_view::npos;
+}
+
+bool below(const LinkRate& r, const PortExpectation& e) {
+  return (e.lanes != 0 && r.lanes < e.lanes) ||
+         (e.speed != LinkSpeed::kUnknown && lane_gbps(r.speed) < lane_gbps(e.speed));
+}
+
+uint32_t count_since(const std::vector<int64_t>& times, int64_t from_us) {
+  return static_cast<uint32_t>(
+      std::count_if(times.begin(), times.end(), [&](int64_t t) { return t >= from_us; }));
+}
+
+bool errors_reason(HealthReason r) {
+  return r == HealthReason::kApplicationErrors || r == HealthReason::kModuleErrors;
+}
+
+// Why a port that was `previous` is healthy now.
+HealthReason healthy_reason_after(const PortHealthState& previous) {
+  switch (previous.health) {
+    case PortHealth::kFatal:
+      return HealthReason::kDeviceRecovered;
+    case PortHealth::kGone:
+      return HealthReason::kDeviceAdded;
+    case PortHealth::kFlapping:
+      return HealthReason::kQuietPeriodElapsed;
+    case PortHealth::kDown:
+      return HealthReason::kLinkUp;
+    case PortHealth::kDegraded:
+      return errors_reason(previous.reason) ? HealthReason::kQuietPeriodElapsed
+                                            : HealthReason::kRateRestored;
+    case PortHealth::kHealthy:
+      break;
+  }
+  return previous.reason;
+}
+
+}  // namespace
+
+PortHealthModel::PortHealthModel(HealthConfig config) : config_(std::move(config)) {}
+
+// The rate a healthy port runs at is what a later, slower link is compared with.
+void PortHealthModel::remember_healthy_rate(PortHealthState& s) {
+  if (s.health == PortHealth::kHealthy && s.link_up && s.rate.known()) s.last_healthy = s.rate;
+}
+
+void PortHealthModel::keep_newest(std::vector<int64_t>& times, size_t n) {
+  if (times.size() > n) times.erase(times.begin(), times.end() - static_cast<ptrdiff_t>(n));
+}
+
+void PortHealthModel::on_record(const Record& r, Instant now, Transitions& out) {
+  switch (r.event) {
+    case EventKind::kDeviceFatal:
+    case EventKind::kDeviceRemoved:
+      on_device_record(r, now, out);
+      return;
+    case EventKind::kDeviceAdded:
+      on_device_added(r);
+      return;
+    case EventKind::kDeviceRenamed:
+      on_device_renamed(r);
+      return;
+    default:
+      break;
+  }
+  // device_recovered says nothing of its ports: the port_state records that follow it do.
+  if (!r.port_info || r.port == 0) return;
+  PortInfo info = *r.port_info;
+  info.port = r.port;
+  observe(r.device, r.node_guid, info, r.event == EventKind::kPortErr, r.seq, now, out);
+}
+
+void PortHealthModel::observe_port(std::string_view device, std::string_view node_guid,
+                                   const PortInfo& info, Instant now, Transitions& out) {
+  observe(device, node_guid, info, false, 0, now, out);
+}
+
+void PortHealthModel::observe(std::string_view device, std::string_view node_guid,
+                              const PortInfo& info, bool port_err, uint64_t seq, Instant now,
+                              Transitions& out) {
+  auto [it, port] = port_of(device, node_guid, info.port);
+  Port& p = *port;
+  settle(it->first, it->second, p, now, out);
+  PortHealthState& s = p.s;
+  // A port record after device_fatal or device_removed means the device is back (recovered,
+  // added again): its state is this record's.
+  s.fatal = false;
+  s.gone = false;
+  const bool up = link_is_up(info.state);
+  // A PORT_ERR is a down even when the link was back up before the daemon queried it.
+  const bool went_down = port_err || (s.link_up && !up);
+  if (went_down) record_down(s, now.mono_us);
+  if (up && (went_down || !s.link_up)) s.quiet_since_mono_us = now.mono_us;
+  s.link_up = up;
+  s.ever_up = s.ever_up || up;
+  s.rate = rate_of(info);
+  judge(it->first, it->second, p, now, seq, std::nullopt, out);
+}
+
+void PortHealthModel::on_device_record(const Record& r, Instant now, Transitions& out) {
+  const bool fatal = r.event == EventKind::kDeviceFatal;
+  // The record lists the device's ports: a port the model has not seen yet is one of them.
+  for (const PortInfo& info : r.ports) {
+    Port& p = *port_of(r.device, r.node_guid, info.port).second;
+    if (!p.judged) p.s.rate = rate_of(info);
+  }
+  auto it = devices_.find(r.device);
+  if (it == devices_.end()) return;
+  for (auto& [number, p] : it->second.ports) {
+    settle(it->first, it->second, p, now, out);
+    p.s.link_up = false;
+    if (fatal) {
+      p.s.fatal = true;
+    } else if (!p.s.gone) {
+      p.s.gone = true;
+      p.s.gone_reason = HealthReason::kDeviceRemoved;
+      p.s.gone_since_mono_us = now.mono_us;
+      p.s.fatal = false;
+    }
+    judge(it->first, it->second, p, now, r.seq, std::nullopt, out);
+  }
+  if (!fatal) forget_gone(now.mono_us);
+}
+
+void PortHealthModel::on_device_added(const Record& r) {
+  auto it = devices_.find(r.device);
+  if (it != devices_.end()) {
+    // Another node GUID under a known name: new hardware, which inherits nothing.
+    if (known_guid(r.node_guid) && known_guid(it->second.node_guid) &&
+        it->second.node_guid != r.node_guid) {
+      devices_.erase(it);
+    }
+    return;  // otherwise the port_state records that follow bring its ports back
+  }
+  if (!known_guid(r.node_guid)) return;
+  // The same device under a new name (a driver reset re-registers it with another index):
+  // its history comes with it.
+  for (auto o = devices_.begin(); o != devices_.end(); ++o) {
+    const auto& ports = o->second.ports;
+    const bool all_gone =
+        std::all_of(ports.begin(), ports.end(), [](const auto& e) { return e.second.s.gone; });
+    if (o->second.node_guid != r.node_guid || !all_gone) continue;
+    auto node = devices_.extract(o);
+    node.key() = r.device;
+    auto moved = devices_.insert(std::move(node)).position;
+    for (auto& [number, p] : moved->second.ports)
+      match_expectation(moved->first, number, p);
+    return;
+  }
+}
+
+void PortHealthModel::on_device_renamed(const Record& r) {
+  auto it = devices_.find(r.old_name);
+  if (it == devices_.end() || r.old_name == r.device) return;
+  auto node = devices_.extract(it);
+  node.key() = r.device;
+  devices_.erase(r.device);  // whatever was left under the new name is another, older device
+  auto moved = devices_.insert(std::move(node)).position;
+  for (auto& [number, p] : moved->second.ports)
+    match_expectation(moved->first, number, p);
+}
+
+bool PortHealthModel::count_errors(std::string_view device, uint32_t port, ErrorSource source,
+                                   uint32_t errors, Instant now, Transitions& out) {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return false;
+  auto pit = it->second.ports.find(port);
+  if (pit == it->second.ports.end() || errors == 0) return pit != it->second.ports.end();
+  Port& p = pit->second;
+  settle(it->first, it->second, p, now, out);
+  const ErrorThreshold& t = config_.errors[static_cast<size_t>(source)];
+  ErrorWindowState& w = p.s.errors[static_cast<size_t>(source)];
+  // All `errors` happened now; the window needs only the newest t.errors of them.
+  w.times_mono_us.insert(w.times_mono_us.end(), std::min(errors, t.errors), now.mono_us);
+  keep_newest(w.times_mono_us, t.errors);
+  if (count_since(w.times_mono_us, now.mono_us - us(t.window_s)) >= t.errors) w.over = true;
+  w.quiet_since_mono_us = now.mono_us;
+  judge(it->first, it->second, p, now, 0, std::nullopt, out);
+  return true;
+}
+
+void PortHealthModel::record_down(PortHealthState& s, int64_t now_us) const {
+  s.downs_mono_us.push_back(now_us);
+  keep_newest(s.downs_mono_us, config_.flap_downs);
+  if (downs_in_window(s, now_us) >= config_.flap_downs) s.flapping = true;
+}
+
+uint32_t PortHealthModel::downs_in_window(const PortHealthState& s, int64_t now_us) const {
+  return count_since(s.downs_mono_us, now_us - us(config_.flap_window_s));
+}
+
+void PortHealthModel::settle(const std::string& device, Device& d, Port& p, Instant now,
+                             Transitions& out) {
+  PortHealthState& s = p.s;
+  bool quiet = false;
+  if (s.flapping && s.link_up && now.mono_us >= s.quiet_since_mono_us + us(config_.flap_quiet_s)) {
+    s.flapping = false;
+    quiet = true;
+  }
+  for (size_t i = 0; i < kErrorSourceCount; ++i) {
+    ErrorWindowState& w = s.errors[i];
+    if (w.over && now.mono_us >= w.quiet_since_mono_us + us(config_.errors[i].quiet_s)) {
+      w.over = false;
+      quiet = true;
+    }
+  }
+  if (quiet) judge(device, d, p, now, 0, std::nullopt, out);
+}
+
+PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
+  const PortHealthState& s = p.s;
+  if (s.gone) return {PortHealth::kGone, s.gone_reason};
+  if (s.fatal) return {PortHealth::kFatal, HealthReason::kDeviceFatal};
+  if (s.flapping) return {PortHealth::kFlapping, HealthReason::kFlapsInWindow};
+  const PortExpectation* e = expectation_of(p);
+  // A port expected by the configuration is in service even before it first comes up.
+  if (!s.link_up) {
+    return {PortHealth::kDown, s.ever_up || e ? HealthReason::kLinkDown : HealthReason::kNeverUp};
+  }
+  if (s.rate.known()) {
+    // An expectation is the operator's word on what the port should run at: it replaces the
+    // comparison with the last healthy rate (so a slower link can be accepted on purpose).
+    if (e && below(s.rate, *e)) return {PortHealth::kDegraded, HealthReason::kRateBelowExpected};
+    if (!e && config_.degraded_below_last_healthy && s.last_healthy.known() &&
+        s.rate.gbps() < s.last_healthy.gbps()) {
+      return {PortHealth::kDegraded, HealthReason::kRateBelowLastHealthy};
+    }
+  }
+  for (size_t i = 0; i < kErrorSourceCount; ++i) {
+    if (s.errors[i].over) {
+      return {PortHealth::kDegraded, error_reason(static_cast<ErrorSource>(i))};
+    }
+  }
+  return {PortHealth::kHealthy, HealthReason::kFirstSeen};  // the reason is set by judge()
+}
+
+void PortHealthModel::judge(const std::string& device, const Device& d, Port& p, Instant now,
+                            uint64_t seq, std::optional<HealthReason> healthy_reason,
+                            Transitions& out) {
+  PortHealthState& s = p.s;
+  Condition c = condition_of(p);
+  const bool first = !p.judged;
+  if (c.health == PortHealth::kHealthy) {
+    c.reason = first                              ? HealthReason::kFirstSeen
+               : s.health == PortHealth::kHealthy ? s.reason
+               : healthy_reason                   ? *healthy_reason
+                                                  : healthy_reason_after(s);
+  }
+  if (first || c.health != s.health) {
+    const std::optional<PortHealth> previous =
+        first ? std::nullopt : std::optional<PortHealth>(s.health);
+    s.health = c.health;
+    s.reason = c.reason;
+    s.since = now;
+    p.judged = true;
+    remember_healthy_rate(s);
+    HealthTransition t = transition_of(device, d, p, now);
+    t.previous = previous;
+    t.cause_seq = seq;
+    out.push_back(std::move(t));
+  } else {
+    s.reason = c.reason;  // the same verdict for another reason keeps its since
+    remember_healthy_rate(s);
+  }
+}
+
+HealthTransition PortHealthModel::transition_of(const std::string& device, const Device& d,
+                                                const Port& p, Instant now) const {
+  const PortHealthState& s = p.s;
+  HealthTransition t;
+  t.device = device;
+  t.node_guid = d.node_guid;
+  t.port = s.port;
+  t.health = s.health;
+  t.reason = s.reason;
+  t.time = now;
+  t.downs_in_window = downs_in_window(s, now.mono_us);
+  t.window_s = config_.flap_window_s;
+  t.quiet_s = config_.flap_quiet_s;
+  t.link_up = s.link_up;
+  t.rate = s.rate;
+  t.last_healthy = s.last_healthy;
+  if (const PortExpectation* e = expectation_of(p)) t.expected = {e->lanes, e->speed};
+  if (errors_reason(s.reason)) {
+    const size_t i = s.reason == HealthReason::kApplicationErrors ? 0 : 1;
+    t.errors_in_window =
+        count_since(s.errors[i].times_mono_us, now.mono_us - us(config_.errors[i].window_s));
+  }
+  return t;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,60 @@
+#include "core/port_health_types.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+// In enum order. Never change one: they are on the wire and in people's alert rules.
+constexpr std::array<std::string_view, kPortHealthCount> kHealthNames = {
+    "healthy", "degraded", "down", "flapping", "gone", "fatal"};
+
+constexpr std::string_view kReasonNames[] = {
+    "never_up",
+    "link_down",
+    "flaps_in_window",
+    "rate_below_expected",
+    "rate_below_last_healthy",
+    "application_errors",
+    "module_errors",
+    "device_fatal",
+    "device_removed",
+    "device_missing",
+    "first_seen",
+    "link_up",
+    "quiet_period_elapsed",
+    "rate_restored",
+    "device_recovered",
+    "device_added",
+    "config_changed",
+};
+static_assert(std::size(kReasonNames) == static_cast<size_t>(HealthReason::kConfigChanged) + 1);
+
+}  // namespace
+
+std::string_view health_name(PortHealth h) {
+  return kHealthNames[static_cast<size_t>(h)];
+}
+
+std::optional<PortHealth> health_from_name(std::string_view name) {
+  for (size_t i = 0; i < kHealthNames.size(); ++i) {
+    if (kHealthNames[i] == name) return static_cast<PortHealth>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view reason_name(HealthReason r) {
+  return kReasonNames[static_cast<size_t>(r)];
+}
+
+std::optional<HealthReason> reason_from_name(std::string_view name) {
+  for (size_t i = 0; i < std::size(kReasonNames); ++i) {
+    if (kReasonNames[i] == name) return static_cast<HealthReason>(i);
+  }
+  return std::nullopt;
+}
+
+HealthReason error_reason(ErrorSource s) {
+  return s == ErrorSource::kApplication ? HealthReason::kApplicationErrors
+                                        : HealthReason::kModuleErrors;
+}
+
+}  // namespace rdma_eventd::daemon

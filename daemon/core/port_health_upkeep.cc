@@ -1,0 +1,214 @@
+// PortHealthModel's upkeep: what time alone does (deadlines, forgetting gone ports), reloads,
+// restarts, and the answers it gives (verdicts, the host's worst, the state to keep).
+#include <fnmatch.h>
+
+#include <algorithm>
+
+#include "core/port_health.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+void earliest(std::optional<int64_t>& deadline, int64_t t) {
+  if (!deadline || t < *deadline) deadline = t;
+}
+
+}  // namespace
+
+void PortHealthModel::advance(Instant now, Transitions& out) {
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports)
+      settle(name, d, p, now, out);
+  }
+  forget_gone(now.mono_us);
+}
+
+std::optional<int64_t> PortHealthModel::next_deadline() const {
+  std::optional<int64_t> deadline;
+  for (const auto& [name, d] : devices_) {
+    for (const auto& [number, p] : d.ports) {
+      const PortHealthState& s = p.s;
+      if (s.flapping && s.link_up)
+        earliest(deadline, s.quiet_since_mono_us + us(config_.flap_quiet_s));
+      for (size_t i = 0; i < kErrorSourceCount; ++i) {
+        if (s.errors[i].over) {
+          earliest(deadline, s.errors[i].quiet_since_mono_us + us(config_.errors[i].quiet_s));
+        }
+      }
+      if (s.gone) earliest(deadline, s.gone_since_mono_us + us(config_.forget_gone_after_s));
+    }
+  }
+  return deadline;
+}
+
+void PortHealthModel::forget_gone(int64_t now_us) {
+  struct GonePort {
+    int64_t since;
+    DeviceMap::iterator device;
+    uint32_t port;
+  };
+  std::vector<GonePort> gone;
+  for (auto d = devices_.begin(); d != devices_.end(); ++d) {
+    auto& ports = d->second.ports;
+    std::erase_if(ports, [&](const auto& e) {
+      const PortHealthState& s = e.second.s;
+      return s.gone && now_us >= s.gone_since_mono_us + us(config_.forget_gone_after_s);
+    });
+    for (const auto& [number, p] : ports) {
+      if (p.s.gone) gone.push_back({p.s.gone_since_mono_us, d, number});
+    }
+  }
+  if (gone.size() > kMaxGonePorts) {
+    const auto excess = static_cast<ptrdiff_t>(gone.size() - kMaxGonePorts);
+    std::nth_element(gone.begin(), gone.begin() + excess, gone.end(),
+                     [](const GonePort& a, const GonePort& b) { return a.since < b.since; });
+    for (auto g = gone.begin(); g != gone.begin() + excess; ++g)
+      g->device->second.ports.erase(g->port);
+  }
+  std::erase_if(devices_, [](const auto& e) { return e.second.ports.empty(); });
+}
+
+void PortHealthModel::set_config(HealthConfig config, Instant now, Transitions& out) {
+  config_ = std::move(config);
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports) {
+      keep_newest(p.s.downs_mono_us, config_.flap_downs);
+      for (size_t i = 0; i < kErrorSourceCount; ++i)
+        keep_newest(p.s.errors[i].times_mono_us, config_.errors[i].errors);
+      match_expectation(name, number, p);
+      settle(name, d, p, now, out);
+      judge(name, d, p, now, 0, HealthReason::kConfigChanged, out);
+    }
+  }
+}
+
+void PortHealthModel::mark_missing(const std::vector<std::string>& present, Instant now,
+                                   Transitions& out) {
+  for (auto& [name, d] : devices_) {
+    if (std::find(present.begin(), present.end(), name) != present.end()) continue;
+    for (auto& [number, p] : d.ports) {
+      if (p.s.gone) continue;
+      p.s.gone = true;
+      p.s.gone_reason = HealthReason::kDeviceMissing;
+      p.s.gone_since_mono_us = now.mono_us;
+      p.s.link_up = false;
+      judge(name, d, p, now, 0, std::nullopt, out);
+    }
+  }
+  forget_gone(now.mono_us);
+}
+
+std::vector<PortVerdict> PortHealthModel::verdicts(Instant now) const {
+  std::vector<PortVerdict> all;
+  for (const auto& [name, d] : devices_) {
+    for (const auto& [number, p] : d.ports) {
+      if (auto v = verdict(name, number, now)) all.push_back(std::move(*v));
+    }
+  }
+  return all;
+}
+
+std::optional<PortVerdict> PortHealthModel::verdict(std::string_view device, uint32_t port,
+                                                    Instant now) const {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return std::nullopt;
+  auto pit = it->second.ports.find(port);
+  if (pit == it->second.ports.end() || !pit->second.judged) return std::nullopt;
+  const PortHealthState& s = pit->second.s;
+  return PortVerdict{it->first,
+                     it->second.node_guid,
+                     port,
+                     s.health,
+                     s.reason,
+                     s.since,
+                     s.link_up,
+                     s.rate,
+                     s.last_healthy,
+                     downs_in_window(s, now.mono_us),
+                     s.reason != HealthReason::kNeverUp};
+}
+
+HostVerdict PortHealthModel::host_verdict() const {
+  HostVerdict host;
+  for (const auto& [name, d] : devices_) {
+    for (const auto& [number, p] : d.ports) {
+      if (!p.judged) continue;
+      if (p.s.reason == HealthReason::kNeverUp) {
+        ++host.not_counted;
+        continue;
+      }
+      ++host.counted[static_cast<size_t>(p.s.health)];
+      if (!host.worst || p.s.health > *host.worst) host.worst = p.s.health;
+    }
+  }
+  return host;
+}
+
+std::vector<DeviceHealthState> PortHealthModel::export_state() const {
+  std::vector<DeviceHealthState> devices;
+  for (const auto& [name, d] : devices_) {
+    DeviceHealthState state{name, d.node_guid, {}};
+    for (const auto& [number, p] : d.ports) {
+      if (p.judged) state.ports.push_back(p.s);
+    }
+    if (!state.ports.empty()) devices.push_back(std::move(state));
+  }
+  return devices;
+}
+
+void PortHealthModel::restore(std::vector<DeviceHealthState> devices, Instant now) {
+  devices_.clear();
+  for (DeviceHealthState& state : devices) {
+    Device& d = devices_[state.device];
+    d.node_guid = std::move(state.node_guid);
+    for (PortHealthState& s : state.ports) {
+      Port& p = d.ports[s.port];
+      p.s = std::move(s);
+      p.judged = true;
+      keep_newest(p.s.downs_mono_us, config_.flap_downs);
+      // Nobody watched the link while the daemon was not running: a quiet period (of the link,
+      // of errors) counts only from now.
+      if (p.s.flapping && p.s.link_up) p.s.quiet_since_mono_us = now.mono_us;
+      for (size_t i = 0; i < kErrorSourceCount; ++i) {
+        ErrorWindowState& w = p.s.errors[i];
+        keep_newest(w.times_mono_us, config_.errors[i].errors);
+        if (w.over) w.quiet_since_mono_us = now.mono_us;
+      }
+      match_expectation(state.device, p.s.port, p);
+    }
+  }
+}
+
+std::pair<PortHealthModel::DeviceMap::iterator, PortHealthModel::Port*> PortHealthModel::port_of(
+    std::string_view device, std::string_view node_guid, uint32_t port) {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) it = devices_.emplace(std::string(device), Device{}).first;
+  Device& d = it->second;
+  if (!node_guid.empty() && d.node_guid != node_guid) d.node_guid = std::string(node_guid);
+  auto [pit, added] = d.ports.try_emplace(port);
+  if (added) {
+    pit->second.s.port = port;
+    match_expectation(it->first, port, pit->second);
+  }
+  return {it, &pit->second};
+}
+
+void PortHealthModel::match_expectation(const std::string& device, uint32_t port_number,
+                                        Port& p) const {
+  p.expectation = -1;
+  for (size_t i = 0; i < config_.expected.size(); ++i) {
+    const PortExpectation& e = config_.expected[i];
+    const bool port_matches =
+        e.ports.empty() || std::find(e.ports.begin(), e.ports.end(), port_number) != e.ports.end();
+    if (port_matches && fnmatch(e.devices.c_str(), device.c_str(), 0) == 0) {
+      p.expectation = static_cast<int>(i);
+      return;
+    }
+  }
+}
+
+const PortExpectation* PortHealthModel::expectation_of(const Port& p) const {
+  return p.expectation < 0 ? nullptr : &config_.expected[static_cast<size_t>(p.expectation)];
+}
+
+}  // namespace rdma_eventd::daemon

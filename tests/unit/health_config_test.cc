@@ -1,0 +1,131 @@
+// The configuration of port health ("health") and of the journal budget ("journal.budget").
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+std::string error_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
+  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r).message() : "";
+}
+
+Config config_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
+  return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
+}
+
+TEST(HealthConfig, TheDefaultsAreTheDocumentedOnes) {
+  const Config c = config_of("{}");
+  HealthConfig h;
+  h.flap_downs = 3;
+  h.flap_window_s = 3600;
+  h.flap_quiet_s = 600;
+  h.degraded_below_last_healthy = true;
+  h.expected = {};
+  h.forget_gone_after_s = 3600;
+  EXPECT_EQ(c.health, h);
+  const JournalBudgetConfig b{true, 2, 200, 100, 2000, 10};
+  EXPECT_EQ(c.journal_budget, b);
+}
+
+TEST(HealthConfig, EveryHealthKeyIsRead) {
+  const Config c = config_of(R"({"health": {
+    "flap_downs": 5, "flap_window_s": 600, "flap_quiet_s": 120,
+    "degraded_below_last_healthy": false, "forget_gone_after_s": 86400,
+    "expected": [{"devices": "mlx5_*", "ports": [1, 2], "width": "4x", "speed": "hdr"},
+                 {"devices": "rxe*"}]}})");
+  HealthConfig h;
+  h.flap_downs = 5;
+  h.flap_window_s = 600;
+  h.flap_quiet_s = 120;
+  h.degraded_below_last_healthy = false;
+  h.forget_gone_after_s = 86400;
+  h.expected = {{"mlx5_*", {1, 2}, 4, LinkSpeed::kHdr}, {"rxe*", {}, 0, LinkSpeed::kUnknown}};
+  EXPECT_EQ(c.health, h);
+}
+
+TEST(HealthConfig, EveryBudgetKeyIsRead) {
+  const Config c = config_of(R"({"journal": {"budget": {
+    "enabled": false, "port_rate": 5, "port_burst": 50, "host_rate": 200, "host_burst": 4000,
+    "summary_interval_s": 30}}})");
+  const JournalBudgetConfig b{false, 5, 50, 200, 4000, 30};
+  EXPECT_EQ(c.journal_budget, b);
+  EXPECT_TRUE(c.journal_enabled);  // the rest of "journal" keeps its defaults
+}
+
+TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
+  EXPECT_EQ(error_of(R"({"health": []})"), "test.json: health: expected an object, got an array");
+  EXPECT_EQ(error_of(R"({"health": {"flap_down": 3}})"),
+            "test.json: health.flap_down: unknown key (known: flap_downs, flap_window_s, "
+            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s)");
+  EXPECT_EQ(error_of(R"({"health": {"flap_downs": 1}})"),
+            "test.json: health.flap_downs: must be from 2 to 100");
+  EXPECT_EQ(error_of(R"({"health": {"flap_downs": 101}})"),
+            "test.json: health.flap_downs: must be from 2 to 100");
+  EXPECT_EQ(error_of(R"({"health": {"flap_window_s": 0}})"),
+            "test.json: health.flap_window_s: must be from 1 to 604800");
+  EXPECT_EQ(error_of(R"({"health": {"flap_quiet_s": 604801}})"),
+            "test.json: health.flap_quiet_s: must be from 1 to 604800");
+  EXPECT_EQ(error_of(R"({"health": {"flap_quiet_s": "10m"}})"),
+            "test.json: health.flap_quiet_s: expected an unsigned integer, got a string");
+  EXPECT_EQ(error_of(R"({"health": {"forget_gone_after_s": -1}})"),
+            "test.json: health.forget_gone_after_s: expected an unsigned integer, got a number");
+  EXPECT_EQ(error_of(R"({"health": {"degraded_below_last_healthy": 1}})"),
+            "test.json: health.degraded_below_last_healthy: expected a boolean, got a number");
+}
+
+TEST(HealthConfig, ExpectationErrorsNameTheEntry) {
+  EXPECT_EQ(error_of(R"({"health": {"expected": {}}})"),
+            "test.json: health.expected: expected an array of objects, got an object");
+  EXPECT_EQ(error_of(R"({"health": {"expected": ["mlx5_*"]}})"),
+            "test.json: health.expected[0]: expected an object, got a string");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"width": "4x"}]}})"),
+            "test.json: health.expected[0].devices: missing: a glob on device names");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": ""}]}})"),
+            "test.json: health.expected[0].devices: empty pattern");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "rate": 200}]}})"),
+            "test.json: health.expected[0].rate: unknown key (known: devices, ports, width, "
+            "speed)");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a"}, {"devices": "b",
+                                                  "width": "3x"}]}})"),
+            "test.json: health.expected[1].width: unknown width '3x' (1x, 2x, 4x, 8x, 12x)");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "width": "unknown"}]}})"),
+            "test.json: health.expected[0].width: unknown width 'unknown' (1x, 2x, 4x, 8x, 12x)");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "speed": "xdr"}]}})"),
+            "test.json: health.expected[0].speed: unknown speed 'xdr' (sdr, ddr, qdr, fdr10, "
+            "fdr, edr, hdr, ndr)");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "ports": [1, 0]}]}})"),
+            "test.json: health.expected[0].ports[1]: must be from 1 to 255");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "ports": 1}]}})"),
+            "test.json: health.expected[0].ports: expected an array of port numbers, got a "
+            "number");
+}
+
+TEST(HealthConfig, BudgetErrorsNameTheKeyAndTheReason) {
+  EXPECT_EQ(error_of(R"({"journal": {"budget": 5}})"),
+            "test.json: journal.budget: expected an object, got a number");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"rate": 5}}})"),
+            "test.json: journal.budget.rate: unknown key (known: enabled, port_rate, port_burst, "
+            "host_rate, host_burst, summary_interval_s)");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"enabled": "no"}}})"),
+            "test.json: journal.budget.enabled: expected a boolean, got a string");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"port_rate": 0}}})"),
+            "test.json: journal.budget.port_rate: must be from 1 to 1000000");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"port_burst": 1.5}}})"),
+            "test.json: journal.budget.port_burst: expected an unsigned integer, got a number");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"host_rate": 1000001}}})"),
+            "test.json: journal.budget.host_rate: must be from 1 to 1000000");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"host_burst": 0}}})"),
+            "test.json: journal.budget.host_burst: must be from 1 to 1000000");
+  EXPECT_EQ(error_of(R"({"journal": {"budget": {"summary_interval_s": 3601}}})"),
+            "test.json: journal.budget.summary_interval_s: must be from 1 to 3600");
+  EXPECT_EQ(error_of(R"({"journal": {"identifer": "x"}})"),
+            "test.json: journal.identifer: unknown key (known: enabled, identifier, budget)");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon

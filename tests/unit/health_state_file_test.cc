@@ -1,0 +1,175 @@
+// The health state document: what is written is read back whole, and every document that
+// cannot be trusted is rejected with its reason.
+#include "core/health_state_file.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/port_health.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+constexpr std::string_view kBoot = "6f2f1b0c-8d5e-4a57-9a58-2f4c7f0e1d33";
+constexpr int64_t kSecond = 1000000;
+const Instant kSaved{5000 * kSecond, 1795342530000000};
+const Instant kLater{5001 * kSecond, 1795342531000000};
+
+// A state with every field away from its default.
+std::vector<DeviceHealthState> sample() {
+  PortHealthState flapping;
+  flapping.port = 1;
+  flapping.health = PortHealth::kFlapping;
+  flapping.reason = HealthReason::kFlapsInWindow;
+  flapping.since = {4000 * kSecond, 1795342529000001};
+  flapping.ever_up = true;
+  flapping.link_up = true;
+  flapping.rate = {1, LinkSpeed::kHdr};
+  flapping.last_healthy = {4, LinkSpeed::kHdr};
+  flapping.downs_mono_us = {3000 * kSecond, 3500 * kSecond, 4000 * kSecond};
+  flapping.flapping = true;
+  flapping.quiet_since_mono_us = 4100 * kSecond;
+  flapping.errors[0] = {{4200 * kSecond, 4300 * kSecond}, true, 4300 * kSecond};
+
+  PortHealthState gone;
+  gone.port = 2;
+  gone.health = PortHealth::kGone;
+  gone.reason = HealthReason::kDeviceMissing;
+  gone.gone = true;
+  gone.fatal = true;
+  gone.gone_reason = HealthReason::kDeviceMissing;
+  gone.gone_since_mono_us = 4900 * kSecond;
+  gone.errors[1] = {{4400 * kSecond}, false, 4400 * kSecond};
+
+  PortHealthState never_up;  // defaults: down, never_up
+  never_up.port = 1;
+  return {{"mlx5_0", "0c42:a103:00f6:5e44", {flapping, gone}},
+          {"mlx5_1", "0c42:a103:006d:0b3a", {never_up}}};
+}
+
+std::string rejection(const HealthStateResult& r) {
+  return std::holds_alternative<HealthStateRejected>(r) ? std::get<HealthStateRejected>(r).reason
+                                                        : "(accepted)";
+}
+
+// The sample document with one change made to its JSON.
+std::string edited(void (*edit)(nlohmann::json&)) {
+  nlohmann::json doc = nlohmann::json::parse(health_state_to_json(sample(), kBoot, kSaved));
+  edit(doc);
+  return doc.dump();
+}
+
+TEST(HealthStateFile, WhatIsWrittenIsReadBackWhole) {
+  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
+  const HealthStateResult r = health_state_from_json(text, kBoot, kLater);
+  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
+  EXPECT_EQ(std::get<std::vector<DeviceHealthState>>(r), sample());
+}
+
+TEST(HealthStateFile, AModelsStateSurvivesTheRoundTrip) {
+  PortHealthModel model{HealthConfig{}};
+  PortHealthModel::Transitions t;
+  PortInfo p;
+  p.port = 1;
+  p.state = PortState::kActive;
+  p.lanes = 4;
+  p.speed = LinkSpeed::kNdr;
+  model.observe_port("mlx5_0", "0c42:a103:00f6:5e44", p, kSaved, t);
+  const std::string text = health_state_to_json(model.export_state(), kBoot, kSaved);
+  const auto r = health_state_from_json(text, kBoot, kLater);
+  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
+  PortHealthModel restored{HealthConfig{}};
+  restored.restore(std::get<std::vector<DeviceHealthState>>(r), kLater);
+  EXPECT_EQ(restored.verdicts(kLater), model.verdicts(kLater));
+}
+
+TEST(HealthStateFile, ADocumentFromAnotherBootIsRejected) {
+  const std::string text = health_state_to_json(sample(), "another-boot", kSaved);
+  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, kLater)),
+            "from another boot (boot id another-boot, this boot is " + std::string(kBoot) +
+                "): the state of ports does not survive a reboot");
+}
+
+TEST(HealthStateFile, ADocumentOfANewerVersionIsRejectedBeforeAnythingElseIsRead) {
+  const std::string text = R"({"version": 2, "whatever": "a newer daemon writes"})";
+  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, kLater)),
+            "written by a newer rdma-eventd (state version 2; this one reads version 1)");
+  EXPECT_EQ(rejection(health_state_from_json(R"({"version": 0})", kBoot, kLater)),
+            "corrupt: version: unknown version");
+}
+
+TEST(HealthStateFile, ACorruptDocumentIsRejectedNamingWhatIsWrong) {
+  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
+  EXPECT_EQ(rejection(health_state_from_json(text.substr(0, text.size() / 2), kBoot, kLater))
+                .substr(0, 31),
+            "corrupt: invalid JSON: parse er");
+  EXPECT_EQ(rejection(health_state_from_json("[]", kBoot, kLater)), "corrupt: expected an object");
+  EXPECT_EQ(
+      rejection(health_state_from_json(
+          edited([](auto& d) { d["devices"][0]["ports"][0].erase("flapping"); }), kBoot, kLater)),
+      "corrupt: devices[0].ports[0].flapping: missing");
+  EXPECT_EQ(
+      rejection(health_state_from_json(
+          edited([](auto& d) { d["devices"][1]["ports"][0]["health"] = "sick"; }), kBoot, kLater)),
+      "corrupt: devices[1].ports[0].health: unknown name 'sick'");
+  EXPECT_EQ(
+      rejection(health_state_from_json(
+          edited([](auto& d) { d["devices"][0]["ports"][0]["link_up"] = 1; }), kBoot, kLater)),
+      "corrupt: devices[0].ports[0].link_up: expected a boolean");
+  EXPECT_EQ(rejection(health_state_from_json(
+                edited([](auto& d) { d["devices"][0]["ports"][1]["port"] = 1; }), kBoot, kLater)),
+            "corrupt: devices[0].ports[1].port: ports not in increasing order");
+  EXPECT_EQ(rejection(health_state_from_json(
+                edited([](auto& d) { d["devices"][1]["device"] = "mlx5_0"; }), kBoot, kLater)),
+            "corrupt: devices[1].device: listed twice");
+  EXPECT_EQ(rejection(health_state_from_json(
+                edited([](auto& d) { d["devices"][0]["ports"][0]["rate"]["width"] = "3x"; }), kBoot,
+                kLater)),
+            "corrupt: devices[0].ports[0].rate.width: unknown name '3x'");
+}
+
+TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
+  EXPECT_EQ(
+      rejection(health_state_from_json(edited([](auto& d) {
+                                         d["devices"][0]["ports"][0]["downs_monotonic_us"][2] =
+                                             6000 * kSecond;
+                                       }),
+                                       kBoot, kLater)),
+      "corrupt: devices[0].ports[0].downs_monotonic_us[2]: not a time in order before the "
+      "document was saved");
+  EXPECT_EQ(
+      rejection(health_state_from_json(edited([](auto& d) {
+                                         d["devices"][0]["ports"][0]["downs_monotonic_us"][0] =
+                                             3600 * kSecond;
+                                       }),
+                                       kBoot, kLater)),
+      "corrupt: devices[0].ports[0].downs_monotonic_us[1]: not a time in order before the "
+      "document was saved");
+  EXPECT_EQ(
+      rejection(health_state_from_json(
+          edited([](auto& d) { d["devices"][0]["ports"][1]["gone_since_monotonic_us"] = -1; }),
+          kBoot, kLater)),
+      "corrupt: devices[0].ports[1].gone_since_monotonic_us: not a time before the document "
+      "was saved");
+  // Saved "after" now on the same boot id: the clock cannot have gone back.
+  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
+  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, {4999 * kSecond, 0})),
+            "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
+}
+
+TEST(HealthStateFile, ADocumentLargerThanTheDaemonWouldWriteIsRejected) {
+  EXPECT_EQ(rejection(health_state_from_json(
+                edited([](auto& d) {
+                  for (int i = 0; i < 101; ++i)
+                    d["devices"][0]["ports"][0]["downs_monotonic_us"].push_back(4000 * kSecond);
+                }),
+                kBoot, kLater)),
+            "corrupt: devices[0].ports[0].downs_monotonic_us: more than 100 entries");
+  EXPECT_EQ(rejection(health_state_from_json(
+                edited([](auto& d) { d["devices"][0]["ports"][0]["port"] = 0; }), kBoot, kLater)),
+            "corrupt: devices[0].ports[0].port: not a port number (1 to 255)");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon
