@@ -41,6 +41,13 @@ expected=(
   "$DOC_DIR/README.md"
   "$DOC_DIR/rdma-eventd.json"
 )
+# The manual pages, when this build has them (docs/man: without scdoc it has none, and the
+# test docs.man_pages fails saying so).
+for page in rdma-eventd.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1; do
+  if [ -f "$BUILD_DIR/docs/man/$page" ]; then
+    expected+=("$MAN_DIR/man${page##*.}/$page")
+  fi
+done
 for f in "${expected[@]}"; do
   [ -e "$root$f" ] || fail "missing $f"
   echo "$f"
