@@ -13,7 +13,7 @@
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 
-# shellcheck source=container_lib.sh
+# shellcheck source-path=SCRIPTDIR source=container_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
 
 sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container

@@ -25,7 +25,7 @@
 set -euo pipefail
 : "${SOURCE_DIR:?run it through ctest}"
 
-# shellcheck source=container_lib.sh
+# shellcheck source-path=SCRIPTDIR source=container_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
 
 deb_dir=$SOURCE_DIR/build-deb
