@@ -3,6 +3,7 @@
 #   scripts/bootstrap.sh demo   install what is needed, build, run the main job
 #   scripts/bootstrap.sh test   install what is needed, build, run every test
 # Each step is idempotent: a second run skips what is already installed or built.
+# `scripts/bootstrap.sh package` builds the Debian packages (docs/packaging.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +18,11 @@ Commands:
   build           deps, then configure and build into ./build (warnings as errors)
   demo            build, then run the main job: the daemon on the simulated fabric
                   (or on the real RDMA devices when this host has them)
-  test            build, then run every test with ctest
+  test            build, then run every test with ctest (the Debian packages' test builds them
+                  first when they are not up to date: `package`)
+  package         deps, then build the Debian packages into ./build-deb (without the tests,
+                  as dpkg-buildpackage from a copy of this tree) and check them with lintian;
+                  skipped when the packages there were built from this very tree
   test-sanitize   deps, then build into ./build-sanitize with ASan+UBSan and run every test
                   (LeakSanitizer included: a daemon that leaks fails the test that stopped it)
   test-tsan       deps, then build into ./build-tsan with ThreadSanitizer and run the tests
@@ -42,13 +47,18 @@ need_root() {
 # The packages, one list for every command: the build's libraries, rdma-core's own utilities that
 # the tests run against the simulator, journald/systemd tools and the small helpers the tests use.
 # systemd-container, debootstrap and its keyring boot systemd as PID 1 in a container for the
-# service's tests (tests/system); udev checks the udev rule.
+# service's tests (tests/system); udev checks the udev rule. scdoc builds the manual pages and
+# man-db checks them; debhelper, dpkg-dev, fakeroot and lintian build and check the Debian
+# packages, which the tests install (debian/control's Build-Depends are the build's libraries
+# above, and scdoc).
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev
   systemd udev util-linux iproute2 procps socat jq
   systemd-container debootstrap debian-archive-keyring
+  scdoc man-db
+  debhelper dpkg-dev fakeroot lintian
 )
 
 deps() {
@@ -84,15 +94,74 @@ run_tests() {
   ctest --test-dir "$dir" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900 "$@"
 }
 
+# The files of this tree that a package is built from: tracked, or new and not ignored (the
+# build directories are ignored). Outside a git checkout, every file but the build directories.
+source_files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z --cached --others --exclude-standard
+  else
+    find . \( -path './build*' -o -path ./.git \) -prune -o -type f -printf '%P\0'
+  fi
+}
+
+# One digest of those files' names and contents: the packages in build-deb/ are up to date when
+# they were built from a tree with the same digest.
+source_digest() {
+  source_files | sort -z | xargs -0 sha256sum -- | sha256sum | cut -d' ' -f1
+}
+
+# Builds the packages from a copy of the tree (so that the build's own files stay out of it)
+# with dpkg-buildpackage, without the tests (nocheck; debian/rules leaves them out of the
+# build), checks them with lintian (no error and no warning passes; overrides are in debian/
+# with their reasons), and leaves the .debs, .buildinfo and .changes in build-deb/.
+package() {
+  local out=$here/build-deb digest
+  mkdir -p "$out"
+  exec {lock}>"$out/.lock"
+  flock -w 1800 "$lock" || { echo "bootstrap: $out/.lock is held by another build" >&2; exit 1; }
+  digest=$(source_digest)
+  if [ "$(cat "$out/source.sha256" 2>/dev/null)" = "$digest" ] &&
+    ls "$out"/*.changes >/dev/null 2>&1; then
+    echo "bootstrap: the packages in $out are up to date"
+    return
+  fi
+  dpkg-checkbuilddeps || { echo "bootstrap: scripts/bootstrap.sh deps installs them" >&2; exit 1; }
+  rm -rf "$out/src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out"/*.dsc "$out"/*.tar.* \
+    "$out/source.sha256"
+  mkdir -p "$out/src/rdma-eventd"
+  source_files | tar -c --null -T - -f - | tar -x -C "$out/src/rdma-eventd" -f -
+  echo "bootstrap: building the packages in $out/src (dpkg-buildpackage, a few minutes)"
+  # A compiler cache, when there is one, makes a rebuild of an unchanged file cheap. It is named
+  # explicitly: debhelper gives the build a HOME of its own, where ccache would start empty.
+  if command -v ccache >/dev/null; then
+    export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
+    export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+    CCACHE_DIR=${CCACHE_DIR:-$(ccache --get-config cache_dir)}
+    export CCACHE_DIR
+  fi
+  (cd "$out/src/rdma-eventd" &&
+    DEB_BUILD_OPTIONS="nocheck terse parallel=${JOBS:-$(nproc)}" dpkg-buildpackage -us -uc)
+  mv "$out"/src/*.deb "$out"/src/*.buildinfo "$out"/src/*.changes "$out"/src/*.dsc \
+    "$out"/src/*.tar.* "$out/"
+  rm -rf "$out/src"
+  echo "bootstrap: lintian"
+  lintian --fail-on error,warning "$out"/*.changes
+  echo "$digest" >"$out/source.sha256"
+  echo "bootstrap: the packages are in $out:"
+  (cd "$out" && ls -1 ./*.deb)
+}
+
 case "${1:-help}" in
   deps) deps ;;
   build) build ;;
   demo) build; exec scripts/demo.sh build ;;
   test) build; run_tests build ;;
+  package) need_root package; deps; package ;;
   test-sanitize)
     deps
     configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-    run_tests build-sanitize
+    # Not the packages' test: they are built without sanitizers, and `test` tests them.
+    run_tests build-sanitize -E '^system\.package$'
     ;;
   test-tsan)
     deps

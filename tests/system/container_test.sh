@@ -8,32 +8,20 @@
 #   reaches the subscriber and `journalctl -u rdma-eventd` with its RDMA_* fields and the
 #   catalog text; `systemctl reload` applies a changed configuration; `systemctl stop` ends it
 #   cleanly; a daemon that hangs is killed by the watchdog and started again.
-# Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The root file
-# systems are kept in /var/cache/rdma-eventd-tests (RDMA_EVENTD_TEST_CACHE names another place);
-# a day's first run downloads one, and removes the older ones.
+# Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The container
+# machinery, and the cache of root file systems, are container_lib.sh's.
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 
-cache_dir=${RDMA_EVENTD_TEST_CACHE:-/var/cache/rdma-eventd-tests}
-# What the container needs beyond a minimal system: systemd itself, procps (kill, for
-# ExecReload=; every real host has it), the daemon's and the sanitizers' libraries, socat for a
-# raw subscriber.
-packages=systemd,systemd-sysv,dbus,procps,libevent-core-2.1-7,libspdlog1.10,libfmt9,libibverbs1
-packages+=,libasan8,libubsan1,socat
+# shellcheck source-path=SCRIPTDIR source=container_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
+
 sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
 config=$SYSCONF_DIR/rdma-eventd/rdma-eventd.json
 sock=/run/rdma-eventd/events.sock
-
-scratch=$(mktemp -d /tmp/rdma-container-XXXXXX)
-machine=rdma-eventd-test-$$
-ns_pid=
 client_pid=
-C=
-
-step() { echo "== $*"; }
 
 diagnostics() {
-  [ -n "$C" ] && [ -d "/proc/$C" ] || return 0
   echo "--- systemctl status" >&2
   timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
     rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
@@ -46,90 +34,21 @@ diagnostics() {
   fi
 }
 
-fail() {
-  echo "FAIL: $*" >&2
-  diagnostics
-  exit 1
-}
-
-cleanup() {
-  [ -n "$client_pid" ] && kill "$client_pid" 2>/dev/null || true
-  if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
-    kill -TERM "$ns_pid" # a clean halt of the container
-    for _ in $(seq 300); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$ns_pid" 2>/dev/null || true
-    wait "$ns_pid" 2>/dev/null || true
-  fi
-  rm -rf "/run/systemd/nspawn/propagate/$machine" "$scratch"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM # so that cleanup runs
-
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, or fail naming WHAT.
-wait_for() {
-  local seconds=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "no $what after ${seconds}s"
-    sleep 0.1
-  done
-}
-
-# inside COMMAND...: runs it in the container (bounded).
-inside() { timeout 60 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
-prop() { inside systemctl show -P "$2" "$1"; }
-prop_is() { [ "$(prop "$1" "$2")" = "$3" ]; }
 client_has() { grep -q "$1" "$scratch/client.out"; }
 # In a pipe, grep -c reads everything: grep -q would exit at the first match and, under
 # pipefail, fail the pipe when journalctl gets SIGPIPE for the rest of its output.
 
 # --- the root file system, cached per day ---------------------------------------------------
-for tool in systemd-nspawn debootstrap nsenter jq; do
-  command -v "$tool" >/dev/null || fail "$tool is missing: scripts/bootstrap.sh deps installs it"
-done
-[ "$(id -u)" = 0 ] || fail "needs root (systemd-nspawn)"
-key=bookworm-$(date +%Y%m%d)-$(echo "$packages" | sha256sum | cut -c1-12)
-rootfs=$cache_dir/$key
-mkdir -p "$cache_dir"
-exec {lock}>"$cache_dir/lock"
-flock -w 900 "$lock" || fail "$cache_dir/lock is held by another run for 15 minutes"
-if [ ! -d "$rootfs" ]; then
-  step "downloading a Debian 12 root file system into $rootfs (once a day, a few minutes)"
-  rm -rf "$rootfs.partial"
-  if ! timeout 600 debootstrap --variant=minbase --include="$packages" bookworm \
-    "$rootfs.partial" >"$scratch/debootstrap.log" 2>&1; then
-    tail -30 "$scratch/debootstrap.log" >&2
-    rm -rf "$rootfs.partial"
-    fail "debootstrap could not make the container's root file system (above: its log)"
-  fi
-  mv "$rootfs.partial" "$rootfs"
-  # Older days' roots go.
-  find "$cache_dir" -mindepth 1 -maxdepth 1 -name 'bookworm-*' ! -name "$key" \
-    -exec rm -rf {} +
-fi
-flock -u "$lock"
+container_setup
+scratch=$container_scratch
 
 # --- boot ---------------------------------------------------------------------------------------
 step "staging the install"
 DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
 
 step "booting systemd in a container"
-# --volatile=overlay: the cached root stays untouched, every change goes to a tmpfs.
-systemd-nspawn -D "$rootfs" --machine="$machine" --register=no --keep-unit --console=pipe \
-  --volatile=overlay --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
-  --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies" \
-  -b </dev/null >"$scratch/nspawn.log" 2>&1 &
-ns_pid=$!
-container_pid() { C=$(pgrep -P "$ns_pid" -x systemd); }
-wait_for 60 "systemd in the container (nspawn: $(cat "$scratch/nspawn.log"))" container_pid
-wait_for 60 "systemd's private socket in the container" test -S "/proc/$C/root/run/systemd/private"
-state=$(inside systemctl is-system-running --wait || true)
-case $state in
-  running) ;;
-  degraded) inside systemctl --failed --no-legend --no-pager >&2 ;;
-  *) fail "the container's system is '$state'" ;;
-esac
+container_boot --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
+  --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies"
 
 step "installing the staged tree, as docs/operations.md says"
 inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A staged install (DESTDIR=ROOT cmake --install) puts every file where it belongs, and what it
-# installed works from there: the daemon and rdma-eventctl run, the client library builds a C
-# program through its pkg-config file, journalctl indexes the catalog, and a second install
-# keeps an edited configuration. Run by ctest (environment in CMakeLists.txt).
+# installed works from there: the daemon, rdma-eventctl and rdma-sim run, the client library
+# builds a C program through its pkg-config file, journalctl indexes the catalog, and a second
+# install keeps an edited configuration. Run by ctest (environment in CMakeLists.txt).
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 
@@ -36,7 +36,17 @@ expected=(
   "$DOC_DIR/protocol.md"
   "$DOC_DIR/README.md"
   "$DOC_DIR/rdma-eventd.json"
+  "$BIN_DIR/rdma-sim"
+  "$INSTALL_PREFIX/lib/rdma-sim/libibverbs.so.1"
+  "$INSTALL_PREFIX/share/rdma-sim/topologies/two-adapters.json"
 )
+# The manual pages, when this build has them (docs/man: without scdoc it has none, and the
+# test docs.man_pages fails saying so).
+for page in rdma-eventd.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1; do
+  if [ -f "$BUILD_DIR/docs/man/$page" ]; then
+    expected+=("$MAN_DIR/man${page##*.}/$page")
+  fi
+done
 for f in "${expected[@]}"; do
   [ -e "$root$f" ] || fail "missing $f"
   echo "$f"
@@ -66,6 +76,10 @@ export LD_LIBRARY_PATH=$root$LIB_DIR
 "$root$SBIN_DIR/rdma-eventd" --check-config -c "$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json" ||
   fail "the installed configuration does not check"
 "$root$BIN_DIR/rdma-eventctl" --help >/dev/null || fail "rdma-eventctl --help"
+# rdma-sim finds its stand-in library where it was installed, beside its bin/ directory.
+standin_dir=$(env -u LD_LIBRARY_PATH "$root$BIN_DIR/rdma-sim" --json env | jq -r .LD_LIBRARY_PATH)
+[ "$standin_dir" = "$root$INSTALL_PREFIX/lib/rdma-sim" ] ||
+  fail "rdma-sim looks for its stand-in library in $standin_dir"
 grep -qx "ExecStart=$SBIN_DIR/rdma-eventd --foreground" "$root$UNIT_DIR/rdma-eventd.service" ||
   fail "the service does not run $SBIN_DIR/rdma-eventd"
 unset LD_LIBRARY_PATH

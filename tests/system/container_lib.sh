@@ -1,0 +1,131 @@
+# shellcheck shell=bash
+# What the tests that boot systemd as PID 1 share (container_test.sh, package_test.sh): a
+# Debian 12 root file system, downloaded once a day with debootstrap and cached; booting it
+# with systemd-nspawn on a throwaway overlay; running commands in it; bounded waits; cleaning
+# up. Sourced, after `set -euo pipefail`. The test defines diagnostics(), which fail() calls to
+# show what the container saw.
+#
+# The root file systems are kept in /var/cache/rdma-eventd-tests (RDMA_EVENTD_TEST_CACHE names
+# another place); a day's first run downloads one (a few minutes), and removes the older ones.
+
+container_cache_dir=${RDMA_EVENTD_TEST_CACHE:-/var/cache/rdma-eventd-tests}
+# What the container needs beyond a minimal system, for both tests, so that they share one
+# root: systemd itself; procps (kill, for ExecReload=; every real host has it); the daemon's
+# runtime libraries, the only dependencies of the packages that a minimal system lacks (apt in
+# the container has no network); the sanitizers' libraries, for a sanitized build's staged
+# install; man-db, to read the installed pages; socat for a raw subscriber.
+container_packages=systemd,systemd-sysv,dbus,procps,libevent-core-2.1-7,libspdlog1.10,libfmt9
+container_packages+=,libibverbs1,libasan8,libubsan1,man-db,socat
+
+container_scratch=
+container_machine=rdma-eventd-test-$$
+ns_pid=
+C=
+
+step() { echo "== $*"; }
+
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -n "$C" ] && [ -d "/proc/$C" ]; then diagnostics || true; fi
+  exit 1
+}
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, or fail naming WHAT.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "no $what after ${seconds}s"
+    sleep 0.1
+  done
+}
+
+# inside COMMAND...: runs it in the container (bounded).
+inside() { timeout 60 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
+prop() { inside systemctl show -P "$2" "$1"; }
+prop_is() { [ "$(prop "$1" "$2")" = "$3" ]; }
+
+# container_setup: checks the tools, makes the scratch directory ($container_scratch) and the
+# cleanup, and sets $rootfs to the cached root file system, downloading it when needed.
+container_setup() {
+  local tool
+  for tool in systemd-nspawn debootstrap nsenter jq; do
+    command -v "$tool" >/dev/null || fail "$tool is missing: scripts/bootstrap.sh deps installs it"
+  done
+  [ "$(id -u)" = 0 ] || fail "needs root (systemd-nspawn)"
+  container_scratch=$(mktemp -d /tmp/rdma-container-XXXXXX)
+  trap container_cleanup EXIT
+  trap 'exit 1' INT TERM # so that the cleanup runs
+
+  # A test holds a shared lock on the cache for as long as it runs; a download takes it
+  # exclusively, so that the roots it removes (other days') are in use by no test.
+  local today key
+  today=$(date +%Y%m%d)
+  key=bookworm-$today-$(echo "$container_packages" | sha256sum | cut -c1-12)
+  rootfs=$container_cache_dir/$key
+  mkdir -p "$container_cache_dir"
+  exec {container_lock}>"$container_cache_dir/lock"
+  flock -s -w 900 "$container_lock" ||
+    fail "$container_cache_dir/lock is held by another run for 15 minutes"
+  [ -d "$rootfs" ] && return
+  flock -u "$container_lock"
+  flock -x -w 900 "$container_lock" ||
+    fail "$container_cache_dir/lock is held by another run for 15 minutes"
+  if [ ! -d "$rootfs" ]; then
+    step "downloading a Debian 12 root file system into $rootfs (once a day, a few minutes)"
+    rm -rf "$rootfs.partial"
+    if ! timeout 600 debootstrap --variant=minbase --include="$container_packages" bookworm \
+      "$rootfs.partial" >"$container_scratch/debootstrap.log" 2>&1; then
+      tail -30 "$container_scratch/debootstrap.log" >&2
+      rm -rf "$rootfs.partial"
+      fail "debootstrap could not make the container's root file system (above: its log)"
+    fi
+    mv "$rootfs.partial" "$rootfs"
+    # Older days' roots go; today's roots of other package lists (another branch's) stay.
+    find "$container_cache_dir" -mindepth 1 -maxdepth 1 -name 'bookworm-*' \
+      ! -name "bookworm-$today-*" -exec rm -rf {} +
+  fi
+  flock -s "$container_lock" # from exclusive to shared, for the rest of the test
+}
+
+# container_halt: the subscriber, if any, and the container stop.
+container_halt() {
+  [ -n "${client_pid:-}" ] && kill "$client_pid" 2>/dev/null || true
+  client_pid=
+  if [ -n "$ns_pid" ] && kill -0 "$ns_pid" 2>/dev/null; then
+    kill -TERM "$ns_pid" # a clean halt of the container
+    for _ in $(seq 300); do kill -0 "$ns_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$ns_pid" 2>/dev/null || true
+    wait "$ns_pid" 2>/dev/null || true
+  fi
+  ns_pid=
+  C=
+  rm -rf "/run/systemd/nspawn/propagate/$container_machine"
+}
+
+container_cleanup() {
+  container_halt
+  rm -rf "$container_scratch"
+}
+
+# container_boot [NSPAWN OPTIONS...]: boots $rootfs with systemd as PID 1 and waits until the
+# system runs; $C is then the container's PID 1 as the host sees it. --volatile=overlay: the
+# cached root stays untouched, every change goes to a tmpfs.
+container_boot() {
+  systemd-nspawn -D "$rootfs" --machine="$container_machine" --register=no --keep-unit \
+    --console=pipe --volatile=overlay "$@" -b </dev/null >"$container_scratch/nspawn.log" 2>&1 &
+  ns_pid=$!
+  container_pid() { C=$(pgrep -P "$ns_pid" -x systemd); }
+  wait_for 60 "systemd in the container (nspawn: $(cat "$container_scratch/nspawn.log"))" \
+    container_pid
+  wait_for 60 "systemd's private socket in the container" \
+    test -S "/proc/$C/root/run/systemd/private"
+  local state
+  state=$(inside systemctl is-system-running --wait || true)
+  case $state in
+    running) ;;
+    degraded) inside systemctl --failed --no-legend --no-pager >&2 ;;
+    *) fail "the container's system is '$state'" ;;
+  esac
+}
