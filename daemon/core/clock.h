@@ -22,10 +22,19 @@ inline int64_t monotonic_us() {
   return clock_us(CLOCK_MONOTONIC);
 }
 
-// Both clocks read at one moment: what a callback stamps its records with and measures from.
+inline constexpr int64_t kMicrosPerSecond = 1000000;
+
+// Both clocks read at one moment: what a callback stamps its records with and measures from,
+// and what the pure models (device lifecycle, port health, the journal budget) are handed, so
+// that tests drive time and the models never read a clock themselves.
 struct Instant {
-  int64_t wall_us = 0;  // CLOCK_REALTIME
-  int64_t mono_us = 0;  // CLOCK_MONOTONIC
+  // CLOCK_REALTIME: only what is shown (record times, "since 2026-11-22T03:14:23Z").
+  int64_t wall_us = 0;
+  // CLOCK_MONOTONIC: what windows, quiet periods, durations and deadlines are measured in. It
+  // never jumps, and it starts again only when the host boots.
+  int64_t mono_us = 0;
+
+  friend bool operator==(const Instant&, const Instant&) = default;
 };
 
 // Where code that keeps time reads it, so that tests can drive time instead of waiting for it.

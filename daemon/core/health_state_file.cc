@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "json_error.h"  // lib/src
 #include "rdma_eventd/record.h"
+#include "schema/json_error.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -143,7 +143,7 @@ LinkRate read_rate(const Reader& parent, std::string_view name) {
 
 Instant read_instant(const Reader& parent, std::string_view name, int64_t saved_us) {
   const Reader r(parent.at(name), parent.key(name));
-  Instant t{r.time("monotonic_us", saved_us), 0};
+  Instant t{.wall_us = 0, .mono_us = r.time("monotonic_us", saved_us)};
   auto wall = parse_rfc3339_us(r.string("wall"));
   if (!wall) throw Corrupt{r.key("wall"), "not an RFC 3339 time"};
   t.wall_us = *wall;

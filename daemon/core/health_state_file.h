@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/instant.h"
+#include "core/clock.h"
 #include "core/port_health_types.h"
 
 namespace rdma_eventd::daemon {

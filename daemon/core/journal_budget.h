@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/instant.h"
+#include "core/clock.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {

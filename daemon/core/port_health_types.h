@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/instant.h"
+#include "core/clock.h"
 #include "rdma_eventd/types.h"
 
 namespace rdma_eventd::daemon {

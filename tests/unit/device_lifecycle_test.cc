@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "port_fixtures.h"
+#include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "core/stamper.h"
 #include "port_fixtures.h"
+#include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
 namespace {

@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::string_view kBoot = "6f2f1b0c-8d5e-4a57-9a58-2f4c7f0e1d33";
 constexpr int64_t kSecond = 1000000;
-const Instant kSaved{5000 * kSecond, 1795342530000000};
-const Instant kLater{5001 * kSecond, 1795342531000000};
+const Instant kSaved{.wall_us = 1795342530000000, .mono_us = 5000 * kSecond};
+const Instant kLater{.wall_us = 1795342531000000, .mono_us = 5001 * kSecond};
 
 // A state with every field away from its default.
 std::vector<DeviceHealthState> sample() {

@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kSecond = 1000000;
 
 Instant at(int64_t us) {
-  return {us, 1795342530000000 + us};
+  return {.wall_us = 1795342530000000 + us, .mono_us = us};
 }
 
 struct Sent {

@@ -27,7 +27,7 @@ class JournalBudgetTest : public ::testing::Test {
 
   Instant at(double seconds) const {
     const auto us = static_cast<int64_t>(seconds * kSecond);
-    return {us, kWallBase + us};
+    return {.wall_us = kWallBase + us, .mono_us = us};
   }
 
   Record port_record(uint32_t port, const std::string& device = "mlx5_0") {

@@ -32,11 +32,11 @@ class PortHealthTest : public ::testing::Test {
 
   explicit PortHealthTest(HealthConfig config = HealthConfig{}) : model_(std::move(config)) {}
 
-  Instant now() const { return {mono_, kWallBase + mono_}; }
+  Instant now() const { return {.wall_us = kWallBase + mono_, .mono_us = mono_}; }
   void at(int64_t seconds) { mono_ = 1000 * kSecond + seconds * kSecond; }  // boot + 1000 s
   int64_t mono_at(int64_t seconds) const { return 1000 * kSecond + seconds * kSecond; }
   Instant instant_at(int64_t seconds) const {
-    return {mono_at(seconds), kWallBase + mono_at(seconds)};
+    return {.wall_us = kWallBase + mono_at(seconds), .mono_us = mono_at(seconds)};
   }
 
   static PortInfo port(uint32_t n, PortState state, uint32_t lanes = 4,
