@@ -22,7 +22,7 @@ std::vector<DeviceHealthState> sample() {
   flapping.port = 1;
   flapping.health = PortHealth::kFlapping;
   flapping.reason = HealthReason::kFlapsInWindow;
-  flapping.since = {4000 * kSecond, 1795342529000001};
+  flapping.since = {.wall_us = 1795342529000001, .mono_us = 4000 * kSecond};
   flapping.ever_up = true;
   flapping.link_up = true;
   flapping.rate = {1, LinkSpeed::kHdr};
@@ -154,7 +154,7 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
       "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
   const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, {4999 * kSecond, 0})),
+  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, {.wall_us = 0, .mono_us = 4999 * kSecond})),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }
 

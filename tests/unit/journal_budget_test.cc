@@ -265,7 +265,7 @@ TEST(BudgetSummaryText, TheJournalFieldsCarryTheExactAccount) {
   s.node_guid = "0c42:a103:00f6:5e44";
   s.port = 1;
   s.stream = "847eff512abbab7d6f447f3d16f8a903";
-  s.start = {7 * kSecond, 1795342530123456};
+  s.start = {.wall_us = 1795342530123456, .mono_us = 7 * kSecond};
   s.duration_us = 10 * kSecond;
   s.not_journaled = 5;
   s.first_seq = 10;
