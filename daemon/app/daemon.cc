@@ -114,11 +114,14 @@ void Daemon::setup_journal() {
 }
 
 void Daemon::publish(std::vector<Record>& records) {
-  for (const Record& r : records) {
-    const std::string json = to_json(r);
-    if (journal_) journal_->publish(r, json);
-    if (stdout_sink_) stdout_sink_->publish(r, json);
-    if (hub_) hub_->publish(r, json);
+  for (Record& r : records) {
+    // Shared and immutable from here on: the journal writer builds its entry from them on its
+    // own thread, after this call.
+    auto record = std::make_shared<const Record>(std::move(r));
+    auto json = std::make_shared<const std::string>(to_json(*record));
+    if (journal_) journal_->publish(record, json);
+    if (stdout_sink_) stdout_sink_->publish(*record, *json);
+    if (hub_) hub_->publish(*record, *json);
     ++records_;
   }
   if (stdout_sink_) stdout_sink_->flush();
