@@ -42,7 +42,8 @@ struct DeviceStats {
 
 class DeviceSet {
  public:
-  using Publish = std::function<void(const std::vector<Record>&)>;
+  // Takes the records: it may move them out of the vector.
+  using Publish = std::function<void(std::vector<Record>&)>;
   using Mode = ResyncMode;
 
   DeviceSet(EventLoop& loop, RecordStamper& stamper, std::unique_ptr<DeviceCatalog> catalog,
