@@ -129,6 +129,14 @@ class Fabric {
 
  private:
   DeviceEntry& modifiable(const std::string& name);  // present and not in fatal state
+  // The RoCE port `target` names (modifiable) and `ip` as a GID: where gid add-ip and del-ip
+  // start.
+  struct IpGid {
+    DeviceEntry& device;
+    int port;
+    std::array<uint8_t, 16> raw;
+  };
+  IpGid ip_gid(const std::string& target, const std::string& ip);
   void publish(const DeviceEntry& e);
   Delivery deliver(const DeviceEntry& e, uint32_t type, uint64_t element);
   // A port event that the firmware raises as PORT_CHANGE: DEVX first, then the verbs event.

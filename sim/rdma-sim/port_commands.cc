@@ -215,15 +215,20 @@ std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
   return {gid_changed(e, p)};
 }
 
-std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::string& ip,
-                                         const std::string& netdev) {
+Fabric::IpGid Fabric::ip_gid(const std::string& target, const std::string& ip) {
   auto [found, p] = port(target);
   DeviceEntry& e = modifiable(found->model.name);
-  Port& port = e.model.ports[p - 1];
-  if (!port.is_ethernet())
+  if (!e.model.ports[p - 1].is_ethernet())
     throw CommandError(port_name(e, p) + " is an InfiniBand port: IP-based GIDs are RoCE only");
   std::array<uint8_t, 16> raw{};
   if (!ip_to_gid(ip, &raw)) throw CommandError("\"" + ip + "\" is not an IPv4 or IPv6 address");
+  return {e, p, raw};
+}
+
+std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::string& ip,
+                                         const std::string& netdev) {
+  auto [e, p, raw] = ip_gid(target, ip);
+  Port& port = e.model.ports[p - 1];
   if (netdev.empty() || netdev.size() >= 16)
     throw CommandError("netdev name \"" + netdev + "\" is not valid");
   // The kernel adds one entry per GID type the port supports, RoCE v1 then v2, each its own
@@ -250,13 +255,8 @@ std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::s
 }
 
 std::vector<Delivery> Fabric::gid_del_ip(const std::string& target, const std::string& ip) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p, raw] = ip_gid(target, ip);
   Port& port = e.model.ports[p - 1];
-  if (!port.is_ethernet())
-    throw CommandError(port_name(e, p) + " is an InfiniBand port: IP-based GIDs are RoCE only");
-  std::array<uint8_t, 16> raw{};
-  if (!ip_to_gid(ip, &raw)) throw CommandError("\"" + ip + "\" is not an IPv4 or IPv6 address");
   std::vector<Delivery> out;
   for (size_t i = 0; i < port.gids.size(); ++i) {
     if (!port.gids[i].valid || port.gids[i].raw != raw) continue;

@@ -22,6 +22,21 @@ container_machine=rdma-eventd-test-$$
 ns_pid=
 C=
 
+# What the service's tests show when they fail: the units' status and journal, and what the
+# test's subscriber ($scratch/client.out) received.
+service_diagnostics() {
+  echo "--- systemctl status" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
+    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
+  echo "--- journal" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
+    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
+  if [ -s "${scratch:-}/client.out" ]; then
+    echo "--- the subscriber received" >&2
+    tail -20 "$scratch/client.out" >&2
+  fi
+}
+
 step() { echo "== $*"; }
 
 fail() {

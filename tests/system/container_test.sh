@@ -22,18 +22,7 @@ config=$SYSCONF_DIR/rdma-eventd/rdma-eventd.json
 sock=/run/rdma-eventd/events.sock
 client_pid=
 
-diagnostics() {
-  echo "--- systemctl status" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
-    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
-  echo "--- journal" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
-    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
-  if [ -s "$scratch/client.out" ]; then
-    echo "--- the subscriber received" >&2
-    tail -20 "$scratch/client.out" >&2
-  fi
-}
+diagnostics() { service_diagnostics; }
 
 client_has() { grep -q "$1" "$scratch/client.out"; }
 # In a pipe, grep -c reads everything: grep -q would exit at the first match and, under

@@ -35,18 +35,7 @@ config=/etc/rdma-eventd/rdma-eventd.json
 topology=/usr/share/rdma-sim/topologies/two-adapters.json
 client_pid=
 
-diagnostics() {
-  echo "--- systemctl status" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
-    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
-  echo "--- journal" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
-    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
-  if [ -s "$scratch/client.out" ]; then
-    echo "--- the subscriber received" >&2
-    tail -20 "$scratch/client.out" >&2
-  fi
-}
+diagnostics() { service_diagnostics; }
 
 # --- the packages -------------------------------------------------------------------------------
 for tool in dpkg-buildpackage dh lintian scdoc man; do
