@@ -288,20 +288,7 @@ json Simulator::handle_storm(const json& req) {
   const auto start = std::chrono::steady_clock::now();
   const uint64_t deliveries = f.storm(targets, types, count);
   contexts_.flush();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double rate = seconds > 0 ? static_cast<double>(count) / seconds : 0;
-  char msg[160];
-  std::snprintf(msg, sizeof msg, "storm: %llu events in %.6f s (%.0f events/s), %llu deliveries",
-                static_cast<unsigned long long>(count), seconds, rate,
-                static_cast<unsigned long long>(deliveries));
-  return json{{"ok", true},
-              {"message", msg},
-              {"count", count},
-              {"seconds", seconds},
-              {"events_per_second", rate},
-              {"deliveries", deliveries},
-              {"targets", targets.size()}};
+  return storm_reply("storm", count, start, "deliveries", deliveries, "targets", targets.size());
 }
 
 json Simulator::handle_cycle(const json& req) {

@@ -304,7 +304,8 @@ void release_everything() {
 using namespace verbs_shell;
 
 int main() {
-  shell_support::serve_lines<Exit>([](const std::vector<std::string>& words) { return run(words); });
+  shell_support::serve_lines<Exit>(
+      [](const std::vector<std::string>& words) { return run(words); });
   release_everything();
   return 0;
 }

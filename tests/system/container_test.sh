@@ -97,24 +97,7 @@ grep -q '^CapEff:[[:space:]]*0*$' <<<"$status" || fail "the daemon has capabilit
 inside journalctl --no-pager -u rdma-eventd.service | grep -c "passed by the service manager" >/dev/null ||
   fail "the daemon did not adopt the socket"
 
-step "an event reaches the subscriber and the journal"
-sim port down mlx5_0/1
-wait_for 20 "port_err record for the subscriber" client_has '"event":"port_err"'
-record=$(grep '"event":"port_err"' "$scratch/client.out" | head -1)
-jq -e '.device == "mlx5_0" and .port == 1 and .state == "down" and .severity == "error"' \
-  <<<"$record" >/dev/null || fail "unexpected record: $record"
-inside journalctl --sync
-entry=$(inside journalctl --no-pager -u rdma-eventd -o json RDMA_EVENT=port_err)
-[ "$(wc -l <<<"$entry")" = 1 ] || fail "journal entries for port_err: $entry"
-jq -e --argjson r "$record" '
-  .RDMA_DEVICE == "mlx5_0" and .RDMA_PORT == "1" and .RDMA_PORT_STATE == "down" and
-  .RDMA_SEQ == ($r.seq | tostring) and .RDMA_STREAM == $r.stream and .PRIORITY == "3" and
-  .MESSAGE_ID == "11b9171c80eb4233a8a8a39e9b93196c" and
-  ._SYSTEMD_UNIT == "rdma-eventd.service" and (.RDMA_RECORD | fromjson) == $r' \
-  <<<"$entry" >/dev/null || fail "the journal entry does not match the record: $entry"
-# The catalog is installed where journalctl finds it: -x explains the entry.
-inside journalctl --no-pager -x -u rdma-eventd RDMA_EVENT=port_err | grep -c "Defined-By: rdma-eventd" >/dev/null ||
-  fail "journalctl -x shows no catalog text"
+event_reaches_subscriber_and_journal
 
 step "systemctl reload applies a changed configuration"
 printf '%s\n' '{"devices": {"exclude": ["mlx5_1"]}, "severity": {"port_active": "warning"}}' |
