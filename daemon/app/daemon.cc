@@ -45,7 +45,7 @@ Daemon::Daemon(Options options, Config config)
       config_(std::move(config)),
       stamper_(new_stream_id(), host_name(), config_.severities),
       devices_(loop_, stamper_, std::make_unique<verbs::Catalog>(), system_clock(),
-               [this](const std::vector<Record>& records) { publish(records); }),
+               [this](std::vector<Record>& records) { publish(records); }),
       hotplug_(loop_,
                [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); }),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
@@ -117,12 +117,15 @@ void Daemon::setup_journal() {
   backpressure_.attach(journal_.get());
 }
 
-void Daemon::publish(const std::vector<Record>& records) {
-  for (const Record& r : records) {
-    const std::string json = to_json(r);
-    if (journal_) journal_->publish(r, json);
-    if (stdout_sink_) stdout_sink_->publish(r, json);
-    if (hub_) hub_->publish(r, json);
+void Daemon::publish(std::vector<Record>& records) {
+  for (Record& r : records) {
+    // Shared and immutable from here on: the journal writer builds its entry from them on its
+    // own thread, after this call.
+    auto record = std::make_shared<const Record>(std::move(r));
+    auto json = std::make_shared<const std::string>(to_json(*record));
+    if (journal_) journal_->publish(record, json);
+    if (stdout_sink_) stdout_sink_->publish(*record, *json);
+    if (hub_) hub_->publish(*record, *json);
     ++records_;
   }
   if (stdout_sink_) stdout_sink_->flush();

@@ -41,7 +41,8 @@ class Daemon : private StateSource {
   int run();
 
  private:
-  void publish(const std::vector<Record>& records);
+  // Sends each record to every sink. Takes the records: they are moved out of `records`.
+  void publish(std::vector<Record>& records);
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
@@ -79,7 +80,8 @@ class Daemon : private StateSource {
   internal::UniqueFd passed_socket_;
 };
 
-// Entries the journal writer may hold (about 2 KiB each). Under a storm the daemon waits for
+// Entries the journal writer may hold (a record and its JSON line: about 1 KiB for a port
+// event). Under a storm the daemon waits for
 // the writer long before the queue is full (JournalBackpressure); the capacity is for a
 // journald that stalls.
 inline constexpr size_t kJournalQueueEntries = 16384;

@@ -6,7 +6,8 @@
 #   the socket listens before the service runs; a subscriber connecting starts the service; it
 #   is ready with its status and a watchdog, unprivileged; an event injected in the simulator
 #   reaches the subscriber and `journalctl -u rdma-eventd` with its RDMA_* fields and the
-#   catalog text; `systemctl reload` applies a changed configuration; `systemctl stop` ends it
+#   catalog text; `systemctl reload` applies a changed configuration, and a bad one is logged
+#   with priority err (`journalctl -u rdma-eventd -p err`); `systemctl stop` ends it
 #   cleanly; a daemon that hangs is killed by the watchdog and started again.
 # Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The container
 # machinery, and the cache of root file systems, are container_lib.sh's.
@@ -139,6 +140,24 @@ grep '"event":"port_active"' "$scratch/client.out" | jq -e '.severity == "warnin
   fail "the reloaded severity does not apply"
 wait_for 20 "StatusText with the port up" \
   prop_is rdma-eventd.service StatusText "1 device, 1 port up, 0 down, 1 subscriber"
+
+step "a bad configuration: the reload keeps the running one, and its error has priority err"
+printf '%s\n' '{"devices": {"exclude": ' | inside tee "$config.bad" >/dev/null
+inside cp "$config" "$config.good"
+inside cp "$config.bad" "$config"
+inside systemctl reload rdma-eventd.service || fail "systemctl reload failed"
+# What docs/operations.md tells operators to run; the daemon's own lines come on its stream.
+own_errors() { inside journalctl --no-pager -u rdma-eventd -p err -o json _TRANSPORT=stdout; }
+reload_failed() { own_errors | grep -c "reload failed" >/dev/null; }
+wait_for 20 "the reload's error in journalctl -u rdma-eventd -p err" reload_failed
+errors=$(own_errors)
+[ "$(wc -l <<<"$errors")" = 1 ] || fail "the daemon's errors in the journal: $errors"
+jq -e --arg prefix "reload failed, keeping the running configuration: $config: " '
+  .PRIORITY == "3" and (.MESSAGE | startswith($prefix)) and .SYSLOG_IDENTIFIER == "rdma-eventd"' \
+  <<<"$errors" >/dev/null || fail "the reload's error in the journal: $errors"
+prop_is rdma-eventd.service StatusText "1 device, 1 port up, 0 down, 1 subscriber" ||
+  fail "the bad reload changed the status: $(prop rdma-eventd.service StatusText)"
+inside cp "$config.good" "$config"
 
 step "systemctl stop ends it cleanly"
 inside systemctl stop rdma-eventd.service || fail "systemctl stop failed"
