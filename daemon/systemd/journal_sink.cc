@@ -63,7 +63,8 @@ void JournalSink::publish_summary(std::vector<std::string> fields) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= max_queued_ + kSummaryHeadroom) {
-      ++stats_.dropped;  // journald has stalled for long: logged as the records are
+      // journald has stalled for long: records were dropped (and logged) before this
+      ++stats_.dropped;
       return;
     }
     queue_.push_back({nullptr, nullptr, nullptr, std::move(fields)});
