@@ -11,6 +11,7 @@
 #include "app/device_set.h"
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
+#include "app/journal_budget_gate.h"
 #include "app/memory_trim.h"
 #include "app/options.h"
 #include "config/config.h"
@@ -46,6 +47,7 @@ class Daemon : private StateSource {
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
+  void write_summary(BudgetSummary& summary);  // the journal budget's, as one journal entry
   void setup_hub();
   SocketConfig socket_config() const;  // the configuration's, with --socket/--no-socket
 
@@ -67,6 +69,9 @@ class Daemon : private StateSource {
   HotplugSource hotplug_;
   JournalBackpressure backpressure_;
   MemoryTrim memory_trim_{loop_};
+  // Which records the journal gets (journal.budget); only used while the journal is on.
+  JournalBudgetGate budget_{loop_, system_clock(), config_.journal_budget,
+                            [this](BudgetSummary& s) { write_summary(s); }};
   std::unique_ptr<JournalSink> journal_;
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;

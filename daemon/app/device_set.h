@@ -42,7 +42,7 @@ struct DeviceStats {
 
 class DeviceSet {
  public:
-  // Takes the records: it may move them out of the vector.
+  // Takes the records: the daemon moves them out (they become shared with the journal writer).
   using Publish = std::function<void(std::vector<Record>&)>;
   using Mode = ResyncMode;
 

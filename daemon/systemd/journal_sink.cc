@@ -58,6 +58,19 @@ void JournalSink::publish(std::shared_ptr<const Record> record,
   wake_.notify_one();
 }
 
+void JournalSink::publish_summary(std::vector<std::string> fields) {
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= max_queued_ + kSummaryHeadroom) {
+      // journald has stalled for long: records were dropped (and logged) before this
+      ++stats_.dropped;
+      return;
+    }
+    queue_.push_back({nullptr, nullptr, nullptr, std::move(fields)});
+  }
+  wake_.notify_one();
+}
+
 void JournalSink::set_identifier(std::string identifier) {
   auto shared = std::make_shared<const std::string>(std::move(identifier));
   std::lock_guard lock(mu_);
@@ -76,7 +89,7 @@ size_t JournalSink::queued() const {
 
 uint64_t JournalSink::progress() const {
   std::lock_guard lock(mu_);
-  return stats_.written + stats_.failed;
+  return stats_.written + stats_.summaries_written + stats_.failed;
 }
 
 void JournalSink::notify_when_at_most(size_t entries) {
@@ -119,7 +132,11 @@ void JournalSink::writer_main() {
     queue_.pop_front();
     lock.unlock();
     // Built here, not on the loop: formatting costs about as much as the record's JSON.
-    send(journal_fields(*entry.record, *entry.json, *entry.identifier));
+    if (entry.record) {
+      send(journal_fields(*entry.record, *entry.json, *entry.identifier), false);
+    } else {
+      send(entry.summary_fields, true);
+    }
     entry = {};  // the record's memory goes back outside the lock too
     lock.lock();
     if (queue_.empty()) drained_.notify_all();
@@ -132,7 +149,7 @@ void JournalSink::writer_main() {
   }
 }
 
-void JournalSink::send(const std::vector<std::string>& fields) {
+void JournalSink::send(const std::vector<std::string>& fields, bool summary) {
   std::vector<iovec> iov(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     iov[i].iov_base = const_cast<char*>(fields[i].data());
@@ -151,7 +168,7 @@ void JournalSink::send(const std::vector<std::string>& fields) {
     }
     return;
   }
-  ++stats_.written;
+  ++(summary ? stats_.summaries_written : stats_.written);
   if (failing_) {
     failing_ = false;
     spdlog::info("journal: writing records again ({} failed so far)", stats_.failed);

@@ -32,9 +32,10 @@ namespace rdma_eventd::daemon {
 class JournalSink final : public JournalQueue {
  public:
   struct Stats {
-    uint64_t written = 0;  // accepted by sd_journal_sendv
-    uint64_t failed = 0;   // sd_journal_sendv returned an error
-    uint64_t dropped = 0;  // never attempted: the queue was full
+    uint64_t written = 0;            // accepted by sd_journal_sendv
+    uint64_t failed = 0;             // sd_journal_sendv returned an error
+    uint64_t dropped = 0;            // never attempted: the queue was full
+    uint64_t summaries_written = 0;  // the journal budget's summaries accepted (not in written)
   };
 
   JournalSink(std::string identifier, size_t max_queued);
@@ -46,6 +47,11 @@ class JournalSink final : public JournalQueue {
   // Queues the record's entry. `json` is the record's JSON line (RDMA_RECORD). Neither may
   // change afterwards: the writer thread reads them.
   void publish(std::shared_ptr<const Record> record, std::shared_ptr<const std::string> json);
+  // Queues one entry of ready-made fields ("KEY=value"): a summary of the journal budget
+  // (core/journal_budget.h). Summaries are few (one per port per interval) and each stands for
+  // many records, so they may use kSummaryHeadroom entries beyond the queue's capacity.
+  void publish_summary(std::vector<std::string> fields);
+  static constexpr size_t kSummaryHeadroom = 1025;  // every port the budget tracks, and the host
   // SYSLOG_IDENTIFIER of the records published from now on.
   void set_identifier(std::string identifier);
   Stats stats() const;
@@ -64,10 +70,11 @@ class JournalSink final : public JournalQueue {
     std::shared_ptr<const Record> record;
     std::shared_ptr<const std::string> json;
     std::shared_ptr<const std::string> identifier;  // as it was when the record came
+    std::vector<std::string> summary_fields;        // a summary's entry (no record)
   };
 
   void writer_main();
-  void send(const std::vector<std::string>& fields);
+  void send(const std::vector<std::string>& fields, bool summary);
   void signal_wake();
 
   mutable std::mutex mu_;
