@@ -55,7 +55,7 @@ struct Client::Impl {
   Hello hello;
   std::string in;  // received bytes; in_pos is the start of the first unread line
   size_t in_pos = 0;
-  std::string out;           // request bytes the socket did not take yet
+  std::string out;               // request bytes the socket did not take yet
   std::deque<KeptMessage> kept;  // messages that arrived while call() waited for its reply
   std::optional<Filter> filter;
   uint64_t next_id = 1;
