@@ -148,6 +148,7 @@ void Daemon::apply_config(const Config& next) {
   if (!options_.log_level) spdlog::set_level(spdlog::level::from_str(config_.log_level));
   stamper_.set_severities(config_.severities);
   setup_journal();
+  if (hub_) hub_->set_reports(config_.reports);
   if (hub_ && !hub_->apply(socket_config())) {
     spdlog::warn(
         "socket: path, mode, group, ring_records and enabled change at restart only; "
@@ -179,6 +180,14 @@ void Daemon::setup_hub() {
   hub_->on_subscribers_changed([this] {
     memory_trim_.note_work(1);
     update_service_status();
+  });
+  // Application reports: stamped and published like the devices' records, to every sink.
+  hub_->set_reports(config_.reports);
+  hub_->on_report([this](Record report) {
+    std::vector<Record> batch{std::move(report)};
+    stamper_.stamp(batch.front(), realtime_us());
+    publish(batch);
+    return batch.front().seq;
   });
 }
 

@@ -31,6 +31,7 @@ struct SubscriberHub::Subscriber {
   const internal::UniqueFd fd;  // the connection
   pid_t pid = 0;                // the peer, from SO_PEERCRED
   uid_t uid = 0;
+  gid_t gid = 0;
   int64_t connected_us = 0;
   // Declared after the fd, so destroyed before it: the registration goes before the fd.
   std::unique_ptr<IoWatch> watch;
