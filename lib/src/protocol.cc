@@ -336,7 +336,9 @@ std::string PortPattern::text() const {
 }
 
 RecordKey key_of(const Record& r) {
-  return RecordKey{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+  if (r.event == EventKind::kDeviceRenamed) key.old_name = r.old_name;
+  return key;
 }
 
 bool Filter::matches(const RecordKey& r) const {
@@ -344,13 +346,16 @@ bool Filter::matches(const RecordKey& r) const {
     return false;
   }
   if (min_severity && r.severity < *min_severity) return false;
-  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), [&](const DevicePattern& d) {
-        return d.matches(r.device, r.node_guid);
-      })) {
+  // The record's device, under its name or, for a rename, the name it had.
+  const auto names_device = [&](const DevicePattern& d) {
+    return d.matches(r.device, r.node_guid) ||
+           (!r.old_name.empty() && d.matches(r.old_name, r.node_guid));
+  };
+  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), names_device)) {
     return false;
   }
   if (!ports.empty() && std::none_of(ports.begin(), ports.end(), [&](const PortPattern& p) {
-        return p.device.matches(r.device, r.node_guid) && (!r.port_scoped || r.port == p.port);
+        return names_device(p.device) && (!r.port_scoped || r.port == p.port);
       })) {
     return false;
   }

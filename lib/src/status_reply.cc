@@ -61,7 +61,7 @@ const Fields<Status::Hotplug, 2> kHotplugFields = {{
     {"udev_overflows", &Status::Hotplug::udev_overflows},
 }};
 
-const Fields<Status::Journal, 7> kJournalFields = {{
+const Fields<Status::Journal, 10> kJournalFields = {{
     {"enabled", &Status::Journal::enabled},
     {"written", &Status::Journal::written},
     {"failed", &Status::Journal::failed},
@@ -69,6 +69,9 @@ const Fields<Status::Journal, 7> kJournalFields = {{
     {"queued", &Status::Journal::queued},
     {"waits", &Status::Journal::waits},
     {"stalls", &Status::Journal::stalls},
+    {"budget", &Status::Journal::budget},
+    {"not_journaled", &Status::Journal::not_journaled},
+    {"summaries", &Status::Journal::summaries},
 }};
 
 const Fields<Status::Reports, 5> kReportsFields = {{

@@ -103,8 +103,11 @@ json journal_settled(DaemonProcess& daemon, uint64_t records) {
 
 // For the tests where a follower witnesses that records still flow while something else goes
 // wrong: a subscriber queue of 64 MiB, so that the follower keeps up even when a busy test
-// machine leaves its thread off the CPU for a second or two.
-const std::string kRoomyQueues = R"({"socket": {"max_queued_bytes": 67108864}})";
+// machine leaves its thread off the CPU for a second or two. The journal budget is off: these
+// tests put every record through the journal writer while journald fails or stalls (the
+// budget has its own tests, journal_budget_test.cc and the container's).
+const std::string kRoomyQueues =
+    R"({"socket": {"max_queued_bytes": 67108864}, "journal": {"budget": {"enabled": false}}})";
 
 TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
   JournalSandbox& journal = JournalSandbox::instance();

@@ -268,7 +268,8 @@ TEST(Requests, StatusReportsDaemonDevicesCountersAndSubscribers) {
   EXPECT_EQ(st["counters"], counters);
   EXPECT_EQ(st["hotplug"], json::parse(R"({"source":"udev","udev_events":0,"udev_overflows":0})"));
   EXPECT_EQ(st["journal"], json::parse(R"({"enabled":false,"written":0,"failed":0,"dropped":0,)"
-                                       R"("queued":0,"waits":0,"stalls":0})"));
+                                       R"("queued":0,"waits":0,"stalls":0,"budget":false,)"
+                                       R"("not_journaled":0,"summaries":0})"));
   EXPECT_EQ(st["ring"], json::parse(R"({"capacity":4096,"records":2,"first_seq":1,"last_seq":2})"));
   const json& subs = st["subscribers"];
   EXPECT_EQ(subs["count"], 2);

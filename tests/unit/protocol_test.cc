@@ -184,6 +184,32 @@ TEST(Filter, PortsMatchTheirPortAndTheirDevicesDeviceWideRecords) {
   EXPECT_FALSE(f.matches_port("mlx5_1", "", 1));
 }
 
+TEST(Filter, ARenameReachesFiltersOfTheOldNameAndTheNewOne) {
+  Record renamed;
+  renamed.event = EventKind::kDeviceRenamed;
+  renamed.severity = Severity::kNotice;
+  renamed.device = "roce7";
+  renamed.old_name = "mlx5_0";
+  renamed.node_guid = "0c42:a103:00f6:5e44";
+  const RecordKey k = key_of(renamed);
+  EXPECT_EQ(k.old_name, "mlx5_0");
+  for (const char* f :
+       {R"({"op":"subscribe","devices":["mlx5_0"]})", R"({"op":"subscribe","devices":["mlx5_*"]})",
+        R"({"op":"subscribe","ports":["mlx5_0/1"]})", R"({"op":"subscribe","devices":["roce7"]})",
+        R"({"op":"subscribe","ports":["roce*/2"]})"}) {
+    EXPECT_TRUE(filter_of(f).matches(k)) << f;
+  }
+  for (const char* f : {R"({"op":"subscribe","devices":["mlx5_1"]})",
+                        R"({"op":"subscribe","ports":["mlx5_1/1"]})"}) {
+    EXPECT_FALSE(filter_of(f).matches(k)) << f;
+  }
+  // Only a rename carries the old name: another record of the new name is not the old device's.
+  Record err = renamed;
+  err.event = EventKind::kPortErr;
+  EXPECT_EQ(key_of(err).old_name, "");
+  EXPECT_FALSE(filter_of(R"({"op":"subscribe","devices":["mlx5_0"]})").matches(key_of(err)));
+}
+
 TEST(Filter, SnapshotRecordsIgnoreEventsAndSeverity) {
   const Filter f = filter_of(
       R"({"op":"subscribe","events":["port_err"],"min_severity":"critical","devices":["mlx5_0"]})");

@@ -17,7 +17,7 @@ StatusReply sample() {
   s.daemon = {"0.1.0", 1, "d5c4", "node17", 12153, 1795342530123456, 42};
   s.counters = {3, 3, 3, 3, 0, 1, 0};
   s.hotplug = {true, 5, 1};
-  s.journal = {true, 3, 1, 0, 2, 4, 0};
+  s.journal = {true, 3, 1, 0, 2, 4, 0, true, 4812, 2};
   s.ring = {4, 3, 1, 3};
   // count, max, accepted, refused (by reason), rate_limited, records sent and lost, notices,
   // bytes queued, request errors, then the limits.
@@ -53,7 +53,7 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                 "resyncs":1,"devices_waiting":0},
     "hotplug":{"source":"udev","udev_events":5,"udev_overflows":1},
     "journal":{"enabled":true,"written":3,"failed":1,"dropped":0,"queued":2,"waits":4,
-               "stalls":0},
+               "stalls":0,"budget":true,"not_journaled":4812,"summaries":2},
     "ring":{"capacity":4,"records":3,"first_seq":1,"last_seq":3},
     "subscribers":{"count":1,"max":1024,"accepted":2,"refused":3,
                    "refused_by":{"max_subscribers":1,"max_subscribers_per_user":1,"access":1},

@@ -66,6 +66,9 @@ struct RecordKey {
   std::string_view node_guid;
   uint32_t port = 0;
   bool port_scoped = false;  // the record has a port block for `port`
+  // device_renamed: the name the device had, which a filter's device and port patterns match
+  // too, so that a subscriber that named the device hears that it was renamed.
+  std::string_view old_name;
 };
 RDMA_EVENTD_EXPORT RecordKey key_of(const Record& record);
 
@@ -75,7 +78,8 @@ struct RDMA_EVENTD_EXPORT Filter {
   std::vector<EventKind> events;
   std::vector<DevicePattern> devices;
   // A port-scoped record matches when one pattern names its device and port; a device-wide
-  // record (device_fatal) when one pattern names its device.
+  // record (device_fatal) when one pattern names its device. A device_renamed record matches
+  // patterns of its old name as well as of its new one.
   std::vector<PortPattern> ports;
   std::optional<Severity> min_severity;
 

@@ -54,6 +54,11 @@ struct StatusReply {
     uint64_t queued = 0;
     uint64_t waits = 0;   // times device reading paused for the journal to catch up
     uint64_t stalls = 0;  // times journald stopped taking entries and was not waited for
+    // The journal budget (journal.budget): on or off, the records it kept out of the journal,
+    // and the summaries written in their place.
+    bool budget = false;
+    uint64_t not_journaled = 0;
+    uint64_t summaries = 0;
     friend bool operator==(const Journal&, const Journal&) = default;
   };
   struct Ring {
