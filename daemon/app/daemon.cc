@@ -210,8 +210,9 @@ void Daemon::setup_hub() {
   hub_->on_report([this](Record report) {
     std::vector<Record> batch{std::move(report)};
     stamper_.stamp(batch.front(), realtime_us());
+    const uint64_t seq = batch.front().seq;  // publish() moves the record away
     publish(batch);
-    return batch.front().seq;
+    return seq;
   });
 }
 

@@ -337,7 +337,8 @@ void parse_health(const json& v, HealthConfig& h) {
 void parse_reports(const json& v, ReportsConfig& r) {
   expect(v, json::value_t::object, "an object", "reports");
   reject_unknown(v, {"allow_users", "allow_groups", "max_per_second"}, "reports.");
-  if (v.contains("allow_users")) r.allow_users = id_list(v["allow_users"], true, "reports.allow_users");
+  if (v.contains("allow_users"))
+    r.allow_users = id_list(v["allow_users"], true, "reports.allow_users");
   if (v.contains("allow_groups")) {
     r.allow_groups = id_list(v["allow_groups"], false, "reports.allow_groups");
   }
@@ -349,8 +350,8 @@ void parse_reports(const json& v, ReportsConfig& r) {
 
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"},
-                 "");
+  reject_unknown(
+      root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"}, "");
   Config c;
   if (root.contains("log_level")) {
     expect(root["log_level"], json::value_t::string, "a string", "log_level");

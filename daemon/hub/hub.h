@@ -122,6 +122,7 @@ class SubscriberHub final : public RecordSink {
 
   // hub_reports.cc
   void handle_report(Subscriber& s, const Request& r);
+  void publish_pending_report(uint64_t subscriber_id);
   std::optional<RequestError> report_admission(const Subscriber& s, const Request& r);
   bool take_report_token(uid_t uid);
   Reporter reporter_of(const Subscriber& s) const;

@@ -55,8 +55,9 @@ bool SubscriberHub::take_report_token(uid_t uid) {
   auto it = report_budgets_.find(uid);
   if (it == report_budgets_.end()) {
     if (report_budgets_.size() >= kMaxReportBudgets) {
-      std::erase_if(report_budgets_,
-                    [&](const auto& kv) { return clock_us_ - kv.second.last_us > kBucketRefillUs; });
+      std::erase_if(report_budgets_, [&](const auto& kv) {
+        return clock_us_ - kv.second.last_us > kBucketRefillUs;
+      });
     }
     if (report_budgets_.size() >= kMaxReportBudgets) return false;
     it = report_budgets_
@@ -68,15 +69,14 @@ bool SubscriberHub::take_report_token(uid_t uid) {
   return it->second.bucket.take(clock_us_);
 }
 
-std::optional<RequestError> SubscriberHub::report_admission(const Subscriber& s,
-                                                            const Request& r) {
+std::optional<RequestError> SubscriberHub::report_admission(const Subscriber& s, const Request& r) {
   const std::string op(op_name(r.op));
   if (!publish_report_) {
     return RequestError{ErrorCode::kReportDenied, "this daemon takes no reports", r.id, op};
   }
   const Peer peer{s.pid, s.uid, s.gid};
-  if (auto why = report_refusal(reports_config_, peer,
-                                [&] { return peer_groups(s.fd.get(), peer); })) {
+  if (auto why =
+          report_refusal(reports_config_, peer, [&] { return peer_groups(s.fd.get(), peer); })) {
     ++report_stats_.denied;
     return RequestError{ErrorCode::kReportDenied, *why, r.id, op};
   }
@@ -98,7 +98,8 @@ Reporter SubscriberHub::reporter_of(const Subscriber& s) const {
   const std::string proc = "/proc/" + std::to_string(s.pid);
   who.comm = process_name(s.pid);
   if (who.comm == "?") who.comm.clear();
-  const internal::SmallFile cgroup = internal::read_small_file(proc + "/cgroup", kMaxCgroupFileBytes);
+  const internal::SmallFile cgroup =
+      internal::read_small_file(proc + "/cgroup", kMaxCgroupFileBytes);
   if (cgroup.ok()) {
     who.cgroup = cgroup_path(cgroup.text);
     who.unit = unit_of_cgroup(who.cgroup);
@@ -138,9 +139,26 @@ void SubscriberHub::handle_report(Subscriber& s, const Request& r) {
   record.object_id = rep.object_id;
   record.detail = rep.detail;
   record.reporter = reporter_of(s);
-  const uint64_t seq = publish_report_(std::move(record));
+  // Published from the loop, not from here: publishing writes to every subscriber, this one
+  // included, and writing goes on to its next requests while this one is being handled.
+  s.report =
+      std::make_unique<Subscriber::PendingReport>(Subscriber::PendingReport{std::move(record), r});
+  loop_.defer([this, id = s.id] { publish_pending_report(id); });
+}
+
+void SubscriberHub::publish_pending_report(uint64_t subscriber_id) {
+  const auto it = subscribers_.find(subscriber_id);
+  if (it == subscribers_.end() || !it->second->report) return;
+  Subscriber& s = *it->second;
+  // Still set while publishing, so that writing to `s` handles none of its later requests.
+  const uint64_t seq = publish_report_(std::move(s.report->record));
   ++report_stats_.accepted;
-  s.out.push_control(std::make_shared<const std::string>(report_reply(r, seq)));
+  const std::unique_ptr<Subscriber::PendingReport> done = std::move(s.report);
+  if (s.closed) return;  // published all the same: the reporter need not wait for the reply
+  s.out.push_control(std::make_shared<const std::string>(report_reply(done->request, seq)));
+  handle_lines(s);  // the requests that waited for it
+  s.pending_write = true;
+  write(s);
 }
 
 }  // namespace rdma_eventd::daemon
