@@ -19,9 +19,9 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 6> kOpNames = {"subscribe", "snapshot", "since",
                                                       "status",    "ping",     "report"};
 constexpr std::array<std::string_view, 11> kErrorNames = {
-    "invalid_json",         "bad_request",   "unknown_op",       "bad_filter",  "request_too_long",
-    "too_many_subscribers", "access_denied", "too_many_filters", "rate_limited", "bad_report",
-    "report_denied"};
+    "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
+    "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",
+    "rate_limited",     "bad_report",           "report_denied"};
 
 // ibv_event_type numbers (rdma-core's verbs.h), which this library does not include.
 constexpr std::array<ReportableEvent, 7> kReportable = {{
@@ -64,8 +64,8 @@ const std::vector<std::string_view>& keys_of(Op op) {
                                                           "devices", "ports", "min_severity"};
   static const std::vector<std::string_view> since = {"op", "id", "seq", "stream"};
   static const std::vector<std::string_view> plain = {"op", "id"};
-  static const std::vector<std::string_view> report = {
-      "op", "id", "event", "device", "port", "qp_num", "cq", "srq", "wq", "detail"};
+  static const std::vector<std::string_view> report = {"op",     "id", "event", "device", "port",
+                                                       "qp_num", "cq", "srq",   "wq",     "detail"};
   switch (op) {
     case Op::kReport:
       return report;
@@ -177,9 +177,8 @@ Report parse_report(const json& req) {
     const std::string key(object_key);
     if (!req.contains(key)) continue;
     if (object_key != e->key) {
-      throw Bad{ErrorCode::kBadRequest,
-                key + ": not for " + std::string(e->name) + " (its object is " +
-                    std::string(e->key) + ")"};
+      throw Bad{ErrorCode::kBadRequest, key + ": not for " + std::string(e->name) +
+                                            " (its object is " + std::string(e->key) + ")"};
     }
     const json& v = req[key];
     if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) {

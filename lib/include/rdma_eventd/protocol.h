@@ -146,8 +146,8 @@ enum class ErrorCode : uint8_t {
   kAccessDenied,        // "access_denied": the peer is not allowed (the daemon then closes)
   kTooManyFilters,      // "too_many_filters": a subscribe over the filter limit (nothing changes)
   kRateLimited,         // "rate_limited": over the request rate; the request was not executed
-  kBadReport,      // "bad_report": a report names no watched device or a type not reportable
-  kReportDenied,   // "report_denied": the peer is not in reports.allow_users/allow_groups
+  kBadReport,           // "bad_report": a report names no watched device or a type not reportable
+  kReportDenied,        // "report_denied": the peer is not in reports.allow_users/allow_groups
 };
 RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
 RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);
