@@ -19,6 +19,8 @@ Commands:
   monitor     print records as they happen (--json for NDJSON), with filters
   status      the ports the daemon watches and its counters
   wait        wait until a port reaches a state, e.g. wait mlx5_0/1 active --timeout 30s
+  report      report an affiliated async event an application read, e.g. report mlx5_0
+              qp_fatal --object 4660
   help [CMD]  this text, or a command's
 
 Options:
@@ -39,6 +41,8 @@ int command_help(const std::string& name) {
     std::fputs(kStatusHelp, stdout);
   } else if (name == "wait") {
     std::fputs(kWaitHelp, stdout);
+  } else if (name == "report") {
+    std::fputs(kReportHelp, stdout);
   } else {
     throw UsageError{"unknown command '" + name + "'"};
   }
@@ -58,6 +62,7 @@ int dispatch(Global& g, int argc, char** argv) {
   if (command == "monitor") return run_monitor(g, sub_argc, sub_argv);
   if (command == "status") return run_status(g, sub_argc, sub_argv);
   if (command == "wait") return run_wait(g, sub_argc, sub_argv);
+  if (command == "report") return run_report(g, sub_argc, sub_argv);
   if (command == "help") {
     if (sub_argc > 1) return command_help(sub_argv[1]);
     std::fputs(kHelp, stdout);
