@@ -19,8 +19,7 @@ Commands:
   monitor     print records as they happen (--json for NDJSON), with filters
   status      the ports the daemon watches and its counters
   wait        wait until a port reaches a state, e.g. wait mlx5_0/1 active --timeout 30s
-  report      report an affiliated async event an application read, e.g. report mlx5_0
-              qp_fatal --object 4660
+  report      report an application's affiliated async event, e.g. report mlx5_0 qp_fatal
   help [CMD]  this text, or a command's
 
 Options:

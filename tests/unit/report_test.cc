@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/config.h"
 #include "hub/access_policy.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/record.h"
@@ -178,6 +179,30 @@ TEST(ReportPolicy, EmptyListsLetEveryoneReportOtherwiseRootTheListedAndTheirGrou
   EXPECT_EQ(report_refusal(c, Peer{1, 4242, 4242}, [] { return std::vector<gid_t>{4242}; }),
             "uid 4242 (gid 4242) may not report: not in reports.allow_users and in none of "
             "reports.allow_groups");
+}
+
+TEST(ReportsConfigKeys, DefaultsNamesAndBoundsAreChecked) {
+  const auto defaults = parse_config("{}", "t.json");
+  ASSERT_TRUE(std::holds_alternative<Config>(defaults));
+  EXPECT_EQ(std::get<Config>(defaults).reports, ReportsConfig{});
+  EXPECT_EQ(ReportsConfig{}.max_per_second, 10u);
+  const auto c = parse_config(
+      R"({"reports": {"allow_users": ["root", 4243], "allow_groups": [4300], "max_per_second": 3}})",
+      "t.json");
+  ASSERT_TRUE(std::holds_alternative<Config>(c)) << std::get<ConfigError>(c).message();
+  EXPECT_EQ(std::get<Config>(c).reports, (ReportsConfig{{0, 4243}, {4300}, 3}));
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"reports": {"max_per_second": 0}})", "t.json: reports.max_per_second: "},
+           {R"({"reports": {"max_per_second": 10001}})", "t.json: reports.max_per_second: "},
+           {R"({"reports": {"allow_users": ["no-such-user-here"]}})",
+            "t.json: reports.allow_users[0]: no user named 'no-such-user-here'"},
+           {R"({"reports": {"rate": 1}})", "t.json: reports.rate: unknown key"},
+           {R"({"reports": []})", "t.json: reports: "}}) {
+    const auto bad = parse_config(text, "t.json");
+    ASSERT_TRUE(std::holds_alternative<ConfigError>(bad)) << text;
+    EXPECT_EQ(std::get<ConfigError>(bad).message().rfind(message, 0), 0u)
+        << text << ": " << std::get<ConfigError>(bad).message();
+  }
 }
 
 TEST(ReportPolicy, TheUnitIsTheLastServiceOrScopeOfTheCgroupV2Path) {
