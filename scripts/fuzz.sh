@@ -19,7 +19,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology)
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report)
 seconds=${FUZZ_SECONDS:-60}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
@@ -61,7 +61,7 @@ build_targets() {
     compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
   cmake -S . -B "$build" "${compilers[@]}" -DRDMA_EVENTD_FUZZ=ON -DRDMA_EVENTD_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  # The fuzz build's "all" is the four targets; naming them would build them one after another.
+  # The fuzz build's "all" is the targets; naming them would build them one after another.
   local only=()
   [ ${#TARGETS[@]} -lt 4 ] && only=(--target "${TARGETS[@]}")
   cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"

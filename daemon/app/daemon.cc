@@ -172,6 +172,7 @@ void Daemon::apply_config(const Config& next) {
     spdlog::info("journal budget: {}", budget_text(next.journal_budget));
   }
   setup_journal();
+  if (hub_) hub_->set_reports(config_.reports);
   if (hub_ && !hub_->apply(socket_config())) {
     spdlog::warn(
         "socket: path, mode, group, ring_records and enabled change at restart only; "
@@ -203,6 +204,15 @@ void Daemon::setup_hub() {
   hub_->on_subscribers_changed([this] {
     memory_trim_.note_work(1);
     update_service_status();
+  });
+  // Application reports: stamped and published like the devices' records, to every sink.
+  hub_->set_reports(config_.reports);
+  hub_->on_report([this](Record report) {
+    std::vector<Record> batch{std::move(report)};
+    stamper_.stamp(batch.front(), realtime_us());
+    const uint64_t seq = batch.front().seq;  // publish() moves the record away
+    publish(batch);
+    return seq;
   });
 }
 

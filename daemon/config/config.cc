@@ -333,9 +333,25 @@ void parse_health(const json& v, HealthConfig& h) {
   }
 }
 
+// Application reports (docs/security.md): who may report, and how often.
+void parse_reports(const json& v, ReportsConfig& r) {
+  expect(v, json::value_t::object, "an object", "reports");
+  reject_unknown(v, {"allow_users", "allow_groups", "max_per_second"}, "reports.");
+  if (v.contains("allow_users"))
+    r.allow_users = id_list(v["allow_users"], true, "reports.allow_users");
+  if (v.contains("allow_groups")) {
+    r.allow_groups = id_list(v["allow_groups"], false, "reports.allow_groups");
+  }
+  if (v.contains("max_per_second")) {
+    r.max_per_second =
+        static_cast<uint32_t>(bounded(v["max_per_second"], "reports.max_per_second", 1, 10000));
+  }
+}
+
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket", "health"}, "");
+  reject_unknown(
+      root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"}, "");
   Config c;
   if (root.contains("log_level")) {
     expect(root["log_level"], json::value_t::string, "a string", "log_level");
@@ -353,6 +369,7 @@ Config parse(const json& root) {
   if (root.contains("journal")) parse_journal(root["journal"], c);
   if (root.contains("socket")) parse_socket(root["socket"], c);
   if (root.contains("health")) parse_health(root["health"], c.health);
+  if (root.contains("reports")) parse_reports(root["reports"], c.reports);
   return c;
 }
 

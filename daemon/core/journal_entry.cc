@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "bfe7bc4cfe2a4e45acd0c613f8ceeab2",  // device_renamed
     "e6227d3293874a9888ff929df5645b9e",  // device_recovered
     "bd24b13a96184d4ba91cb1caa7808252",  // port_state
+    "0513127955ef45d9a80cf6a8e4e25548",  // app_report
 };
 
 }  // namespace
@@ -48,6 +49,13 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
     f.push_back("RDMA_LINK_LAYER=" + std::string(link_layer_name(r.port_info->link_layer)));
     f.push_back("RDMA_PORT_STATE=" + std::string(port_state_name(r.port_info->state)));
     f.push_back("RDMA_LID=" + std::to_string(r.port_info->lid));
+  }
+  if (r.event == EventKind::kAppReport) {
+    // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
+    f.push_back("RDMA_REPORTER_PID=" + std::to_string(r.reporter.pid));
+    f.push_back("RDMA_REPORTER_UID=" + std::to_string(r.reporter.uid));
+    f.push_back("RDMA_REPORTER_COMM=" + r.reporter.comm);
+    f.push_back("RDMA_REPORTER_UNIT=" + r.reporter.unit);
   }
   f.push_back("RDMA_SEQ=" + std::to_string(r.seq));
   f.push_back("RDMA_STREAM=" + r.stream);

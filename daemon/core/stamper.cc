@@ -24,6 +24,7 @@ SeverityMap default_severities() {
   set(EventKind::kDeviceRenamed, Severity::kNotice);
   set(EventKind::kDeviceRecovered, Severity::kNotice);
   set(EventKind::kPortState, Severity::kInfo);
+  set(EventKind::kAppReport, Severity::kError);
   return m;
 }
 

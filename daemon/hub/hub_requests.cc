@@ -71,6 +71,7 @@ void SubscriberHub::handle_line(Subscriber& s, std::string_view line) {
     return;
   }
   if (auto* e = std::get_if<RequestError>(&parsed)) {
+    if (e->op == op_name(Op::kReport)) ++report_stats_.invalid;
     queue_error(s, *e);
     return;
   }
@@ -117,6 +118,9 @@ void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
       return;
     case Op::kStatus:
       s.out.push_control(shared(status_reply(s, r)));
+      return;
+    case Op::kReport:
+      handle_report(s, r);
       return;
   }
 }
@@ -177,6 +181,8 @@ std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r
   StatusReply status = state_.status();
   status.ring = ring_status();
   status.subscribers = subscribers_status(self);
+  status.reports = report_stats_;
+  status.reports.max_per_second = reports_config_.max_per_second;
   return reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) { write_status(w, status); });
 }
 

@@ -99,6 +99,24 @@ inside journalctl --no-pager -u rdma-eventd.service | grep -c "passed by the ser
 
 event_reaches_subscriber_and_journal
 
+step "a report from another user's job names its uid, gid, process and unit"
+# Under the shipped sandbox: the kernel's credentials and /proc as the unprivileged daemon
+# sees them for a process of another user (docs/security.md, "Application reports").
+inside useradd --no-create-home --groups rdma-events reporter || fail "cannot add a user"
+reporter_ids="$(inside id -u reporter) $(inside id -g reporter)"
+out=$(inside systemd-run --unit=job17 --uid=reporter --wait --pipe --quiet \
+  rdma-eventctl report mlx5_0 qp_fatal --object 4660 --detail "from job17") ||
+  fail "rdma-eventctl report as reporter failed: $out"
+[[ $out =~ ^reported:\ seq\ ([0-9]+)$ ]] || fail "rdma-eventctl report printed: $out"
+inside journalctl --sync
+entry=$(inside journalctl --no-pager -u rdma-eventd -o json RDMA_EVENT=app_report \
+  "RDMA_SEQ=${BASH_REMATCH[1]}")
+got=$(jq -r '.RDMA_RECORD | fromjson | .reporter | "\(.uid) \(.gid) \(.comm) \(.unit)"' <<<"$entry")
+[ "$got" = "$reporter_ids rdma-eventctl job17.service" ] ||
+  fail "the report names '$got', not '$reporter_ids rdma-eventctl job17.service': $entry"
+jq -e '.MESSAGE_ID == "0513127955ef45d9a80cf6a8e4e25548" and .RDMA_REPORTER_UNIT == "job17.service"' \
+  <<<"$entry" >/dev/null || fail "the journal entry lacks the report's fields: $entry"
+
 step "systemctl reload applies a changed configuration"
 printf '%s\n' '{"devices": {"exclude": ["mlx5_1"]}, "severity": {"port_active": "warning"}}' |
   inside tee "$config" >/dev/null

@@ -71,7 +71,8 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                 "ports":[{"port":1,"link_layer":"infiniband","state":"active",
                           "phys_state":"link_up","lid":7,"sm_lid":1,"sm_sl":0,"lmc":0,
                           "active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,
-                          "gids":1,"pkeys":2}]}]
+                          "gids":1,"pkeys":2}]}],
+    "reports":{"accepted":0,"denied":0,"rate_limited":0,"invalid":0,"max_per_second":0}
   })"));
 }
 
@@ -109,10 +110,11 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "subscribers.access: missing");
   EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0].erase("bytes_sent"); }),
             "subscribers.bytes_sent: missing");
-  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
-            "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
-            "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
-            "device_added, device_removed, device_renamed, device_recovered, port_state)");
+  EXPECT_EQ(
+      error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
+      "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
+      "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
+      "device_added, device_removed, device_renamed, device_recovered, port_state, app_report)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
             "devices[0].pkeys: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),

@@ -6,7 +6,8 @@
 // "changes"; gid_change adds gids_added/gids_removed; pkey_change adds pkeys_added/pkeys_removed;
 // device_fatal and device_removed add "ports", the last known state of every port;
 // device_renamed adds "old_name"; device_recovered adds "down_since", "downtime_ms" and
-// "fatal_seq". port_state is port-scoped. A key never changes type with its content: arrays
+// "fatal_seq"; app_report adds "reported_event", "object", "object_id", "detail" and
+// "reporter". port_state is port-scoped. A key never changes type with its content: arrays
 // stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
 // example of every event.
 //
@@ -61,6 +62,17 @@ struct PkeyEntry {
   friend bool operator==(const PkeyEntry&, const PkeyEntry&) = default;
 };
 
+// app_report: who reported, as the kernel and /proc say (docs/records.md).
+struct Reporter {
+  int64_t pid = 0;
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::string comm;    // /proc/PID/comm; "" when it could not be read
+  std::string unit;    // the systemd unit of its cgroup ("job.service"); "" when none
+  std::string cgroup;  // the cgroup v2 path from /proc/PID/cgroup; "" when unreadable
+  friend bool operator==(const Reporter&, const Reporter&) = default;
+};
+
 struct Record {
   uint64_t seq = 0;
   std::string stream;
@@ -92,6 +104,12 @@ struct Record {
   int64_t down_since_us = 0;  // device_recovered: the time of its device_fatal record
   uint64_t downtime_ms = 0;   // device_recovered: from that record to the reopening
   uint64_t fatal_seq = 0;     // device_recovered: the seq of that record (same stream)
+
+  // app_report: event_type is the reported type and "port" the reported port (0: none).
+  std::string object;      // "qp", "cq", "srq", "wq": the object the reported event is about
+  int64_t object_id = -1;  // the number the reporter gave; -1 when it gave none
+  std::string detail;      // the reporter's text ("" when none)
+  Reporter reporter;
 
   friend bool operator==(const Record&, const Record&) = default;
 };

@@ -107,6 +107,15 @@ struct StatusReply {
     std::vector<Subscriber> list;
     friend bool operator==(const Subscribers&, const Subscribers&) = default;
   };
+  // Application reports (docs/protocol.md, "report"), written after "devices".
+  struct Reports {
+    uint64_t accepted = 0;      // published as app_report records
+    uint64_t denied = 0;        // the peer is not in reports.allow_users / allow_groups
+    uint64_t rate_limited = 0;  // over reports.max_per_second for the peer's uid
+    uint64_t invalid = 0;       // malformed, or naming no watched device
+    uint64_t max_per_second = 0;
+    friend bool operator==(const Reports&, const Reports&) = default;
+  };
   struct Port {
     PortInfo info;  // info.port is the port number
     uint64_t gids = 0;
@@ -127,6 +136,7 @@ struct StatusReply {
   Ring ring;
   Subscribers subscribers;
   std::vector<Device> devices;
+  Reports reports;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 
