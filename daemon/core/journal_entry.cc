@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "bfe7bc4cfe2a4e45acd0c613f8ceeab2",  // device_renamed
     "e6227d3293874a9888ff929df5645b9e",  // device_recovered
     "bd24b13a96184d4ba91cb1caa7808252",  // port_state
+    "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10",  // port_health: one for every verdict (RDMA_HEALTH)
 };
 
 }  // namespace
@@ -48,6 +49,10 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
     f.push_back("RDMA_LINK_LAYER=" + std::string(link_layer_name(r.port_info->link_layer)));
     f.push_back("RDMA_PORT_STATE=" + std::string(port_state_name(r.port_info->state)));
     f.push_back("RDMA_LID=" + std::to_string(r.port_info->lid));
+  }
+  if (r.event == EventKind::kPortHealth) {
+    f.push_back("RDMA_HEALTH=" + r.health);
+    f.push_back("RDMA_HEALTH_REASON=" + r.reason);
   }
   f.push_back("RDMA_SEQ=" + std::to_string(r.seq));
   f.push_back("RDMA_STREAM=" + r.stream);

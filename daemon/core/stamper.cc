@@ -24,6 +24,7 @@ SeverityMap default_severities() {
   set(EventKind::kDeviceRenamed, Severity::kNotice);
   set(EventKind::kDeviceRecovered, Severity::kNotice);
   set(EventKind::kPortState, Severity::kInfo);
+  set(EventKind::kPortHealth, Severity::kNotice);  // replaced by the verdict's (health_severity)
   return m;
 }
 

@@ -110,7 +110,7 @@ TEST(ParseRequest, BadFiltersAreBadFilterErrors) {
   bad(R"({"op":"subscribe","events":["port_down"]})",
       "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, pkey_change, "
       "sm_change, client_reregister, gid_change, device_fatal, unknown, device_added, "
-      "device_removed, device_renamed, device_recovered, port_state)");
+      "device_removed, device_renamed, device_recovered, port_state, port_health)");
   bad(R"({"op":"subscribe","events":"port_err"})", "events: expected an array of strings");
   bad(R"({"op":"subscribe","events":[]})",
       "events: empty list (leave the key out to match everything)");

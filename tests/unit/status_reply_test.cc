@@ -109,10 +109,11 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "subscribers.access: missing");
   EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0].erase("bytes_sent"); }),
             "subscribers.bytes_sent: missing");
-  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
-            "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
-            "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
-            "device_added, device_removed, device_renamed, device_recovered, port_state)");
+  EXPECT_EQ(
+      error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
+      "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
+      "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
+      "device_added, device_removed, device_renamed, device_recovered, port_state, port_health)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
             "devices[0].pkeys: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),
