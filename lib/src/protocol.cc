@@ -16,8 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 5> kOpNames = {"subscribe", "snapshot", "since", "status",
-                                                      "ping"};
+constexpr std::array<std::string_view, 6> kOpNames = {"subscribe", "snapshot", "since",
+                                                      "status",    "ping",     "health"};
 constexpr std::array<std::string_view, 9> kErrorNames = {
     "invalid_json",         "bad_request",   "unknown_op",       "bad_filter",  "request_too_long",
     "too_many_subscribers", "access_denied", "too_many_filters", "rate_limited"};
