@@ -97,7 +97,9 @@ void Daemon::start() {
   if (journal_) spdlog::info("journal budget: {}", budget_text(config_.journal_budget));
   // Hot-plug news first, then the list: a device that comes between the two is not missed.
   hotplug_.start();
+  health_.restore(system_clock().now());  // before the first record is judged
   devices_.resync(DeviceSet::Mode::kStartup, "start");
+  health_.observe_devices(devices_.views(), system_clock().now());
   spdlog::info("ready: watching {} device{}", devices_.watched(),
                devices_.watched() == 1 ? "" : "s");
   service_->ready(service_status());
@@ -107,6 +109,7 @@ int Daemon::run() {
   const int rc = loop_.run();
   service_->stopping();
   budget_.flush(system_clock().now());  // the summaries still pending, cut short
+  health_.stop();
   const DeviceStats& d = devices_.stats();
   spdlog::info("stopped after {} records ({} events read and acked)", records_, d.events_acked);
   return rc == 0 ? 0 : 1;
@@ -127,6 +130,10 @@ void Daemon::setup_journal() {
 }
 
 void Daemon::write_summary(BudgetSummary& summary) {
+  if (health_.enabled() && !summary.device.empty()) {
+    const auto v = health_.model().verdict(summary.device, summary.port, system_clock().now());
+    if (v) summary.health = health_name(v->health);
+  }
   if (journal_)
     journal_->publish_summary(summary_journal_fields(summary, config_.journal_identifier));
 }
@@ -134,21 +141,29 @@ void Daemon::write_summary(BudgetSummary& summary) {
 void Daemon::publish(std::vector<Record>& records) {
   const Instant now = system_clock().now();  // the journal budget's time for the batch
   for (Record& r : records) {
-    // Shared and immutable from here on: the journal writer builds its entry from them on its
-    // own thread, after this call.
-    auto record = std::make_shared<const Record>(std::move(r));
-    auto json = std::make_shared<const std::string>(to_json(*record));
-    if (journal_ && budget_.admit(*record, now)) journal_->publish(record, json);
-    if (stdout_sink_) stdout_sink_->publish(*record, *json);
-    if (hub_) hub_->publish(*record, *json);
-    ++records_;
+    health_.judge(r, now);
+    send(std::move(r), now);
   }
+  // The verdicts those records changed, after them.
+  for (Record& r : health_.take_records(now))
+    send(std::move(r), now);
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
   if (journal_) budget_.after_batch(now);
   backpressure_.after_publish();
   memory_trim_.note_work(records.size());
   update_service_status();  // port states
+}
+
+void Daemon::send(Record&& r, Instant now) {
+  // Shared and immutable from here on: the journal writer builds its entry from them on its
+  // own thread, after this call.
+  auto record = std::make_shared<const Record>(std::move(r));
+  auto json = std::make_shared<const std::string>(to_json(*record));
+  if (journal_ && budget_.admit(*record, now)) journal_->publish(record, json);
+  if (stdout_sink_) stdout_sink_->publish(*record, *json);
+  if (hub_) hub_->publish(*record, *json);
+  ++records_;
 }
 
 void Daemon::reload() {
@@ -178,6 +193,7 @@ void Daemon::apply_config(const Config& next) {
         "socket: path, mode, group, ring_records and enabled change at restart only; "
         "the new limits apply now");
   }
+  health_.set_config(config_.health);
   devices_.set_filter(config_.devices);
   devices_.resync(DeviceSet::Mode::kReload, "configuration reloaded");
 }

@@ -14,6 +14,7 @@
 #include "app/journal_budget_gate.h"
 #include "app/memory_trim.h"
 #include "app/options.h"
+#include "app/port_health_monitor.h"
 #include "config/config.h"
 #include "core/clock.h"
 #include "core/device_view.h"
@@ -44,6 +45,7 @@ class Daemon : private StateSource {
  private:
   // Sends each record to every sink. Takes the records: they are moved out of `records`.
   void publish(std::vector<Record>& records);
+  void send(Record&& r, Instant now);  // one record to every sink
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
@@ -60,6 +62,7 @@ class Daemon : private StateSource {
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
   StatusReply status() const override;
+  HealthReply health() const override { return health_.reply(system_clock().now()); }
 
   Options options_;
   Config config_;
@@ -72,6 +75,13 @@ class Daemon : private StateSource {
   // Which records the journal gets (journal.budget); only used while the journal is on.
   JournalBudgetGate budget_{loop_, system_clock(), config_.journal_budget,
                             [this](BudgetSummary& s) { write_summary(s); }};
+  // Port health (docs/health.md): judges every published record, adds port_health records.
+  PortHealthMonitor health_{loop_,
+                            system_clock(),
+                            stamper_,
+                            config_.health,
+                            health_state_path(),
+                            [this](std::vector<Record>& records) { publish(records); }};
   std::unique_ptr<JournalSink> journal_;
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;

@@ -95,6 +95,8 @@ void parse_severity(const json& v, Config& c) {
     const std::string key = "severity." + name;
     auto kind = event_from_name(name);
     if (!kind) throw Bad{key, "unknown event name (see docs/records.md for the list)"};
+    if (*kind == EventKind::kPortHealth)
+      throw Bad{key, "port_health records take the severity of their verdict (docs/health.md)"};
     if (!sev.is_string()) throw Bad{key, "expected a string, got " + type_name(sev)};
     auto s = severity_from_name(sev.get<std::string>());
     if (!s) {
@@ -306,7 +308,7 @@ void parse_health(const json& v, HealthConfig& h) {
   expect(v, json::value_t::object, "an object", "health");
   reject_unknown(v,
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
-                  "expected", "forget_gone_after_s"},
+                  "expected", "forget_gone_after_s", "enabled"},
                  "health.");
   constexpr uint64_t kWeek = 7 * 24 * 3600;
   auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
@@ -318,6 +320,10 @@ void parse_health(const json& v, HealthConfig& h) {
   number("flap_window_s", h.flap_window_s, 1, kWeek);
   number("flap_quiet_s", h.flap_quiet_s, 1, kWeek);
   number("forget_gone_after_s", h.forget_gone_after_s, 1, kWeek);
+  if (v.contains("enabled")) {
+    expect(v["enabled"], json::value_t::boolean, "a boolean", "health.enabled");
+    h.enabled = v["enabled"].get<bool>();
+  }
   if (v.contains("degraded_below_last_healthy")) {
     expect(v["degraded_below_last_healthy"], json::value_t::boolean, "a boolean",
            "health.degraded_below_last_healthy");

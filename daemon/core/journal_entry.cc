@@ -23,6 +23,7 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "e6227d3293874a9888ff929df5645b9e",  // device_recovered
     "bd24b13a96184d4ba91cb1caa7808252",  // port_state
     "0513127955ef45d9a80cf6a8e4e25548",  // app_report
+    "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10",  // port_health: one for every verdict (RDMA_HEALTH)
 };
 
 }  // namespace
@@ -56,6 +57,10 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
     f.push_back("RDMA_REPORTER_UID=" + std::to_string(r.reporter.uid));
     f.push_back("RDMA_REPORTER_COMM=" + r.reporter.comm);
     f.push_back("RDMA_REPORTER_UNIT=" + r.reporter.unit);
+  }
+  if (r.event == EventKind::kPortHealth) {
+    f.push_back("RDMA_HEALTH=" + r.health);
+    f.push_back("RDMA_HEALTH_REASON=" + r.reason);
   }
   f.push_back("RDMA_SEQ=" + std::to_string(r.seq));
   f.push_back("RDMA_STREAM=" + r.stream);

@@ -25,6 +25,7 @@ SeverityMap default_severities() {
   set(EventKind::kDeviceRecovered, Severity::kNotice);
   set(EventKind::kPortState, Severity::kInfo);
   set(EventKind::kAppReport, Severity::kError);
+  set(EventKind::kPortHealth, Severity::kNotice);  // replaced by the verdict's (health_severity)
   return m;
 }
 

@@ -1,4 +1,5 @@
-// The hub's answers to requests: subscribe, snapshot, since, status, ping (docs/protocol.md).
+// The hub's answers to requests: subscribe, snapshot, since, status, ping, health
+// (docs/protocol.md).
 // Each is handled within one loop callback, so the daemon's state cannot move while an answer
 // is built: a snapshot taken at seq N is followed, on the same connection, by the records from
 // N + 1 on, with no gap and no duplicate.
@@ -122,6 +123,12 @@ void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
     case Op::kReport:
       handle_report(s, r);
       return;
+    case Op::kHealth: {
+      const HealthReply health = state_.health();
+      s.out.push_control(
+          shared(reply_line(r.op, r, seq, [&](JsonWriter& w) { write_health(w, health); })));
+      return;
+    }
   }
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 6> kOpNames = {"subscribe", "snapshot", "since",
-                                                      "status",    "ping",     "report"};
+constexpr std::array<std::string_view, 7> kOpNames = {"subscribe", "snapshot", "since", "status",
+                                                      "ping",      "report",   "health"};
 constexpr std::array<std::string_view, 11> kErrorNames = {
     "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
     "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",

@@ -147,6 +147,17 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
     return rd.time(obj, "down_since", r.down_since_us) &&
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
   }
+  if (r.event == EventKind::kPortHealth) {
+    const json* previous = rd.find(obj, "previous_health");
+    if (!previous) return false;
+    if (!previous->is_null() && !previous->is_string())
+      return rd.fail("previous_health", "neither a string nor null");
+    if (previous->is_string()) r.previous_health = previous->get<std::string>();
+    return rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
+           rd.time(obj, "since", r.since_us) && rd.u32(obj, "downs_in_window", r.downs_in_window) &&
+           rd.u32(obj, "window_s", r.window_s) && rd.u32(obj, "quiet_s", r.quiet_s) &&
+           rd.u64(obj, "cause_seq", r.cause_seq);
+  }
   return true;
 }
 
@@ -207,6 +218,20 @@ std::string to_json(const Record& r) {
     w.field("fatal_seq", r.fatal_seq);
   }
   if (r.event == EventKind::kAppReport) write_app_report(w, r);
+  if (r.event == EventKind::kPortHealth) {
+    w.field("health", r.health);
+    w.key("previous_health");
+    if (r.previous_health.empty())
+      w.null();
+    else
+      w.value(std::string_view(r.previous_health));
+    w.field("reason", r.reason);
+    w.field("since", format_rfc3339_us(r.since_us));
+    w.field("downs_in_window", r.downs_in_window);
+    w.field("window_s", r.window_s);
+    w.field("quiet_s", r.quiet_s);
+    w.field("cause_seq", r.cause_seq);
+  }
   w.end_object();
   return out;
 }

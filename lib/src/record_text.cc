@@ -152,6 +152,22 @@ std::vector<FieldChange> field_changes(const PortInfo& before, const PortInfo& a
   return out;
 }
 
+namespace {
+
+// "health flapping (was healthy): flaps_in_window, 5 downs in 10 s"
+std::string port_health_text(const Record& r) {
+  std::string s = "health " + r.health;
+  if (!r.previous_health.empty()) s += " (was " + r.previous_health + ")";
+  s += ": " + r.reason;
+  if (r.downs_in_window > 0) {
+    s += ", " + std::to_string(r.downs_in_window) + " down" + (r.downs_in_window == 1 ? "" : "s") +
+         " in " + std::to_string(r.window_s) + " s";
+  }
+  return s;
+}
+
+}  // namespace
+
 bool is_device_record(EventKind kind) {
   return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved ||
          kind == EventKind::kDeviceAdded || kind == EventKind::kDeviceRenamed ||
@@ -173,6 +189,8 @@ std::string event_text(const Record& r, StateText state) {
              std::to_string(r.fatal_seq) + ")";
     case EventKind::kAppReport:
       return app_report_text(r);
+    case EventKind::kPortHealth:
+      return port_health_text(r);
     default:
       break;
   }
@@ -185,6 +203,7 @@ std::string subject_text(const Record& r) {
   if (r.event == EventKind::kDeviceRenamed) return r.old_name;
   if (r.event == EventKind::kAppReport && r.port != 0)
     return r.device + " port " + std::to_string(r.port);
+  if (r.event == EventKind::kPortHealth) return r.device + " port " + std::to_string(r.port);
   if (r.port_info && !is_device_record(r.event))
     return r.device + " port " + std::to_string(r.port);
   return r.device;

@@ -313,7 +313,7 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
     if (!id.is_null()) e["id"] = id;
     return e;
   };
-  const std::string ops = "(subscribe, snapshot, since, status, ping, report)";
+  const std::string ops = "(subscribe, snapshot, since, status, ping, report, health)";
   const std::vector<std::pair<std::string, json>> cases = {
       {R"([1,2])", error("", nullptr, "bad_request", "a request is a JSON object")},
       {R"({"id":5})", error("", 5, "bad_request", "op: missing " + ops)},
@@ -323,7 +323,7 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
              "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, "
              "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
              "device_added, device_removed, device_renamed, device_recovered, port_state, "
-             "app_report)")},
+             "app_report, port_health)")},
       {R"({"op":"subscribe","id":8,"ports":["mlx5_0"]})",
        error("subscribe", 8, "bad_filter", "ports[0]: 'mlx5_0': expected DEV/PORT, e.g. mlx5_0/1")},
       {R"({"op":"subscribe","id":9,"min_severity":"loud"})",

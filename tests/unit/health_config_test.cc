@@ -61,7 +61,7 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"health": []})"), "test.json: health: expected an object, got an array");
   EXPECT_EQ(error_of(R"({"health": {"flap_down": 3}})"),
             "test.json: health.flap_down: unknown key (known: flap_downs, flap_window_s, "
-            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s)");
+            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s, enabled)");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 1}})"),
             "test.json: health.flap_downs: must be from 2 to 100");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 101}})"),

@@ -83,12 +83,12 @@ TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
   EXPECT_EQ(
       error_of(R"({"id":3})"),
       (RequestError{ErrorCode::kBadRequest,
-                    "op: missing (subscribe, snapshot, since, status, ping, report)", "3", ""}));
+                    "op: missing (subscribe, snapshot, since, status, ping, report, health)", "3", ""}));
   EXPECT_EQ(error_of(R"({"op":5})"),
             (RequestError{ErrorCode::kBadRequest, "op: expected a string", "", ""}));
   EXPECT_EQ(error_of(R"({"op":"dance","id":"x"})"),
             (RequestError{ErrorCode::kUnknownOp,
-                          "unknown op 'dance' (subscribe, snapshot, since, status, ping, report)",
+                          "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health)",
                           "\"x\"", ""}));
   EXPECT_EQ(error_of(R"({"op":"ping","idd":1})"),
             (RequestError{ErrorCode::kBadRequest, "idd: unknown key for ping (known: op, id)", "",
@@ -111,7 +111,7 @@ TEST(ParseRequest, BadFiltersAreBadFilterErrors) {
   bad(R"({"op":"subscribe","events":["port_down"]})",
       "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, pkey_change, "
       "sm_change, client_reregister, gid_change, device_fatal, unknown, device_added, "
-      "device_removed, device_renamed, device_recovered, port_state, app_report)");
+      "device_removed, device_renamed, device_recovered, port_state, app_report, port_health)");
   bad(R"({"op":"subscribe","events":"port_err"})", "events: expected an array of strings");
   bad(R"({"op":"subscribe","events":[]})",
       "events: empty list (leave the key out to match everything)");

@@ -114,7 +114,8 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
       error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
       "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
       "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
-      "device_added, device_removed, device_renamed, device_recovered, port_state, app_report)");
+      "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
+      "port_health)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
             "devices[0].pkeys: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),

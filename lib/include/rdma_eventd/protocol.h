@@ -94,7 +94,7 @@ struct RDMA_EVENTD_EXPORT Filter {
 
 // --- requests ---------------------------------------------------------------------------------
 
-enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing, kReport };
+enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing, kReport, kHealth };
 RDMA_EVENTD_EXPORT std::string_view op_name(Op op);
 RDMA_EVENTD_EXPORT std::optional<Op> op_from_name(std::string_view name);
 

@@ -110,6 +110,16 @@ struct Record {
   int64_t object_id = -1;  // the number the reporter gave; -1 when it gave none
   std::string detail;      // the reporter's text ("" when none)
   Reporter reporter;
+  // port_health: the port's verdict and why (docs/health.md). Names, not enums: the verdicts and
+  // reasons are the daemon's vocabulary, and a client shows what it does not know as it is.
+  std::string health;           // "healthy", "degraded", "down", "flapping", "gone", "fatal"
+  std::string previous_health;  // "" for the first verdict the daemon has for the port
+  std::string reason;           // "flaps_in_window", "quiet_period_elapsed", ...
+  int64_t since_us = 0;         // when the port got this verdict
+  uint32_t downs_in_window = 0;
+  uint32_t window_s = 0;   // the flap window
+  uint32_t quiet_s = 0;    // the quiet period that ends flapping
+  uint64_t cause_seq = 0;  // the record that caused it; 0 when time or a reload did
 
   friend bool operator==(const Record&, const Record&) = default;
 };

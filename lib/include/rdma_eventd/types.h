@@ -35,10 +35,11 @@ enum class EventKind : uint8_t {
   kDeviceRecovered,
   kPortState,
   kAppReport,
+  kPortHealth,  // the daemon's verdict on a port changed (docs/health.md)
 };
 RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
 RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kAppReport) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kPortHealth) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
