@@ -21,6 +21,7 @@ Commands:
   wait        wait until a port reaches a state, e.g. wait mlx5_0/1 active --timeout 30s
   report      report an application's affiliated async event, e.g. report mlx5_0 qp_fatal
   health      the host's port health in one line; exit 0 healthy, 1 a problem, 2 unknown
+  history     records read back from the journal, local or central (--directory DIR)
   help [CMD]  this text, or a command's
 
 Options:
@@ -31,7 +32,8 @@ Options:
 
 Every command takes --help. Exit status: 0 done, 1 wait timed out, 64 bad command line,
 69 the daemon cannot be reached, 76 the daemon refused a request; health has its own
-(0 healthy, 1 a problem, 2 unknown).
+(0 healthy, 1 a problem, 2 unknown); history reads the journal, not the socket (66 no
+journal files, 77 the journal may not be read).
 The protocol: docs/protocol.md.
 )";
 
@@ -46,6 +48,8 @@ int command_help(const std::string& name) {
     std::fputs(kReportHelp, stdout);
   } else if (name == "health") {
     std::fputs(kHealthHelp, stdout);
+  } else if (name == "history") {
+    std::fputs(kHistoryHelp, stdout);
   } else {
     throw UsageError{"unknown command '" + name + "'"};
   }
@@ -67,6 +71,7 @@ int dispatch(Global& g, int argc, char** argv) {
   if (command == "wait") return run_wait(g, sub_argc, sub_argv);
   if (command == "report") return run_report(g, sub_argc, sub_argv);
   if (command == "health") return run_health(g, sub_argc, sub_argv);
+  if (command == "history") return run_history(g, sub_argc, sub_argv);
   if (command == "help") {
     if (sub_argc > 1) return command_help(sub_argv[1]);
     std::fputs(kHelp, stdout);

@@ -68,6 +68,8 @@ OptionSpec pattern_option(const char* name, char letter, std::vector<Pattern>& i
           }};
 }
 
+}  // namespace
+
 // -e, -d, -p, -s: each adds to the filter.
 std::vector<OptionSpec> filter_options(Filter& f) {
   return {
@@ -89,8 +91,6 @@ std::vector<OptionSpec> filter_options(Filter& f) {
        }},
   };
 }
-
-}  // namespace
 
 int run_monitor(const Global& g, int argc, char** argv) {
   Global global = g;
