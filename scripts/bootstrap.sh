@@ -50,7 +50,8 @@ need_root() {
 # service's tests (tests/system); udev checks the udev rule. scdoc builds the manual pages and
 # man-db checks them; debhelper, dpkg-dev, fakeroot and lintian build and check the Debian
 # packages, which the tests install (debian/control's Build-Depends are the build's libraries
-# above, and scdoc).
+# above, and scdoc). systemd-journal-remote: the central journal's test (journal-upload on
+# each simulated host, one journal-remote receiving).
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -59,6 +60,7 @@ PACKAGES=(
   systemd-container debootstrap debian-archive-keyring
   scdoc man-db
   debhelper dpkg-dev fakeroot lintian
+  systemd-journal-remote
 )
 
 deps() {
