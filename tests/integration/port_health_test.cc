@@ -224,6 +224,63 @@ TEST(PortHealth, ReportsThatDoNotCountLeaveThePortHealthy) {
   EXPECT_EQ(h.exit_code(), 0) << h.out << h.err;
 }
 
+// The classic silent failure: a 4x HDR link that retrains at 1x is up, and carries a quarter
+// of the traffic. Degraded below the rate it had when it was last healthy, healthy again once
+// it trains at 4x.
+TEST(PortHealth, ALinkThatRetrainsAt1xIsDegradedUntilItIsBackAt4x) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, health_options(state.path(), 600));
+  next_verdict(d, "mlx5_1", 2, "healthy");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "1x"});
+  std::vector<Record> before;
+  const Record degraded = next_verdict(d, "mlx5_0", 1, "degraded", &before);
+  ASSERT_EQ(before.size(), 1u);  // the port_active record that caused it
+  EXPECT_EQ(before[0].event, EventKind::kPortActive);
+  ASSERT_TRUE(before[0].port_info.has_value());
+  EXPECT_EQ(before[0].port_info->lanes, 1u);
+  EXPECT_EQ(degraded.previous_health, "down");
+  EXPECT_EQ(degraded.reason, "rate_below_last_healthy");
+  EXPECT_EQ(degraded.cause_seq, before[0].seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  const json j = journal_entry_of(d, degraded);
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "degraded");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "rate_below_last_healthy");
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_0/1 degraded (rate_below_last_healthy)"), std::string::npos) << h.out;
+
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "4x"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+  EXPECT_EQ(health(d).exit_code(), 0);
+}
+
+// With an expected rate for the device, a link slower than that is degraded even when it was
+// never seen faster (a host booted with a bad cable).
+TEST(PortHealth, ALinkSlowerThanTheExpectedRateIsDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonOptions o = health_options(state.path(), 600);
+  json config = json::parse(o.config_json);
+  config["health"]["expected"] = {{{"devices", "mlx5_0"}, {"width", "4x"}, {"speed", "ndr"}}};
+  o.config_json = config.dump();
+  DaemonProcess d(sim, o);
+  // 4x HDR is half of the 4x NDR expected: degraded from its first verdict.
+  const Record first = next_verdict(d, "mlx5_0", 1, "degraded");
+  EXPECT_EQ(first.reason, "rate_below_expected");
+  EXPECT_EQ(first.previous_health, "");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--speed", "ndr"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+}
+
 TEST(PortHealth, ACorruptStateFileIsLoggedAndIgnored) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
