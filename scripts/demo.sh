@@ -74,8 +74,9 @@ sock=$work/events.sock
 echo "== Simulated fabric (no RDMA hardware here): two adapters, as ibv_devices sees them"
 sim run -- ibv_devices
 echo
-"$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --socket "$sock" -c "$here/config/rdma-eventd.json" \
-  2>"$work/daemon.log" &
+# Port health keeps its state in the demo's directory, not in the host's /var/lib.
+STATE_DIRECTORY=$work "$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --socket "$sock" \
+  -c "$here/config/rdma-eventd.json" 2>"$work/daemon.log" &
 pids+=($!)
 until grep -q "ready:" "$work/daemon.log"; do
   kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/daemon.log" >&2; exit 1; }
@@ -84,7 +85,11 @@ done
 echo "== rdma-eventd runs on it. rdma-eventctl monitor follows its socket ($sock):"
 "$bin/rdma-eventctl" --socket "$sock" monitor --snapshot --color never &
 pids+=($!)
-until [ "$("$bin/rdma-eventctl" --socket "$sock" status 2>/dev/null | grep -c '^subscribers: 2 ')" = 1 ]; do
+# The events come after the monitor's snapshot once the daemon has answered its one request
+# (a connected monitor that has not asked yet would get the first event before its snapshot).
+monitor=$!
+until "$bin/rdma-eventctl" --socket "$sock" status --json 2>/dev/null |
+  jq -e --argjson pid "$monitor" '.subscribers.list[] | select(.pid == $pid and .requests >= 1)' >/dev/null; do
   sleep 0.05
 done
 

@@ -214,6 +214,7 @@ Record PortHealthMonitor::record_of(const HealthTransition& t) {
   r.reason = reason_name(t.reason);
   r.since_us = t.time.wall_us;
   r.downs_in_window = t.downs_in_window;
+  r.errors_in_window = t.errors_in_window;
   r.window_s = t.window_s;
   r.quiet_s = t.quiet_s;
   r.cause_seq = t.cause_seq;

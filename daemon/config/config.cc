@@ -302,13 +302,31 @@ PortExpectation parse_expectation(const json& v, const std::string& key) {
   return e;
 }
 
+// How many errors of one source, within what window, make a port degraded, and how long it
+// stays so; or that the source does not count at all.
+void parse_error_threshold(const json& v, const std::string& key, ErrorThreshold& t) {
+  expect(v, json::value_t::object, "an object", key);
+  reject_unknown(v, {"count", "errors", "window_s", "quiet_s"}, key + ".");
+  constexpr uint64_t kWeek = 7 * 24 * 3600;
+  if (v.contains("count")) {
+    expect(v["count"], json::value_t::boolean, "a boolean", key + ".count");
+    t.counted = v["count"].get<bool>();
+  }
+  if (v.contains("errors"))
+    t.errors = static_cast<uint32_t>(bounded(v["errors"], key + ".errors", 1, kMaxErrorsCounted));
+  if (v.contains("window_s"))
+    t.window_s = static_cast<uint32_t>(bounded(v["window_s"], key + ".window_s", 1, kWeek));
+  if (v.contains("quiet_s"))
+    t.quiet_s = static_cast<uint32_t>(bounded(v["quiet_s"], key + ".quiet_s", 1, kWeek));
+}
+
 // Port health (docs/health.md): when a port is flapping, how long it must stay quiet, what
 // counts as degraded, and how long gone ports are remembered.
 void parse_health(const json& v, HealthConfig& h) {
   expect(v, json::value_t::object, "an object", "health");
   reject_unknown(v,
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
-                  "expected", "forget_gone_after_s", "enabled"},
+                  "expected", "forget_gone_after_s", "enabled", "application_errors"},
                  "health.");
   constexpr uint64_t kWeek = 7 * 24 * 3600;
   auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
@@ -328,6 +346,10 @@ void parse_health(const json& v, HealthConfig& h) {
     expect(v["degraded_below_last_healthy"], json::value_t::boolean, "a boolean",
            "health.degraded_below_last_healthy");
     h.degraded_below_last_healthy = v["degraded_below_last_healthy"].get<bool>();
+  }
+  if (v.contains("application_errors")) {
+    parse_error_threshold(v["application_errors"], "health.application_errors",
+                          h.errors[static_cast<size_t>(ErrorSource::kApplication)]);
   }
   if (v.contains("expected")) {
     expect(v["expected"], json::value_t::array, "an array of objects", "health.expected");

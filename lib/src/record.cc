@@ -155,6 +155,7 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
     if (previous->is_string()) r.previous_health = previous->get<std::string>();
     return rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
            rd.time(obj, "since", r.since_us) && rd.u32(obj, "downs_in_window", r.downs_in_window) &&
+           rd.u32(obj, "errors_in_window", r.errors_in_window) &&
            rd.u32(obj, "window_s", r.window_s) && rd.u32(obj, "quiet_s", r.quiet_s) &&
            rd.u64(obj, "cause_seq", r.cause_seq);
   }
@@ -228,6 +229,7 @@ std::string to_json(const Record& r) {
     w.field("reason", r.reason);
     w.field("since", format_rfc3339_us(r.since_us));
     w.field("downs_in_window", r.downs_in_window);
+    w.field("errors_in_window", r.errors_in_window);
     w.field("window_s", r.window_s);
     w.field("quiet_s", r.quiet_s);
     w.field("cause_seq", r.cause_seq);

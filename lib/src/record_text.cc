@@ -163,6 +163,10 @@ std::string port_health_text(const Record& r) {
     s += ", " + std::to_string(r.downs_in_window) + " down" + (r.downs_in_window == 1 ? "" : "s") +
          " in " + std::to_string(r.window_s) + " s";
   }
+  if (r.errors_in_window > 0) {
+    s += ", " + std::to_string(r.errors_in_window) + " error" +
+         (r.errors_in_window == 1 ? "" : "s") + " in window";
+  }
   return s;
 }
 

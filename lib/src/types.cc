@@ -20,10 +20,10 @@ std::optional<Enum> find_name(const std::array<std::string_view, N>& names, std:
 }
 
 constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
-    "port_active",       "port_err",       "lid_change",       "pkey_change", "sm_change",
-    "client_reregister", "gid_change",     "device_fatal",     "unknown",     "device_added",
-    "device_removed",    "device_renamed", "device_recovered", "port_state",  "app_report",
-    "port_health",
+    "port_active",      "port_err",          "lid_change",     "pkey_change",
+    "sm_change",        "client_reregister", "gid_change",     "device_fatal",
+    "unknown",          "device_added",      "device_removed", "device_renamed",
+    "device_recovered", "port_state",        "app_report",     "port_health",
 };
 
 constexpr std::array<std::string_view, 6> kSeverityNames = {"debug",   "info",  "notice",

@@ -87,8 +87,13 @@ class Fabric {
 
   // --- port, GID and P_Key changes (port_commands.cc) ------------------------------------------
   std::vector<Delivery> port_down(const std::string& target, std::optional<uint8_t> phys);
+  // The link comes up; at another width or speed when given (a link that retrained).
+  struct Retrain {
+    std::optional<uint8_t> width;  // ibv_port_attr active_width code
+    std::optional<uint8_t> speed;  // active_speed code
+  };
   std::vector<Delivery> port_up(const std::string& target, std::optional<uint16_t> lid,
-                                std::optional<uint16_t> sm_lid);
+                                std::optional<uint16_t> sm_lid, Retrain retrain = {});
   std::vector<Delivery> set_lid(const std::string& target, uint16_t lid);
   std::vector<Delivery> set_sm(const std::string& target, uint16_t sm_lid,
                                std::optional<uint8_t> sl);

@@ -74,7 +74,7 @@ std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional
 }
 
 std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<uint16_t> lid,
-                                      std::optional<uint16_t> sm_lid) {
+                                      std::optional<uint16_t> sm_lid, Retrain retrain) {
   auto [found, p] = port(target);
   DeviceEntry& e = modifiable(found->model.name);
   Port& port = e.model.ports[p - 1];
@@ -85,6 +85,10 @@ std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<u
   ibv_port_attr& a = port.attr;
   a.state = IBV_PORT_ACTIVE;
   a.phys_state = 5;  // LinkUp
+  // Link training settles width and speed before the port goes ACTIVE, so the event that
+  // announces it already sees them.
+  if (retrain.width) a.active_width = *retrain.width;
+  if (retrain.speed) a.active_speed = *retrain.speed;
   if (!port.is_ethernet()) {
     // The SM configures the port (LID, SM LID) before it moves it to ACTIVE.
     if (lid) port.saved_lid = *lid;

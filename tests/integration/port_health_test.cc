@@ -156,6 +156,131 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
                   << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
 }
 
+// rdma-eventctl report DEV/PORT qp_fatal: one application report, published.
+Record report_qp_fatal(DaemonProcess& d, const std::string& target) {
+  const auto r = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "report", target, "qp_fatal"});
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  for (int i = 0; i < 50; ++i) {
+    Record rec = d.next_record();
+    if (rec.event == EventKind::kAppReport) return rec;
+  }
+  ADD_FAILURE() << "no app_report record for " << target;
+  return {};
+}
+
+DaemonOptions report_health_options(const std::string& state_dir, bool count) {
+  DaemonOptions o = health_options(state_dir, 600);
+  json config = json::parse(o.config_json);
+  config["health"]["application_errors"] = {
+      {"count", count}, {"errors", 2}, {"window_s", 60}, {"quiet_s", 600}};
+  o.config_json = config.dump();
+  return o;
+}
+
+TEST(PortHealth, ApplicationReportsMakeTheReportedPortDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, report_health_options(state.path(), true));
+  next_verdict(d, "mlx5_1", 2, "healthy");  // the last port's first verdict
+  report_qp_fatal(d, "mlx5_0/1");
+  // One that names no port counts too: mlx5_0 has one port.
+  const Record second = report_qp_fatal(d, "mlx5_0");
+  EXPECT_EQ(second.port, 0u);
+  // The second report within the window: the verdict comes right after it.
+  const Record degraded = d.next_record();
+  EXPECT_EQ(degraded.event, EventKind::kPortHealth);
+  EXPECT_EQ(degraded.device, "mlx5_0");
+  EXPECT_EQ(degraded.port, 1u);
+  EXPECT_EQ(degraded.health, "degraded");
+  EXPECT_EQ(degraded.previous_health, "healthy");
+  EXPECT_EQ(degraded.reason, "application_errors");
+  EXPECT_EQ(degraded.errors_in_window, 2u);
+  EXPECT_EQ(degraded.downs_in_window, 0u);
+  EXPECT_EQ(degraded.cause_seq, second.seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  const json j = journal_entry_of(d, degraded);
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "degraded");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "application_errors");
+  EXPECT_EQ(j.value("MESSAGE", ""),
+            "mlx5_0 port 1: health degraded (was healthy): application_errors, 2 errors in window");
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_0/1 degraded (application_errors"), std::string::npos) << h.out;
+}
+
+TEST(PortHealth, ReportsThatDoNotCountLeaveThePortHealthy) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, report_health_options(state.path(), false));
+  next_verdict(d, "mlx5_1", 2, "healthy");
+  for (int i = 0; i < 3; ++i)
+    report_qp_fatal(d, "mlx5_0/1");
+  // A verdict would follow the report that caused it; the next record is the LID change.
+  inject(sim, {"lid", "mlx5_0/1", "30"});
+  const Record next = d.next_record();
+  EXPECT_EQ(next.event, EventKind::kLidChange) << event_name(next.event) << " " << next.health;
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 0) << h.out << h.err;
+}
+
+// The classic silent failure: a 4x HDR link that retrains at 1x is up, and carries a quarter
+// of the traffic. Degraded below the rate it had when it was last healthy, healthy again once
+// it trains at 4x.
+TEST(PortHealth, ALinkThatRetrainsAt1xIsDegradedUntilItIsBackAt4x) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, health_options(state.path(), 600));
+  next_verdict(d, "mlx5_1", 2, "healthy");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "1x"});
+  std::vector<Record> before;
+  const Record degraded = next_verdict(d, "mlx5_0", 1, "degraded", &before);
+  ASSERT_EQ(before.size(), 1u);  // the port_active record that caused it
+  EXPECT_EQ(before[0].event, EventKind::kPortActive);
+  ASSERT_TRUE(before[0].port_info.has_value());
+  EXPECT_EQ(before[0].port_info->lanes, 1u);
+  EXPECT_EQ(degraded.previous_health, "down");
+  EXPECT_EQ(degraded.reason, "rate_below_last_healthy");
+  EXPECT_EQ(degraded.cause_seq, before[0].seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  const json j = journal_entry_of(d, degraded);
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "degraded");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "rate_below_last_healthy");
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_0/1 degraded (rate_below_last_healthy)"), std::string::npos) << h.out;
+
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "4x"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+  EXPECT_EQ(health(d).exit_code(), 0);
+}
+
+// With an expected rate for the device, a link slower than that is degraded even when it was
+// never seen faster (a host booted with a bad cable).
+TEST(PortHealth, ALinkSlowerThanTheExpectedRateIsDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonOptions o = health_options(state.path(), 600);
+  json config = json::parse(o.config_json);
+  config["health"]["expected"] = {{{"devices", "mlx5_0"}, {"width", "4x"}, {"speed", "ndr"}}};
+  o.config_json = config.dump();
+  DaemonProcess d(sim, o);
+  // 4x HDR is half of the 4x NDR expected: degraded from its first verdict.
+  const Record first = next_verdict(d, "mlx5_0", 1, "degraded");
+  EXPECT_EQ(first.reason, "rate_below_expected");
+  EXPECT_EQ(first.previous_health, "");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--speed", "ndr"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+}
+
 TEST(PortHealth, ACorruptStateFileIsLoggedAndIgnored) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");

@@ -121,6 +121,13 @@ TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
   r.reason = "first_seen";
   r.downs_in_window = 0;
   EXPECT_EQ(describe(r), "mlx5_0 port 1: health healthy: first_seen");
+  r.previous_health = "healthy";
+  r.health = "degraded";
+  r.reason = "application_errors";
+  r.errors_in_window = 10;
+  EXPECT_EQ(
+      describe(r),
+      "mlx5_0 port 1: health degraded (was healthy): application_errors, 10 errors in window");
 }
 
 TEST(RecordText, DeviceRecordsAreTheFiveAboutADeviceAsAWhole) {

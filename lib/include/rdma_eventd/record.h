@@ -117,9 +117,10 @@ struct Record {
   std::string reason;           // "flaps_in_window", "quiet_period_elapsed", ...
   int64_t since_us = 0;         // when the port got this verdict
   uint32_t downs_in_window = 0;
-  uint32_t window_s = 0;   // the flap window
-  uint32_t quiet_s = 0;    // the quiet period that ends flapping
-  uint64_t cause_seq = 0;  // the record that caused it; 0 when time or a reload did
+  uint32_t errors_in_window = 0;  // of the error source the reason names; 0 for other reasons
+  uint32_t window_s = 0;          // the flap window
+  uint32_t quiet_s = 0;           // the quiet period that ends flapping
+  uint64_t cause_seq = 0;         // the record that caused it; 0 when time or a reload did
 
   friend bool operator==(const Record&, const Record&) = default;
 };
