@@ -39,7 +39,6 @@ class History : public ::testing::Test {
     DaemonOptions o;
     o.config_json =
         json{{"journal", {{"identifier", identifier_}}}, {"health", {{"enabled", true}}}}.dump();
-    o.env = {{"STATE_DIRECTORY", state_.path()}};
     daemon_ = std::make_unique<DaemonProcess>(sim_, o);
     inject(sim_, {"lid", "mlx5_0/1", "9"});
     inject(sim_, {"port", "down", "mlx5_1/1"});
@@ -90,7 +89,6 @@ class History : public ::testing::Test {
   static inline int tests_ = 0;
   const std::string identifier_ =
       "rdma-history-test-" + std::to_string(getpid()) + "-" + std::to_string(++tests_);
-  rdmatest::TempDir state_{"rdma-history-state"};
   SimFabric sim_{topology("two-adapters")};
   std::unique_ptr<DaemonProcess> daemon_;
   std::vector<std::string> records_;
