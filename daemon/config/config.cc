@@ -302,12 +302,14 @@ PortExpectation parse_expectation(const json& v, const std::string& key) {
   return e;
 }
 
+// The longest window or period port health takes, in seconds.
+constexpr uint64_t kWeek = 7 * 24 * 3600;
+
 // How many errors of one source, within what window, make a port degraded, and how long it
 // stays so; or that the source does not count at all.
 void parse_error_threshold(const json& v, const std::string& key, ErrorThreshold& t) {
   expect(v, json::value_t::object, "an object", key);
   reject_unknown(v, {"count", "errors", "window_s", "quiet_s"}, key + ".");
-  constexpr uint64_t kWeek = 7 * 24 * 3600;
   if (v.contains("count")) {
     expect(v["count"], json::value_t::boolean, "a boolean", key + ".count");
     t.counted = v["count"].get<bool>();
@@ -328,7 +330,6 @@ void parse_health(const json& v, HealthConfig& h) {
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
                   "expected", "forget_gone_after_s", "enabled", "application_errors"},
                  "health.");
-  constexpr uint64_t kWeek = 7 * 24 * 3600;
   auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
     const std::string key = "health." + std::string(name);
     if (v.contains(name))

@@ -335,7 +335,10 @@ std::string PortPattern::text() const {
 }
 
 RecordKey key_of(const Record& r) {
-  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+  // A port_health record has no port block but is about one port: a port pattern matches it
+  // only for that port.
+  const bool port_scoped = r.port_info.has_value() || r.event == EventKind::kPortHealth;
+  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, port_scoped};
   if (r.event == EventKind::kDeviceRenamed) key.old_name = r.old_name;
   return key;
 }

@@ -212,6 +212,20 @@ TEST(Filter, ARenameReachesFiltersOfTheOldNameAndTheNewOne) {
   EXPECT_FALSE(filter_of(R"({"op":"subscribe","devices":["mlx5_0"]})").matches(key_of(err)));
 }
 
+TEST(Filter, AHealthVerdictMatchesOnlyThePortItIsAbout) {
+  Record verdict;
+  verdict.event = EventKind::kPortHealth;
+  verdict.severity = Severity::kError;
+  verdict.device = "mlx5_1";
+  verdict.node_guid = "0c42:a103:006d:0b3a";
+  verdict.port = 2;
+  verdict.health = "flapping";
+  const RecordKey k = key_of(verdict);
+  EXPECT_TRUE(filter_of(R"({"op":"subscribe","ports":["mlx5_1/2"]})").matches(k));
+  EXPECT_TRUE(filter_of(R"({"op":"subscribe","devices":["mlx5_1"]})").matches(k));
+  EXPECT_FALSE(filter_of(R"({"op":"subscribe","ports":["mlx5_1/1"]})").matches(k));
+}
+
 TEST(Filter, SnapshotRecordsIgnoreEventsAndSeverity) {
   const Filter f = filter_of(
       R"({"op":"subscribe","events":["port_err"],"min_severity":"critical","devices":["mlx5_0"]})");
