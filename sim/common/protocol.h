@@ -7,10 +7,18 @@
 //   sys/       the sysfs-like tree: sys/class/infiniband/<name>/..., sys/class/infiniband_verbs/
 //
 // Every connection starts with one request line.
-//   "OPEN <device-index> <pid>\n"  from the stand-in's ibv_open_device. Reply:
-//        "OK <context-id> <context-slot>\n" with the async event fd attached (SCM_RIGHTS), or
-//        "ERR <errno>\n". The connection then stays open as the context's cmd_fd: closing it
-//        (ibv_close_device, or the process exiting) closes the context.
+//   "OPEN <device-index> <pid> [<devx>]\n"  from the stand-in's ibv_open_device. <devx> is what
+//        the provider asks of the kernel: 0 nothing (not mlx5), 1 a DEVX context if the firmware
+//        can (rdma-core's mlx5 provider, ibv_open_device), 2 a DEVX context or failure
+//        (mlx5dv_open_device with MLX5DV_CONTEXT_FLAGS_DEVX). Reply:
+//        "OK <context-id> <context-slot> <devx-uid>\n" with the async event fd attached
+//        (SCM_RIGHTS; uid 0: not a DEVX context), or "ERR <errno>\n". The connection then stays
+//        open as the context's cmd_fd: closing it (ibv_close_device, or the process exiting)
+//        closes the context. It also carries the DEVX commands of the stand-in libmlx5, one at a
+//        time, each answered by one line ("ERR <errno>" on failure):
+//          "CHANNEL <flags>"                          "OK <channel-id> <channel-slot>" + its fd
+//          "SUBSCRIBE <channel-id> <cookie> <events-size-in-bytes> <event>..."      "OK"
+//          "SUBSCRIBE_FD <channel-id> <event>" + the eventfd                        "OK"
 //   "{...}\n"  a JSON control request from the rdma-sim CLI; one JSON reply line, then close.
 #pragma once
 
@@ -24,5 +32,14 @@ inline constexpr const char* kDirEnv = "RDMA_SIM_DIR";
 
 inline constexpr const char* kOpenVerb = "OPEN";
 inline constexpr unsigned kMaxOpenLine = 128;
+inline constexpr const char* kChannelVerb = "CHANNEL";
+inline constexpr const char* kSubscribeVerb = "SUBSCRIBE";
+inline constexpr const char* kSubscribeFdVerb = "SUBSCRIBE_FD";
+inline constexpr unsigned kMaxContextRequest = 512;  // the longest: SUBSCRIBE with 17 events
+
+// What OPEN asks for (see above).
+inline constexpr int kDevxNone = 0;
+inline constexpr int kDevxTry = 1;
+inline constexpr int kDevxRequire = 2;
 
 }  // namespace rdmasim

@@ -21,14 +21,15 @@
 namespace rdmasim {
 
 inline constexpr char kShmMagic[8] = {'R', 'D', 'M', 'A', 'S', 'I', 'M', '\0'};
-inline constexpr uint32_t kShmVersion = 2;
+inline constexpr uint32_t kShmVersion = 3;
 
 inline constexpr int kMaxDevices = 64;
 inline constexpr int kMaxPorts = 4;
 inline constexpr int kMaxGids = 256;
 inline constexpr int kMaxPkeys = 128;
 inline constexpr int kMaxContexts = 4096;
-inline constexpr int kNameMax = 64;  // IB_DEVICE_NAME_MAX, as in struct ibv_device.name
+inline constexpr int kMaxChannels = 4096;  // DEVX event channels, over all contexts
+inline constexpr int kNameMax = 64;        // IB_DEVICE_NAME_MAX, as in struct ibv_device.name
 
 // What a device slot currently holds. Listed: kLive and kFatal. Queries work: kLive and kRemoving.
 enum class SlotState : uint32_t {
@@ -55,6 +56,22 @@ struct ShmPort {
   ShmGid gids[kMaxGids];      // gid_tbl_len entries are meaningful
 };
 
+// What a device's provider, firmware and driver offer for DEVX (common/devx.h). Only mlx5 devices
+// have DEVX; the event masks are those of HCA capability page 0x14, in host order: event n is bit
+// n % 64 of word n / 64, as the kernel reads them (devx.c is_valid_events).
+struct ShmDevx {
+  uint32_t provider;           // Provider
+  uint32_t log_max_uctx;       // 0: firmware without UCTX: no DEVX at all
+  uint32_t event_cap;          // 0: legacy rules (only PORT_CHANGE, unaffiliated)
+  uint32_t port_module_event;  // the general HCA capability bits of the same names
+  uint32_t temp_warn_event;
+  uint32_t general_notification_event;
+  uint32_t port_type;  // HCA cap port_type: 0 InfiniBand, 1 Ethernet (the first port's)
+  uint32_t reserved;
+  uint64_t user_affiliated_events[4];
+  uint64_t user_unaffiliated_events[4];
+};
+
 struct ShmDevice {
   uint32_t seq;     // seqlock: odd while the simulator rewrites this record
   uint32_t state;   // SlotState
@@ -67,6 +84,7 @@ struct ShmDevice {
   uint32_t num_comp_vectors;
   uint32_t phys_port_cnt;
   ibv_device_attr_ex attr;  // attr.orig_attr.node_guid etc. are big-endian as the verbs API returns
+  ShmDevx devx;
   ShmPort ports[kMaxPorts];
 };
 
@@ -88,6 +106,19 @@ struct ShmContext {
   uint64_t pkey_queries;  // ibv_query_pkey
 };
 
+// A DEVX event channel (sim/rdma-sim/devx_channels.h). Its records travel over a socket; what a
+// read() on a socket cannot say, the simulator says here and the stand-in libmlx5's
+// mlx5dv_devx_get_event acts on: the kernel's is_overflow_err and is_destroyed bits. The stand-in
+// counts the records it takes, which is how the simulator knows which OMIT_EV_DATA entries are
+// still pending.
+struct ShmChannel {
+  uint64_t id;         // 0: slot free
+  uint32_t overflow;   // 1: an event was dropped (allocation failure); the next read says EOVERFLOW
+  uint32_t destroyed;  // 1: the context closed or the device was disassociated
+  uint64_t read;       // records mlx5dv_devx_get_event took (written by the stand-in)
+  uint64_t reserved[5];
+};
+
 struct ShmHeader {
   char magic[8];
   uint32_t version;
@@ -95,6 +126,8 @@ struct ShmHeader {
   uint64_t total_size;
   uint32_t device_size;
   uint32_t context_size;
+  uint32_t channel_size;
+  uint32_t reserved0;
   uint32_t alive;             // cleared by the simulator on a clean exit
   uint32_t no_rdma;           // 1: behave as a kernel without RDMA (list: NULL, ENOSYS)
   uint32_t query_latency_us;  // modelled firmware latency for queries
@@ -106,6 +139,7 @@ struct ShmFabric {
   ShmHeader header;
   ShmDevice devices[kMaxDevices];
   ShmContext contexts[kMaxContexts];
+  ShmChannel channels[kMaxChannels];
 };
 
 // One record of the async event fd: struct ib_uverbs_async_event_desc.

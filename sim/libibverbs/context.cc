@@ -11,8 +11,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/devx.h"
 #include "common/protocol.h"
 #include "standin.h"
+
+extern "C" int standin_query_port_1_1(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr);
+extern "C" int standin_query_device_1_1(ibv_context* ctx, ibv_device_attr* attr);
 
 namespace standin {
 namespace {
@@ -40,6 +44,22 @@ int connect_simulator(const Fabric* f) {
   }
   return fd;
 }
+
+int device_status(const Device* d, uint32_t* num_comp_vectors) {
+  int err = read_device(
+      d, [&](const rdmasim::ShmDevice& rec) { *num_comp_vectors = rec.num_comp_vectors; });
+  // A device whose removal is pending has lost its character device: it cannot be opened.
+  if (!err && rdmasim::load_relaxed(d->fabric->shm->devices[d->slot].state) !=
+                  static_cast<uint32_t>(rdmasim::SlotState::kLive))
+    err = EIO;
+  return err;
+}
+
+int vctx_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
+  return query_port(ctx, port, attr, len);
+}
+
+}  // namespace
 
 bool send_all(int fd, const char* buf, size_t len) {
   while (len > 0) {
@@ -78,54 +98,26 @@ bool recv_reply(int fd, char* line, size_t size, int* passed_fd) {
   return false;
 }
 
-int device_status(const Device* d, uint32_t* num_comp_vectors) {
-  int err = read_device(
-      d, [&](const rdmasim::ShmDevice& rec) { *num_comp_vectors = rec.num_comp_vectors; });
-  // A device whose removal is pending has lost its character device: it cannot be opened.
-  if (!err && rdmasim::load_relaxed(d->fabric->shm->devices[d->slot].state) !=
-                  static_cast<uint32_t>(rdmasim::SlotState::kLive))
-    err = EIO;
-  return err;
-}
-
-int vctx_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
-  return query_port(ctx, port, attr, len);
-}
-
-}  // namespace
-}  // namespace standin
-
-using standin::Context;
-using standin::Device;
-
-extern "C" {
-
-int standin_query_port_1_1(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr);
-int standin_query_device_1_1(ibv_context* ctx, ibv_device_attr* attr);
-
-STANDIN_EXPORT STANDIN_LATEST(ibv_open_device, "IBVERBS_1.1")
-    ibv_context* standin_open_device_1_1(ibv_device* device) {
-  Device* d = standin::to_device(device);
+ibv_context* open_context(Device* d, int devx_mode) {
   uint32_t num_comp_vectors = 0;
-  if (int err = standin::device_status(d, &num_comp_vectors)) {
+  if (int err = device_status(d, &num_comp_vectors)) {
     errno = err;
     return nullptr;
   }
-  const int sock = standin::connect_simulator(d->fabric);
+  const int sock = connect_simulator(d->fabric);
   if (sock < 0) {
     errno = EIO;
     return nullptr;
   }
   char line[rdmasim::kMaxOpenLine];
-  snprintf(line, sizeof line, "%s %d %d\n", rdmasim::kOpenVerb, d->index,
-           static_cast<int>(getpid()));
+  snprintf(line, sizeof line, "%s %d %d %d\n", rdmasim::kOpenVerb, d->index,
+           static_cast<int>(getpid()), devx_mode);
   int async_fd = -1;
   unsigned long long id = 0;
-  unsigned slot = 0;
+  unsigned slot = 0, uid = 0;
   int err = EIO;
-  if (standin::send_all(sock, line, strlen(line)) &&
-      standin::recv_reply(sock, line, sizeof line, &async_fd)) {
-    if (sscanf(line, "OK %llu %u", &id, &slot) == 2 && async_fd >= 0 &&
+  if (send_all(sock, line, strlen(line)) && recv_reply(sock, line, sizeof line, &async_fd)) {
+    if (sscanf(line, "OK %llu %u %u", &id, &slot, &uid) == 3 && async_fd >= 0 &&
         slot < static_cast<unsigned>(rdmasim::kMaxContexts))
       err = 0;
     else if (sscanf(line, "ERR %d", &err) != 1 || err <= 0)
@@ -138,27 +130,46 @@ STANDIN_EXPORT STANDIN_LATEST(ibv_open_device, "IBVERBS_1.1")
     errno = err ? err : ENOMEM;
     return nullptr;
   }
-  standin::device_ref(d);
+  device_ref(d);
   c->device = d;
   c->id = id;
   c->ctx_slot = slot;
+  c->devx_uid = uid;
+  pthread_mutex_init(&c->cmd_lock, nullptr);
 
   verbs_context& v = c->vctx;
   ibv_context& ctx = v.context;
-  ctx.device = device;
+  ctx.device = &d->dev;
   ctx.cmd_fd = sock;
   ctx.async_fd = async_fd;
   ctx.num_comp_vectors = static_cast<int>(num_comp_vectors);
   pthread_mutex_init(&ctx.mutex, nullptr);
   ctx.abi_compat = __VERBS_ABI_IS_EXTENDED;
   v.sz = sizeof(verbs_context);
-  v.query_port = standin::vctx_query_port;
-  v.query_device_ex = standin::query_device_ex;
+  v.query_port = vctx_query_port;
+  v.query_device_ex = query_device_ex;
   // What rdma-core's set_lib_ops() puts in the legacy ops table.
   ctx.ops._compat_query_port = standin_query_port_1_1;
   ctx.ops._compat_query_device = standin_query_device_1_1;
-  standin::register_ack_context(c);
+  register_ack_context(c);
   return &ctx;
+}
+
+}  // namespace standin
+
+using standin::Context;
+using standin::Device;
+
+extern "C" {
+
+STANDIN_EXPORT STANDIN_LATEST(ibv_open_device, "IBVERBS_1.1")
+    ibv_context* standin_open_device_1_1(ibv_device* device) {
+  // rdma-core's mlx5 provider asks for a DEVX context and falls back to a plain one when the
+  // kernel refuses (mlx5_alloc_context, always_devx); the other providers ask for none.
+  Device* d = standin::to_device(device);
+  return standin::open_context(
+      d, d->provider == static_cast<uint32_t>(rdmasim::devx::Provider::kMlx5) ? rdmasim::kDevxTry
+                                                                              : rdmasim::kDevxNone);
 }
 
 STANDIN_EXPORT STANDIN_LATEST(ibv_close_device,
@@ -170,6 +181,7 @@ STANDIN_EXPORT STANDIN_LATEST(ibv_close_device,
   if (context->cmd_fd >= 0) close(context->cmd_fd);
   if (context->async_fd >= 0) close(context->async_fd);
   pthread_mutex_destroy(&context->mutex);
+  pthread_mutex_destroy(&c->cmd_lock);
   standin::device_unref(c->device);
   free(c);
   return 0;

@@ -22,6 +22,7 @@ struct Seen {
   uint32_t node_type;
   uint32_t transport_type;
   uint64_t node_guid;
+  uint32_t provider;
   char name[rdmasim::kNameMax];
   bool matched;
 };
@@ -43,6 +44,7 @@ bool snapshot_slot(const Fabric* f, uint32_t slot, Seen* out) {
       out->node_type = rec.node_type;
       out->transport_type = rec.transport_type;
       out->node_guid = rec.node_guid;
+      out->provider = rec.devx.provider;
       memcpy(out->name, rec.name, sizeof out->name);
       out->name[sizeof out->name - 1] = '\0';
       out->matched = false;
@@ -63,6 +65,7 @@ Device* make_device(Fabric* f, const Seen& s) {
   d->uverbs = s.uverbs;
   d->slot = s.slot;
   d->node_guid = s.node_guid;
+  d->provider = s.provider;
   d->dev.node_type = static_cast<ibv_node_type>(s.node_type);
   d->dev.transport_type = static_cast<ibv_transport_type>(s.transport_type);
   snprintf(d->dev.name, sizeof d->dev.name, "%s", s.name);

@@ -32,7 +32,8 @@ bool header_ok(const rdmasim::ShmFabric* shm, size_t size) {
   return memcmp(h.magic, rdmasim::kShmMagic, sizeof h.magic) == 0 &&
          h.version == rdmasim::kShmVersion && h.header_size == sizeof(rdmasim::ShmHeader) &&
          h.device_size == sizeof(rdmasim::ShmDevice) &&
-         h.context_size == sizeof(rdmasim::ShmContext) && h.total_size == size &&
+         h.context_size == sizeof(rdmasim::ShmContext) &&
+         h.channel_size == sizeof(rdmasim::ShmChannel) && h.total_size == size &&
          size == sizeof(rdmasim::ShmFabric);
 }
 

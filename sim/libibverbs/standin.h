@@ -58,6 +58,7 @@ struct Device {
   uint32_t uverbs;
   uint32_t slot;
   uint64_t node_guid;  // host order, read once when the device first appeared (as the netlink one)
+  uint32_t provider;   // rdmasim::devx::Provider: which provider rdma-core would have matched
   Device* next;        // the process-wide persistent list
 };
 inline constexpr uint32_t kDeviceMagic = 0x53494d44;  // "SIMD"
@@ -73,6 +74,8 @@ struct Context {
   Device* device;
   uint64_t id;
   uint32_t ctx_slot;
+  uint32_t devx_uid;         // 0: not a DEVX context
+  pthread_mutex_t cmd_lock;  // one DEVX command at a time on the connection
 };
 inline Context* to_context(ibv_context* c) {
   return reinterpret_cast<Context*>(reinterpret_cast<char*>(c) - offsetof(Context, vctx) -
@@ -98,6 +101,14 @@ void count_event_acked(uint32_t token);
 uint32_t ack_token(const Context* c);
 // One query made through ctx: `counter` is ShmContext::port_queries, gid_queries or pkey_queries.
 void count_query(ibv_context* ctx, uint64_t rdmasim::ShmContext::*counter);
+
+// The connection to the simulator: sends all of buf; reads a one-line reply (with its newline)
+// and the fd that came with it (-1: none).
+bool send_all(int fd, const char* buf, size_t len);
+bool recv_reply(int fd, char* line, size_t size, int* passed_fd);
+
+// ibv_open_device, asking the simulator for a DEVX context as `devx_mode` says (protocol.h).
+ibv_context* open_context(Device* d, int devx_mode);
 
 // Implementations shared between exported entry points.
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len);

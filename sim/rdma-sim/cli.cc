@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   if (words.empty() || words[0] == "help") {
     if (words.size() > 1) {
       std::string name = words[1];
-      if (words.size() > 2 && (name == "port" || name == "gid")) name += " " + words[2];
+      if (words.size() > 2 && (name == "port" || name == "gid" || name == "module"))
+        name += " " + words[2];
       if (!print_command_help(name, stdout)) {
         std::fprintf(stderr, "rdma-sim: no command \"%s\"\n", name.c_str());
         return kExitUsage;
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   Args a;
   size_t next = 1;
   a.command = words[0];
-  if ((a.command == "port" || a.command == "gid") && words.size() > 1)
+  if ((a.command == "port" || a.command == "gid" || a.command == "module") && words.size() > 1)
     a.command += " " + words[next++];
   const Spec* spec = find_spec(a.command);
   if (help) {

@@ -8,8 +8,6 @@ namespace rdmasim::cli {
 
 using nlohmann::json;
 
-namespace {
-
 uint64_t number(const std::string& text, const std::string& what, uint64_t max) {
   // Decimal, or hex with 0x (P_Keys, GUID-like values). No octal surprises: "010" is ten.
   const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
@@ -29,8 +27,7 @@ std::optional<std::string> option(const Args& a, const std::string& name) {
   return it->second;
 }
 
-// Sends a request and prints the reply: the message, or the JSON with --json.
-int send(const Global& g, json req, const std::function<void(const json&)>& human = nullptr) {
+int send(const Global& g, json req, const std::function<void(const json&)>& human) {
   const json reply = request(resolve_dir(g), req);
   const bool ok = reply.value("ok", false);
   if (g.json) std::printf("%s\n", reply.dump().c_str());
@@ -58,6 +55,8 @@ std::vector<std::string> split(const std::string& text, char sep) {
   }
 }
 
+namespace {
+
 json event_type(const std::string& text) {
   static const char* const kNames[] = {"port_active", "port_err",    "lid_change",
                                        "pkey_change", "sm_change",   "client_reregister",
@@ -75,7 +74,7 @@ json event_type(const std::string& text) {
 }  // namespace
 
 const std::vector<Spec>& specs() {
-  static const std::vector<Spec> kSpecs = {
+  static const std::vector<Spec> kSpecs = with_devx_specs({
       {"start",
        0,
        0,
@@ -326,7 +325,7 @@ const std::vector<Spec>& specs() {
                      {{"cmd", "set"},
                       {"query_latency_us", number(a.positional[1], "query-latency-us", 10000000)}});
        }},
-  };
+  });
   return kSpecs;
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,16 @@ struct Spec {
 };
 
 const std::vector<Spec>& specs();
+// cli_devx.cc: the DEVX commands, appended to the others.
+std::vector<Spec> with_devx_specs(std::vector<Spec> specs);
+
+// Helpers of the command table.
+// A number in decimal, or hex with 0x, up to max; UsageError otherwise.
+uint64_t number(const std::string& text, const std::string& what, uint64_t max);
+std::optional<std::string> option(const Args& a, const std::string& name);
+std::vector<std::string> split(const std::string& text, char sep);
+// Sends a request and prints the reply: the message (or `human`), or the JSON with --json.
+int send(const Global& g, nlohmann::json req,
+         const std::function<void(const nlohmann::json&)>& human = nullptr);
 
 }  // namespace rdmasim::cli

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/protocol.h"
+
 namespace rdmasim {
 
 using nlohmann::json;
@@ -21,6 +23,7 @@ struct ContextRegistry::Context {
   int pid = 0;
   int32_t device_index = -1;
   std::string device_name;
+  uint32_t devx_uid = 0;
   UniqueFd conn;
   UniqueFd pipe;
   IoWatch conn_watch;
@@ -31,6 +34,7 @@ struct ContextRegistry::Context {
   bool reader_closed = false;  // the process closed its async fd: nothing can be written
   bool dirty = false;
   bool is_closed = false;
+  std::string request;  // a DEVX command line not yet complete
 };
 
 namespace {
@@ -66,10 +70,12 @@ bool send_reply(int fd, const std::string& line, int pass_fd) {
 }  // namespace
 
 ContextRegistry::ContextRegistry(EventLoop& loop, ShmFabric& shm,
-                                 std::function<void(int32_t)> on_closed)
+                                 std::function<void(uint64_t, int32_t)> on_closed,
+                                 ContextRequestHandler on_request)
     : loop_(loop),
       shm_(shm),
       on_closed_(std::move(on_closed)),
+      on_request_(std::move(on_request)),
       slot_busy_(kMaxContexts, false),
       pipe_size_(max_pipe_size()) {}
 
@@ -91,7 +97,7 @@ uint32_t ContextRegistry::take_slot(uint64_t id) {
 }
 
 uint64_t ContextRegistry::open(UniqueFd conn, int32_t device_index, const std::string& device_name,
-                               int pid) {
+                               int pid, uint32_t devx_uid) {
   const uint64_t id = next_id_;
   const uint32_t slot = take_slot(id);
   if (slot == UINT32_MAX) {
@@ -124,7 +130,9 @@ uint64_t ContextRegistry::open(UniqueFd conn, int32_t device_index, const std::s
   store_relaxed(rec.pkey_queries, uint64_t{0});
   store_release(rec.id, id);
 
-  if (!send_reply(conn.get(), "OK " + std::to_string(id) + " " + std::to_string(slot) + "\n",
+  if (!send_reply(conn.get(),
+                  "OK " + std::to_string(id) + " " + std::to_string(slot) + " " +
+                      std::to_string(devx_uid) + "\n",
                   read_end.get())) {
     store_release(rec.id, uint64_t{0});
     slot_busy_[slot] = false;
@@ -139,19 +147,63 @@ uint64_t ContextRegistry::open(UniqueFd conn, int32_t device_index, const std::s
   c->pid = pid;
   c->device_index = device_index;
   c->device_name = device_name;
+  c->devx_uid = devx_uid;
   c->conn = std::move(conn);
   c->pipe = std::move(write_end);
-  // The context lives as long as its connection. Anything the client sends is ignored.
-  c->conn_watch = IoWatch(&loop_, c->conn.get(), EPOLLIN | EPOLLRDHUP, [this, raw](uint32_t ev) {
-    if (raw->is_closed) return;
-    char buf[256];
-    const ssize_t n = read(raw->conn.get(), buf, sizeof buf);
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN) || (ev & (EPOLLHUP | EPOLLRDHUP)))
-      closed(raw);
-  });
+  // The context lives as long as its connection, which also carries its DEVX commands.
+  c->conn_watch = IoWatch(&loop_, c->conn.get(), EPOLLIN | EPOLLRDHUP,
+                          [this, raw](uint32_t ev) { on_readable(raw, ev); });
   by_device_[device_index].push_back(raw);
   open_.emplace(id, std::move(c));
   return id;
+}
+
+void ContextRegistry::on_readable(Context* c, uint32_t events) {
+  // Commands come one at a time (the stand-in waits for each reply), each with at most one fd.
+  while (!c->is_closed) {
+    char buf[kMaxContextRequest];
+    iovec iov{buf, sizeof buf};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(c->conn.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP | EPOLLRDHUP))) return;
+    if (n <= 0) {
+      closed(c);
+      return;
+    }
+    UniqueFd passed;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+        if (!passed)
+          passed.reset(fd);
+        else
+          close(fd);
+      }
+    }
+    c->request.append(buf, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = c->request.find('\n')) != std::string::npos) {
+      const std::string line = c->request.substr(0, nl);
+      c->request.erase(0, nl + 1);
+      ContextReply reply = on_request_(
+          ContextView{c->id, c->pid, c->device_index, c->device_name, c->devx_uid, c->silenced},
+          line, std::move(passed));
+      send_reply(c->conn.get(), reply.line + "\n", reply.fd ? reply.fd.get() : -1);
+    }
+    if (c->request.size() > kMaxContextRequest) {  // not the stand-in talking
+      closed(c);
+      return;
+    }
+  }
 }
 
 void ContextRegistry::closed(Context* c) {
@@ -172,7 +224,8 @@ void ContextRegistry::closed(Context* c) {
             {"pkey_queries", load_relaxed(rec.pkey_queries)},
             {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
             {"silenced", c->silenced},
-            {"reader_closed", c->reader_closed}};
+            {"reader_closed", c->reader_closed},
+            {"devx", c->devx_uid != 0}};
   queued_total_closed_ += c->queued;
   read_total_closed_ += load_relaxed(rec.read);
   acked_total_closed_ += load_relaxed(rec.acked);
@@ -192,15 +245,15 @@ void ContextRegistry::closed(Context* c) {
 
 void ContextRegistry::reap() {
   if (closing_.empty()) return;
-  std::vector<int32_t> devices;
+  std::vector<std::pair<uint64_t, int32_t>> gone;
   for (const auto& c : closing_)
-    devices.push_back(c->device_index);
+    gone.emplace_back(c->id, c->device_index);
   dirty_.erase(
       std::remove_if(dirty_.begin(), dirty_.end(), [](Context* c) { return c->is_closed; }),
       dirty_.end());
   closing_.clear();
-  for (int32_t d : devices)
-    on_closed_(d);
+  for (const auto& [id, device] : gone)
+    on_closed_(id, device);
 }
 
 size_t ContextRegistry::deliver(int32_t device_index, uint32_t type, uint64_t element) {
@@ -301,6 +354,13 @@ size_t ContextRegistry::open_count() const {
   return open_.size();
 }
 
+size_t ContextRegistry::devx_count(int32_t device_index) const {
+  size_t n = 0;
+  for (const auto& [id, c] : open_)
+    n += c->device_index == device_index && c->devx_uid != 0;
+  return n;
+}
+
 std::vector<int> ContextRegistry::open_pids(int32_t device_index) const {
   std::vector<int> pids;
   for (const auto& [id, c] : open_)
@@ -329,7 +389,8 @@ json ContextRegistry::stats() const {
                         {"pkey_queries", load_relaxed(rec.pkey_queries)},
                         {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
                         {"silenced", c->silenced},
-                        {"reader_closed", c->reader_closed}});
+                        {"reader_closed", c->reader_closed},
+                        {"devx", c->devx_uid != 0}});
     queued += c->queued;
     read_n += r;
     acked += a;

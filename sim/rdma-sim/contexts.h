@@ -1,6 +1,8 @@
 // The open contexts, as the simulator sees them: for each, the connection that stands for the
 // context (its closing closes the context), the write end of its async event pipe and the backlog
 // the pipe cannot hold yet. Unaffiliated events are delivered to every open context of a device.
+// The connection also carries the stand-in libmlx5's DEVX commands (common/protocol.h), which a
+// handler answers.
 #pragma once
 
 #include <cstdint>
@@ -18,18 +20,37 @@
 
 namespace rdmasim {
 
+// A context as a DEVX command sees it.
+struct ContextView {
+  uint64_t id;
+  int pid;
+  int32_t device_index;
+  std::string device_name;
+  uint32_t devx_uid;  // 0: not a DEVX context
+  bool silenced;      // disassociated: every command fails with EIO
+};
+// One reply line (without its newline) and the fd it passes, if any.
+struct ContextReply {
+  std::string line;
+  UniqueFd fd;
+};
+using ContextRequestHandler =
+    std::function<ContextReply(const ContextView& context, const std::string& line, UniqueFd fd)>;
+
 class ContextRegistry {
  public:
-  // on_closed(device_index) runs (outside any callback of the closed context) after a context of
-  // that device closed.
-  ContextRegistry(EventLoop& loop, ShmFabric& shm, std::function<void(int32_t)> on_closed);
+  // on_closed(context_id, device_index) runs (outside any callback of the closed context) after a
+  // context closed. on_request answers each command line a context sends.
+  ContextRegistry(EventLoop& loop, ShmFabric& shm, std::function<void(uint64_t, int32_t)> on_closed,
+                  ContextRequestHandler on_request);
   ~ContextRegistry();
   ContextRegistry(const ContextRegistry&) = delete;
   ContextRegistry& operator=(const ContextRegistry&) = delete;
 
   // Answers an OPEN request on conn: creates the context and its pipe and sends "OK id slot"
   // with the pipe's read end. Returns the context id, or 0 (conn dropped) on failure.
-  uint64_t open(UniqueFd conn, int32_t device_index, const std::string& device_name, int pid);
+  uint64_t open(UniqueFd conn, int32_t device_index, const std::string& device_name, int pid,
+                uint32_t devx_uid);
   // Refuses an OPEN request: sends "ERR errno" and drops the connection.
   static void refuse(UniqueFd conn, int err);
 
@@ -46,17 +67,21 @@ class ContextRegistry {
 
   size_t open_count(int32_t device_index) const;
   size_t open_count() const;
+  // Open DEVX contexts of the device: each holds one of the firmware's UCTX objects.
+  size_t devx_count(int32_t device_index) const;
   std::vector<int> open_pids(int32_t device_index) const;
   nlohmann::json stats() const;
 
  private:
   struct Context;
   void closed(Context* c);
+  void on_readable(Context* c, uint32_t events);
   uint32_t take_slot(uint64_t id);
 
   EventLoop& loop_;
   ShmFabric& shm_;
-  std::function<void(int32_t)> on_closed_;
+  std::function<void(uint64_t, int32_t)> on_closed_;
+  ContextRequestHandler on_request_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::unique_ptr<Context>> open_;   // by id
   std::map<int32_t, std::vector<Context*>> by_device_;  // the open ones, in opening order

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "devx_reply.h"
+#include "request_fields.h"
 #include "simulator.h"
 
 namespace rdmasim {
@@ -11,21 +13,6 @@ namespace rdmasim {
 using nlohmann::json;
 
 namespace {
-
-template <typename T>
-std::optional<T> opt(const json& req, const char* key) {
-  auto it = req.find(key);
-  if (it == req.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
-
-template <typename T>
-T need(const json& req, const char* key) {
-  auto it = req.find(key);
-  if (it == req.end() || it->is_null())
-    throw CommandError(std::string("request lacks \"") + key + "\"");
-  return it->get<T>();
-}
 
 std::string event_label(uint32_t type) {
   const char* name = event_type_name(type);
@@ -54,9 +41,18 @@ std::string events_text(const std::vector<Delivery>& deliveries) {
 }
 
 json done(const std::string& what, const std::vector<Delivery>& deliveries) {
-  return {{"ok", true},
-          {"message", what + ": " + events_text(deliveries)},
-          {"events", events_json(deliveries)}};
+  json reply = {{"ok", true},
+                {"message", what + ": " + events_text(deliveries)},
+                {"events", events_json(deliveries)}};
+  std::vector<DevxDelivery> devx;
+  for (const Delivery& d : deliveries)
+    if (d.devx) devx.push_back(*d.devx);
+  if (devx.empty()) return reply;
+  reply["devx_events"] = devx_events_json(devx);
+  for (const DevxDelivery& d : devx)
+    if (d.counts.channels)
+      reply["message"] = reply["message"].get<std::string>() + "; DEVX " + devx_text(d);
+  return reply;
 }
 
 std::optional<uint8_t> phys_option(const json& req) {
@@ -93,6 +89,9 @@ json Simulator::stats() const {
   s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
   s["udev"] = udev_ != nullptr;
   s["udev_messages"] = udev_ ? udev_->sent() : 0;
+  json devx = channels_.stats();
+  s["channels"] = std::move(devx["channels"]);
+  s["devx_totals"] = std::move(devx["totals"]);
   s["ok"] = true;
   const json& t = s["totals"];
   s["message"] = std::to_string(t["contexts_open"].get<uint64_t>()) + " contexts open (" +
@@ -101,6 +100,15 @@ json Simulator::stats() const {
                  std::to_string(t["events_queued"].get<uint64_t>()) + ", read " +
                  std::to_string(t["events_read"].get<uint64_t>()) + ", acked " +
                  std::to_string(t["events_acked"].get<uint64_t>());
+  const json& d = s["devx_totals"];
+  if (d["channels_created"].get<uint64_t>() > 0)
+    s["message"] = s["message"].get<std::string>() + "; " +
+                   std::to_string(d["channels_open"].get<uint64_t>()) +
+                   " DEVX channels open, records queued " +
+                   std::to_string(d["records_queued"].get<uint64_t>()) + ", read " +
+                   std::to_string(d["records_read"].get<uint64_t>()) + ", merged " +
+                   std::to_string(d["merged"].get<uint64_t>()) + ", dropped " +
+                   std::to_string(d["dropped"].get<uint64_t>());
   return s;
 }
 
@@ -236,6 +244,7 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
                 {"message", std::string("no-RDMA mode ") + (on ? "on" : "off")},
                 {"no_rdma", on}};
   }
+  if (auto reply = handle_devx(cmd, req)) return reply;
   if (cmd == "set") {
     const auto us = need<uint64_t>(req, "query_latency_us");
     if (us > 10000000)

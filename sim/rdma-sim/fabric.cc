@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "devx_names.h"
+
 namespace rdmasim {
 
 using nlohmann::json;
@@ -56,6 +58,22 @@ SlotState slot_state(DeviceState s) {
   return SlotState::kFree;
 }
 
+json devx_json(const DevxModel& m, size_t channels) {
+  json events = json::array();
+  for (uint16_t n = 0; n <= devx::kMaxEventNumber; ++n)
+    if (devx::mask_has(m.user_unaffiliated_events, n)) {
+      const char* name = devx::name_of(devx::event_types(), n);
+      events.push_back(name ? json(name) : json(n));
+    }
+  return {{"log_max_uctx", m.log_max_uctx},
+          {"event_cap", m.event_cap},
+          {"user_unaffiliated_events", events},
+          {"port_module_event", m.port_module_event},
+          {"temp_warn_event", m.temp_warn_event},
+          {"general_notification_event", m.general_notification_event},
+          {"channels", channels}};
+}
+
 }  // namespace
 
 const char* event_type_name(uint32_t type) {
@@ -77,10 +95,11 @@ bool parse_event_type(const std::string& text, uint32_t* type) {
 }
 
 Fabric::Fabric(Topology topology, ShmRegion& shm, SysfsTree& sysfs, ContextRegistry& contexts,
-               HotplugObserver& hotplug)
+               ChannelRegistry& channels, HotplugObserver& hotplug)
     : shm_(shm),
       sysfs_(sysfs),
       contexts_(contexts),
+      channels_(channels),
       hotplug_(hotplug),
       netdevs_(std::move(topology.netdevs)) {
   for (const DeviceModel& d : topology.devices)
@@ -149,7 +168,7 @@ void Fabric::publish(const DeviceEntry& e) {
 }
 
 Delivery Fabric::deliver(const DeviceEntry& e, uint32_t type, uint64_t element) {
-  return Delivery{e.model.name, type, element, contexts_.deliver(e.index, type, element)};
+  return Delivery{e.model.name, type, element, contexts_.deliver(e.index, type, element), {}};
 }
 
 void Fabric::register_device(const DeviceModel& model) {
@@ -184,9 +203,10 @@ std::vector<Delivery> Fabric::unplug(const std::string& name, bool disassociate)
   std::vector<Delivery> out;
   if (disassociate) {
     // Every command on the device's contexts fails from now on; each context learns it from one
-    // DEVICE_FATAL (element 0), its last event ever.
+    // DEVICE_FATAL (element 0), its last event ever. Its DEVX channels are destroyed with it.
     shm_.free_slot(e.slot);
     sysfs_.remove_device(e.model.name);
+    channels_.destroy_device(e.index);
     out.push_back(deliver(e, IBV_EVENT_DEVICE_FATAL, 0));
     contexts_.silence(e.index);
     finish_removal(pos);
@@ -278,7 +298,7 @@ Delivery Fabric::raw_event(const std::string& target, uint32_t type,
     if (!contexts_.deliver_to(*context_id, e->index, type, elem))
       throw CommandError("no open context " + std::to_string(*context_id) + " on device " +
                          e->model.name);
-    return Delivery{e->model.name, type, elem, 1};
+    return Delivery{e->model.name, type, elem, 1, {}};
   }
   return deliver(*e, type, elem);
 }
@@ -335,15 +355,20 @@ json Fabric::show(const std::string& only) const {
                  {"gids", gids},
                  {"pkeys", pkeys}};
       if (!port.netdev.empty()) pj["netdev"] = port.netdev;
+      if (d.devx.is_mlx5()) pj["module"] = port.module;
       ports.push_back(pj);
     }
-    devices.push_back({{"name", d.name},
-                       {"index", e.index},
-                       {"uverbs", "uverbs" + std::to_string(e.uverbs)},
-                       {"node_guid", guid_to_string(d.node_guid)},
-                       {"state", state_name(e.state)},
-                       {"open_contexts", contexts_.open_count(e.index)},
-                       {"ports", ports}});
+    json dev = {
+        {"name", d.name},
+        {"index", e.index},
+        {"uverbs", "uverbs" + std::to_string(e.uverbs)},
+        {"node_guid", guid_to_string(d.node_guid)},
+        {"state", state_name(e.state)},
+        {"open_contexts", contexts_.open_count(e.index)},
+        {"provider", devx::name_of(devx::providers(), static_cast<uint32_t>(d.devx.provider))},
+        {"ports", ports}};
+    if (d.devx.is_mlx5()) dev["devx"] = devx_json(d.devx, channels_.open_count(e.index));
+    devices.push_back(dev);
   }
   json unplugged = json::array();
   for (const auto& [name, model] : unplugged_)

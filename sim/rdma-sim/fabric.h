@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "contexts.h"
+#include "devx_channels.h"
+#include "devx_eqe.h"
 #include "hotplug.h"
 #include "model.h"
 #include "shm_region.h"
@@ -37,18 +39,29 @@ struct DeviceEntry {
   DeviceState state = DeviceState::kLive;
 };
 
-// One event queued by a command: what the CLI reports.
+// One EQE a command raised on an mlx5 device, and what it did on the device's DEVX channels.
+struct DevxDelivery {
+  std::string device;
+  uint8_t type;
+  uint8_t subtype;
+  DevxCounts counts;
+};
+
+// One event queued by a command: what the CLI reports. A port change on an mlx5 device with
+// DEVX is also an EQE, which DEVX channels get first (the kernel hands it to DEVX in the
+// interrupt and makes the verbs event in a work queue).
 struct Delivery {
   std::string device;
   uint32_t type;
   uint64_t element;
   size_t contexts;
+  std::optional<DevxDelivery> devx;
 };
 
 class Fabric {
  public:
   Fabric(Topology topology, ShmRegion& shm, SysfsTree& sysfs, ContextRegistry& contexts,
-         HotplugObserver& hotplug);
+         ChannelRegistry& channels, HotplugObserver& hotplug);
 
   // --- lookups -------------------------------------------------------------------------------
   DeviceEntry& device(const std::string& name);  // a present device, or CommandError
@@ -97,12 +110,30 @@ class Fabric {
   uint64_t storm(const std::vector<std::pair<DeviceEntry*, int>>& targets,
                  const std::vector<uint32_t>& types, uint64_t count);
 
+  // --- DEVX events (devx_commands.cc) ------------------------------------------------------
+  DeviceEntry& devx_device(const std::string& name);  // present, not fatal, and mlx5
+  // Raises an EQE on a live mlx5 device: every DEVX channel subscribed to its type gets it.
+  DevxDelivery raise_eqe(const std::string& device, const devx::Eqe& eqe);
+  // "DEV/PORT": the port's module; "DEV" with `module`: that number.
+  std::pair<DeviceEntry*, uint8_t> module_target(const std::string& target,
+                                                 std::optional<uint8_t> module);
+  // Raises count EQEs round-robin over the devices and types, each with its sequence number.
+  // Returns the records queued.
+  uint64_t devx_storm(const std::vector<DeviceEntry*>& devices, const std::vector<uint8_t>& types,
+                      uint64_t count);
+  // Arms allocation failures on one channel of the device or on all its data-mode channels.
+  std::vector<uint64_t> fail_allocations(const std::string& device, std::optional<uint64_t> channel,
+                                         uint64_t count);
+
   nlohmann::json show(const std::string& only) const;
 
  private:
   DeviceEntry& modifiable(const std::string& name);  // present and not in fatal state
   void publish(const DeviceEntry& e);
   Delivery deliver(const DeviceEntry& e, uint32_t type, uint64_t element);
+  // A port event that the firmware raises as PORT_CHANGE: DEVX first, then the verbs event.
+  Delivery deliver_port(const DeviceEntry& e, int port, uint32_t type, uint8_t subtype);
+  Delivery gid_changed(const DeviceEntry& e, int port);
   void finish_removal(size_t position);
   int free_slot() const;
   uint32_t free_uverbs() const;
@@ -110,6 +141,7 @@ class Fabric {
   ShmRegion& shm_;
   SysfsTree& sysfs_;
   ContextRegistry& contexts_;
+  ChannelRegistry& channels_;
   HotplugObserver& hotplug_;
   NetdevTable netdevs_;
   std::vector<DeviceEntry> devices_;              // present: live, fatal or removal pending

@@ -1,11 +1,58 @@
 // Human-readable output of show and stats.
 #include <cstdio>
+#include <string>
 
 #include "cli.h"
 
 namespace rdmasim::cli {
 
 using nlohmann::json;
+
+namespace {
+
+// "  mlx5, DEVX: event_cap, unaffiliated events port_change,port_module_event, 1 channel open"
+void print_devx(const json& d) {
+  std::string line = "  provider " + d["provider"].get<std::string>();
+  if (d.contains("devx")) {
+    const json& x = d["devx"];
+    if (x["log_max_uctx"].get<int>() == 0) {
+      line += "  no DEVX (log_max_uctx 0)";
+    } else if (!x["event_cap"].get<bool>()) {
+      line += "  DEVX  legacy events (port_change only)";
+    } else {
+      std::string events;
+      for (const json& e : x["user_unaffiliated_events"])
+        events += (events.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+      line += "  DEVX  unaffiliated events " + (events.empty() ? std::string("none") : events);
+    }
+    if (x["channels"].get<size_t>()) line += "  " + x["channels"].dump() + " channels open";
+  }
+  std::printf("%s\n", line.c_str());
+}
+
+void print_channel(const json& c) {
+  std::string subs;
+  for (const json& s : c["subscriptions"]) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s0x%02x%s", subs.empty() ? "" : ",",
+                  s["event"].get<unsigned>(), s["eventfd"].get<bool>() ? "(eventfd)" : "");
+    subs += buf;
+  }
+  std::printf(
+      "  channel %llu  context %llu  pid %d  %s  %s  %s  subscriptions %s  queued %llu  read %llu"
+      "  merged %llu  dropped %llu%s\n",
+      c["id"].get<unsigned long long>(), c["context"].get<unsigned long long>(),
+      c["pid"].get<int>(), c["device"].get<std::string>().c_str(),
+      c["omit_data"].get<bool>() ? "omit_data" : "data", c["state"].get<std::string>().c_str(),
+      subs.empty() ? "none" : subs.c_str(), c["queued"].get<unsigned long long>(),
+      c["read"].get<unsigned long long>(), c["merged"].get<unsigned long long>(),
+      c["dropped"].get<unsigned long long>(),
+      c["backlog"].get<unsigned long long>()
+          ? ("  backlog " + std::to_string(c["backlog"].get<unsigned long long>())).c_str()
+          : "");
+}
+
+}  // namespace
 
 void print_show(const json& reply) {
   if (reply.value("no_rdma", false))
@@ -17,6 +64,7 @@ void print_show(const json& reply) {
                 d["name"].get<std::string>().c_str(), d["index"].get<int>(),
                 d["uverbs"].get<std::string>().c_str(), d["node_guid"].get<std::string>().c_str(),
                 d["state"].get<std::string>().c_str(), d["open_contexts"].get<size_t>());
+    print_devx(d);
     for (const json& p : d["ports"]) {
       std::printf("  port %d  %s  %s/%s  %s %s", p["port"].get<int>(),
                   p["link_layer"].get<std::string>().c_str(), p["state"].get<std::string>().c_str(),
@@ -26,6 +74,7 @@ void print_show(const json& reply) {
         std::printf("  lid %d  sm_lid %d  sm_sl %d  lmc %d", p["lid"].get<int>(),
                     p["sm_lid"].get<int>(), p["sm_sl"].get<int>(), p["lmc"].get<int>());
       if (p.contains("netdev")) std::printf("  netdev %s", p["netdev"].get<std::string>().c_str());
+      if (p.contains("module")) std::printf("  module %d", p["module"].get<int>());
       std::printf("\n");
       for (const json& g : p["gids"]) {
         std::printf("    gid[%d]  %s  %s", g["index"].get<int>(),
@@ -56,6 +105,8 @@ void print_stats(const json& reply) {
             : "",
         c["silenced"].get<bool>() ? "  silenced" : "",
         c["reader_closed"].get<bool>() ? "  async fd closed" : "");
+  for (const json& c : reply["channels"])
+    print_channel(c);
   for (const json& d : reply["devices"])
     if (d["state"] != "live")
       std::printf("  device %s: %s (%zu open contexts)\n", d["name"].get<std::string>().c_str(),

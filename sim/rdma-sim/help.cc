@@ -35,7 +35,9 @@ const Help kHelp[] = {
      "Show devices, ports, GIDs and P_Keys (and unplugged devices)."},
     {"stats", "rdma-sim stats",
      "Show the accounting: every context (pid, device, open or closed, events queued by the\n"
-     "simulator, read by ibv_get_async_event, acked by ibv_ack_async_event) and the totals."},
+     "simulator, read by ibv_get_async_event, acked by ibv_ack_async_event), every DEVX channel\n"
+     "(subscriptions, records queued, read, merged, dropped by allocation failures) and the\n"
+     "totals."},
     {"port down", "rdma-sim port down DEV/PORT [--phys polling|disabled|sleep]",
      "Take a port's link down: state DOWN; phys Polling (InfiniBand) or Disabled (Ethernet)\n"
      "unless --phys says otherwise; an InfiniBand port loses its LID and SM LID (0).\n"
@@ -86,6 +88,41 @@ const Help kHelp[] = {
      "Queue N raw events as fast as possible, round-robin: event i goes to target i mod T\n"
      "with type (i div T) mod K. Types default to port_err,port_active. Prints the count,\n"
      "the seconds and the rate."},
+    {"module plug", "rdma-sim module plug DEV/PORT | DEV --module N",
+     "A cable or optical module is plugged in: PORT_MODULE_EVENT (0x16), status plugged, for the\n"
+     "port's module (topology \"module\", default port - 1) or module N. mlx5 devices only;\n"
+     "every DEVX channel of the device subscribed to 0x16 gets it. No port state changes (use\n"
+     "port down/up for the link)."},
+    {"module unplug", "rdma-sim module unplug DEV/PORT | DEV --module N",
+     "A module is unplugged: PORT_MODULE_EVENT (0x16), status unplugged."},
+    {"module disable", "rdma-sim module disable DEV/PORT | DEV --module N",
+     "A module is disabled: PORT_MODULE_EVENT (0x16), status disabled."},
+    {"module error", "rdma-sim module error DEV/PORT ERROR | DEV ERROR --module N",
+     "A module fails: PORT_MODULE_EVENT (0x16), status error, with ERROR: power_budget_exceeded,\n"
+     "long_range_for_non_mlnx, bus_stuck, no_eeprom_retry_timeout, enforce_part_number_list,\n"
+     "unknown_identifier, high_temperature, bad_cable, pcie_power_slot_exceeded, or 0..15."},
+    {"temp-warn", "rdma-sim temp-warn DEV SENSOR[,SENSOR...]",
+     "Sensors over their threshold: TEMP_WARN_EVENT (0x17) with the 128-bit bitmap of SENSORs\n"
+     "(0..127; sensor n is bit n). mlx5 devices only."},
+    {"general-event", "rdma-sim general-event DEV SUBTYPE [--data HEX]",
+     "GENERAL_EVENT (0x22) with SUBTYPE: pci_power_change, fw_live_patch,\n"
+     "pci_sync_for_fw_update, delay_drop_timeout, or 0..255; --data: up to 28 bytes of event data\n"
+     "(EQE bytes 32..59) in hex. mlx5 devices only."},
+    {"devx-event", "rdma-sim devx-event DEV TYPE [--subtype N] [--data HEX]",
+     "Raise an EQE of any TYPE (a name such as port_change, or 0..255) with SUBTYPE and up to 28\n"
+     "bytes of data, with no state change. Types cmd (0x0a) and page_request (0x0b) never\n"
+     "reach DEVX, as in the kernel. mlx5 devices only."},
+    {"devx-storm",
+     "rdma-sim devx-storm --count N [--devices all|DEV[,DEV...]] [--types TYPE[,...]]",
+     "Raise N EQEs as fast as possible, round-robin: event i goes to device i mod D with type\n"
+     "(i div D) mod K (default port_module_event), its sequence number i in EQE bytes 52..59.\n"
+     "Devices default to every live mlx5 device with DEVX. Prints the count, the seconds and the\n"
+     "rate. At most 10,000,000 events."},
+    {"alloc-fail", "rdma-sim alloc-fail DEV [--channel ID] [--count N]",
+     "The kernel fails to allocate the next N events (default 1) queued on DEVX channel ID (see\n"
+     "stats), or on every channel of DEV that keeps event data: each is dropped, and the\n"
+     "channel's next read returns EOVERFLOW once, ahead of the events still queued.\n"
+     "OMIT_EV_DATA channels allocate nothing and cannot fail."},
     {"no-rdma", "rdma-sim no-rdma on|off",
      "\"No RDMA in the kernel\": ibv_get_device_list returns NULL with ENOSYS."},
     {"set", "rdma-sim set query-latency-us N",
@@ -121,6 +158,8 @@ void print_usage(FILE* out) {
       "  help [COMMAND]\n\n"
       "Ports are DEV/PORT (mlx5_0/1). Event type names: port_active, port_err, lid_change,\n"
       "pkey_change, sm_change, client_reregister, gid_change, device_fatal, or a number.\n"
+      "DEVX event types (devx-event, devx-storm) are the kernel's EQE names: port_change,\n"
+      "port_module_event, temp_warn_event, general_event, ..., or a number.\n"
       "--json prints one JSON object. --dir defaults to $RDMA_SIM_DIR, then /run/rdma-sim\n"
       "(root) or ${XDG_RUNTIME_DIR:-/tmp}/rdma-sim-$UID. A command returns once the change is\n"
       "applied and its events are queued to every open context. Exit status: 0 done, 1\n"

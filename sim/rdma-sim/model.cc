@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 namespace rdmasim {
 
@@ -14,6 +16,20 @@ void DeviceModel::finalize() {
   a.node_guid = htobe64(node_guid);
   a.sys_image_guid = htobe64(sys_image_guid);
   a.phys_port_cnt = static_cast<uint8_t>(ports.size());
+}
+
+ShmDevx devx_caps(const DeviceModel& d) {
+  ShmDevx c{};
+  c.provider = static_cast<uint32_t>(d.devx.provider);
+  c.log_max_uctx = d.devx.is_mlx5() ? d.devx.log_max_uctx : 0;
+  c.event_cap = d.devx.event_cap;
+  c.port_module_event = d.devx.port_module_event;
+  c.temp_warn_event = d.devx.temp_warn_event;
+  c.general_notification_event = d.devx.general_notification_event;
+  c.port_type = !d.ports.empty() && d.ports[0].is_ethernet() ? 1 : 0;
+  std::copy(std::begin(d.devx.user_unaffiliated_events), std::end(d.devx.user_unaffiliated_events),
+            c.user_unaffiliated_events);
+  return c;
 }
 
 ibv_transport_type transport_for(ibv_node_type type) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/devx.h"
+
 namespace rdmasim {
 
 struct Gid {
@@ -28,8 +30,26 @@ struct Port {
   // What "port up" gives back to an IB port that "port down" left without LID and SM LID.
   uint16_t saved_lid = 0;
   uint16_t saved_sm_lid = 0;
+  // mlx5: the cable or optical module of this port, as PORT_MODULE_EVENT numbers it.
+  uint8_t module = 0;
 
   bool is_ethernet() const { return attr.link_layer == IBV_LINK_LAYER_ETHERNET; }
+};
+
+// The device's driver, and for mlx5 what its firmware offers DEVX (docs/simulator.md, "DEVX").
+// The default is an mlx5 device whose firmware has no UCTX (log_max_uctx 0): no DEVX context can
+// be created, so no DEVX event reaches anyone, as before the simulator knew DEVX.
+struct DevxModel {
+  devx::Provider provider = devx::Provider::kMlx5;
+  uint32_t log_max_uctx = 0;
+  bool event_cap = false;
+  bool port_module_event = true;
+  bool temp_warn_event = true;
+  bool general_notification_event = true;
+  uint64_t user_unaffiliated_events[4] = {};
+
+  bool is_mlx5() const { return provider == devx::Provider::kMlx5; }
+  bool has_devx() const { return is_mlx5() && log_max_uctx > 0; }
 };
 
 struct DeviceModel {
@@ -43,6 +63,7 @@ struct DeviceModel {
   std::string node_desc;
   uint32_t num_comp_vectors = 0;
   ibv_device_attr_ex attr{};  // node GUIDs, fw_ver and phys_port_cnt filled by finalize()
+  DevxModel devx;
   std::vector<Port> ports;
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
@@ -50,6 +71,8 @@ struct DeviceModel {
 };
 
 ibv_transport_type transport_for(ibv_node_type type);
+// What the shared state and the stand-in libmlx5 see of the device's DEVX.
+ShmDevx devx_caps(const DeviceModel& d);
 
 // Text forms shared by the sysfs tree, `show` and the CLI.
 std::string guid_to_string(uint64_t guid);                              // "0c42:a103:00f6:5e44"

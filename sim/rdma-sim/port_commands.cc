@@ -1,5 +1,8 @@
 // Fabric: port state, LID/SM, P_Key and GID changes. Each publishes the new state before it
-// queues the event(s) it causes, like the kernel's cache update before dispatch.
+// queues the event(s) it causes, like the kernel's cache update before dispatch. On mlx5 the
+// firmware reports them as PORT_CHANGE EQEs, which DEVX channels subscribed to 0x09 get too
+// (docs/simulator.md, "DEVX"): state down/up on every port; LID, P_Key, GUID and client
+// reregistration on InfiniBand ports (a RoCE port's GIDs follow its netdev, not the firmware).
 #include <algorithm>
 
 #include "fabric.h"
@@ -16,6 +19,14 @@ void require_ib(const DeviceEntry& e, int port, const char* what) {
     throw CommandError(port_name(e, port) + " is an Ethernet (RoCE) port: it has no " + what);
 }
 
+// PORT_CHANGE subtypes (device.h MLX5_PORT_CHANGE_SUBTYPE_*).
+constexpr uint8_t kPortChangeDown = 1;
+constexpr uint8_t kPortChangeActive = 4;
+constexpr uint8_t kPortChangeLid = 6;
+constexpr uint8_t kPortChangePkey = 7;
+constexpr uint8_t kPortChangeGuid = 8;
+constexpr uint8_t kPortChangeClientRereg = 9;
+
 void require_lid(uint16_t lid, const char* field) {
   if (lid == 0 || lid > 0xbfff)
     throw CommandError(std::string(field) + " " + std::to_string(lid) +
@@ -23,6 +34,24 @@ void require_lid(uint16_t lid, const char* field) {
 }
 
 }  // namespace
+
+Delivery Fabric::deliver_port(const DeviceEntry& e, int port, uint32_t type, uint8_t subtype) {
+  std::optional<DevxDelivery> eqe;
+  if (e.model.devx.has_devx()) {
+    const devx::Eqe change = devx::port_change_eqe(static_cast<uint8_t>(port), subtype);
+    eqe = DevxDelivery{e.model.name, change.type(), subtype, channels_.deliver(e.index, change)};
+  }
+  Delivery d = deliver(e, type, static_cast<uint64_t>(port));
+  d.devx = eqe;
+  return d;
+}
+
+// A GID entry changed: the SM's GUID change on InfiniBand, the netdev's addresses on RoCE.
+Delivery Fabric::gid_changed(const DeviceEntry& e, int port) {
+  if (e.model.ports[port - 1].is_ethernet())
+    return deliver(e, IBV_EVENT_GID_CHANGE, static_cast<uint64_t>(port));
+  return deliver_port(e, port, IBV_EVENT_GID_CHANGE, kPortChangeGuid);
+}
 
 std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional<uint8_t> phys) {
   auto [found, p] = port(target);
@@ -41,7 +70,7 @@ std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional
   }
   publish(e);
   sysfs_.write_port(e.model, p);
-  return {deliver(e, IBV_EVENT_PORT_ERR, static_cast<uint64_t>(p))};
+  return {deliver_port(e, p, IBV_EVENT_PORT_ERR, kPortChangeDown)};
 }
 
 std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<uint16_t> lid,
@@ -65,7 +94,7 @@ std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<u
   }
   publish(e);
   sysfs_.write_port(e.model, p);
-  return {deliver(e, IBV_EVENT_PORT_ACTIVE, static_cast<uint64_t>(p))};
+  return {deliver_port(e, p, IBV_EVENT_PORT_ACTIVE, kPortChangeActive)};
 }
 
 std::vector<Delivery> Fabric::set_lid(const std::string& target, uint16_t lid) {
@@ -78,7 +107,7 @@ std::vector<Delivery> Fabric::set_lid(const std::string& target, uint16_t lid) {
   port.saved_lid = lid;
   publish(e);
   sysfs_.write_port(e.model, p);
-  return {deliver(e, IBV_EVENT_LID_CHANGE, static_cast<uint64_t>(p))};
+  return {deliver_port(e, p, IBV_EVENT_LID_CHANGE, kPortChangeLid)};
 }
 
 std::vector<Delivery> Fabric::set_sm(const std::string& target, uint16_t sm_lid,
@@ -102,7 +131,7 @@ std::vector<Delivery> Fabric::reregister(const std::string& target) {
   auto [found, p] = port(target);
   DeviceEntry& e = modifiable(found->model.name);
   require_ib(e, p, "subnet manager to ask for a client reregistration");
-  return {deliver(e, IBV_EVENT_CLIENT_REREGISTER, static_cast<uint64_t>(p))};
+  return {deliver_port(e, p, IBV_EVENT_CLIENT_REREGISTER, kPortChangeClientRereg)};
 }
 
 std::vector<Delivery> Fabric::set_pkey(const std::string& target, int index, uint16_t value) {
@@ -117,7 +146,7 @@ std::vector<Delivery> Fabric::set_pkey(const std::string& target, int index, uin
   port.pkeys[index] = value;
   publish(e);
   sysfs_.write_pkey(e.model, p, index);
-  return {deliver(e, IBV_EVENT_PKEY_CHANGE, static_cast<uint64_t>(p))};
+  return {deliver_port(e, p, IBV_EVENT_PKEY_CHANGE, kPortChangePkey)};
 }
 
 std::vector<Delivery> Fabric::gid_add(const std::string& target, const std::string& gid_text,
@@ -167,7 +196,7 @@ std::vector<Delivery> Fabric::gid_add(const std::string& target, const std::stri
   port.gids[slot] = gid;
   publish(e);
   sysfs_.write_gid(e.model, p, slot);
-  return {deliver(e, IBV_EVENT_GID_CHANGE, static_cast<uint64_t>(p))};
+  return {gid_changed(e, p)};
 }
 
 std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
@@ -183,7 +212,7 @@ std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
   port.gids[index] = Gid{};
   publish(e);
   sysfs_.write_gid(e.model, p, index);
-  return {deliver(e, IBV_EVENT_GID_CHANGE, static_cast<uint64_t>(p))};
+  return {gid_changed(e, p)};
 }
 
 std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::string& ip,

@@ -53,6 +53,7 @@ ShmRegion ShmRegion::create(const std::string& path) {
   h.total_size = sizeof(ShmFabric);
   h.device_size = sizeof(ShmDevice);
   h.context_size = sizeof(ShmContext);
+  h.channel_size = sizeof(ShmChannel);
   h.simulator_pid = static_cast<int32_t>(getpid());
   for (ShmDevice& d : shm->devices)
     d.index = -1;
@@ -82,6 +83,7 @@ void ShmRegion::publish(int slot, const DeviceModel& d, SlotState state, int32_t
   rec.num_comp_vectors = d.num_comp_vectors;
   rec.phys_port_cnt = static_cast<uint32_t>(d.ports.size());
   rec.attr = d.attr;
+  rec.devx = devx_caps(d);
   for (size_t p = 0; p < d.ports.size(); ++p) {
     const Port& src = d.ports[p];
     ShmPort& dst = rec.ports[p];

@@ -97,7 +97,13 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
       hotplug_(options.udev ? std::make_unique<UdevEmitter>()
                             : std::make_unique<HotplugObserver>()),
       udev_(options.udev ? static_cast<const UdevEmitter*>(hotplug_.get()) : nullptr),
-      contexts_(loop_, shm_.fabric(), [this](int32_t index) { on_context_closed(index); }) {
+      channels_(loop_, shm_.fabric()),
+      contexts_(
+          loop_, shm_.fabric(),
+          [this](uint64_t id, int32_t index) { on_context_closed(id, index); },
+          [this](const ContextView& c, const std::string& line, UniqueFd fd) {
+            return on_context_request(c, line, std::move(fd));
+          }) {
   if (FILE* f = std::fopen((dir_ + "/pid").c_str(), "w")) {
     std::fprintf(f, "%d\n", static_cast<int>(getpid()));
     std::fclose(f);
@@ -105,7 +111,8 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
   store_relaxed(shm_.fabric().header.query_latency_us, options.query_latency_us);
   store_relaxed(shm_.fabric().header.no_rdma, options.no_rdma ? 1u : 0u);
   sysfs_.reset();
-  fabric_ = std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, *hotplug_);
+  fabric_ =
+      std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, channels_, *hotplug_);
   signal_fd_ = block_signals();
   signal_watch_ = IoWatch(&loop_, signal_fd_.get(), EPOLLIN, [this](uint32_t) {
     signalfd_siginfo si;
@@ -135,8 +142,10 @@ void Simulator::run() {
   while (!stopping_) {
     loop_.run_once(next_timeout_ms());
     contexts_.reap();
+    channels_.reap();
     check_waiters();
     contexts_.flush();
+    channels_.flush();
     reap_connections();
   }
 }
@@ -225,6 +234,7 @@ void Simulator::on_line(uint64_t id, const std::string& line) {
   }
   // Events queued by the command go out before the CLI hears back.
   contexts_.flush();
+  channels_.flush();
   if (reply) send_reply(id, *reply);
 }
 
@@ -232,8 +242,8 @@ void Simulator::open_context(uint64_t id, const std::string& line) {
   auto node = connections_.extract(id);
   UniqueFd fd = std::move(node.mapped()->fd);
   node.mapped()->watch = IoWatch();
-  int index = -1, pid = 0;
-  if (std::sscanf(line.c_str(), "OPEN %d %d", &index, &pid) != 2) {
+  int index = -1, pid = 0, devx_mode = kDevxNone;
+  if (std::sscanf(line.c_str(), "OPEN %d %d %d", &index, &pid, &devx_mode) < 2) {
     ContextRegistry::refuse(std::move(fd), EINVAL);
     return;
   }
@@ -244,7 +254,37 @@ void Simulator::open_context(uint64_t id, const std::string& line) {
     ContextRegistry::refuse(std::move(fd), EIO);
     return;
   }
-  contexts_.open(std::move(fd), index, e->model.name, pid);
+  int err = 0;
+  const uint32_t uid = assign_devx_uid(*e, devx_mode, &err);
+  if (err) {
+    ContextRegistry::refuse(std::move(fd), err);
+    return;
+  }
+  contexts_.open(std::move(fd), index, e->model.name, pid, uid);
+}
+
+// What mlx5_ib_alloc_ucontext does with MLX5_IB_ALLOC_UCTX_DEVX: mlx5_ib_devx_create() makes the
+// context a DEVX one with its own UCTX object, or fails: EINVAL when the firmware has no UCTX
+// (log_max_uctx 0); and, as the simulator models it, ENOMEM (status LIM_ERR) when the firmware's
+// 2^log_max_uctx UCTX objects are taken, one of which the driver keeps for itself (the
+// whitelist uid of devx.c). rdma-core's provider then retries without DEVX unless the program
+// asked for it (mlx5dv_open_device with MLX5DV_CONTEXT_FLAGS_DEVX).
+uint32_t Simulator::assign_devx_uid(const DeviceEntry& e, int mode, int* err) {
+  *err = 0;
+  if (mode == kDevxNone) return 0;
+  const DevxModel& d = e.model.devx;
+  if (!d.is_mlx5()) {
+    *err = mode == kDevxRequire ? EOPNOTSUPP : 0;
+    return 0;
+  }
+  const uint64_t uctx_max = uint64_t{1} << d.log_max_uctx;
+  if (d.has_devx() && contexts_.devx_count(e.index) + 1 < uctx_max) {
+    const uint32_t uid = next_devx_uid_;
+    next_devx_uid_ = next_devx_uid_ == 0xffff ? 1 : next_devx_uid_ + 1;  // 16-bit, never 0
+    return uid;
+  }
+  if (mode == kDevxRequire) *err = d.has_devx() ? ENOMEM : EINVAL;
+  return 0;
 }
 
 void Simulator::send_reply(uint64_t id, const json& reply) {
@@ -284,7 +324,10 @@ void Simulator::reap_connections() {
   to_close_.clear();
 }
 
-void Simulator::on_context_closed(int32_t device_index) {
+void Simulator::on_context_closed(uint64_t context_id, int32_t device_index) {
+  // Closing a context destroys its DEVX objects; a channel's fd stays open until its owner closes
+  // it, and reads nothing more.
+  channels_.destroy_context(context_id);
   if (auto removed = fabric_->context_closed(device_index)) {
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->device == *removed) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "contexts.h"
+#include "devx_channels.h"
 #include "event_loop.h"
 #include "fabric.h"
 #include "hotplug.h"
@@ -58,14 +59,23 @@ class Simulator {
   void close_connection(uint64_t id);
   void reap_connections();
   void check_waiters();
-  void on_context_closed(int32_t device_index);
+  void on_context_closed(uint64_t context_id, int32_t device_index);
   int next_timeout_ms() const;
+  uint32_t assign_devx_uid(const DeviceEntry& e, int mode, int* err);
+
+  // devx_requests.cc: the DEVX commands of the stand-in libmlx5, on a context's connection.
+  ContextReply on_context_request(const ContextView& context, const std::string& line, UniqueFd fd);
+  ContextReply create_channel(const ContextView& context, const std::string& line);
+  ContextReply subscribe(const ContextView& context, const std::string& line, UniqueFd fd);
 
   // control.cc: one request, one reply (or a deferred reply for unplug --wait).
   std::optional<nlohmann::json> handle(uint64_t connection, const nlohmann::json& request);
   nlohmann::json handle_storm(const nlohmann::json& request);
   nlohmann::json handle_cycle(const nlohmann::json& request);
   nlohmann::json stats() const;
+  // control_devx.cc: module, temp-warn, general-event, devx-event, devx-storm, alloc-fail.
+  std::optional<nlohmann::json> handle_devx(const std::string& cmd, const nlohmann::json& request);
+  nlohmann::json handle_devx_storm(const nlohmann::json& request);
 
   std::string dir_;
   UniqueFd dir_lock_;
@@ -74,6 +84,7 @@ class Simulator {
   SysfsTree sysfs_;
   std::unique_ptr<HotplugObserver> hotplug_;
   const UdevEmitter* udev_ = nullptr;  // hotplug_ when --udev
+  ChannelRegistry channels_;
   ContextRegistry contexts_;
   std::unique_ptr<Fabric> fabric_;
   UniqueFd listen_fd_;
@@ -84,6 +95,7 @@ class Simulator {
   std::vector<uint64_t> to_close_;
   std::vector<Waiter> waiters_;
   uint64_t next_connection_ = 1;
+  uint32_t next_devx_uid_ = 1;
   bool stopping_ = false;
 };
 

@@ -18,6 +18,7 @@
 #include "common/shm_layout.h"
 #include "device_attr.h"
 #include "json_fields.h"
+#include "topology_devx.h"
 
 namespace rdmasim {
 namespace {
@@ -73,6 +74,7 @@ struct PortContext {
   uint64_t node_guid;
   int port_num;
   uint32_t default_link_layer;
+  const DevxModel& devx;
 };
 
 // The link-local GID a RoCE port derives from its MAC (modified EUI-64).
@@ -143,6 +145,7 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
   a.init_type_reply = static_cast<uint8_t>(o.num("init_type_reply", 0, 0, 0xff));
   a.max_vl_num = static_cast<uint8_t>(o.num("max_vl_num", eth ? 0 : 3, 0, 15));
   a.flags = static_cast<uint8_t>(o.num("flags", 0, 0, 0xff));
+  p.module = parse_port_module(o, pc.devx, pc.port_num);
 
   // Addressing. RoCE has no LIDs and no SM; an IB port's LID is the SM's business, so a LID the
   // file leaves out is assigned like an SM would (unique, from 1), and a port that is down has
@@ -289,6 +292,7 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   d.hca_type = o.str("hca_type", "MT4123", 63);
   d.node_desc = o.str("node_desc", "rdma-sim " + d.name, 63);
   d.num_comp_vectors = static_cast<uint32_t>(o.num("num_comp_vectors", 8, 1, 1024));
+  d.devx = parse_devx(o);
   d.attr = default_device_attr();
   d.attr.orig_attr.vendor_id =
       static_cast<uint32_t>(o.num("vendor_id", d.attr.orig_attr.vendor_id, 0, 0xffffffffu));
@@ -309,8 +313,9 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   for (size_t i = 0; i < ports->size(); ++i) {
     JsonFields port((*ports)[i], o.path("ports") + "[" + std::to_string(i) + "]", o.file());
     bool auto_lid = false;
-    d.ports.push_back(parse_port(
-        port, PortContext{d.node_guid, static_cast<int>(i + 1), link_layer}, netdevs, &auto_lid));
+    d.ports.push_back(
+        parse_port(port, PortContext{d.node_guid, static_cast<int>(i + 1), link_layer, d.devx},
+                   netdevs, &auto_lid));
     if (!d.ports.back().is_ethernet()) auto_lids->push_back(auto_lid);
   }
   d.finalize();

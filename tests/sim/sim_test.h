@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -31,24 +34,25 @@ class Sim : public SimFabric {
   Sim& operator=(const Sim&) = delete;
 };
 
-// verbs_shell (a program linked against the system libibverbs) running under a fabric: one
-// command line in, one JSON answer out.
-class VerbsShell {
+// A test program driven line by line (verbs_shell, devx_shell): one command line in, one JSON
+// answer out.
+class JsonShell {
  public:
-  explicit VerbsShell(const SimFabric& sim) : p_(sim.spawn({VERBS_SHELL}, stdin_pipe())) {}
+  JsonShell(const SimFabric& sim, const char* program) : p_(sim.spawn({program}, stdin_pipe())) {}
   // Under an environment of the caller's choosing (no simulator, a stale directory...).
-  explicit VerbsShell(const rdmatest::SpawnOptions& options) : p_(spawn_with(options)) {}
+  JsonShell(const rdmatest::SpawnOptions& options, const char* program)
+      : p_(spawn_with(options, program)) {}
   // Ends the shell as a program ends: it closes and frees everything, then exits 0. A failure
   // here (a sanitizer finding in the library, a hang) fails the test.
-  ~VerbsShell() {
+  ~JsonShell() {
     if (!p_.running()) return;  // the test ended it on purpose
     p_.close_stdin();
     const auto status = p_.wait_exit(kTimeout);
     if (!status || !status->success())
-      ADD_FAILURE() << "verbs_shell did not end cleanly\n" << p_.describe();
+      ADD_FAILURE() << "the shell did not end cleanly\n" << p_.describe();
   }
-  VerbsShell(const VerbsShell&) = delete;
-  VerbsShell& operator=(const VerbsShell&) = delete;
+  JsonShell(const JsonShell&) = delete;
+  JsonShell& operator=(const JsonShell&) = delete;
 
   json operator()(const std::string& command) {
     send(command);
@@ -59,7 +63,7 @@ class VerbsShell {
     const std::string line = p_.require_next_line(timeout);
     json j = json::parse(line);
     if (j.contains("error"))
-      throw rdmatest::HarnessError("verbs_shell: " + j["error"].get<std::string>());
+      throw rdmatest::HarnessError("shell: " + j["error"].get<std::string>());
     return j;
   }
   // True if no answer arrives within `wait` (a blocking call that must stay blocked).
@@ -72,11 +76,18 @@ class VerbsShell {
     o.stdin_pipe = true;
     return o;
   }
-  static Process spawn_with(rdmatest::SpawnOptions o) {
+  static Process spawn_with(rdmatest::SpawnOptions o, const char* program) {
     o.stdin_pipe = true;
-    return Process::spawn({VERBS_SHELL}, o);
+    return Process::spawn({program}, o);
   }
   Process p_;
+};
+
+// verbs_shell: a program linked against the system libibverbs, under a fabric.
+class VerbsShell : public JsonShell {
+ public:
+  explicit VerbsShell(const SimFabric& sim) : JsonShell(sim, VERBS_SHELL) {}
+  explicit VerbsShell(const rdmatest::SpawnOptions& options) : JsonShell(options, VERBS_SHELL) {}
 };
 
 // The stand-in's environment without a usable fabric behind RDMA_SIM_DIR.
@@ -105,6 +116,44 @@ inline std::string ctl_ok(const SimFabric& sim, const std::vector<std::string>& 
                                  "): " + r.err);
   }
   return r.out;
+}
+
+// "VERSION name" for each defined dynamic symbol; hidden (non-default) versions in parentheses.
+inline std::vector<std::string> exported(const std::string& lib) {
+  const rdmatest::CommandResult r = rdmatest::run_command({"objdump", "-T", lib});
+  if (r.exit_code() != 0) throw rdmatest::HarnessError("objdump -T " + lib + ": " + r.err);
+  std::vector<std::string> out;
+  for (const std::string& line : r.out_lines()) {
+    if (line.find("*UND*") != std::string::npos ||
+        (line.find(" DF ") == std::string::npos && line.find(" DO ") == std::string::npos))
+      continue;
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string s; words >> s;)
+      w.push_back(s);
+    if (w.size() >= 2) out.push_back(w[w.size() - 2] + " " + w.back());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A shared library's SONAME and NEEDED entries (readelf -d).
+struct DynamicSection {
+  std::string soname;
+  std::vector<std::string> needed;
+};
+inline DynamicSection dynamic_section(const std::string& lib) {
+  const rdmatest::CommandResult r = rdmatest::run_command({"readelf", "-d", lib});
+  DynamicSection d;
+  for (const std::string& line : r.out_lines()) {
+    const size_t open = line.find('['), close = line.find(']');
+    if (open == std::string::npos) continue;
+    if (line.find("(NEEDED)") != std::string::npos)
+      d.needed.push_back(line.substr(open + 1, close - open - 1));
+    if (line.find("(SONAME)") != std::string::npos)
+      d.soname = line.substr(open + 1, close - open - 1);
+  }
+  return d;
 }
 
 // Names of a `list` answer's devices, in order.

@@ -169,7 +169,9 @@ TEST(Cli, JsonOutputIsOneObject) {
   EXPECT_EQ(
       out,
       json::parse(R"({"ok":true,"message":"mlx5_1/2: port down: port_err (element 2) to 0 contexts",
-      "events":[{"device":"mlx5_1","type":10,"type_name":"port_err","element":2,"contexts":0}]})"));
+      "events":[{"device":"mlx5_1","type":10,"type_name":"port_err","element":2,"contexts":0}],
+      "devx_events":[{"device":"mlx5_1","type":9,"type_name":"port_change","subtype":1,
+      "channels":0,"queued":0,"merged":0,"dropped":0,"signaled":0}]})"));
   const json show = sim.show();
   const json& port = show["devices"][1]["ports"][1];
   EXPECT_EQ(port["state"], "down");

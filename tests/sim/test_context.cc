@@ -152,6 +152,9 @@ TEST(Context, AccountingCountsQueuedReadAndAckedPerContext) {
   const int pid = sh.process().pid();
   json s = sim.stats();
   ASSERT_EQ(s["contexts"].size(), 2u);
+  // "devx": rdma-core's mlx5 provider asks every context for DEVX and falls back without it
+  // (providers/mlx5/mlx5.c, mlx5_alloc_context), so a plain ibv_open_device of an mlx5 device
+  // with DEVX gets a DEVX context.
   EXPECT_EQ(s["contexts"][0], json({{"id", 1},
                                     {"pid", pid},
                                     {"device", "mlx5_0"},
@@ -165,7 +168,8 @@ TEST(Context, AccountingCountsQueuedReadAndAckedPerContext) {
                                     {"pkey_queries", 1},
                                     {"backlog", 0},
                                     {"silenced", false},
-                                    {"reader_closed", false}}));
+                                    {"reader_closed", false},
+                                    {"devx", true}}));
   EXPECT_EQ(s["contexts"][1]["device"], "mlx5_1");
   EXPECT_EQ(s["contexts"][1]["port_queries"], 0);
   EXPECT_EQ(s["contexts"][1]["queued"], 0);

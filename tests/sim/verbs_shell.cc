@@ -102,30 +102,14 @@ Ctx& ctx_ref(const std::string& ref) {
   return contexts.at(handle_num(ref, 'C'));
 }
 
-std::string errno_name(int err) {
-  const char* name = err ? strerrorname_np(err) : nullptr;
-  return name ? name : "";
-}
-
 }  // namespace
-
-std::string hex(const void* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    const auto b = static_cast<const uint8_t*>(p)[i];
-    s += d[b >> 4];
-    s += d[b & 15];
-  }
-  return s;
-}
 
 // The return value, and errno when it reports a failure (ret != 0).
 json with_errno(json j, long ret) {
   const int err = errno;
   j["ret"] = ret;
   j["errno"] = ret == 0 ? 0 : err;
-  j["errno_name"] = ret == 0 ? "" : errno_name(err);
+  j["errno_name"] = ret == 0 ? "" : shell_support::errno_name(err);
   return j;
 }
 
@@ -149,7 +133,11 @@ json cmd_list() {
   int num = -1;
   ibv_device** l = ibv_get_device_list(&num);
   const int err = errno;
-  if (!l) return {{"null", true}, {"num", num}, {"errno", err}, {"errno_name", errno_name(err)}};
+  if (!l)
+    return {{"null", true},
+            {"num", num},
+            {"errno", err},
+            {"errno_name", shell_support::errno_name(err)}};
   const int id = next_list++;
   lists[id] = DeviceList{l, num};
   json devs = json::array();
@@ -167,7 +155,7 @@ json cmd_open(const std::string& ref) {
   ibv_context* c = ibv_open_device(device_ref(ref));
   if (!c) {
     const int err = errno;
-    return {{"null", true}, {"errno", err}, {"errno_name", errno_name(err)}};
+    return {{"null", true}, {"errno", err}, {"errno_name", shell_support::errno_name(err)}};
   }
   const int id = next_ctx++;
   contexts[id].ctx = c;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "shell_support.h"
+
 namespace verbs_shell {
 
 // An open context and the last event read from it (for `ack`).
@@ -25,7 +27,7 @@ nlohmann::json with_errno(nlohmann::json j, long ret);
 std::optional<nlohmann::json> run_query(Ctx& c, const std::vector<std::string>& w);
 nlohmann::json port_attr_json(const ibv_port_attr& a);
 nlohmann::json gid_entry_json(const ibv_gid_entry& e);
-std::string hex(const void* p, size_t n);
+using shell_support::hex;
 
 // verbs_shell_bench.cc: reading many events, and timing.
 nlohmann::json cmd_drain(Ctx& c, uint64_t n);
