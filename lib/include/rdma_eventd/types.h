@@ -18,7 +18,7 @@ namespace rdma_eventd {
 
 // Record kinds. Verbs async events first, then records the daemon makes itself about the
 // devices' life: hot-plug, renames, recovery after a fatal error, and the port states it found
-// when it (re)opened a device.
+// when it (re)opened a device; then the vendor events of mlx5 devices (DEVX).
 enum class EventKind : uint8_t {
   kPortActive,
   kPortErr,
@@ -34,10 +34,20 @@ enum class EventKind : uint8_t {
   kDeviceRenamed,
   kDeviceRecovered,
   kPortState,
+  // mlx5 vendor events read from a DEVX event channel (docs/records.md, "Vendor events").
+  kModulePlugged,
+  kModuleUnplugged,
+  kModuleDisabled,
+  kModuleError,
+  kTemperatureWarning,
+  kPciPowerChange,
+  kFirmwareEvent,
+  kVendorEvent,
+  kVendorEventsLost,
 };
 RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
 RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kPortState) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kVendorEventsLost) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
