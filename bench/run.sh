@@ -189,10 +189,14 @@ socket_conf="\"max_subscribers\": $((sub_counts[2] + 100))"
 [ -z "$max_queued_bytes" ] || socket_conf+=", \"max_queued_bytes\": $max_queued_bytes"
 printf '{"socket": {%s}}\n' "$socket_conf" >"$work/all.json"
 printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}}\n' "$socket_conf" >"$work/mlx5_0.json"
-# The throughput storms: one subscriber that reads as fast as it is scheduled.
+# The throughput storms: one subscriber that reads as fast as it is scheduled. The journal
+# budget is off there, so that a storm with the journal on journals every record (with the
+# budget, the journal would get a port's first 200 records and then summaries).
 storm_conf="\"max_queued_bytes\": $storm_queued_bytes"
-printf '{"socket": {%s}}\n' "$storm_conf" >"$work/storm-all.json"
-printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}}\n' "$storm_conf" >"$work/storm-mlx5_0.json"
+no_budget='"journal": {"budget": {"enabled": false}}'
+printf '{"socket": {%s}, %s}\n' "$storm_conf" "$no_budget" >"$work/storm-all.json"
+printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}, %s}\n' "$storm_conf" "$no_budget" \
+  >"$work/storm-mlx5_0.json"
 for c in all mlx5_0 storm-all storm-mlx5_0; do
   "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null
 done

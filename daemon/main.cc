@@ -6,24 +6,44 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "app/daemon.h"
 #include "app/options.h"
 #include "config/config.h"
 #include "rdma_eventd/internal/unique_fd.h"
+#include "systemd/journal_stream_log.h"
 
 using namespace rdma_eventd::daemon;
 
 namespace {
 
+// Under systemd, stderr is the journal: lines then carry their priority ("<3>text", read by
+// journald; systemd/journal_stream_log.h says why this way).
+bool stderr_is_journal() {
+  return is_journal_stream(STDERR_FILENO, secure_getenv("JOURNAL_STREAM"));
+}
+
+// A startup error, before the log is set up: "rdma-eventd: text" on stderr.
+void startup_error(const std::string& text) {
+  std::fprintf(stderr, "%srdma-eventd: %s\n", stderr_is_journal() ? "<3>" : "", text.c_str());
+}
+
 void setup_logging(const std::string& level) {
-  // The daemon's own logs go to stderr (the journal captures them under systemd); records are
-  // separate entries with their own fields.
-  auto logger = spdlog::stderr_color_mt("rdma-eventd");
-  logger->set_pattern("%^%l%$: %v");
+  // The daemon's own logs go to stderr; records are separate journal entries with their own
+  // fields. Outside the journal, "warning: text".
+  std::shared_ptr<spdlog::logger> logger;
+  if (stderr_is_journal()) {
+    logger = std::make_shared<spdlog::logger>("rdma-eventd",
+                                              std::make_shared<JournalStreamSink>(STDERR_FILENO));
+  } else {
+    logger = spdlog::stderr_color_mt("rdma-eventd");
+    logger->set_pattern("%^%l%$: %v");
+  }
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(level));
   spdlog::flush_on(spdlog::level::trace);
@@ -88,7 +108,7 @@ int main(int argc, char** argv) {
 
   ConfigResult config = load_configuration(options);
   if (auto* err = std::get_if<ConfigError>(&config)) {
-    std::fprintf(stderr, "rdma-eventd: %s\n", err->message().c_str());
+    startup_error(err->message());
     return kExitConfig;
   }
   if (options.check_config) {
@@ -99,10 +119,8 @@ int main(int argc, char** argv) {
   const Config& cfg = std::get<Config>(config);
   const std::string level = options.log_level.value_or(cfg.log_level);
   if (spdlog::level::from_str(level) == spdlog::level::off && level != "off") {
-    std::fprintf(stderr,
-                 "rdma-eventd: unknown log level '%s' (trace, debug, info, warning, "
-                 "error, critical, off)\n",
-                 level.c_str());
+    startup_error("unknown log level '" + level +
+                  "' (trace, debug, info, warning, error, critical, off)");
     return kExitUsage;
   }
 

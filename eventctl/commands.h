@@ -9,9 +9,13 @@ namespace rdma_eventctl {
 int run_monitor(const Global& g, int argc, char** argv);
 int run_status(const Global& g, int argc, char** argv);
 int run_wait(const Global& g, int argc, char** argv);
+int run_report(const Global& g, int argc, char** argv);
+int run_health(const Global& g, int argc, char** argv);
 
 extern const char* const kMonitorHelp;
 extern const char* const kStatusHelp;
 extern const char* const kWaitHelp;
+extern const char* const kReportHelp;
+extern const char* const kHealthHelp;
 
 }  // namespace rdma_eventctl

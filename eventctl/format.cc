@@ -182,6 +182,10 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
              ? "journal: " + std::to_string(j.written) + " written, " + std::to_string(j.failed) +
                    " failed, " + std::to_string(j.dropped) + " dropped\n"
              : "journal: off\n";
+  if (j.enabled && j.budget) {
+    out += "journal budget: " + std::to_string(j.not_journaled) + " records not journaled, " +
+           std::to_string(j.summaries) + " summaries written\n";
+  }
   out += "subscribers: " + std::to_string(s.count) + " of " + std::to_string(s.max) + "; " +
          std::to_string(s.records_sent) + " records sent, " + std::to_string(s.records_lost) +
          " lost, " + std::to_string(s.bytes_queued) + " bytes queued\n";

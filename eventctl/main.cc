@@ -19,6 +19,8 @@ Commands:
   monitor     print records as they happen (--json for NDJSON), with filters
   status      the ports the daemon watches and its counters
   wait        wait until a port reaches a state, e.g. wait mlx5_0/1 active --timeout 30s
+  report      report an application's affiliated async event, e.g. report mlx5_0 qp_fatal
+  health      the host's port health in one line; exit 0 healthy, 1 a problem, 2 unknown
   help [CMD]  this text, or a command's
 
 Options:
@@ -28,7 +30,8 @@ Options:
   -h, --help         this text
 
 Every command takes --help. Exit status: 0 done, 1 wait timed out, 64 bad command line,
-69 the daemon cannot be reached, 76 the daemon refused a request.
+69 the daemon cannot be reached, 76 the daemon refused a request; health has its own
+(0 healthy, 1 a problem, 2 unknown).
 The protocol: docs/protocol.md.
 )";
 
@@ -39,6 +42,10 @@ int command_help(const std::string& name) {
     std::fputs(kStatusHelp, stdout);
   } else if (name == "wait") {
     std::fputs(kWaitHelp, stdout);
+  } else if (name == "report") {
+    std::fputs(kReportHelp, stdout);
+  } else if (name == "health") {
+    std::fputs(kHealthHelp, stdout);
   } else {
     throw UsageError{"unknown command '" + name + "'"};
   }
@@ -58,6 +65,8 @@ int dispatch(Global& g, int argc, char** argv) {
   if (command == "monitor") return run_monitor(g, sub_argc, sub_argv);
   if (command == "status") return run_status(g, sub_argc, sub_argv);
   if (command == "wait") return run_wait(g, sub_argc, sub_argv);
+  if (command == "report") return run_report(g, sub_argc, sub_argv);
+  if (command == "health") return run_health(g, sub_argc, sub_argv);
   if (command == "help") {
     if (sub_argc > 1) return command_help(sub_argv[1]);
     std::fputs(kHelp, stdout);

@@ -84,7 +84,11 @@ done
 echo "== rdma-eventd runs on it. rdma-eventctl monitor follows its socket ($sock):"
 "$bin/rdma-eventctl" --socket "$sock" monitor --snapshot --color never &
 pids+=($!)
-until [ "$("$bin/rdma-eventctl" --socket "$sock" status 2>/dev/null | grep -c '^subscribers: 2 ')" = 1 ]; do
+# The events come after the monitor's snapshot once the daemon has answered its one request
+# (a connected monitor that has not asked yet would get the first event before its snapshot).
+monitor=$!
+until "$bin/rdma-eventctl" --socket "$sock" status --json 2>/dev/null |
+  jq -e --argjson pid "$monitor" '.subscribers.list[] | select(.pid == $pid and .requests >= 1)' >/dev/null; do
   sleep 0.05
 done
 

@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh fuzz_record      only the targets named
 #
 # Environment:
-#   FUZZ_SECONDS    seconds per target (default 48, so five targets take about what four took
+#   FUZZ_SECONDS    seconds per target (default 50, so six targets take about what five took
 #                   at 60); 0 runs each corpus once, as a regression test
 #   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
 #   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
@@ -20,8 +20,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_devx)
-seconds=${FUZZ_SECONDS:-48}
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx)
+seconds=${FUZZ_SECONDS:-50}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
 parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}
@@ -62,7 +62,7 @@ build_targets() {
     compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
   cmake -S . -B "$build" "${compilers[@]}" -DRDMA_EVENTD_FUZZ=ON -DRDMA_EVENTD_WERROR=ON \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  # The fuzz build's "all" is the five targets; naming them would build them one after another.
+  # The fuzz build's "all" is the targets; naming them would build them one after another.
   local only=()
   [ ${#TARGETS[@]} -lt 5 ] && only=(--target "${TARGETS[@]}")
   cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"

@@ -39,6 +39,12 @@ class StdoutSink final : public RecordSink {
   void flush() override { std::fflush(stdout); }
 };
 
+std::string budget_text(const JournalBudgetConfig& b) {
+  if (!b.enabled) return "off (every record is journaled)";
+  return fmt::format("port {}/s burst {}, host {}/s burst {}, summaries every {} s", b.port_rate,
+                     b.port_burst, b.host_rate, b.host_burst, b.summary_interval_s);
+}
+
 }  // namespace
 
 Daemon::Daemon(Options options, Config config)
@@ -46,7 +52,7 @@ Daemon::Daemon(Options options, Config config)
       config_(std::move(config)),
       stamper_(new_stream_id(), host_name(), config_.severities),
       devices_(loop_, stamper_, std::make_unique<verbs::Catalog>(), system_clock(),
-               [this](const std::vector<Record>& records) { publish(records); }),
+               [this](std::vector<Record>& records) { publish(records); }),
       hotplug_(loop_,
                [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); }),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
@@ -89,9 +95,12 @@ void Daemon::start() {
   setup_hub();
   spdlog::info("rdma-eventd {} started: stream {}, host {}, journal {}", kVersion,
                stamper_.stream(), stamper_.host(), journal_ ? "on" : "off");
+  if (journal_) spdlog::info("journal budget: {}", budget_text(config_.journal_budget));
   // Hot-plug news first, then the list: a device that comes between the two is not missed.
   hotplug_.start();
+  health_.restore(system_clock().now());  // before the first record is judged
   devices_.resync(DeviceSet::Mode::kStartup, "start");
+  health_.observe_devices(devices_.views(), system_clock().now());
   spdlog::info("ready: watching {} device{}", devices_.watched(),
                devices_.watched() == 1 ? "" : "s");
   service_->ready(service_status());
@@ -100,6 +109,8 @@ void Daemon::start() {
 int Daemon::run() {
   const int rc = loop_.run();
   service_->stopping();
+  budget_.flush(system_clock().now());  // the summaries still pending, cut short
+  health_.stop();
   const DeviceStats& d = devices_.stats();
   spdlog::info("stopped after {} records ({} events read and acked)", records_, d.events_acked);
   return rc == 0 ? 0 : 1;
@@ -110,6 +121,7 @@ void Daemon::setup_journal() {
   if (want && !journal_) {
     journal_ = std::make_unique<JournalSink>(config_.journal_identifier, kJournalQueueEntries);
   } else if (!want && journal_) {
+    budget_.flush(system_clock().now());  // while the journal is still there to take them
     backpressure_.attach(nullptr);
     journal_.reset();
   } else if (journal_) {
@@ -118,19 +130,41 @@ void Daemon::setup_journal() {
   backpressure_.attach(journal_.get());
 }
 
-void Daemon::publish(const std::vector<Record>& records) {
-  for (const Record& r : records) {
-    const std::string json = to_json(r);
-    if (journal_) journal_->publish(r, json);
-    if (stdout_sink_) stdout_sink_->publish(r, json);
-    if (hub_) hub_->publish(r, json);
-    ++records_;
+void Daemon::write_summary(BudgetSummary& summary) {
+  if (health_.enabled() && !summary.device.empty()) {
+    const auto v = health_.model().verdict(summary.device, summary.port, system_clock().now());
+    if (v) summary.health = health_name(v->health);
   }
+  if (journal_)
+    journal_->publish_summary(summary_journal_fields(summary, config_.journal_identifier));
+}
+
+void Daemon::publish(std::vector<Record>& records) {
+  const Instant now = system_clock().now();  // the journal budget's time for the batch
+  for (Record& r : records) {
+    health_.judge(r, now);
+    send(std::move(r), now);
+  }
+  // The verdicts those records changed, after them.
+  for (Record& r : health_.take_records(now))
+    send(std::move(r), now);
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
+  if (journal_) budget_.after_batch(now);
   backpressure_.after_publish();
   memory_trim_.note_work(records.size());
   update_service_status();  // port states
+}
+
+void Daemon::send(Record&& r, Instant now) {
+  // Shared and immutable from here on: the journal writer builds its entry from them on its
+  // own thread, after this call.
+  auto record = std::make_shared<const Record>(std::move(r));
+  auto json = std::make_shared<const std::string>(to_json(*record));
+  if (journal_ && budget_.admit(*record, now)) journal_->publish(record, json);
+  if (stdout_sink_) stdout_sink_->publish(*record, *json);
+  if (hub_) hub_->publish(*record, *json);
+  ++records_;
 }
 
 void Daemon::reload() {
@@ -148,12 +182,19 @@ void Daemon::apply_config(const Config& next) {
   config_ = next;
   if (!options_.log_level) spdlog::set_level(spdlog::level::from_str(config_.log_level));
   stamper_.set_severities(config_.severities);
+  if (next.journal_budget != budget_.config()) {
+    // What is pending is summarized under the budget it was counted against.
+    budget_.set_config(next.journal_budget, system_clock().now());
+    spdlog::info("journal budget: {}", budget_text(next.journal_budget));
+  }
   setup_journal();
+  if (hub_) hub_->set_reports(config_.reports);
   if (hub_ && !hub_->apply(socket_config())) {
     spdlog::warn(
         "socket: path, mode, group, ring_records and enabled change at restart only; "
         "the new limits apply now");
   }
+  health_.set_config(config_.health);
   devices_.set_filter(config_.devices);
   devices_.resync(DeviceSet::Mode::kReload, "configuration reloaded");
 }
@@ -180,6 +221,15 @@ void Daemon::setup_hub() {
   hub_->on_subscribers_changed([this] {
     memory_trim_.note_work(1);
     update_service_status();
+  });
+  // Application reports: stamped and published like the devices' records, to every sink.
+  hub_->set_reports(config_.reports);
+  hub_->on_report([this](Record report) {
+    std::vector<Record> batch{std::move(report)};
+    stamper_.stamp(batch.front(), realtime_us());
+    const uint64_t seq = batch.front().seq;  // publish() moves the record away
+    publish(batch);
+    return seq;
   });
 }
 
@@ -253,6 +303,9 @@ StatusReply Daemon::status() const {
         .queued = journal_->queued(),
         .waits = b.pauses,
         .stalls = b.stalls,
+        .budget = budget_.config().enabled,
+        .not_journaled = budget_.stats().not_journaled,
+        .summaries = j.summaries_written,
     };
   }
   s.devices = device_status(devices_.views());

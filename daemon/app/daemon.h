@@ -11,8 +11,10 @@
 #include "app/device_set.h"
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
+#include "app/journal_budget_gate.h"
 #include "app/memory_trim.h"
 #include "app/options.h"
+#include "app/port_health_monitor.h"
 #include "config/config.h"
 #include "core/clock.h"
 #include "core/device_view.h"
@@ -41,10 +43,13 @@ class Daemon : private StateSource {
   int run();
 
  private:
-  void publish(const std::vector<Record>& records);
+  // Sends each record to every sink. Takes the records: they are moved out of `records`.
+  void publish(std::vector<Record>& records);
+  void send(Record&& r, Instant now);  // one record to every sink
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
+  void write_summary(BudgetSummary& summary);  // the journal budget's, as one journal entry
   void setup_hub();
   SocketConfig socket_config() const;  // the configuration's, with --socket/--no-socket
 
@@ -57,6 +62,7 @@ class Daemon : private StateSource {
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
   StatusReply status() const override;
+  HealthReply health() const override { return health_.reply(system_clock().now()); }
 
   Options options_;
   Config config_;
@@ -66,6 +72,16 @@ class Daemon : private StateSource {
   HotplugSource hotplug_;
   JournalBackpressure backpressure_;
   MemoryTrim memory_trim_{loop_};
+  // Which records the journal gets (journal.budget); only used while the journal is on.
+  JournalBudgetGate budget_{loop_, system_clock(), config_.journal_budget,
+                            [this](BudgetSummary& s) { write_summary(s); }};
+  // Port health (docs/health.md): judges every published record, adds port_health records.
+  PortHealthMonitor health_{loop_,
+                            system_clock(),
+                            stamper_,
+                            config_.health,
+                            health_state_path(),
+                            [this](std::vector<Record>& records) { publish(records); }};
   std::unique_ptr<JournalSink> journal_;
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;
@@ -79,7 +95,8 @@ class Daemon : private StateSource {
   internal::UniqueFd passed_socket_;
 };
 
-// Entries the journal writer may hold (about 2 KiB each). Under a storm the daemon waits for
+// Entries the journal writer may hold (a record and its JSON line: about 1 KiB for a port
+// event). Under a storm the daemon waits for
 // the writer long before the queue is full (JournalBackpressure); the capacity is for a
 // journald that stalls.
 inline constexpr size_t kJournalQueueEntries = 16384;

@@ -50,7 +50,8 @@ struct DevxReport {
 
 class DeviceSet {
  public:
-  using Publish = std::function<void(const std::vector<Record>&)>;
+  // Takes the records: the daemon moves them out (they become shared with the journal writer).
+  using Publish = std::function<void(std::vector<Record>&)>;
   using Mode = ResyncMode;
 
   DeviceSet(EventLoop& loop, RecordStamper& stamper, std::unique_ptr<DeviceCatalog> catalog,

@@ -18,32 +18,39 @@
 #include <functional>
 #include <memory>
 
+#include "core/journal_queue.h"
 #include "loop/event_loop.h"
 
 namespace rdma_eventd::daemon {
 
-class JournalSink;
+inline constexpr size_t kJournalHighWater = 1024;
+inline constexpr size_t kJournalLowWater = 256;
+inline constexpr std::chrono::milliseconds kJournalStallAfter = std::chrono::seconds(2);
 
 struct BackpressureStats {
-  bool paused = false;   // reading device events is paused now
-  bool stalled = false;  // the journal made no progress: not waited for
-  uint64_t pauses = 0;
-  uint64_t stalls = 0;
+  uint64_t pauses = 0;  // times reading device events paused for the journal
+  uint64_t stalls = 0;  // times the journal made no progress and was no longer waited for
 };
 
 class JournalBackpressure {
  public:
-  // pause(true) stops reading device events, pause(false) resumes it.
-  JournalBackpressure(EventLoop& loop, std::function<void(bool)> pause);
+  // pause(true) stops reading device events, pause(false) resumes it. `stall_after`: how long
+  // the writer may make no progress before it is no longer waited for.
+  JournalBackpressure(EventLoop& loop, std::function<void(bool)> pause,
+                      std::chrono::milliseconds stall_after = kJournalStallAfter);
   ~JournalBackpressure();
   JournalBackpressure(const JournalBackpressure&) = delete;
   JournalBackpressure& operator=(const JournalBackpressure&) = delete;
 
-  // The journal sink to follow, or nullptr when there is none (reading is never paused).
-  void attach(JournalSink* journal);
+  // The journal writer's queue to follow, or nullptr when there is none (reading is never
+  // paused).
+  void attach(JournalQueue* journal);
   // After each batch of records has gone to the sinks.
   void after_publish();
+
   const BackpressureStats& stats() const { return stats_; }
+  bool paused() const { return paused_; }    // reading device events is paused now
+  bool stalled() const { return stalled_; }  // the journal made no progress: not waited for
 
  private:
   void on_wake();
@@ -52,15 +59,14 @@ class JournalBackpressure {
 
   EventLoop& loop_;
   std::function<void(bool)> pause_;
-  JournalSink* journal_ = nullptr;
+  std::chrono::milliseconds stall_after_;
+  JournalQueue* journal_ = nullptr;
   std::unique_ptr<IoWatch> wake_watch_;
   Timer check_;
   uint64_t progress_mark_ = 0;
+  bool paused_ = false;
+  bool stalled_ = false;
   BackpressureStats stats_;
 };
-
-inline constexpr size_t kJournalHighWater = 1024;
-inline constexpr size_t kJournalLowWater = 256;
-inline constexpr auto kJournalStallAfter = std::chrono::seconds(2);
 
 }  // namespace rdma_eventd::daemon

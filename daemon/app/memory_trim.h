@@ -16,10 +16,31 @@
 
 namespace rdma_eventd::daemon {
 
+// The rule alone, without the timer and the allocator (unit-tested): when to arm the quiet
+// check, and whether to trim when it runs out.
+class TrimSchedule {
+ public:
+  // Work done since the last trim before a trim is considered.
+  static constexpr uint64_t kWorkBeforeTrim = 4096;
+
+  // `units` of work were done. True when the quiet check must be armed now.
+  bool note_work(uint64_t units);
+  // The quiet check ran out. True: nothing was done since it was armed, trim now (counting
+  // starts again from zero). False: work went on, the check is armed again.
+  bool quiet_check_ran_out();
+
+  bool check_armed() const { return armed_; }
+  uint64_t work() const { return work_; }  // since the last trim
+
+ private:
+  uint64_t work_ = 0;
+  uint64_t work_at_arm_ = 0;  // work_ when the check was last armed
+  bool armed_ = false;
+};
+
 class MemoryTrim {
  public:
-  // Work done since the last trim before a trim is considered, and the quiet time it waits for.
-  static constexpr uint64_t kWorkBeforeTrim = 4096;
+  // The quiet time the check waits for.
   static constexpr std::chrono::seconds kQuiet{1};
 
   explicit MemoryTrim(EventLoop& loop);
@@ -28,15 +49,12 @@ class MemoryTrim {
 
   // `units` of work were done: a record each, a subscriber connecting or going.
   void note_work(uint64_t units);
-  uint64_t trims() const { return trims_; }
 
  private:
   void on_timer();
 
   Timer timer_;
-  uint64_t work_ = 0;         // since the last trim
-  uint64_t work_at_arm_ = 0;  // work_ when the timer was armed
-  uint64_t trims_ = 0;
+  TrimSchedule schedule_;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -95,6 +95,8 @@ void parse_severity(const json& v, Config& c) {
     const std::string key = "severity." + name;
     auto kind = event_from_name(name);
     if (!kind) throw Bad{key, "unknown event name (see docs/records.md for the list)"};
+    if (*kind == EventKind::kPortHealth)
+      throw Bad{key, "port_health records take the severity of their verdict (docs/health.md)"};
     if (!sev.is_string()) throw Bad{key, "expected a string, got " + type_name(sev)};
     auto s = severity_from_name(sev.get<std::string>());
     if (!s) {
@@ -300,13 +302,31 @@ PortExpectation parse_expectation(const json& v, const std::string& key) {
   return e;
 }
 
+// How many errors of one source, within what window, make a port degraded, and how long it
+// stays so; or that the source does not count at all.
+void parse_error_threshold(const json& v, const std::string& key, ErrorThreshold& t) {
+  expect(v, json::value_t::object, "an object", key);
+  reject_unknown(v, {"count", "errors", "window_s", "quiet_s"}, key + ".");
+  constexpr uint64_t kWeek = 7 * 24 * 3600;
+  if (v.contains("count")) {
+    expect(v["count"], json::value_t::boolean, "a boolean", key + ".count");
+    t.counted = v["count"].get<bool>();
+  }
+  if (v.contains("errors"))
+    t.errors = static_cast<uint32_t>(bounded(v["errors"], key + ".errors", 1, kMaxErrorsCounted));
+  if (v.contains("window_s"))
+    t.window_s = static_cast<uint32_t>(bounded(v["window_s"], key + ".window_s", 1, kWeek));
+  if (v.contains("quiet_s"))
+    t.quiet_s = static_cast<uint32_t>(bounded(v["quiet_s"], key + ".quiet_s", 1, kWeek));
+}
+
 // Port health (docs/health.md): when a port is flapping, how long it must stay quiet, what
 // counts as degraded, and how long gone ports are remembered.
 void parse_health(const json& v, HealthConfig& h) {
   expect(v, json::value_t::object, "an object", "health");
   reject_unknown(v,
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
-                  "expected", "forget_gone_after_s"},
+                  "expected", "forget_gone_after_s", "enabled", "application_errors"},
                  "health.");
   constexpr uint64_t kWeek = 7 * 24 * 3600;
   auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
@@ -318,10 +338,18 @@ void parse_health(const json& v, HealthConfig& h) {
   number("flap_window_s", h.flap_window_s, 1, kWeek);
   number("flap_quiet_s", h.flap_quiet_s, 1, kWeek);
   number("forget_gone_after_s", h.forget_gone_after_s, 1, kWeek);
+  if (v.contains("enabled")) {
+    expect(v["enabled"], json::value_t::boolean, "a boolean", "health.enabled");
+    h.enabled = v["enabled"].get<bool>();
+  }
   if (v.contains("degraded_below_last_healthy")) {
     expect(v["degraded_below_last_healthy"], json::value_t::boolean, "a boolean",
            "health.degraded_below_last_healthy");
     h.degraded_below_last_healthy = v["degraded_below_last_healthy"].get<bool>();
+  }
+  if (v.contains("application_errors")) {
+    parse_error_threshold(v["application_errors"], "health.application_errors",
+                          h.errors[static_cast<size_t>(ErrorSource::kApplication)]);
   }
   if (v.contains("expected")) {
     expect(v["expected"], json::value_t::array, "an array of objects", "health.expected");
@@ -333,9 +361,25 @@ void parse_health(const json& v, HealthConfig& h) {
   }
 }
 
+// Application reports (docs/security.md): who may report, and how often.
+void parse_reports(const json& v, ReportsConfig& r) {
+  expect(v, json::value_t::object, "an object", "reports");
+  reject_unknown(v, {"allow_users", "allow_groups", "max_per_second"}, "reports.");
+  if (v.contains("allow_users"))
+    r.allow_users = id_list(v["allow_users"], true, "reports.allow_users");
+  if (v.contains("allow_groups")) {
+    r.allow_groups = id_list(v["allow_groups"], false, "reports.allow_groups");
+  }
+  if (v.contains("max_per_second")) {
+    r.max_per_second =
+        static_cast<uint32_t>(bounded(v["max_per_second"], "reports.max_per_second", 1, 10000));
+  }
+}
+
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(root, {"log_level", "devices", "severity", "journal", "socket", "health"}, "");
+  reject_unknown(
+      root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"}, "");
   Config c;
   if (root.contains("log_level")) {
     expect(root["log_level"], json::value_t::string, "a string", "log_level");
@@ -353,6 +397,7 @@ Config parse(const json& root) {
   if (root.contains("journal")) parse_journal(root["journal"], c);
   if (root.contains("socket")) parse_socket(root["socket"], c);
   if (root.contains("health")) parse_health(root["health"], c.health);
+  if (root.contains("reports")) parse_reports(root["reports"], c.reports);
   return c;
 }
 

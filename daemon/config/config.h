@@ -61,6 +61,16 @@ struct SocketConfig {
   friend bool operator==(const SocketConfig&, const SocketConfig&) = default;
 };
 
+// Who may report application events (the "report" request, docs/security.md) and how often.
+struct ReportsConfig {
+  // Both empty: whoever may connect to the socket. Otherwise root, the listed users and
+  // members of the listed groups. Names are resolved when the file is read.
+  std::vector<uint32_t> allow_users;   // uids
+  std::vector<uint32_t> allow_groups;  // gids
+  uint32_t max_per_second = 10;        // per uid, over all its connections; also the burst
+  friend bool operator==(const ReportsConfig&, const ReportsConfig&) = default;
+};
+
 struct Config {
   std::string log_level = "info";  // trace, debug, info, warning, error, critical, off
   DeviceFilter devices;
@@ -70,6 +80,7 @@ struct Config {
   SocketConfig socket;
   HealthConfig health;                 // "health" (docs/health.md)
   JournalBudgetConfig journal_budget;  // "journal.budget"
+  ReportsConfig reports;               // "reports"
 
   friend bool operator==(const Config&, const Config&) = default;
 };

@@ -66,7 +66,9 @@ bool JournalBudget::admit(const Record& r, Instant now) {
 
 void JournalBudget::refuse(Entry& e, const Record& r, Instant now, bool by_host) {
   if (!e.pending) {
-    e.pending.emplace();
+    // Assigned rather than emplace()d: clang's is_constructible on a nested aggregate with
+    // default member initializers is false inside its enclosing class.
+    e.pending = Pending{};
     BudgetSummary& s = e.pending->summary;
     s.device = r.port_info ? r.device : "";
     s.port = r.port_info ? r.port : 0;

@@ -22,6 +22,8 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "bfe7bc4cfe2a4e45acd0c613f8ceeab2",  // device_renamed
     "e6227d3293874a9888ff929df5645b9e",  // device_recovered
     "bd24b13a96184d4ba91cb1caa7808252",  // port_state
+    "0513127955ef45d9a80cf6a8e4e25548",  // app_report
+    "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10",  // port_health: one for every verdict (RDMA_HEALTH)
     "ad1b73688e6a4fd58123c30cd59a71f3",  // module_plugged
     "d6eece555e194e05b6b2b883c16f2ba5",  // module_unplugged
     "48553aa11da042fc904178033417891e",  // module_disabled
@@ -57,6 +59,17 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
     f.push_back("RDMA_LINK_LAYER=" + std::string(link_layer_name(r.port_info->link_layer)));
     f.push_back("RDMA_PORT_STATE=" + std::string(port_state_name(r.port_info->state)));
     f.push_back("RDMA_LID=" + std::to_string(r.port_info->lid));
+  }
+  if (r.event == EventKind::kAppReport) {
+    // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
+    f.push_back("RDMA_REPORTER_PID=" + std::to_string(r.reporter.pid));
+    f.push_back("RDMA_REPORTER_UID=" + std::to_string(r.reporter.uid));
+    f.push_back("RDMA_REPORTER_COMM=" + r.reporter.comm);
+    f.push_back("RDMA_REPORTER_UNIT=" + r.reporter.unit);
+  }
+  if (r.event == EventKind::kPortHealth) {
+    f.push_back("RDMA_HEALTH=" + r.health);
+    f.push_back("RDMA_HEALTH_REASON=" + r.reason);
   }
   if (r.vendor) {
     // Vendor events (DEVX): the event entry's type, and the module and error to filter on.

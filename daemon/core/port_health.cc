@@ -77,6 +77,9 @@ void PortHealthModel::on_record(const Record& r, Instant now, Transitions& out) 
     case EventKind::kDeviceRenamed:
       on_device_renamed(r);
       return;
+    case EventKind::kAppReport:
+      on_app_report(r, now, out);
+      return;
     default:
       break;
   }
@@ -177,8 +180,24 @@ void PortHealthModel::on_device_renamed(const Record& r) {
     match_expectation(moved->first, number, p);
 }
 
+// An application's report of a failed QP, CQ, SRQ or WQ counts as one application error of the
+// port it names. One that names no port counts against the device's port when it has only
+// one; on a device with several, nobody knows which port the object used, and it counts for
+// none rather than for a guess.
+void PortHealthModel::on_app_report(const Record& r, Instant now, Transitions& out) {
+  if (!config_.errors[static_cast<size_t>(ErrorSource::kApplication)].counted) return;
+  uint32_t port = r.port;
+  if (port == 0) {
+    auto it = devices_.find(r.device);
+    if (it == devices_.end() || it->second.ports.size() != 1) return;
+    port = it->second.ports.begin()->first;
+  }
+  count_errors(r.device, port, ErrorSource::kApplication, 1, now, out, r.seq);
+}
+
 bool PortHealthModel::count_errors(std::string_view device, uint32_t port, ErrorSource source,
-                                   uint32_t errors, Instant now, Transitions& out) {
+                                   uint32_t errors, Instant now, Transitions& out,
+                                   uint64_t cause_seq) {
   auto it = devices_.find(device);
   if (it == devices_.end()) return false;
   auto pit = it->second.ports.find(port);
@@ -192,7 +211,7 @@ bool PortHealthModel::count_errors(std::string_view device, uint32_t port, Error
   keep_newest(w.times_mono_us, t.errors);
   if (count_since(w.times_mono_us, now.mono_us - us(t.window_s)) >= t.errors) w.over = true;
   w.quiet_since_mono_us = now.mono_us;
-  judge(it->first, it->second, p, now, 0, std::nullopt, out);
+  judge(it->first, it->second, p, now, cause_seq, std::nullopt, out);
   return true;
 }
 

@@ -36,7 +36,7 @@ class PortHealthModel {
   // `errors` more errors of `source` counted against a port the model knows. Returns false
   // (and counts nothing) for a port it does not know.
   bool count_errors(std::string_view device, uint32_t port, ErrorSource source, uint32_t errors,
-                    Instant now, Transitions& out);
+                    Instant now, Transitions& out, uint64_t cause_seq = 0);
 
   // What time alone does, up to `now`: the timer's callback.
   void advance(Instant now, Transitions& out);
@@ -94,6 +94,7 @@ class PortHealthModel {
   void on_device_record(const Record& r, Instant now, Transitions& out);
   void on_device_added(const Record& r);
   void on_device_renamed(const Record& r);
+  void on_app_report(const Record& r, Instant now, Transitions& out);
   void record_down(PortHealthState& s, int64_t now_us) const;
   void settle(const std::string& device, Device& d, Port& p, Instant now, Transitions& out);
   void judge(const std::string& device, const Device& d, Port& p, Instant now, uint64_t seq,

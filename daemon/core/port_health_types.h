@@ -62,6 +62,7 @@ inline constexpr size_t kErrorSourceCount = 2;
 HealthReason error_reason(ErrorSource s);
 
 struct ErrorThreshold {
+  bool counted = true;     // false: errors of this source never make a port degraded
   uint32_t errors = 1;     // this many errors...
   uint32_t window_s = 60;  // ...within this window make the port degraded,
   uint32_t quiet_s = 600;  // until this long passes without another
@@ -81,21 +82,26 @@ struct PortExpectation {
 // The thresholds (the configuration's "health" section; docs/health.md says why these
 // defaults).
 struct HealthConfig {
+  // Whether the daemon feeds the model, publishes port_health records and keeps the state
+  // file. Read at start only. Off by default until subscribers expect the extra records.
+  bool enabled = false;
   uint32_t flap_downs = 3;
   uint32_t flap_window_s = 3600;
   uint32_t flap_quiet_s = 600;
   bool degraded_below_last_healthy = true;
   std::vector<PortExpectation> expected;  // the first that matches a port applies
   uint32_t forget_gone_after_s = 3600;
-  // Not in the configuration file yet: nothing reports these errors so far.
+  // health.application_errors in the configuration; the module source is not reported yet.
   std::array<ErrorThreshold, kErrorSourceCount> errors = {
-      ErrorThreshold{10, 60, 600},   // application
-      ErrorThreshold{1, 3600, 3600}  // module
+      ErrorThreshold{true, 10, 60, 600},   // application
+      ErrorThreshold{true, 1, 3600, 3600}  // module
   };
   friend bool operator==(const HealthConfig&, const HealthConfig&) = default;
 };
 
 inline constexpr uint32_t kMaxFlapDowns = 100;  // bounds the timestamps kept per port
+// Bounds an error threshold, and so the error timestamps kept per port and source.
+inline constexpr uint32_t kMaxErrorsCounted = 1000;
 
 // A link's width and speed; its rate is their product.
 struct LinkRate {

@@ -1,5 +1,7 @@
-// Where records go once built: the journal, subscribers, standard output. A sink takes the
-// record and its JSON line (serialized once for all sinks) and must not block the loop.
+// Where records go once built: subscribers, standard output. A sink takes the record and its
+// JSON line (serialized once for all sinks) for the length of the call and must not block the
+// loop. The journal sink (systemd/journal_sink.h) keeps them past the call, for its writer
+// thread, so it takes them as shared, immutable objects instead.
 #pragma once
 
 #include <string>

@@ -24,6 +24,8 @@ SeverityMap default_severities() {
   set(EventKind::kDeviceRenamed, Severity::kNotice);
   set(EventKind::kDeviceRecovered, Severity::kNotice);
   set(EventKind::kPortState, Severity::kInfo);
+  set(EventKind::kAppReport, Severity::kError);
+  set(EventKind::kPortHealth, Severity::kNotice);  // replaced by the verdict's (health_severity)
   set(EventKind::kModulePlugged, Severity::kNotice);
   set(EventKind::kModuleUnplugged, Severity::kWarning);
   set(EventKind::kModuleDisabled, Severity::kWarning);

@@ -62,18 +62,58 @@ std::string process_name(pid_t pid) {
   return name.empty() ? "?" : name;
 }
 
+namespace {
+
+// Whether `peer` passes the allow-lists `users` and `groups` (both empty: anyone).
+bool allowed(const std::vector<uint32_t>& users, const std::vector<uint32_t>& group_ids,
+             const Peer& peer, const std::function<std::vector<gid_t>()>& groups) {
+  if (users.empty() && group_ids.empty()) return true;
+  if (peer.uid == 0 || listed(users, peer.uid)) return true;
+  if (group_ids.empty()) return false;
+  if (listed(group_ids, peer.gid)) return true;
+  for (gid_t g : groups()) {
+    if (listed(group_ids, g)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<std::string> access_refusal(const SocketConfig& config, const Peer& peer,
                                           const std::function<std::vector<gid_t>()>& groups) {
-  if (config.allow_users.empty() && config.allow_groups.empty()) return std::nullopt;
-  if (peer.uid == 0 || listed(config.allow_users, peer.uid)) return std::nullopt;
-  if (!config.allow_groups.empty()) {
-    if (listed(config.allow_groups, peer.gid)) return std::nullopt;
-    for (gid_t g : groups()) {
-      if (listed(config.allow_groups, g)) return std::nullopt;
-    }
-  }
+  if (allowed(config.allow_users, config.allow_groups, peer, groups)) return std::nullopt;
   return "access denied: uid " + std::to_string(peer.uid) + " (gid " + std::to_string(peer.gid) +
          ") is not in socket.allow_users and in none of socket.allow_groups";
+}
+
+std::optional<std::string> report_refusal(const ReportsConfig& config, const Peer& peer,
+                                          const std::function<std::vector<gid_t>()>& groups) {
+  if (allowed(config.allow_users, config.allow_groups, peer, groups)) return std::nullopt;
+  return "uid " + std::to_string(peer.uid) + " (gid " + std::to_string(peer.gid) +
+         ") may not report: not in reports.allow_users and in none of reports.allow_groups";
+}
+
+std::string cgroup_path(std::string_view text) {
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    if (line.starts_with("0::")) return std::string(line.substr(3));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return "";
+}
+
+std::string unit_of_cgroup(std::string_view path) {
+  while (!path.empty()) {
+    const size_t slash = path.rfind('/');
+    const std::string_view last = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
+    if (last.size() > 8 && last.ends_with(".service")) return std::string(last);
+    if (last.size() > 6 && last.ends_with(".scope")) return std::string(last);
+    if (slash == std::string_view::npos) break;
+    path = path.substr(0, slash);
+  }
+  return "";
 }
 
 }  // namespace rdma_eventd::daemon

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -37,5 +38,17 @@ std::string process_name(pid_t pid);
 // when the answer depends on the supplementary groups.
 std::optional<std::string> access_refusal(const SocketConfig& config, const Peer& peer,
                                           const std::function<std::vector<gid_t>()>& groups);
+
+// Why `peer` may not report application events under `config` (reports.allow_users,
+// reports.allow_groups), or nullopt when it may. Both lists empty: whoever may connect may
+// report; otherwise root, the listed users and members of the listed groups.
+std::optional<std::string> report_refusal(const ReportsConfig& config, const Peer& peer,
+                                          const std::function<std::vector<gid_t>()>& groups);
+
+// From the text of /proc/PID/cgroup: the cgroup v2 path (the "0::" line), "" when none.
+std::string cgroup_path(std::string_view proc_cgroup);
+// The systemd unit a cgroup path belongs to: its last component that names a service or a
+// scope ("/system.slice/job.service" -> "job.service"), "" when none does.
+std::string unit_of_cgroup(std::string_view path);
 
 }  // namespace rdma_eventd::daemon

@@ -137,9 +137,9 @@ void SubscriberHub::read_requests(Subscriber& s) {
 
 void SubscriberHub::handle_lines(Subscriber& s) {
   size_t pos = 0;
-  while (!s.broken) {
+  while (!s.broken && !s.report) {
     // Requests are answered in order, and a replay is part of its "since" reply: later
-    // requests wait until it is queued.
+    // requests wait until it is queued; so do those after a report, until it is published.
     if (s.replay_next) fill_replay(s);
     if (s.replay_next) break;
     // While the client does not read its replies, its requests wait: this bounds the replies.
@@ -190,7 +190,7 @@ void SubscriberHub::write(Subscriber& s) {
       handle_lines(s);
     }
   }
-  if (s.draining() && s.out.empty() && !s.replay_next) {
+  if (s.draining() && s.out.empty() && !s.replay_next && !s.report) {
     close_later(s, s.broken ? "protocol error" : "end of file");
     return;
   }

@@ -75,6 +75,13 @@ class SubscriberHub final : public RecordSink {
   // Called whenever the number of connected subscribers changes (the daemon's status line).
   void on_subscribers_changed(std::function<void()> fn) { subscribers_changed_ = std::move(fn); }
 
+  // Application reports (hub_reports.cc, docs/protocol.md "report"). The publisher stamps an
+  // app_report record, sends it to every sink and returns its seq; without one, reports are
+  // refused. The configuration applies at once, a reload too.
+  using ReportPublisher = std::function<uint64_t(Record)>;
+  void on_report(ReportPublisher fn) { publish_report_ = std::move(fn); }
+  void set_reports(const ReportsConfig& config);
+
  private:
   struct Subscriber;
   enum class Refusal : uint8_t { kAccess, kFull, kUserFull };
@@ -113,6 +120,13 @@ class SubscriberHub final : public RecordSink {
   StatusReply::Ring ring_status() const;
   StatusReply::Subscribers subscribers_status(const Subscriber& self) const;
 
+  // hub_reports.cc
+  void handle_report(Subscriber& s, const Request& r);
+  void publish_pending_report(uint64_t subscriber_id);
+  std::optional<RequestError> report_admission(const Subscriber& s, const Request& r);
+  bool take_report_token(uid_t uid);
+  Reporter reporter_of(const Subscriber& s) const;
+
   EventLoop& loop_;
   const StateSource& state_;
   Identity identity_;
@@ -135,6 +149,18 @@ class SubscriberHub final : public RecordSink {
   uint64_t next_id_ = 1;
   HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
   std::function<void()> subscribers_changed_;
+
+  // Application reports: the publisher, the configuration, the counters, and one token bucket
+  // per reporting uid (reports.max_per_second), kept while it is used (report_budgets_ is
+  // bounded: hub_reports.cc).
+  struct ReportBudget {
+    TokenBucket bucket;
+    int64_t last_us;
+  };
+  ReportPublisher publish_report_;
+  ReportsConfig reports_config_;
+  StatusReply::Reports report_stats_;
+  std::map<uid_t, ReportBudget> report_budgets_;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -114,6 +114,7 @@ void SubscriberHub::accept_one(internal::UniqueFd conn) {
   Subscriber& s = *owned;
   s.pid = peer.pid;
   s.uid = peer.uid;
+  s.gid = peer.gid;
   s.connected_us = realtime_us();
   s.watch = std::make_unique<IoWatch>(loop_, fd, Priority::kSubscribers,
                                       [this, &s](bool r, bool w) { on_io(s, r, w); });

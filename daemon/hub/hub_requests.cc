@@ -1,4 +1,5 @@
-// The hub's answers to requests: subscribe, snapshot, since, status, ping (docs/protocol.md).
+// The hub's answers to requests: subscribe, snapshot, since, status, ping, health
+// (docs/protocol.md).
 // Each is handled within one loop callback, so the daemon's state cannot move while an answer
 // is built: a snapshot taken at seq N is followed, on the same connection, by the records from
 // N + 1 on, with no gap and no duplicate.
@@ -71,6 +72,7 @@ void SubscriberHub::handle_line(Subscriber& s, std::string_view line) {
     return;
   }
   if (auto* e = std::get_if<RequestError>(&parsed)) {
+    if (e->op == op_name(Op::kReport)) ++report_stats_.invalid;
     queue_error(s, *e);
     return;
   }
@@ -118,6 +120,15 @@ void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
     case Op::kStatus:
       s.out.push_control(shared(status_reply(s, r)));
       return;
+    case Op::kReport:
+      handle_report(s, r);
+      return;
+    case Op::kHealth: {
+      const HealthReply health = state_.health();
+      s.out.push_control(
+          shared(reply_line(r.op, r, seq, [&](JsonWriter& w) { write_health(w, health); })));
+      return;
+    }
   }
 }
 
@@ -177,6 +188,8 @@ std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r
   StatusReply status = state_.status();
   status.ring = ring_status();
   status.subscribers = subscribers_status(self);
+  status.reports = report_stats_;
+  status.reports.max_per_second = reports_config_.max_per_second;
   return reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) { write_status(w, status); });
 }
 

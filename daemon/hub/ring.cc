@@ -11,6 +11,7 @@ RecordPtr make_published(const Record& r, const std::string& json) {
   p->port = r.port;
   p->device = r.device;
   p->node_guid = r.node_guid;
+  if (r.event == EventKind::kDeviceRenamed) p->old_name = r.old_name;
   p->line.reserve(json.size() + 1);
   p->line = json;
   p->line += '\n';

@@ -21,9 +21,12 @@ struct PublishedRecord {
   uint32_t port = 0;
   std::string device;
   std::string node_guid;
-  std::string line;  // the record's JSON and a newline, exactly as it goes on the wire
+  std::string old_name;  // device_renamed
+  std::string line;      // the record's JSON and a newline, exactly as it goes on the wire
 
-  RecordKey key() const { return RecordKey{event, severity, device, node_guid, port, port_scoped}; }
+  RecordKey key() const {
+    return RecordKey{event, severity, device, node_guid, port, port_scoped, old_name};
+  }
 };
 using RecordPtr = std::shared_ptr<const PublishedRecord>;
 using LinePtr = std::shared_ptr<const std::string>;

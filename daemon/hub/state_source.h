@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/device_view.h"
+#include "schema/health_reply.h"
 #include "schema/status_reply.h"
 
 namespace rdma_eventd::daemon {
@@ -21,6 +22,8 @@ class StateSource {
   // The status reply with the blocks the daemon owns filled in: daemon, counters, hotplug,
   // journal, devices. The hub fills its own (ring, subscribers) and writes the reply.
   virtual StatusReply status() const = 0;
+  // Every port's health verdict and the host's (docs/health.md): the health reply's body.
+  virtual HealthReply health() const = 0;
 };
 
 }  // namespace rdma_eventd::daemon

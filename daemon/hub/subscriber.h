@@ -14,6 +14,7 @@
 #include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/protocol.h"
+#include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
 
@@ -31,6 +32,7 @@ struct SubscriberHub::Subscriber {
   const internal::UniqueFd fd;  // the connection
   pid_t pid = 0;                // the peer, from SO_PEERCRED
   uid_t uid = 0;
+  gid_t gid = 0;
   int64_t connected_us = 0;
   // Declared after the fd, so destroyed before it: the registration goes before the fd.
   std::unique_ptr<IoWatch> watch;
@@ -45,6 +47,13 @@ struct SubscriberHub::Subscriber {
   TokenBucket request_budget;  // socket.max_requests_per_second
   uint64_t rate_limited = 0;   // requests refused for going over it
   uint64_t lost_logged = 0;    // records_lost when the loss was last logged
+  // A report taken and not yet published (hub_reports.cc): its record, stamped but for the
+  // seq, and the request it answers. Later requests wait for it, so replies stay in order.
+  struct PendingReport {
+    Record record;
+    Request request;
+  };
+  std::unique_ptr<PendingReport> report;
 
   // The client has sent end of file: no more requests, no more live records; the connection
   // closes once the queue (and any replay) is written.

@@ -17,9 +17,10 @@
 namespace rdma_eventd::daemon {
 
 JournalSink::JournalSink(std::string identifier, size_t max_queued)
-    : max_queued_(max_queued), identifier_(std::move(identifier)) {
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) {
+    : max_queued_(max_queued),
+      identifier_(std::make_shared<const std::string>(std::move(identifier))) {
+  wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake_fd_) {
     throw std::runtime_error(std::string("journal: eventfd: ") + std::strerror(errno));
   }
   writer_ = std::thread([this] { writer_main(); });
@@ -37,11 +38,10 @@ JournalSink::~JournalSink() {
   }
   wake_.notify_one();
   writer_.join();
-  ::close(wake_fd_);
 }
 
-void JournalSink::publish(const Record& record, const std::string& json) {
-  std::string identifier;
+void JournalSink::publish(std::shared_ptr<const Record> record,
+                          std::shared_ptr<const std::string> json) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= max_queued_) {
@@ -53,20 +53,28 @@ void JournalSink::publish(const Record& record, const std::string& json) {
       }
       return;
     }
-    identifier = identifier_;
+    queue_.push_back({std::move(record), std::move(json), identifier_});
   }
-  // Built outside the lock: formatting is the expensive part.
-  auto fields = journal_fields(record, json, identifier);
+  wake_.notify_one();
+}
+
+void JournalSink::publish_summary(std::vector<std::string> fields) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(std::move(fields));
+    if (queue_.size() >= max_queued_ + kSummaryHeadroom) {
+      // journald has stalled for long: records were dropped (and logged) before this
+      ++stats_.dropped;
+      return;
+    }
+    queue_.push_back({nullptr, nullptr, nullptr, std::move(fields)});
   }
   wake_.notify_one();
 }
 
 void JournalSink::set_identifier(std::string identifier) {
+  auto shared = std::make_shared<const std::string>(std::move(identifier));
   std::lock_guard lock(mu_);
-  identifier_ = std::move(identifier);
+  identifier_ = std::move(shared);
 }
 
 JournalSink::Stats JournalSink::stats() const {
@@ -81,7 +89,7 @@ size_t JournalSink::queued() const {
 
 uint64_t JournalSink::progress() const {
   std::lock_guard lock(mu_);
-  return stats_.written + stats_.failed;
+  return stats_.written + stats_.summaries_written + stats_.failed;
 }
 
 void JournalSink::notify_when_at_most(size_t entries) {
@@ -104,12 +112,12 @@ void JournalSink::notify_on_progress() {
 
 void JournalSink::consume_wake() {
   uint64_t count = 0;
-  (void)!::read(wake_fd_, &count, sizeof count);
+  (void)!::read(wake_fd_.get(), &count, sizeof count);
 }
 
 void JournalSink::signal_wake() {
   const uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof one);
+  (void)!::write(wake_fd_.get(), &one, sizeof one);
 }
 
 void JournalSink::writer_main() {
@@ -120,10 +128,16 @@ void JournalSink::writer_main() {
       if (stopping_) return;
       continue;
     }
-    std::vector<std::string> fields = std::move(queue_.front());
+    Entry entry = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    send(fields);
+    // Built here, not on the loop: formatting costs about as much as the record's JSON.
+    if (entry.record) {
+      send(journal_fields(*entry.record, *entry.json, *entry.identifier), false);
+    } else {
+      send(entry.summary_fields, true);
+    }
+    entry = {};  // the record's memory goes back outside the lock too
     lock.lock();
     if (queue_.empty()) drained_.notify_all();
     bool signal = std::exchange(notify_progress_, false);
@@ -135,7 +149,7 @@ void JournalSink::writer_main() {
   }
 }
 
-void JournalSink::send(const std::vector<std::string>& fields) {
+void JournalSink::send(const std::vector<std::string>& fields, bool summary) {
   std::vector<iovec> iov(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     iov[i].iov_base = const_cast<char*>(fields[i].data());
@@ -145,7 +159,6 @@ void JournalSink::send(const std::vector<std::string>& fields) {
   std::lock_guard lock(mu_);
   if (r < 0) {
     ++stats_.failed;
-    stats_.last_error = -r;
     if (!failing_) {
       failing_ = true;
       spdlog::error(
@@ -155,7 +168,7 @@ void JournalSink::send(const std::vector<std::string>& fields) {
     }
     return;
   }
-  ++stats_.written;
+  ++(summary ? stats_.summaries_written : stats_.written);
   if (failing_) {
     failing_ = false;
     spdlog::info("journal: writing records again ({} failed so far)", stats_.failed);

@@ -1,10 +1,12 @@
 // Records into the systemd journal, one entry each, through libsystemd's sd_journal_sendv.
 //
 // sd_journal_sendv writes to a blocking datagram socket: a stalled journald would stall the
-// caller. So the loop only queues the entry (bounded), and one writer thread sends it. When
-// the queue is full the entry is dropped for the journal alone (counted, logged once) and the
-// record still reaches every other sink. Failures are logged once when they start and once
-// when writes work again.
+// caller. So the loop only queues the record (bounded), and one writer thread builds its entry
+// (the MESSAGE sentence and the RDMA_* fields, core/journal_entry.h) and sends it: the loop
+// pays for neither. The record and its JSON line are shared and immutable, so queueing them
+// copies nothing. When the queue is full the record is dropped for the journal alone (counted,
+// logged once) and still reaches every other sink. Failures are logged once when they start
+// and once when writes work again.
 //
 // The queue's depth is also a signal for the daemon (backpressure, docs/architecture.md): it
 // stops reading device events while the queue is deep and asks to be woken through wake_fd()
@@ -14,23 +16,26 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "core/sink.h"
+#include "core/journal_queue.h"
+#include "rdma_eventd/internal/unique_fd.h"
+#include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
 
-class JournalSink final : public RecordSink {
+class JournalSink final : public JournalQueue {
  public:
   struct Stats {
-    uint64_t written = 0;  // accepted by sd_journal_sendv
-    uint64_t failed = 0;   // sd_journal_sendv returned an error
-    uint64_t dropped = 0;  // never attempted: the queue was full
-    int last_error = 0;    // errno of the last failure
+    uint64_t written = 0;            // accepted by sd_journal_sendv
+    uint64_t failed = 0;             // sd_journal_sendv returned an error
+    uint64_t dropped = 0;            // never attempted: the queue was full
+    uint64_t summaries_written = 0;  // the journal budget's summaries accepted (not in written)
   };
 
   JournalSink(std::string identifier, size_t max_queued);
@@ -39,39 +44,51 @@ class JournalSink final : public RecordSink {
   JournalSink(const JournalSink&) = delete;
   JournalSink& operator=(const JournalSink&) = delete;
 
-  void publish(const Record& record, const std::string& json) override;
+  // Queues the record's entry. `json` is the record's JSON line (RDMA_RECORD). Neither may
+  // change afterwards: the writer thread reads them.
+  void publish(std::shared_ptr<const Record> record, std::shared_ptr<const std::string> json);
+  // Queues one entry of ready-made fields ("KEY=value"): a summary of the journal budget
+  // (core/journal_budget.h). Summaries are few (one per port per interval) and each stands for
+  // many records, so they may use kSummaryHeadroom entries beyond the queue's capacity.
+  void publish_summary(std::vector<std::string> fields);
+  static constexpr size_t kSummaryHeadroom = 1025;  // every port the budget tracks, and the host
+  // SYSLOG_IDENTIFIER of the records published from now on.
   void set_identifier(std::string identifier);
   Stats stats() const;
 
-  size_t queued() const;
-  size_t capacity() const { return max_queued_; }
-  // Entries the writer has finished with, written or failed: grows while journald takes them.
-  uint64_t progress() const;
-  // Makes the writer signal wake_fd() once the queue holds at most `entries`, or after its next
-  // finished write (whichever is asked; each request is answered once).
-  void notify_when_at_most(size_t entries);
-  void notify_on_progress();
-  // Readable when the writer has signalled; consume_wake() clears it.
-  int wake_fd() const { return wake_fd_; }
-  void consume_wake();
+  // JournalQueue
+  size_t queued() const override;
+  uint64_t progress() const override;
+  void notify_when_at_most(size_t entries) override;
+  void notify_on_progress() override;
+  int wake_fd() const override { return wake_fd_.get(); }
+  void consume_wake() override;
 
  private:
+  // What the writer needs to build one entry.
+  struct Entry {
+    std::shared_ptr<const Record> record;
+    std::shared_ptr<const std::string> json;
+    std::shared_ptr<const std::string> identifier;  // as it was when the record came
+    std::vector<std::string> summary_fields;        // a summary's entry (no record)
+  };
+
   void writer_main();
-  void send(const std::vector<std::string>& fields);
+  void send(const std::vector<std::string>& fields, bool summary);
   void signal_wake();
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable drained_;
-  std::deque<std::vector<std::string>> queue_;
+  std::deque<Entry> queue_;
   size_t max_queued_;
-  std::string identifier_;
+  std::shared_ptr<const std::string> identifier_;
   bool stopping_ = false;
   bool failing_ = false;  // only the writer thread touches it
   Stats stats_;
   std::optional<size_t> notify_at_most_;
   bool notify_progress_ = false;
-  int wake_fd_ = -1;  // an eventfd
+  internal::UniqueFd wake_fd_;  // an eventfd
   std::thread writer_;
 };
 

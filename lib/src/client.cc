@@ -40,6 +40,14 @@ std::optional<SteadyClock::time_point> deadline_of(Client::Duration timeout) {
   return SteadyClock::now() + timeout;
 }
 
+// A message call() kept aside. The queue holds this local type, not Message itself: a standard
+// container of an exported type is a template instance with default visibility, and one the
+// compiler leaves out of line (as the sanitizer builds do) would join the library's ABI through
+// the map's rdma_eventd::* pattern (its demangled name begins with the return type).
+struct KeptMessage {
+  Message message;
+};
+
 }  // namespace
 
 struct Client::Impl {
@@ -47,8 +55,8 @@ struct Client::Impl {
   Hello hello;
   std::string in;  // received bytes; in_pos is the start of the first unread line
   size_t in_pos = 0;
-  std::string out;           // request bytes the socket did not take yet
-  std::deque<Message> kept;  // messages that arrived while call() waited for its reply
+  std::string out;               // request bytes the socket did not take yet
+  std::deque<KeptMessage> kept;  // messages that arrived while call() waited for its reply
   std::optional<Filter> filter;
   uint64_t next_id = 1;
   bool eof = false;
@@ -155,7 +163,7 @@ struct Client::Impl {
 
   ClientStatus next(Message& m) {
     if (!kept.empty()) {
-      m = std::move(kept.front());
+      m = std::move(kept.front().message);
       kept.pop_front();
       return ClientStatus::kOk;
     }
@@ -342,7 +350,7 @@ ClientStatus Client::call(Request request, Duration timeout, Message& reply) {
   if (ClientStatus s = impl_->send(std::move(request), &id); s != ClientStatus::kOk) return s;
   const std::string id_text = std::to_string(id);
   // Messages read here go behind those already kept, so next() still returns them in order.
-  std::deque<Message> kept = std::move(impl_->kept);
+  std::deque<KeptMessage> kept = std::move(impl_->kept);
   impl_->kept.clear();
   ClientStatus result;
   for (;;) {
@@ -352,7 +360,7 @@ ClientStatus Client::call(Request request, Duration timeout, Message& reply) {
     const bool ours =
         (m.reply() && m.reply()->id == id_text) || (m.error() && m.error()->id == id_text);
     if (!ours) {
-      kept.push_back(std::move(m));
+      kept.push_back(KeptMessage{std::move(m)});
       continue;
     }
     reply = std::move(m);

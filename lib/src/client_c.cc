@@ -209,6 +209,22 @@ int rdmaev_status(rdmaev_client* client, uint64_t* id) {
   return guarded([&]() -> int { return code(client->client->status(id)); });
 }
 
+int rdmaev_report(const char* path, const struct rdmaev_event_report* report, int timeout_ms,
+                  uint64_t* seq) {
+  if (!report || !report->device) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    rdma_eventd::Report r;
+    r.event_type = report->event_type;
+    r.device = report->device;
+    r.port = report->port;
+    r.object_id = report->object_id;
+    if (report->detail) r.detail = report->detail;
+    connect_error.clear();  // rdmaev_last_error(NULL) says why it failed
+    return code(rdma_eventd::report_event(path ? path : RDMAEV_DEFAULT_SOCKET, r,
+                                          Client::Duration(timeout_ms), seq, &connect_error));
+  });
+}
+
 int rdmaev_ping(rdmaev_client* client, uint64_t* id) {
   if (!client) return RDMAEV_E_INVAL;
   return guarded([&]() -> int { return code(client->client->ping(id)); });

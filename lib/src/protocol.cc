@@ -16,11 +16,23 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 5> kOpNames = {"subscribe", "snapshot", "since", "status",
-                                                      "ping"};
-constexpr std::array<std::string_view, 9> kErrorNames = {
-    "invalid_json",         "bad_request",   "unknown_op",       "bad_filter",  "request_too_long",
-    "too_many_subscribers", "access_denied", "too_many_filters", "rate_limited"};
+constexpr std::array<std::string_view, 7> kOpNames = {"subscribe", "snapshot", "since", "status",
+                                                      "ping",      "report",   "health"};
+constexpr std::array<std::string_view, 11> kErrorNames = {
+    "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
+    "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",
+    "rate_limited",     "bad_report",           "report_denied"};
+
+// ibv_event_type numbers (rdma-core's verbs.h), which this library does not include.
+constexpr std::array<ReportableEvent, 7> kReportable = {{
+    {0, "cq_err", "cq", "cq"},
+    {1, "qp_fatal", "qp", "qp_num"},
+    {2, "qp_req_err", "qp", "qp_num"},
+    {3, "qp_access_err", "qp", "qp_num"},
+    {7, "path_mig_err", "qp", "qp_num"},
+    {14, "srq_err", "srq", "srq"},
+    {19, "wq_fatal", "wq", "wq"},
+}};
 constexpr std::array<std::string_view, 6> kMessageKindNames = {"record", "snapshot", "hello",
                                                                "reply",  "error",    "lost"};
 
@@ -52,7 +64,11 @@ const std::vector<std::string_view>& keys_of(Op op) {
                                                           "devices", "ports", "min_severity"};
   static const std::vector<std::string_view> since = {"op", "id", "seq", "stream"};
   static const std::vector<std::string_view> plain = {"op", "id"};
+  static const std::vector<std::string_view> report = {"op",     "id", "event", "device", "port",
+                                                       "qp_num", "cq", "srq",   "wq",     "detail"};
   switch (op) {
+    case Op::kReport:
+      return report;
     case Op::kSubscribe:
       return subscribe;
     case Op::kSince:
@@ -121,6 +137,70 @@ Filter parse_filter(const json& req) {
   return f;
 }
 
+// A report's body (docs/protocol.md, "report"). Whether the device is watched is the daemon's
+// to say; everything else is checked here.
+Report parse_report(const json& req) {
+  Report rep;
+  if (!req.contains("event")) throw Bad{ErrorCode::kBadRequest, "event: missing"};
+  const json& ev = req["event"];
+  const ReportableEvent* e = nullptr;
+  if (ev.is_string()) {
+    e = reportable_event(ev.get_ref<const std::string&>());
+  } else if (ev.is_number_integer()) {
+    const int64_t n = ev.get<int64_t>();
+    e = n >= 0 && n < 256 ? reportable_event(static_cast<int>(n)) : nullptr;
+  } else {
+    throw Bad{ErrorCode::kBadRequest, "event: expected a name or an ibv_event_type number"};
+  }
+  if (!e) {
+    std::string names;
+    for (const auto& r : kReportable)
+      names += (names.empty() ? "" : ", ") + std::string(r.name);
+    throw Bad{ErrorCode::kBadReport,
+              "event: " + ev.dump() + " is not a reportable affiliated event (" + names + ")"};
+  }
+  rep.event_type = e->type;
+  if (!req.contains("device") || !req["device"].is_string() ||
+      req["device"].get_ref<const std::string&>().empty() ||
+      req["device"].get_ref<const std::string&>().size() > 64) {
+    throw Bad{ErrorCode::kBadRequest, "device: expected a device name (1 to 64 bytes)"};
+  }
+  rep.device = req["device"].get<std::string>();
+  if (req.contains("port")) {
+    const json& p = req["port"];
+    if (!p.is_number_unsigned() || p.get<uint64_t>() < 1 || p.get<uint64_t>() > 255) {
+      throw Bad{ErrorCode::kBadRequest, "port: expected a port number from 1 to 255"};
+    }
+    rep.port = p.get<uint32_t>();
+  }
+  for (std::string_view object_key : {"qp_num", "cq", "srq", "wq"}) {
+    const std::string key(object_key);
+    if (!req.contains(key)) continue;
+    if (object_key != e->key) {
+      throw Bad{ErrorCode::kBadRequest, key + ": not for " + std::string(e->name) +
+                                            " (its object is " + std::string(e->key) + ")"};
+    }
+    const json& v = req[key];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) {
+      throw Bad{ErrorCode::kBadRequest, key + ": expected an integer from 0 to 4294967295"};
+    }
+    rep.object_id = v.get<int64_t>();
+  }
+  if (req.contains("detail")) {
+    if (!req["detail"].is_string()) throw Bad{ErrorCode::kBadRequest, "detail: expected a string"};
+    rep.detail = req["detail"].get<std::string>();
+    if (rep.detail.size() > kMaxReportDetailBytes) {
+      throw Bad{ErrorCode::kBadRequest,
+                "detail: longer than " + std::to_string(kMaxReportDetailBytes) + " bytes"};
+    }
+    if (std::any_of(rep.detail.begin(), rep.detail.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      throw Bad{ErrorCode::kBadRequest, "detail: control characters are not allowed"};
+    }
+  }
+  return rep;
+}
+
 void parse_body(const json& req, Request& r) {
   for (const auto& [key, value] : req.items()) {
     const auto& known = keys_of(r.op);
@@ -133,6 +213,7 @@ void parse_body(const json& req, Request& r) {
     }
   }
   if (r.op == Op::kSubscribe) r.filter = parse_filter(req);
+  if (r.op == Op::kReport) r.report = parse_report(req);
   if (r.op == Op::kSince) {
     if (!req.contains("seq")) throw Bad{ErrorCode::kBadRequest, "seq: missing"};
     if (!req["seq"].is_number_unsigned()) {
@@ -176,6 +257,19 @@ void write_filter_fields(JsonWriter& w, const Filter& f) {
     w.end_array();
   }
   if (f.min_severity) w.field("min_severity", severity_name(*f.min_severity));
+}
+
+void write_report_fields(JsonWriter& w, const Report& rep) {
+  const ReportableEvent* e = reportable_event(rep.event_type);
+  if (e) {
+    w.field("event", e->name);
+  } else {
+    w.field("event", rep.event_type);  // the daemon refuses it, and says why
+  }
+  w.field("device", rep.device);
+  if (rep.port != 0) w.field("port", rep.port);
+  if (e && rep.object_id >= 0) w.field(e->key, rep.object_id);
+  if (!rep.detail.empty()) w.field("detail", rep.detail);
 }
 
 }  // namespace
@@ -241,7 +335,9 @@ std::string PortPattern::text() const {
 }
 
 RecordKey key_of(const Record& r) {
-  return RecordKey{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, r.port_info.has_value()};
+  if (r.event == EventKind::kDeviceRenamed) key.old_name = r.old_name;
+  return key;
 }
 
 bool Filter::matches(const RecordKey& r) const {
@@ -249,13 +345,16 @@ bool Filter::matches(const RecordKey& r) const {
     return false;
   }
   if (min_severity && r.severity < *min_severity) return false;
-  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), [&](const DevicePattern& d) {
-        return d.matches(r.device, r.node_guid);
-      })) {
+  // The record's device, under its name or, for a rename, the name it had.
+  const auto names_device = [&](const DevicePattern& d) {
+    return d.matches(r.device, r.node_guid) ||
+           (!r.old_name.empty() && d.matches(r.old_name, r.node_guid));
+  };
+  if (!devices.empty() && std::none_of(devices.begin(), devices.end(), names_device)) {
     return false;
   }
   if (!ports.empty() && std::none_of(ports.begin(), ports.end(), [&](const PortPattern& p) {
-        return p.device.matches(r.device, r.node_guid) && (!r.port_scoped || r.port == p.port);
+        return names_device(p.device) && (!r.port_scoped || r.port == p.port);
       })) {
     return false;
   }
@@ -275,6 +374,20 @@ bool Filter::matches_port(std::string_view device, std::string_view node_guid,
 }
 
 // --- names ------------------------------------------------------------------------------------
+
+const ReportableEvent* reportable_event(int type) {
+  for (const auto& e : kReportable) {
+    if (e.type == type) return &e;
+  }
+  return nullptr;
+}
+
+const ReportableEvent* reportable_event(std::string_view name) {
+  for (const auto& e : kReportable) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
 
 std::string_view op_name(Op op) {
   return kOpNames[static_cast<size_t>(op)];
@@ -370,6 +483,7 @@ std::string request_json(const Request& r) {
     w.field("seq", r.seq);
     if (!r.stream.empty()) w.field("stream", r.stream);
   }
+  if (r.op == Op::kReport) write_report_fields(w, r.report);
   w.end_object();
   return out;
 }

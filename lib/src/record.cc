@@ -6,6 +6,7 @@
 
 #include "json_reader.h"
 #include "port_fields.h"
+#include "rdma_eventd/protocol.h"
 #include "schema/record_json.h"
 
 namespace rdma_eventd {
@@ -151,6 +152,38 @@ bool read_ports_array(JsonReader& rd, const json& obj, std::vector<PortInfo>& ou
   });
 }
 
+// app_report's keys: what was reported, then who reported it.
+void write_app_report(JsonWriter& w, const Record& r) {
+  const ReportableEvent* e = reportable_event(r.event_type);
+  w.field("reported_event", e ? e->name : std::string_view("unknown"));
+  w.field("object", r.object);
+  w.field("object_id", r.object_id);
+  w.field("detail", r.detail);
+  w.key("reporter");
+  w.begin_object();
+  w.field("pid", r.reporter.pid);
+  w.field("uid", r.reporter.uid);
+  w.field("gid", r.reporter.gid);
+  w.field("comm", r.reporter.comm);
+  w.field("unit", r.reporter.unit);
+  w.field("cgroup", r.reporter.cgroup);
+  w.end_object();
+}
+
+bool read_app_report(JsonReader& rd, const json& obj, Record& r) {
+  std::string reported;
+  if (!rd.str(obj, "reported_event", reported) || !rd.str(obj, "object", r.object) ||
+      !rd.i64(obj, "object_id", r.object_id) || !rd.str(obj, "detail", r.detail)) {
+    return false;
+  }
+  const json* who = rd.object_at(obj, "reporter");
+  if (!who) return false;
+  Reporter& p = r.reporter;
+  return rd.i64(*who, "pid", p.pid) && rd.i64(*who, "uid", p.uid) && rd.i64(*who, "gid", p.gid) &&
+         rd.str(*who, "comm", p.comm) && rd.str(*who, "unit", p.unit) &&
+         rd.str(*who, "cgroup", p.cgroup);
+}
+
 // The keys that depend on the event.
 bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   // Port-scoped records are those with a port block.
@@ -165,10 +198,23 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   }
   if (has_ports_array(r.event) && !read_ports_array(rd, obj, r.ports)) return false;
   if (r.event == EventKind::kDeviceRenamed && !rd.str(obj, "old_name", r.old_name)) return false;
+  if (r.event == EventKind::kAppReport) return read_app_report(rd, obj, r);
   if (has_vendor_object(r.event) && !read_vendor(rd, obj, r)) return false;
   if (r.event == EventKind::kDeviceRecovered) {
     return rd.time(obj, "down_since", r.down_since_us) &&
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
+  }
+  if (r.event == EventKind::kPortHealth) {
+    const json* previous = rd.find(obj, "previous_health");
+    if (!previous) return false;
+    if (!previous->is_null() && !previous->is_string())
+      return rd.fail("previous_health", "neither a string nor null");
+    if (previous->is_string()) r.previous_health = previous->get<std::string>();
+    return rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
+           rd.time(obj, "since", r.since_us) && rd.u32(obj, "downs_in_window", r.downs_in_window) &&
+           rd.u32(obj, "errors_in_window", r.errors_in_window) &&
+           rd.u32(obj, "window_s", r.window_s) && rd.u32(obj, "quiet_s", r.quiet_s) &&
+           rd.u64(obj, "cause_seq", r.cause_seq);
   }
   return true;
 }
@@ -228,6 +274,22 @@ std::string to_json(const Record& r) {
     w.field("down_since", format_rfc3339_us(r.down_since_us));
     w.field("downtime_ms", r.downtime_ms);
     w.field("fatal_seq", r.fatal_seq);
+  }
+  if (r.event == EventKind::kAppReport) write_app_report(w, r);
+  if (r.event == EventKind::kPortHealth) {
+    w.field("health", r.health);
+    w.key("previous_health");
+    if (r.previous_health.empty())
+      w.null();
+    else
+      w.value(std::string_view(r.previous_health));
+    w.field("reason", r.reason);
+    w.field("since", format_rfc3339_us(r.since_us));
+    w.field("downs_in_window", r.downs_in_window);
+    w.field("errors_in_window", r.errors_in_window);
+    w.field("window_s", r.window_s);
+    w.field("quiet_s", r.quiet_s);
+    w.field("cause_seq", r.cause_seq);
   }
   if (has_vendor_object(r.event)) write_vendor(w, r.event, r.vendor.value_or(VendorEvent{}));
   w.end_object();

@@ -1,8 +1,10 @@
 #include "schema/record_text.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "port_fields.h"
+#include "rdma_eventd/protocol.h"
 
 namespace rdma_eventd {
 namespace {
@@ -67,6 +69,27 @@ std::string port_event_text(const Record& r, StateText state) {
   }
   return "async event type " + std::to_string(r.event_type) + " (unknown to this version), port " +
          state(now.state) + ", " + rate_text(now);
+}
+
+// "application reported qp_fatal on QP 4660 (pid 4242 trainer, uid 1000, unit job.service):
+// DETAIL".
+std::string app_report_text(const Record& r) {
+  const ReportableEvent* e = reportable_event(r.event_type);
+  std::string s = "application reported " +
+                  (e ? std::string(e->name) : "event type " + std::to_string(r.event_type));
+  if (r.object_id >= 0) {
+    std::string object = r.object;
+    for (char& c : object)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    s += " on " + object + " " + std::to_string(r.object_id);
+  }
+  const Reporter& p = r.reporter;
+  s += " (pid " + std::to_string(p.pid) + " " + (p.comm.empty() ? "?" : p.comm) + ", uid " +
+       std::to_string(p.uid);
+  if (!p.unit.empty()) s += ", unit " + p.unit;
+  s += ")";
+  if (!r.detail.empty()) s += ": " + r.detail;
+  return s;
 }
 
 std::string hex_byte(uint32_t v) {
@@ -183,6 +206,26 @@ std::vector<FieldChange> field_changes(const PortInfo& before, const PortInfo& a
   return out;
 }
 
+namespace {
+
+// "health flapping (was healthy): flaps_in_window, 5 downs in 10 s"
+std::string port_health_text(const Record& r) {
+  std::string s = "health " + r.health;
+  if (!r.previous_health.empty()) s += " (was " + r.previous_health + ")";
+  s += ": " + r.reason;
+  if (r.downs_in_window > 0) {
+    s += ", " + std::to_string(r.downs_in_window) + " down" + (r.downs_in_window == 1 ? "" : "s") +
+         " in " + std::to_string(r.window_s) + " s";
+  }
+  if (r.errors_in_window > 0) {
+    s += ", " + std::to_string(r.errors_in_window) + " error" +
+         (r.errors_in_window == 1 ? "" : "s") + " in window";
+  }
+  return s;
+}
+
+}  // namespace
+
 bool is_device_record(EventKind kind) {
   return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved ||
          kind == EventKind::kDeviceAdded || kind == EventKind::kDeviceRenamed ||
@@ -202,6 +245,10 @@ std::string event_text(const Record& r, StateText state) {
     case EventKind::kDeviceRecovered:
       return "device recovered after " + duration_text(r.downtime_ms) + " (fatal error at seq " +
              std::to_string(r.fatal_seq) + ")";
+    case EventKind::kAppReport:
+      return app_report_text(r);
+    case EventKind::kPortHealth:
+      return port_health_text(r);
     default:
       break;
   }
@@ -213,6 +260,9 @@ std::string event_text(const Record& r, StateText state) {
 
 std::string subject_text(const Record& r) {
   if (r.event == EventKind::kDeviceRenamed) return r.old_name;
+  if (r.event == EventKind::kAppReport && r.port != 0)
+    return r.device + " port " + std::to_string(r.port);
+  if (r.event == EventKind::kPortHealth) return r.device + " port " + std::to_string(r.port);
   if (r.port_info && !is_device_record(r.event))
     return r.device + " port " + std::to_string(r.port);
   return r.device;

@@ -61,7 +61,7 @@ const Fields<Status::Hotplug, 2> kHotplugFields = {{
     {"udev_overflows", &Status::Hotplug::udev_overflows},
 }};
 
-const Fields<Status::Journal, 7> kJournalFields = {{
+const Fields<Status::Journal, 10> kJournalFields = {{
     {"enabled", &Status::Journal::enabled},
     {"written", &Status::Journal::written},
     {"failed", &Status::Journal::failed},
@@ -69,6 +69,17 @@ const Fields<Status::Journal, 7> kJournalFields = {{
     {"queued", &Status::Journal::queued},
     {"waits", &Status::Journal::waits},
     {"stalls", &Status::Journal::stalls},
+    {"budget", &Status::Journal::budget},
+    {"not_journaled", &Status::Journal::not_journaled},
+    {"summaries", &Status::Journal::summaries},
+}};
+
+const Fields<Status::Reports, 5> kReportsFields = {{
+    {"accepted", &Status::Reports::accepted},
+    {"denied", &Status::Reports::denied},
+    {"rate_limited", &Status::Reports::rate_limited},
+    {"invalid", &Status::Reports::invalid},
+    {"max_per_second", &Status::Reports::max_per_second},
 }};
 
 const Fields<Status::Ring, 4> kRingFields = {{
@@ -306,6 +317,7 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_object(w, "ring", s.ring, kRingFields);
   write_subscribers(w, s.subscribers);
   write_devices(w, s.devices);
+  write_object(w, "reports", s.reports, kReportsFields);
 }
 
 std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
@@ -320,7 +332,8 @@ std::optional<StatusReply> status_from_json(std::string_view reply_line, std::st
                   read_block(reply, "journal", s.journal, table_reader(kJournalFields), why) &&
                   read_block(reply, "ring", s.ring, table_reader(kRingFields), why) &&
                   read_block(reply, "subscribers", s.subscribers, read_subscribers, why) &&
-                  read_devices(reply, s.devices, why);
+                  read_devices(reply, s.devices, why) &&
+                  read_block(reply, "reports", s.reports, table_reader(kReportsFields), why);
   if (ok) return s;
   if (error) *error = std::move(why);
   return std::nullopt;

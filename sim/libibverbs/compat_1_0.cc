@@ -15,6 +15,11 @@ int fail_rc() {
   errno = EOPNOTSUPP;
   return EOPNOTSUPP;
 }
+// The calls that report failure as -1 and errno.
+int fail_minus_one() {
+  errno = EOPNOTSUPP;
+  return -1;
+}
 
 }  // namespace
 
@@ -25,6 +30,10 @@ int fail_rc() {
 #define STANDIN_COMPAT_INT(sym)                                             \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") int standin_##sym##_1_0() { \
     return fail_rc();                                                       \
+  }
+#define STANDIN_COMPAT_MINUS_ONE(sym)                                       \
+  extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") int standin_##sym##_1_0() { \
+    return fail_minus_one();                                                \
   }
 #define STANDIN_COMPAT_VOID(sym) \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") void standin_##sym##_1_0() {}
@@ -38,22 +47,12 @@ extern "C" STANDIN_COMPAT(ibv_get_device_guid, "IBVERBS_1.0") uint64_t
 }
 STANDIN_COMPAT_PTR(ibv_open_device)
 STANDIN_COMPAT_INT(ibv_close_device)
-extern "C" STANDIN_COMPAT(ibv_get_async_event,
-                          "IBVERBS_1.0") int standin_ibv_get_async_event_1_0() {
-  errno = EOPNOTSUPP;
-  return -1;
-}
+STANDIN_COMPAT_MINUS_ONE(ibv_get_async_event)
 STANDIN_COMPAT_VOID(ibv_ack_async_event)
 STANDIN_COMPAT_INT(ibv_query_device)
 STANDIN_COMPAT_INT(ibv_query_port)
-extern "C" STANDIN_COMPAT(ibv_query_gid, "IBVERBS_1.0") int standin_ibv_query_gid_1_0() {
-  errno = EOPNOTSUPP;
-  return -1;
-}
-extern "C" STANDIN_COMPAT(ibv_query_pkey, "IBVERBS_1.0") int standin_ibv_query_pkey_1_0() {
-  errno = EOPNOTSUPP;
-  return -1;
-}
+STANDIN_COMPAT_MINUS_ONE(ibv_query_gid)
+STANDIN_COMPAT_MINUS_ONE(ibv_query_pkey)
 STANDIN_COMPAT_PTR(ibv_alloc_pd)
 STANDIN_COMPAT_INT(ibv_dealloc_pd)
 STANDIN_COMPAT_PTR(ibv_reg_mr)
@@ -61,10 +60,7 @@ STANDIN_COMPAT_INT(ibv_dereg_mr)
 STANDIN_COMPAT_PTR(ibv_create_cq)
 STANDIN_COMPAT_INT(ibv_resize_cq)
 STANDIN_COMPAT_INT(ibv_destroy_cq)
-extern "C" STANDIN_COMPAT(ibv_get_cq_event, "IBVERBS_1.0") int standin_ibv_get_cq_event_1_0() {
-  errno = EOPNOTSUPP;
-  return -1;
-}
+STANDIN_COMPAT_MINUS_ONE(ibv_get_cq_event)
 STANDIN_COMPAT_VOID(ibv_ack_cq_events)
 STANDIN_COMPAT_PTR(ibv_create_srq)
 STANDIN_COMPAT_INT(ibv_modify_srq)

@@ -13,6 +13,7 @@
 
 #include "common/devx.h"
 #include "common/protocol.h"
+#include "rdma_eventd/internal/fd_message.h"
 #include "standin.h"
 
 extern "C" int standin_query_port_1_1(ibv_context* ctx, uint8_t port, _compat_ibv_port_attr* attr);
@@ -77,20 +78,12 @@ bool recv_reply(int fd, char* line, size_t size, int* passed_fd) {
   size_t used = 0;
   *passed_fd = -1;
   while (used + 1 < size) {
-    iovec iov = {line + used, size - 1 - used};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    rdma_eventd::internal::FdMessage msg(line + used, size - 1 - used);
+    msg.make_room();
+    const ssize_t n = recvmsg(fd, msg.get(), MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && *passed_fd < 0)
-        memcpy(passed_fd, CMSG_DATA(c), sizeof(int));
+    if (*passed_fd < 0) *passed_fd = msg.received_fd();
     used += static_cast<size_t>(n);
     line[used] = '\0';
     if (memchr(line, '\n', used)) return true;

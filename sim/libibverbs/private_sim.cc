@@ -7,6 +7,7 @@
 
 #include "common/protocol.h"
 #include "common/standin_private.h"
+#include "rdma_eventd/internal/fd_message.h"
 #include "standin.h"
 
 namespace {
@@ -16,23 +17,11 @@ bool send_command(int sock, const char* request, int send_fd) {
   const int len = snprintf(line, sizeof line, "%s\n", request);
   if (len <= 0 || len >= static_cast<int>(sizeof line)) return false;
   if (send_fd < 0) return standin::send_all(sock, line, static_cast<size_t>(len));
-  iovec iov = {line, static_cast<size_t>(len)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  memset(control, 0, sizeof control);
-  msghdr msg;
-  memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+  rdma_eventd::internal::FdMessage msg(line, static_cast<size_t>(len));
+  msg.attach(send_fd);
   ssize_t n;
   do {
-    n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    n = sendmsg(sock, msg.get(), MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   // A command line is far shorter than the socket buffer: all of it goes, or the simulator is gone.
   return n == len;

@@ -119,10 +119,12 @@ const std::vector<Spec>& specs() {
       {"port up",
        1,
        1,
-       {"--lid", "--sm-lid"},
+       {"--lid", "--sm-lid", "--width", "--speed"},
        {},
        [](const Global& g, const Args& a) {
          json req = {{"cmd", "port_up"}, {"port", a.positional[0]}};
+         if (auto v = option(a, "--width")) req["width"] = *v;
+         if (auto v = option(a, "--speed")) req["speed"] = *v;
          if (auto v = option(a, "--lid")) req["lid"] = number(*v, "LID", 0xffff);
          if (auto v = option(a, "--sm-lid")) req["sm_lid"] = number(*v, "SM LID", 0xffff);
          return send(g, req);

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "common/protocol.h"
+#include "rdma_eventd/internal/fd_message.h"
 
 namespace rdmasim {
 
@@ -46,23 +47,11 @@ int max_pipe_size() {
 }
 
 bool send_reply(int fd, const std::string& line, int pass_fd) {
-  iovec iov{const_cast<char*>(line.data()), line.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (pass_fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  }
+  rdma_eventd::internal::FdMessage msg(const_cast<char*>(line.data()), line.size());
+  msg.attach(pass_fd);
   ssize_t n;
   do {
-    n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    n = sendmsg(fd, msg.get(), MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   return n == static_cast<ssize_t>(line.size());
 }
@@ -211,21 +200,7 @@ void ContextRegistry::closed(Context* c) {
   c->conn_watch = IoWatch();
   c->pipe_watch = IoWatch();
   const ShmContext& rec = shm_.contexts[c->slot];
-  json h = {{"id", c->id},
-            {"pid", c->pid},
-            {"device", c->device_name},
-            {"device_index", c->device_index},
-            {"open", false},
-            {"queued", c->queued},
-            {"read", load_relaxed(rec.read)},
-            {"acked", load_relaxed(rec.acked)},
-            {"port_queries", load_relaxed(rec.port_queries)},
-            {"gid_queries", load_relaxed(rec.gid_queries)},
-            {"pkey_queries", load_relaxed(rec.pkey_queries)},
-            {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
-            {"silenced", c->silenced},
-            {"reader_closed", c->reader_closed},
-            {"devx", c->devx_uid != 0}};
+  json h = context_json(*c);
   queued_total_closed_ += c->queued;
   read_total_closed_ += load_relaxed(rec.read);
   acked_total_closed_ += load_relaxed(rec.acked);
@@ -368,6 +343,26 @@ std::vector<int> ContextRegistry::open_pids(int32_t device_index) const {
   return pids;
 }
 
+// One context's line of `rdma-sim stats`, open or closed.
+json ContextRegistry::context_json(const Context& c) const {
+  const ShmContext& rec = shm_.contexts[c.slot];
+  return {{"id", c.id},
+          {"pid", c.pid},
+          {"device", c.device_name},
+          {"device_index", c.device_index},
+          {"open", !c.is_closed},
+          {"queued", c.queued},
+          {"read", load_relaxed(rec.read)},
+          {"acked", load_relaxed(rec.acked)},
+          {"port_queries", load_relaxed(rec.port_queries)},
+          {"gid_queries", load_relaxed(rec.gid_queries)},
+          {"pkey_queries", load_relaxed(rec.pkey_queries)},
+          {"backlog", c.backlog.size() / sizeof(AsyncEventDesc)},
+          {"silenced", c.silenced},
+          {"reader_closed", c.reader_closed},
+          {"devx", c.devx_uid != 0}};
+}
+
 json ContextRegistry::stats() const {
   json contexts = json::array();
   for (const json& h : history_)
@@ -376,21 +371,7 @@ json ContextRegistry::stats() const {
   for (const auto& [id, c] : open_) {
     const ShmContext& rec = shm_.contexts[c->slot];
     const uint64_t r = load_relaxed(rec.read), a = load_relaxed(rec.acked);
-    contexts.push_back({{"id", c->id},
-                        {"pid", c->pid},
-                        {"device", c->device_name},
-                        {"device_index", c->device_index},
-                        {"open", true},
-                        {"queued", c->queued},
-                        {"read", r},
-                        {"acked", a},
-                        {"port_queries", load_relaxed(rec.port_queries)},
-                        {"gid_queries", load_relaxed(rec.gid_queries)},
-                        {"pkey_queries", load_relaxed(rec.pkey_queries)},
-                        {"backlog", c->backlog.size() / sizeof(AsyncEventDesc)},
-                        {"silenced", c->silenced},
-                        {"reader_closed", c->reader_closed},
-                        {"devx", c->devx_uid != 0}});
+    contexts.push_back(context_json(*c));
     queued += c->queued;
     read_n += r;
     acked += a;

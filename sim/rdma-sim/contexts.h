@@ -75,6 +75,7 @@ class ContextRegistry {
  private:
   struct Context;
   void closed(Context* c);
+  nlohmann::json context_json(const Context& c) const;
   void on_readable(Context* c, uint32_t events);
   uint32_t take_slot(uint64_t id);
 

@@ -7,6 +7,7 @@
 #include "devx_reply.h"
 #include "request_fields.h"
 #include "simulator.h"
+#include "topology.h"
 
 namespace rdmasim {
 
@@ -62,6 +63,19 @@ std::optional<uint8_t> phys_option(const json& req) {
   if (*phys == "polling") return 2;
   if (*phys == "disabled") return 3;
   throw CommandError("--phys \"" + *phys + "\" is not one of: polling, disabled, sleep");
+}
+
+Fabric::Retrain retrain_option(const json& req) {
+  Fabric::Retrain r;
+  if (auto w = opt<std::string>(req, "width")) {
+    r.width = width_code(*w);
+    if (!r.width) throw CommandError("--width \"" + *w + "\" is not one of: " + width_names());
+  }
+  if (auto s = opt<std::string>(req, "speed")) {
+    r.speed = speed_code(*s);
+    if (!r.speed) throw CommandError("--speed \"" + *s + "\" is not one of: " + speed_names());
+  }
+  return r;
 }
 
 std::optional<uint16_t> lid_option(const json& req, const char* key) {
@@ -138,8 +152,8 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
   if (cmd == "port_down")
     return done(port() + ": port down", f.port_down(port(), phys_option(req)));
   if (cmd == "port_up")
-    return done(port() + ": port up",
-                f.port_up(port(), lid_option(req, "lid"), lid_option(req, "sm_lid")));
+    return done(port() + ": port up", f.port_up(port(), lid_option(req, "lid"),
+                                                lid_option(req, "sm_lid"), retrain_option(req)));
   if (cmd == "lid") {
     const auto lid = lid_option(req, "lid");
     if (!lid) throw CommandError("request lacks \"lid\"");
@@ -288,20 +302,7 @@ json Simulator::handle_storm(const json& req) {
   const auto start = std::chrono::steady_clock::now();
   const uint64_t deliveries = f.storm(targets, types, count);
   contexts_.flush();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double rate = seconds > 0 ? static_cast<double>(count) / seconds : 0;
-  char msg[160];
-  std::snprintf(msg, sizeof msg, "storm: %llu events in %.6f s (%.0f events/s), %llu deliveries",
-                static_cast<unsigned long long>(count), seconds, rate,
-                static_cast<unsigned long long>(deliveries));
-  return json{{"ok", true},
-              {"message", msg},
-              {"count", count},
-              {"seconds", seconds},
-              {"events_per_second", rate},
-              {"deliveries", deliveries},
-              {"targets", targets.size()}};
+  return storm_reply("storm", count, start, "deliveries", deliveries, "targets", targets.size());
 }
 
 json Simulator::handle_cycle(const json& req) {

@@ -167,20 +167,7 @@ json Simulator::handle_devx_storm(const json& req) {
   const auto start = std::chrono::steady_clock::now();
   const uint64_t queued = f.devx_storm(devices, types, count);
   channels_.flush();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double rate = seconds > 0 ? static_cast<double>(count) / seconds : 0;
-  char msg[160];
-  std::snprintf(msg, sizeof msg, "devx storm: %llu events in %.6f s (%.0f events/s), %llu queued",
-                static_cast<unsigned long long>(count), seconds, rate,
-                static_cast<unsigned long long>(queued));
-  return json{{"ok", true},
-              {"message", msg},
-              {"count", count},
-              {"seconds", seconds},
-              {"events_per_second", rate},
-              {"queued", queued},
-              {"devices", devices.size()}};
+  return storm_reply("devx storm", count, start, "queued", queued, "devices", devices.size());
 }
 
 }  // namespace rdmasim

@@ -87,8 +87,13 @@ class Fabric {
 
   // --- port, GID and P_Key changes (port_commands.cc) ------------------------------------------
   std::vector<Delivery> port_down(const std::string& target, std::optional<uint8_t> phys);
+  // The link comes up; at another width or speed when given (a link that retrained).
+  struct Retrain {
+    std::optional<uint8_t> width;  // ibv_port_attr active_width code
+    std::optional<uint8_t> speed;  // active_speed code
+  };
   std::vector<Delivery> port_up(const std::string& target, std::optional<uint16_t> lid,
-                                std::optional<uint16_t> sm_lid);
+                                std::optional<uint16_t> sm_lid, Retrain retrain = {});
   std::vector<Delivery> set_lid(const std::string& target, uint16_t lid);
   std::vector<Delivery> set_sm(const std::string& target, uint16_t sm_lid,
                                std::optional<uint8_t> sl);
@@ -129,6 +134,14 @@ class Fabric {
 
  private:
   DeviceEntry& modifiable(const std::string& name);  // present and not in fatal state
+  // The RoCE port `target` names (modifiable) and `ip` as a GID: where gid add-ip and del-ip
+  // start.
+  struct IpGid {
+    DeviceEntry& device;
+    int port;
+    std::array<uint8_t, 16> raw;
+  };
+  IpGid ip_gid(const std::string& target, const std::string& ip);
   void publish(const DeviceEntry& e);
   Delivery deliver(const DeviceEntry& e, uint32_t type, uint64_t element);
   // A port event that the firmware raises as PORT_CHANGE: DEVX first, then the verbs event.

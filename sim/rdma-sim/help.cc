@@ -42,9 +42,11 @@ const Help kHelp[] = {
      "Take a port's link down: state DOWN; phys Polling (InfiniBand) or Disabled (Ethernet)\n"
      "unless --phys says otherwise; an InfiniBand port loses its LID and SM LID (0).\n"
      "Queues PORT_ERR."},
-    {"port up", "rdma-sim port up DEV/PORT [--lid N] [--sm-lid N]",
+    {"port up", "rdma-sim port up DEV/PORT [--lid N] [--sm-lid N] [--width W] [--speed S]",
      "Bring a port's link up: state ACTIVE, phys LinkUp; an InfiniBand port gets its LID and\n"
-     "SM LID back (the ones it had, or those given). Queues PORT_ACTIVE."},
+     "SM LID back (the ones it had, or those given). --width (1x, 2x, 4x, 8x, 12x) and\n"
+     "--speed (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr): the link trained at that width or\n"
+     "speed, e.g. a 4x link that comes back at 1x. Queues PORT_ACTIVE."},
     {"lid", "rdma-sim lid DEV/PORT LID", "Change an InfiniBand port's LID. Queues LID_CHANGE."},
     {"sm", "rdma-sim sm DEV/PORT SM_LID [--sl N]",
      "Change an InfiniBand port's SM LID (and SM SL). Queues SM_CHANGE."},

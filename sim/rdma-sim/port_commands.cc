@@ -74,7 +74,7 @@ std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional
 }
 
 std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<uint16_t> lid,
-                                      std::optional<uint16_t> sm_lid) {
+                                      std::optional<uint16_t> sm_lid, Retrain retrain) {
   auto [found, p] = port(target);
   DeviceEntry& e = modifiable(found->model.name);
   Port& port = e.model.ports[p - 1];
@@ -85,6 +85,10 @@ std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<u
   ibv_port_attr& a = port.attr;
   a.state = IBV_PORT_ACTIVE;
   a.phys_state = 5;  // LinkUp
+  // Link training settles width and speed before the port goes ACTIVE, so the event that
+  // announces it already sees them.
+  if (retrain.width) a.active_width = *retrain.width;
+  if (retrain.speed) a.active_speed = *retrain.speed;
   if (!port.is_ethernet()) {
     // The SM configures the port (LID, SM LID) before it moves it to ACTIVE.
     if (lid) port.saved_lid = *lid;
@@ -215,15 +219,20 @@ std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
   return {gid_changed(e, p)};
 }
 
-std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::string& ip,
-                                         const std::string& netdev) {
+Fabric::IpGid Fabric::ip_gid(const std::string& target, const std::string& ip) {
   auto [found, p] = port(target);
   DeviceEntry& e = modifiable(found->model.name);
-  Port& port = e.model.ports[p - 1];
-  if (!port.is_ethernet())
+  if (!e.model.ports[p - 1].is_ethernet())
     throw CommandError(port_name(e, p) + " is an InfiniBand port: IP-based GIDs are RoCE only");
   std::array<uint8_t, 16> raw{};
   if (!ip_to_gid(ip, &raw)) throw CommandError("\"" + ip + "\" is not an IPv4 or IPv6 address");
+  return {e, p, raw};
+}
+
+std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::string& ip,
+                                         const std::string& netdev) {
+  auto [e, p, raw] = ip_gid(target, ip);
+  Port& port = e.model.ports[p - 1];
   if (netdev.empty() || netdev.size() >= 16)
     throw CommandError("netdev name \"" + netdev + "\" is not valid");
   // The kernel adds one entry per GID type the port supports, RoCE v1 then v2, each its own
@@ -250,13 +259,8 @@ std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::s
 }
 
 std::vector<Delivery> Fabric::gid_del_ip(const std::string& target, const std::string& ip) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p, raw] = ip_gid(target, ip);
   Port& port = e.model.ports[p - 1];
-  if (!port.is_ethernet())
-    throw CommandError(port_name(e, p) + " is an InfiniBand port: IP-based GIDs are RoCE only");
-  std::array<uint8_t, 16> raw{};
-  if (!ip_to_gid(ip, &raw)) throw CommandError("\"" + ip + "\" is not an IPv4 or IPv6 address");
   std::vector<Delivery> out;
   for (size_t i = 0; i < port.gids.size(); ++i) {
     if (!port.gids[i].valid || port.gids[i].raw != raw) continue;

@@ -378,6 +378,42 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   return t;
 }
 
+namespace {
+
+std::optional<uint8_t> code_of(const std::map<std::string, uint32_t>& names,
+                               const std::string& name) {
+  auto it = names.find(name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<uint8_t>(it->second);
+}
+
+// In the order of their codes' meaning (narrow to wide, slow to fast), as people list them.
+std::string names_by_code(const std::map<std::string, uint32_t>& names, bool by_lanes) {
+  std::vector<std::pair<uint32_t, std::string>> sorted;
+  for (const auto& [name, code] : names)
+    sorted.emplace_back(by_lanes ? static_cast<uint32_t>(std::stoul(name)) : code, name);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& [order, name] : sorted)
+    out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
+std::optional<uint8_t> width_code(const std::string& name) {
+  return code_of(kWidths, name);
+}
+std::optional<uint8_t> speed_code(const std::string& name) {
+  return code_of(kSpeeds, name);
+}
+std::string width_names() {
+  return names_by_code(kWidths, true);
+}
+std::string speed_names() {
+  return names_by_code(kSpeeds, false);
+}
+
 Topology load_topology(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw TopologyError(path + ": cannot open: " + std::strerror(errno));

@@ -1,6 +1,8 @@
 // Topology files: the JSON description of a simulated fabric (format in docs/simulator.md).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +36,13 @@ struct Topology {
   std::vector<DeviceModel> devices;
   NetdevTable netdevs;  // every netdev the file names, with its (given or synthetic) ifindex
 };
+
+// A link width ("4x") or speed ("hdr") as ibv_port_attr codes it; nullopt for a name that is
+// none. The names, for error messages: "1x, 2x, ...".
+std::optional<uint8_t> width_code(const std::string& name);
+std::optional<uint8_t> speed_code(const std::string& name);
+std::string width_names();
+std::string speed_names();
 
 Topology load_topology(const std::string& path);
 Topology parse_topology(const std::string& text, const std::string& file_name);

@@ -20,6 +20,8 @@ DaemonProcess::DaemonProcess(const SimFabric& sim, const DaemonOptions& options)
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SpawnOptions spawn;
   spawn.set = options.env;
+  // Port health keeps its state file here, never in the host's /var/lib.
+  spawn.set.emplace("STATE_DIRECTORY", dir_.path());
   proc_ = std::make_unique<Process>(sim.spawn(argv, notify_.spawn_options(spawn)));
   if (options.wait_ready) wait_ready(30s);
 }

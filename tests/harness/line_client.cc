@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "rdma_eventd/internal/fd_message.h"
+
 namespace rdmatest {
 
 using nlohmann::json;
@@ -55,21 +57,9 @@ UniqueFd connect_to(const std::string& path) {
              ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     err = errno;
   }
-  iovec iov{&err, sizeof err};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (err == 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  ::_exit(::sendmsg(channel, &msg, 0) == sizeof err ? 0 : 1);
+  rdma_eventd::internal::FdMessage msg(&err, sizeof err);
+  if (err == 0) msg.attach(fd);
+  ::_exit(::sendmsg(channel, msg.get(), 0) == sizeof err ? 0 : 1);
 }
 
 UniqueFd connect_as(const std::string& path, const Credentials& as) {
@@ -84,24 +74,17 @@ UniqueFd connect_as(const std::string& path, const Credentials& as) {
   if (pid == 0) connect_in_child(theirs.get(), addr, as);
   theirs.reset();
   int err = -1;
-  iovec iov{&err, sizeof err};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  const ssize_t n = ::recvmsg(ours.get(), &msg, MSG_CMSG_CLOEXEC);
+  rdma_eventd::internal::FdMessage msg(&err, sizeof err);
+  msg.make_room();
+  const ssize_t n = ::recvmsg(ours.get(), msg.get(), MSG_CMSG_CLOEXEC);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (n != sizeof err || err != 0 || !c || c->cmsg_type != SCM_RIGHTS) {
+  UniqueFd fd(n == sizeof err ? msg.received_fd() : -1);
+  if (n != sizeof err || err != 0 || !fd) {
     throw HarnessError("connect " + path + " as uid " + std::to_string(as.uid) + ": " +
                        (n == sizeof err && err > 0 ? std::strerror(err) : "the child failed"));
   }
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return UniqueFd(fd);
+  return fd;
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ using rdmatest::topology;
 TEST(Burst, TenThousandEventsOnOneDeviceAreEachRecordedOnceInOrder) {
   constexpr int kEvents = 10000;
   SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim);
+  // The journal budget off: the journal must hold every one of the port's records.
+  DaemonProcess daemon(sim, R"({"journal": {"budget": {"enabled": false}}})");
   auto mlx5_0_context = [&](const json& stats) {
     for (const auto& c : contexts_of(stats, daemon.process().pid())) {
       if (c["device"] == "mlx5_0") return c;

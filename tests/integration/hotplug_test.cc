@@ -21,6 +21,7 @@ namespace {
 using nlohmann::json;
 using rdmatest::SimFabric;
 using rdmatest::topology;
+using namespace std::chrono_literals;
 
 // The journal sandbox (a private /run), a network namespace of the test's own, and udev
 // "running" or not in it (/run/udev/control).
@@ -77,6 +78,14 @@ TEST_F(Hotplug, UnplugReplugAndRenameArePublishedFromUdevEvents) {
   EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 1, roce_port()));
   EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 2, roce_port()));
 
+  // A subscriber that names the device is told of its rename, and then hears nothing more of
+  // it under a name no device has (docs/protocol.md says to subscribe again).
+  rdmatest::LineClient by_name(daemon.socket());
+  by_name.require_json(10s, "the hello");
+  by_name.send(R"({"op":"subscribe","id":1,"ports":["mlx5_0/1"]})"
+               "\n");
+  by_name.read_until(rdmatest::reply_to(1), 10s);
+
   // A renamed device keeps its GUID and its context; records use the new name from now on, and
   // its P_Key table (read from sysfs, under the new name) still works.
   inject(sim_, {"rename", "mlx5_0", "ib7"});
@@ -89,6 +98,11 @@ TEST_F(Hotplug, UnplugReplugAndRenameArePublishedFromUdevEvents) {
   EXPECT_EQ(pkey.event, EventKind::kPkeyChange);
   EXPECT_EQ(pkey.device, "ib7");
   EXPECT_EQ(pkey.pkeys_added, (std::vector<PkeyEntry>{{2, 0x8002}}));
+  EXPECT_EQ(stable_part(by_name.require_json(10s, "the rename")), renamed);
+  by_name.send(R"({"op":"ping","id":2})"
+               "\n");
+  const std::vector<json> after = by_name.read_until(rdmatest::reply_to(2), 10s);
+  EXPECT_EQ(after.size(), 1u) << "records after the rename: " << json(after).dump();
 
   const json st = daemon.status();
   EXPECT_EQ(st["hotplug"]["source"], "udev");

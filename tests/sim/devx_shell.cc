@@ -252,23 +252,8 @@ void release_everything() {
 }  // namespace devx_shell
 
 int main() {
-  std::ios::sync_with_stdio(false);
-  for (std::string line; std::getline(std::cin, line);) {
-    std::vector<std::string> words;
-    std::istringstream in(line);
-    for (std::string w; in >> w;)
-      words.push_back(w);
-    if (words.empty()) continue;
-    json answer;
-    try {
-      answer = devx_shell::run(words);
-    } catch (const devx_shell::Exit&) {
-      break;
-    } catch (const std::exception& e) {
-      answer = {{"error", e.what()}};
-    }
-    std::cout << answer.dump() << std::endl;
-  }
+  shell_support::serve_lines<devx_shell::Exit>(
+      [](const std::vector<std::string>& words) { return devx_shell::run(words); });
   devx_shell::release_everything();
   return 0;
 }

@@ -134,10 +134,16 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
        2,
        "rdma-sim: port down: --phys \"asleep\" is not one of: polling, disabled, sleep "
        "(usage: rdma-sim port down DEV/PORT [--phys polling|disabled|sleep])\n"},
-      {{"port", "up", "mlx5_0/1", "--speed", "hdr"},
+      {{"port", "up", "mlx5_0/1", "--phys", "polling"},
        2,
-       "rdma-sim: port up: unknown option --speed for port up (usage: rdma-sim port up DEV/PORT "
-       "[--lid N] [--sm-lid N])\n"},
+       "rdma-sim: port up: unknown option --phys for port up (usage: rdma-sim port up DEV/PORT "
+       "[--lid N] [--sm-lid N] [--width W] [--speed S])\n"},
+      {{"port", "up", "mlx5_0/1", "--width", "3x"},
+       1,
+       "rdma-sim: --width \"3x\" is not one of: 1x, 2x, 4x, 8x, 12x\n"},
+      {{"port", "up", "mlx5_0/1", "--speed", "xdr"},
+       1,
+       "rdma-sim: --speed \"xdr\" is not one of: sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr\n"},
       {{"storm", "--count", "10", "--targets", "mlx5_0/3"},
        1,
        "rdma-sim: device mlx5_0 has no port 3 (ports 1..1)\n"},

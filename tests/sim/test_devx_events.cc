@@ -35,16 +35,13 @@ TEST(DevxEvents, ModuleEventsCarryTheModuleTheStatusAndTheErrorType) {
     EXPECT_EQ(r["cookie"], 0x1600);
     EXPECT_EQ(r["eqe"], eqe_hex(0x16, 0, data)) << command[1];
   }
-  const std::vector<std::pair<std::string, int>> errors = {{"power_budget_exceeded", 0x0},
-                                                           {"long_range_for_non_mlnx", 0x1},
-                                                           {"bus_stuck", 0x2},
-                                                           {"no_eeprom_retry_timeout", 0x3},
-                                                           {"enforce_part_number_list", 0x4},
-                                                           {"unknown_identifier", 0x5},
-                                                           {"high_temperature", 0x6},
-                                                           {"bad_cable", 0x7},
-                                                           {"pcie_power_slot_exceeded", 0xc},
-                                                           {"9", 0x9}};
+  // The error types by name: 0 to 7 in the PRM's order, then 0xc; any other as a number.
+  std::vector<std::pair<std::string, int>> errors;
+  for (const char* name :
+       {"power_budget_exceeded", "long_range_for_non_mlnx", "bus_stuck", "no_eeprom_retry_timeout",
+        "enforce_part_number_list", "unknown_identifier", "high_temperature", "bad_cable"})
+    errors.emplace_back(name, static_cast<int>(errors.size()));
+  errors.insert(errors.end(), {{"pcie_power_slot_exceeded", 0xc}, {"9", 0x9}});
   for (const auto& [name, value] : errors) {
     ctl_ok(sim, {"module", "error", "mlx5_0/1", name});
     char data[16];

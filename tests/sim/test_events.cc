@@ -65,6 +65,26 @@ TEST(Events, PortDownAndUpChangeTheStateBeforeTheEvent) {
   a = o.with("query_port", "1")["attr"];
   EXPECT_EQ(a["lid"], 33);
   EXPECT_EQ(a["sm_lid"], 2);
+  const std::string rate = sim.dir() + "/sys/class/infiniband/mlx5_0/ports/1/rate";
+  EXPECT_EQ(rdmatest::read_file(rate), "200 Gb/sec (4X HDR)\n");
+
+  // A link that retrains at 1x: the width is the new one when PORT_ACTIVE is read, and stays.
+  event_after(o, sim, {"port", "down", "mlx5_0/1"});
+  ev = event_after(o, sim, {"port", "up", "mlx5_0/1", "--width", "1x"});
+  EXPECT_EQ(ev["type"], IBV_EVENT_PORT_ACTIVE);
+  a = o.with("query_port", "1")["attr"];
+  EXPECT_EQ(a["active_width"], 1);   // IB_WIDTH_1X
+  EXPECT_EQ(a["active_speed"], 64);  // HDR, as before
+  EXPECT_EQ(rdmatest::read_file(rate), "50 Gb/sec (1X HDR)\n");
+  event_after(o, sim, {"port", "down", "mlx5_0/1"});
+  event_after(o, sim, {"port", "up", "mlx5_0/1"});
+  EXPECT_EQ(o.with("query_port", "1")["attr"]["active_width"], 1);
+  event_after(o, sim, {"port", "down", "mlx5_0/1"});
+  event_after(o, sim, {"port", "up", "mlx5_0/1", "--width", "4x", "--speed", "edr"});
+  a = o.with("query_port", "1")["attr"];
+  EXPECT_EQ(a["active_width"], 2);
+  EXPECT_EQ(a["active_speed"], 32);
+  EXPECT_EQ(rdmatest::read_file(rate), "100 Gb/sec (4X EDR)\n");
 }
 
 TEST(Events, RoceLinkDownIsDisabledAndKeepsNoLid) {

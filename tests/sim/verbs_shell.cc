@@ -304,23 +304,8 @@ void release_everything() {
 using namespace verbs_shell;
 
 int main() {
-  std::ios::sync_with_stdio(false);
-  for (std::string line; std::getline(std::cin, line);) {
-    std::vector<std::string> words;
-    std::istringstream in(line);
-    for (std::string w; in >> w;)
-      words.push_back(w);
-    if (words.empty()) continue;
-    json answer;
-    try {
-      answer = run(words);
-    } catch (const Exit&) {
-      break;
-    } catch (const std::exception& e) {
-      answer = {{"error", e.what()}};
-    }
-    std::cout << answer.dump() << std::endl;
-  }
+  shell_support::serve_lines<Exit>(
+      [](const std::vector<std::string>& words) { return run(words); });
   release_everything();
   return 0;
 }

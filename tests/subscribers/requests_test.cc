@@ -268,7 +268,8 @@ TEST(Requests, StatusReportsDaemonDevicesCountersAndSubscribers) {
   EXPECT_EQ(st["counters"], counters);
   EXPECT_EQ(st["hotplug"], json::parse(R"({"source":"udev","udev_events":0,"udev_overflows":0})"));
   EXPECT_EQ(st["journal"], json::parse(R"({"enabled":false,"written":0,"failed":0,"dropped":0,)"
-                                       R"("queued":0,"waits":0,"stalls":0})"));
+                                       R"("queued":0,"waits":0,"stalls":0,"budget":false,)"
+                                       R"("not_journaled":0,"summaries":0})"));
   EXPECT_EQ(st["ring"], json::parse(R"({"capacity":4096,"records":2,"first_seq":1,"last_seq":2})"));
   const json& subs = st["subscribers"];
   EXPECT_EQ(subs["count"], 2);
@@ -312,7 +313,7 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
     if (!id.is_null()) e["id"] = id;
     return e;
   };
-  const std::string ops = "(subscribe, snapshot, since, status, ping)";
+  const std::string ops = "(subscribe, snapshot, since, status, ping, report, health)";
   const std::vector<std::pair<std::string, json>> cases = {
       {R"([1,2])", error("", nullptr, "bad_request", "a request is a JSON object")},
       {R"({"id":5})", error("", 5, "bad_request", "op: missing " + ops)},
@@ -322,9 +323,9 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
              "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, "
              "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
              "device_added, device_removed, device_renamed, device_recovered, port_state, "
-             "module_plugged, module_unplugged, module_disabled, module_error, "
-             "temperature_warning, pci_power_change, firmware_event, vendor_event, "
-             "vendor_events_lost)")},
+             "app_report, port_health, module_plugged, module_unplugged, module_disabled, "
+             "module_error, temperature_warning, pci_power_change, firmware_event, "
+             "vendor_event, vendor_events_lost)")},
       {R"({"op":"subscribe","id":8,"ports":["mlx5_0"]})",
        error("subscribe", 8, "bad_filter", "ports[0]: 'mlx5_0': expected DEV/PORT, e.g. mlx5_0/1")},
       {R"({"op":"subscribe","id":9,"min_severity":"loud"})",

@@ -22,6 +22,45 @@ container_machine=rdma-eventd-test-$$
 ns_pid=
 C=
 
+# What the service's tests show when they fail: the units' status and journal, and what the
+# test's subscriber ($scratch/client.out) received.
+service_diagnostics() {
+  echo "--- systemctl status" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
+    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
+  echo "--- journal" >&2
+  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
+    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
+  if [ -s "${scratch:-}/client.out" ]; then
+    echo "--- the subscriber received" >&2
+    tail -20 "$scratch/client.out" >&2
+  fi
+}
+
+# A port going down reaches the test's subscriber ($scratch/client.out) and the journal, as one
+# entry with the record's fields and its catalog text. Needs sim() and client_has() of the test.
+event_reaches_subscriber_and_journal() {
+  step "an event reaches the subscriber and the journal"
+  sim port down mlx5_0/1
+  wait_for 20 "port_err record for the subscriber" client_has '"event":"port_err"'
+  local record entry
+  record=$(grep '"event":"port_err"' "$scratch/client.out" | head -1)
+  jq -e '.device == "mlx5_0" and .port == 1 and .state == "down" and .severity == "error"' \
+    <<<"$record" >/dev/null || fail "unexpected record: $record"
+  inside journalctl --sync
+  entry=$(inside journalctl --no-pager -u rdma-eventd -o json RDMA_EVENT=port_err)
+  [ "$(wc -l <<<"$entry")" = 1 ] || fail "journal entries for port_err: $entry"
+  jq -e --argjson r "$record" '
+    .RDMA_DEVICE == "mlx5_0" and .RDMA_PORT == "1" and .RDMA_PORT_STATE == "down" and
+    .RDMA_SEQ == ($r.seq | tostring) and .RDMA_STREAM == $r.stream and .PRIORITY == "3" and
+    .MESSAGE_ID == "11b9171c80eb4233a8a8a39e9b93196c" and
+    ._SYSTEMD_UNIT == "rdma-eventd.service" and (.RDMA_RECORD | fromjson) == $r' \
+    <<<"$entry" >/dev/null || fail "the journal entry does not match the record: $entry"
+  # The catalog is installed where journalctl finds it: -x explains the entry.
+  inside journalctl --no-pager -x -u rdma-eventd RDMA_EVENT=port_err |
+    grep -c "Defined-By: rdma-eventd" >/dev/null || fail "journalctl -x shows no catalog text"
+}
+
 step() { echo "== $*"; }
 
 fail() {

@@ -35,18 +35,7 @@ config=/etc/rdma-eventd/rdma-eventd.json
 topology=/usr/share/rdma-sim/topologies/two-adapters.json
 client_pid=
 
-diagnostics() {
-  echo "--- systemctl status" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C systemctl status --no-pager --lines=0 \
-    rdma-eventd.service rdma-eventd.socket rdma-sim.service >&2 || true
-  echo "--- journal" >&2
-  timeout 20 nsenter -t "$C" -m -u -i -n -p -C journalctl --no-pager -o short-monotonic \
-    -u rdma-eventd.service -u rdma-eventd.socket -u rdma-sim.service | tail -60 >&2 || true
-  if [ -s "$scratch/client.out" ]; then
-    echo "--- the subscriber received" >&2
-    tail -20 "$scratch/client.out" >&2
-  fi
-}
+diagnostics() { service_diagnostics; }
 
 # --- the packages -------------------------------------------------------------------------------
 for tool in dpkg-buildpackage dh lintian scdoc man; do
@@ -136,20 +125,27 @@ snapshot() {
     -o -print' | sort >"$1"
 }
 
+# apt-get install of this tree's packages (its output in $scratch/LOG), after which each is
+# installed at $version.
+install_these_packages() { # LOG WHAT
+  # shellcheck disable=SC2046  # the paths are words
+  apt_get install $(in_debs debs "${debs[@]}") >"$scratch/$1" 2>&1 || {
+    cat "$scratch/$1" >&2
+    fail "$2 failed"
+  }
+  local p
+  for p in "${packages[@]}"; do
+    [ "$(inside dpkg-query -W -f='${Status} ${Version}' "$p")" = "install ok installed $version" ] ||
+      fail "$p is not installed at $version: $(inside dpkg-query -W -f='${Status} ${Version}' "$p" || true)"
+  done
+}
+
 step "booting a clean Debian 12 root (no network)"
 container_boot --private-network --bind-ro="$deb_dir:/opt/debs" --bind-ro="$scratch/prev:/opt/prev"
 snapshot "$scratch/before"
 
 step "apt-get install of ${packages[*]}"
-# shellcheck disable=SC2046  # the paths are words
-apt_get install $(in_debs debs "${debs[@]}") >"$scratch/install.log" 2>&1 || {
-  cat "$scratch/install.log" >&2
-  fail "apt-get install failed"
-}
-for p in "${packages[@]}"; do
-  [ "$(inside dpkg-query -W -f='${Status} ${Version}' "$p")" = "install ok installed $version" ] ||
-    fail "$p is not installed: $(inside dpkg-query -W -f='${Status} ${Version}' "$p" || true)"
-done
+install_these_packages install.log "apt-get install"
 inside dpkg-query -W -f='${Conffiles}\n' rdma-eventd | grep -q "^ $config " ||
   fail "$config is not a conffile of rdma-eventd"
 inside getent group rdma-events >/dev/null || fail "the postinst made no group rdma-events"
@@ -182,20 +178,7 @@ service_started_by_subscriber
 [ "$(inside systemctl show -P TriggeredBy rdma-eventd.service)" = rdma-eventd.socket ] ||
   fail "the service is not triggered by its socket"
 
-step "an event reaches the subscriber and the journal"
-sim port down mlx5_0/1
-wait_for 20 "port_err record for the subscriber" client_has '"event":"port_err"'
-record=$(grep '"event":"port_err"' "$scratch/client.out" | head -1)
-jq -e '.device == "mlx5_0" and .port == 1 and .state == "down" and .severity == "error"' \
-  <<<"$record" >/dev/null || fail "unexpected record: $record"
-inside journalctl --sync
-entry=$(inside journalctl --no-pager -u rdma-eventd -o json RDMA_EVENT=port_err)
-[ "$(wc -l <<<"$entry")" = 1 ] || fail "journal entries for port_err: $entry"
-jq -e --argjson r "$record" '
-  .RDMA_DEVICE == "mlx5_0" and .RDMA_PORT == "1" and .RDMA_PORT_STATE == "down" and
-  .RDMA_SEQ == ($r.seq | tostring) and .RDMA_STREAM == $r.stream and .PRIORITY == "3" and
-  ._SYSTEMD_UNIT == "rdma-eventd.service" and (.RDMA_RECORD | fromjson) == $r' \
-  <<<"$entry" >/dev/null || fail "the journal entry does not match the record: $entry"
+event_reaches_subscriber_and_journal
 
 step "apt-get remove stops and removes the units, and keeps the configuration"
 stop_simulator
@@ -273,15 +256,7 @@ old_pid=$(prop rdma-eventd.service MainPID)
 socket_since=$(prop rdma-eventd.socket ActiveEnterTimestampMonotonic)
 
 step "the upgrade to $version"
-# shellcheck disable=SC2046  # the paths are words
-apt_get install $(in_debs debs "${debs[@]}") >"$scratch/upgrade.log" 2>&1 || {
-  cat "$scratch/upgrade.log" >&2
-  fail "apt-get install of $version over the previous build failed"
-}
-for p in "${packages[@]}"; do
-  [ "$(inside dpkg-query -W -f='${Status} ${Version}' "$p")" = "install ok installed $version" ] ||
-    fail "$p was not upgraded: $(inside dpkg-query -W -f='${Status} ${Version}' "$p" || true)"
-done
+install_these_packages upgrade.log "apt-get install of $version over the previous build"
 [ "$(inside cat "$config")" = "$changed" ] ||
   fail "the upgrade changed $config: $(inside cat "$config")"
 inside bash -c "! ls /etc/rdma-eventd/*.dpkg-*" >/dev/null 2>&1 ||

@@ -54,7 +54,8 @@ done
 # The public headers, and only they: the library's internal ones (lib/internal) stay out.
 headers=$(cd "$root$INCLUDE_DIR" && find . -type f | sort | tr '\n' ' ')
 want="./rdma_eventd/client.h ./rdma_eventd/client.hpp ./rdma_eventd/export.h \
-./rdma_eventd/protocol.h ./rdma_eventd/record.h ./rdma_eventd/types.h ./rdma_eventd/version.h "
+./rdma_eventd/protocol.h ./rdma_eventd/record.h ./rdma_eventd/report_verbs.h \
+./rdma_eventd/types.h ./rdma_eventd/version.h "
 [ "$headers" = "$want" ] || fail "installed headers: $headers; expected: $want"
 echo "$headers"
 # The library's soname is its ABI's, and the link names it.

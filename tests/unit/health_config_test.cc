@@ -27,6 +27,7 @@ TEST(HealthConfig, TheDefaultsAreTheDocumentedOnes) {
   h.degraded_below_last_healthy = true;
   h.expected = {};
   h.forget_gone_after_s = 3600;
+  h.errors[static_cast<size_t>(ErrorSource::kApplication)] = ErrorThreshold{true, 10, 60, 600};
   EXPECT_EQ(c.health, h);
   const JournalBudgetConfig b{true, 2, 200, 100, 2000, 10};
   EXPECT_EQ(c.journal_budget, b);
@@ -36,6 +37,7 @@ TEST(HealthConfig, EveryHealthKeyIsRead) {
   const Config c = config_of(R"({"health": {
     "flap_downs": 5, "flap_window_s": 600, "flap_quiet_s": 120,
     "degraded_below_last_healthy": false, "forget_gone_after_s": 86400,
+    "application_errors": {"count": false, "errors": 4, "window_s": 30, "quiet_s": 900},
     "expected": [{"devices": "mlx5_*", "ports": [1, 2], "width": "4x", "speed": "hdr"},
                  {"devices": "rxe*"}]}})");
   HealthConfig h;
@@ -45,6 +47,7 @@ TEST(HealthConfig, EveryHealthKeyIsRead) {
   h.degraded_below_last_healthy = false;
   h.forget_gone_after_s = 86400;
   h.expected = {{"mlx5_*", {1, 2}, 4, LinkSpeed::kHdr}, {"rxe*", {}, 0, LinkSpeed::kUnknown}};
+  h.errors[static_cast<size_t>(ErrorSource::kApplication)] = ErrorThreshold{false, 4, 30, 900};
   EXPECT_EQ(c.health, h);
 }
 
@@ -61,7 +64,8 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"health": []})"), "test.json: health: expected an object, got an array");
   EXPECT_EQ(error_of(R"({"health": {"flap_down": 3}})"),
             "test.json: health.flap_down: unknown key (known: flap_downs, flap_window_s, "
-            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s)");
+            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s, enabled, "
+            "application_errors)");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 1}})"),
             "test.json: health.flap_downs: must be from 2 to 100");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 101}})"),
@@ -76,6 +80,19 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
             "test.json: health.forget_gone_after_s: expected an unsigned integer, got a number");
   EXPECT_EQ(error_of(R"({"health": {"degraded_below_last_healthy": 1}})"),
             "test.json: health.degraded_below_last_healthy: expected a boolean, got a number");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": true}})"),
+            "test.json: health.application_errors: expected an object, got a boolean");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": {"limit": 3}}})"),
+            "test.json: health.application_errors.limit: unknown key (known: count, errors, "
+            "window_s, quiet_s)");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": {"errors": 0}}})"),
+            "test.json: health.application_errors.errors: must be from 1 to 1000");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": {"window_s": 604801}}})"),
+            "test.json: health.application_errors.window_s: must be from 1 to 604800");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": {"quiet_s": 0}}})"),
+            "test.json: health.application_errors.quiet_s: must be from 1 to 604800");
+  EXPECT_EQ(error_of(R"({"health": {"application_errors": {"count": "yes"}}})"),
+            "test.json: health.application_errors.count: expected a boolean, got a string");
 }
 
 TEST(HealthConfig, ExpectationErrorsNameTheEntry) {

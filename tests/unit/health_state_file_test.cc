@@ -154,8 +154,9 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
       "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
   const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(rejection(health_state_from_json(text, kBoot, {.wall_us = 0, .mono_us = 4999 * kSecond})),
-            "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
+  EXPECT_EQ(
+      rejection(health_state_from_json(text, kBoot, {.wall_us = 0, .mono_us = 4999 * kSecond})),
+      "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }
 
 TEST(HealthStateFile, ADocumentLargerThanTheDaemonWouldWriteIsRejected) {

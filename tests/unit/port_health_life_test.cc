@@ -184,6 +184,78 @@ TEST_F(PortHealthTest, ErrorsCountedAgainstAPortHaveTheirOwnReasonAndQuietPeriod
   EXPECT_EQ(t.at(0).reason, HealthReason::kModuleErrors);
 }
 
+class AppReportTest : public PortHealthTest {
+ protected:
+  explicit AppReportTest(HealthConfig config = HealthConfig{})
+      : PortHealthTest(std::move(config)) {}
+
+  // An application's report (app_report) of a QP of `device` at `port` (0: it named none).
+  Record app_report(uint32_t port, const std::string& device = "mlx5_0") {
+    Record r = record(EventKind::kAppReport, device, kGuid0);
+    r.port = port;
+    r.event_type = 1;  // IBV_EVENT_QP_FATAL
+    r.object = "qp";
+    r.object_id = 4660;
+    return r;
+  }
+};
+
+TEST_F(AppReportTest, ApplicationReportsAreApplicationErrorsOfTheReportedPort) {
+  at(0);
+  up(1);
+  up(2);
+  for (int i = 0; i < 9; ++i)
+    EXPECT_TRUE(feed(app_report(1)).empty()) << "report " << i + 1;
+  at(59);
+  const Transitions t = feed(app_report(1));  // the 10th within a minute
+  HealthTransition w =
+      want(PortHealth::kDegraded, PortHealth::kHealthy, HealthReason::kApplicationErrors);
+  w.errors_in_window = 10;
+  EXPECT_EQ(t, Transitions{w});  // cause_seq: the 10th report's seq
+  EXPECT_EQ(health_of(2), PortHealth::kHealthy);
+  // A report of a port or device the model does not know counts for nothing.
+  EXPECT_TRUE(feed(app_report(3)).empty());
+  EXPECT_TRUE(feed(app_report(1, "mlx5_9")).empty());
+}
+
+TEST_F(AppReportTest, AReportThatNamesNoPortCountsOnlyOnADeviceWithOnePort) {
+  at(0);
+  up(1);
+  up(2);
+  up(1, 4, "mlx5_1");
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(feed(app_report(0)).empty());  // two ports: which one is not known
+  }
+  EXPECT_EQ(health_of(1), PortHealth::kHealthy);
+  EXPECT_EQ(health_of(2), PortHealth::kHealthy);
+  Transitions t;
+  for (int i = 0; i < 10; ++i) {
+    t = feed(app_report(0, "mlx5_1"));
+  }
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].device, "mlx5_1");
+  EXPECT_EQ(t[0].port, 1u);
+  EXPECT_EQ(t[0].reason, HealthReason::kApplicationErrors);
+}
+
+class UncountedReportsTest : public AppReportTest {
+ protected:
+  static HealthConfig uncounted() {
+    HealthConfig c;
+    c.errors[static_cast<size_t>(ErrorSource::kApplication)].counted = false;
+    return c;
+  }
+  UncountedReportsTest() : AppReportTest(uncounted()) {}
+};
+
+TEST_F(UncountedReportsTest, ReportsThatDoNotCountLeaveThePortHealthy) {
+  at(0);
+  up(1);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_TRUE(feed(app_report(1)).empty());
+  EXPECT_EQ(health_of(1), PortHealth::kHealthy);
+}
+
 TEST_F(PortHealthTest, AnIdleModelNeverAsksForATimer) {
   up(1);
   down(2);

@@ -80,15 +80,16 @@ TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
 
   EXPECT_EQ(error_of("[1]"),
             (RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""}));
-  EXPECT_EQ(error_of(R"({"id":3})"),
-            (RequestError{ErrorCode::kBadRequest,
-                          "op: missing (subscribe, snapshot, since, status, ping)", "3", ""}));
+  EXPECT_EQ(
+      error_of(R"({"id":3})"),
+      (RequestError{ErrorCode::kBadRequest,
+                    "op: missing (subscribe, snapshot, since, status, ping, report, health)", "3", ""}));
   EXPECT_EQ(error_of(R"({"op":5})"),
             (RequestError{ErrorCode::kBadRequest, "op: expected a string", "", ""}));
-  EXPECT_EQ(
-      error_of(R"({"op":"dance","id":"x"})"),
-      (RequestError{ErrorCode::kUnknownOp,
-                    "unknown op 'dance' (subscribe, snapshot, since, status, ping)", "\"x\"", ""}));
+  EXPECT_EQ(error_of(R"({"op":"dance","id":"x"})"),
+            (RequestError{ErrorCode::kUnknownOp,
+                          "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health)",
+                          "\"x\"", ""}));
   EXPECT_EQ(error_of(R"({"op":"ping","idd":1})"),
             (RequestError{ErrorCode::kBadRequest, "idd: unknown key for ping (known: op, id)", "",
                           "ping"}));
@@ -110,9 +111,9 @@ TEST(ParseRequest, BadFiltersAreBadFilterErrors) {
   bad(R"({"op":"subscribe","events":["port_down"]})",
       "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, pkey_change, "
       "sm_change, client_reregister, gid_change, device_fatal, unknown, device_added, "
-      "device_removed, device_renamed, device_recovered, port_state, module_plugged, "
-      "module_unplugged, module_disabled, module_error, temperature_warning, pci_power_change, "
-      "firmware_event, vendor_event, vendor_events_lost)");
+      "device_removed, device_renamed, device_recovered, port_state, app_report, port_health, "
+      "module_plugged, module_unplugged, module_disabled, module_error, temperature_warning, "
+      "pci_power_change, firmware_event, vendor_event, vendor_events_lost)");
   bad(R"({"op":"subscribe","events":"port_err"})", "events: expected an array of strings");
   bad(R"({"op":"subscribe","events":[]})",
       "events: empty list (leave the key out to match everything)");
@@ -184,6 +185,32 @@ TEST(Filter, PortsMatchTheirPortAndTheirDevicesDeviceWideRecords) {
   EXPECT_FALSE(f.matches(key(EventKind::kDeviceFatal, Severity::kCritical, "mlx5_2", 0, false)));
   EXPECT_TRUE(f.matches_port("mlx5_1", "", 2));
   EXPECT_FALSE(f.matches_port("mlx5_1", "", 1));
+}
+
+TEST(Filter, ARenameReachesFiltersOfTheOldNameAndTheNewOne) {
+  Record renamed;
+  renamed.event = EventKind::kDeviceRenamed;
+  renamed.severity = Severity::kNotice;
+  renamed.device = "roce7";
+  renamed.old_name = "mlx5_0";
+  renamed.node_guid = "0c42:a103:00f6:5e44";
+  const RecordKey k = key_of(renamed);
+  EXPECT_EQ(k.old_name, "mlx5_0");
+  for (const char* f :
+       {R"({"op":"subscribe","devices":["mlx5_0"]})", R"({"op":"subscribe","devices":["mlx5_*"]})",
+        R"({"op":"subscribe","ports":["mlx5_0/1"]})", R"({"op":"subscribe","devices":["roce7"]})",
+        R"({"op":"subscribe","ports":["roce*/2"]})"}) {
+    EXPECT_TRUE(filter_of(f).matches(k)) << f;
+  }
+  for (const char* f : {R"({"op":"subscribe","devices":["mlx5_1"]})",
+                        R"({"op":"subscribe","ports":["mlx5_1/1"]})"}) {
+    EXPECT_FALSE(filter_of(f).matches(k)) << f;
+  }
+  // Only a rename carries the old name: another record of the new name is not the old device's.
+  Record err = renamed;
+  err.event = EventKind::kPortErr;
+  EXPECT_EQ(key_of(err).old_name, "");
+  EXPECT_FALSE(filter_of(R"({"op":"subscribe","devices":["mlx5_0"]})").matches(key_of(err)));
 }
 
 TEST(Filter, SnapshotRecordsIgnoreEventsAndSeverity) {

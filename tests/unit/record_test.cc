@@ -68,6 +68,42 @@ TEST(Record, PortErrSerializesEveryFieldWithTheDocumentedTypes) {
   EXPECT_EQ(j, expected);
 }
 
+TEST(Record, PortHealthRoundTripsWithAFirstVerdictsNullPrevious) {
+  Record r;
+  r.seq = 4;
+  r.stream = "s";
+  r.time_us = 1'700'000'000'000'000;
+  r.host = "h";
+  r.event = EventKind::kPortHealth;
+  r.severity = Severity::kNotice;
+  r.device = "mlx5_0";
+  r.node_guid = "0c42:a103:00f6:5e44";
+  r.port = 1;
+  r.health = "healthy";
+  r.reason = "first_seen";
+  r.since_us = r.time_us;
+  r.window_s = 3600;
+  r.quiet_s = 600;
+  const std::string line = to_json(r);
+  const auto j = nlohmann::json::parse(line);
+  EXPECT_TRUE(j.at("previous_health").is_null()) << line;
+  EXPECT_EQ(j.at("since"), "2023-11-14T22:13:20.000000Z");
+  std::string error;
+  auto back = record_from_json(line, &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+  r.previous_health = "flapping";
+  r.reason = "quiet_period_elapsed";
+  back = record_from_json(to_json(r), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(*back, r);
+  // A port_health record without its keys is not one.
+  auto incomplete = nlohmann::json::parse(to_json(r));
+  incomplete.erase("reason");
+  EXPECT_FALSE(record_from_json(incomplete.dump(), &error));
+  EXPECT_NE(error.find("reason"), std::string::npos) << error;
+}
+
 TEST(Record, KeyOrderIsFixed) {
   const std::string text = to_json(port_err_record());
   EXPECT_EQ(text.rfind("{\"schema\":1,\"seq\":42,\"stream\":", 0), 0u) << text;
@@ -376,7 +412,7 @@ TEST(RecordsDoc, EveryExampleIsAValidRecordInTheDaemonsKeyOrder) {
     EXPECT_EQ(to_json(*r), nlohmann::ordered_json::parse(block).dump()) << block;
     events.insert(std::string(event_name(r->event)));
   }
-  EXPECT_EQ(examples, 24);
+  EXPECT_EQ(examples, 26);
   std::set<std::string> every;
   for (int i = 0; i < kEventKindCount; ++i)
     every.insert(std::string(event_name(static_cast<EventKind>(i))));

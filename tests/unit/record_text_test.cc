@@ -103,6 +103,33 @@ TEST(RecordText, SubjectAndEventMakeTheSentence) {
   EXPECT_EQ(describe(unknown), "mlx5_0: async event type 20 (unknown to this version), element 9");
 }
 
+TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
+  Record r;
+  r.event = EventKind::kPortHealth;
+  r.event_type = -1;
+  r.device = "mlx5_0";
+  r.port = 1;
+  r.health = "flapping";
+  r.previous_health = "healthy";
+  r.reason = "flaps_in_window";
+  r.downs_in_window = 5;
+  r.window_s = 10;
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: health flapping (was healthy): flaps_in_window, 5 downs in 10 s");
+  r.previous_health.clear();
+  r.health = "healthy";
+  r.reason = "first_seen";
+  r.downs_in_window = 0;
+  EXPECT_EQ(describe(r), "mlx5_0 port 1: health healthy: first_seen");
+  r.previous_health = "healthy";
+  r.health = "degraded";
+  r.reason = "application_errors";
+  r.errors_in_window = 10;
+  EXPECT_EQ(
+      describe(r),
+      "mlx5_0 port 1: health degraded (was healthy): application_errors, 10 errors in window");
+}
+
 TEST(RecordText, DeviceRecordsAreTheFiveAboutADeviceAsAWhole) {
   int device_records = 0;
   for (int k = 0; k < kEventKindCount; ++k)

@@ -17,7 +17,7 @@ StatusReply sample() {
   s.daemon = {"0.1.0", 1, "d5c4", "node17", 12153, 1795342530123456, 42};
   s.counters = {3, 3, 3, 3, 0, 1, 0};
   s.hotplug = {true, 5, 1};
-  s.journal = {true, 3, 1, 0, 2, 4, 0};
+  s.journal = {true, 3, 1, 0, 2, 4, 0, true, 4812, 2};
   s.ring = {4, 3, 1, 3};
   // count, max, accepted, refused (by reason), rate_limited, records sent and lost, notices,
   // bytes queued, request errors, then the limits.
@@ -56,7 +56,7 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                 "resyncs":1,"devices_waiting":0},
     "hotplug":{"source":"udev","udev_events":5,"udev_overflows":1},
     "journal":{"enabled":true,"written":3,"failed":1,"dropped":0,"queued":2,"waits":4,
-               "stalls":0},
+               "stalls":0,"budget":true,"not_journaled":4812,"summaries":2},
     "ring":{"capacity":4,"records":3,"first_seq":1,"last_seq":3},
     "subscribers":{"count":1,"max":1024,"accepted":2,"refused":3,
                    "refused_by":{"max_subscribers":1,"max_subscribers_per_user":1,"access":1},
@@ -76,7 +76,8 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                           "active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,
                           "gids":1,"pkeys":2}],
                 "devx":{"state":"active","events":"port_module_event,temp_warn_event",
-                        "reason":"","events_read":5,"events_lost":1}}]
+                        "reason":"","events_read":5,"events_lost":1}}],
+    "reports":{"accepted":0,"denied":0,"rate_limited":0,"invalid":0,"max_per_second":0}
   })"));
 }
 
@@ -114,13 +115,13 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "subscribers.access: missing");
   EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0].erase("bytes_sent"); }),
             "subscribers.bytes_sent: missing");
-  EXPECT_EQ(error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
-            "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
-            "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
-            "device_added, device_removed, device_renamed, device_recovered, port_state, "
-            "module_plugged, module_unplugged, module_disabled, module_error, "
-            "temperature_warning, pci_power_change, firmware_event, vendor_event, "
-            "vendor_events_lost)");
+  EXPECT_EQ(
+      error_after([](json& j) { j["subscribers"]["list"][0]["filter"]["events"] = {"x"}; }),
+      "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
+      "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
+      "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
+      "port_health, module_plugged, module_unplugged, module_disabled, module_error, "
+      "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["devx"].erase("events_lost"); }),
             "devices[0].events_lost: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),

@@ -128,6 +128,25 @@ RDMA_EVENTD_EXPORT const char* rdmaev_message_op(const struct rdmaev_message* ms
 RDMA_EVENTD_EXPORT const char* rdmaev_message_error(const struct rdmaev_message* msg);
 RDMA_EVENTD_EXPORT const char* rdmaev_message_error_text(const struct rdmaev_message* msg);
 
+/* Application reports (docs/protocol.md, "report"): an affiliated async event the application
+ * read with ibv_get_async_event(), which the daemon cannot see. rdmaev_report_verbs() in
+ * rdma_eventd/report_verbs.h fills this from the struct ibv_async_event itself. */
+struct rdmaev_event_report {
+  int event_type;     /* enum ibv_event_type: IBV_EVENT_QP_FATAL... (docs/protocol.md) */
+  const char* device; /* ibv_get_device_name(context->device) */
+  uint32_t port;      /* 0: none */
+  int64_t object_id;  /* the QP number, or the CQ/SRQ/WQ handle; -1: none */
+  const char* detail; /* NULL or "": none; at most 256 bytes, no control characters */
+};
+/* Sends the report over a connection of its own, opened and closed within the call (so any
+ * thread may call it, an async-event thread too), and waits at most timeout_ms in all for the
+ * daemon's reply (negative: no limit; do not). A daemon that is not running is
+ * RDMAEV_E_CONNECT at once; a refusal (report_denied, rate_limited, bad_report, bad_request)
+ * is RDMAEV_E_REFUSED. *seq (when not NULL) receives the app_report record's seq. On failure
+ * rdmaev_last_error(NULL) says why (per thread). path NULL: RDMAEV_DEFAULT_SOCKET. */
+RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event_report* report,
+                                     int timeout_ms, uint64_t* seq);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,4 +96,13 @@ class RDMA_EVENTD_EXPORT Client {
   std::unique_ptr<Impl> impl_;
 };
 
+// Reports an affiliated async event the application read (docs/protocol.md, "report") over a
+// connection of its own, opened and closed within the call, so any thread may call it, an
+// async-event thread included. It waits at most `timeout` in all (connect, hello, reply); a
+// daemon that is not running is kConnect at once. *seq (when given) receives the seq of the
+// app_report record; *error (when given) says why on failure. Never throws, never prints.
+RDMA_EVENTD_EXPORT ClientStatus report_event(const std::string& path, const Report& report,
+                                             Client::Duration timeout, uint64_t* seq = nullptr,
+                                             std::string* error = nullptr) noexcept;
+
 }  // namespace rdma_eventd

@@ -66,6 +66,9 @@ struct RecordKey {
   std::string_view node_guid;
   uint32_t port = 0;
   bool port_scoped = false;  // the record has a port block for `port`
+  // device_renamed: the name the device had, which a filter's device and port patterns match
+  // too, so that a subscriber that named the device hears that it was renamed.
+  std::string_view old_name;
 };
 RDMA_EVENTD_EXPORT RecordKey key_of(const Record& record);
 
@@ -75,7 +78,8 @@ struct RDMA_EVENTD_EXPORT Filter {
   std::vector<EventKind> events;
   std::vector<DevicePattern> devices;
   // A port-scoped record matches when one pattern names its device and port; a device-wide
-  // record (device_fatal) when one pattern names its device.
+  // record (device_fatal) when one pattern names its device. A device_renamed record matches
+  // patterns of its old name as well as of its new one.
   std::vector<PortPattern> ports;
   std::optional<Severity> min_severity;
 
@@ -90,9 +94,36 @@ struct RDMA_EVENTD_EXPORT Filter {
 
 // --- requests ---------------------------------------------------------------------------------
 
-enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing };
+enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing, kReport, kHealth };
 RDMA_EVENTD_EXPORT std::string_view op_name(Op op);
 RDMA_EVENTD_EXPORT std::optional<Op> op_from_name(std::string_view name);
+
+// --- application reports ----------------------------------------------------------------------
+
+// The affiliated async events an application may report (docs/protocol.md, "report"): the ones
+// that say an object failed. COMM_EST, SQ_DRAINED, PATH_MIG, SRQ_LIMIT_REACHED and
+// QP_LAST_WQE_REACHED are not: they are the normal life of healthy connections.
+struct ReportableEvent {
+  int type;                 // the ibv_event_type number
+  std::string_view name;    // "qp_fatal"
+  std::string_view object;  // "qp", "cq", "srq" or "wq"
+  std::string_view key;     // the request's key for the object's number: "qp_num", "cq", ...
+};
+// nullptr when the type (or name) is not one of them.
+RDMA_EVENTD_EXPORT const ReportableEvent* reportable_event(int type);
+RDMA_EVENTD_EXPORT const ReportableEvent* reportable_event(std::string_view name);
+
+inline constexpr size_t kMaxReportDetailBytes = 256;
+
+// A report request's body: what the application saw. The daemon adds who it is.
+struct Report {
+  int event_type = -1;  // a reportable event's ibv_event_type number
+  std::string device;
+  uint32_t port = 0;       // 0: not given
+  int64_t object_id = -1;  // the QP number or CQ/SRQ/WQ handle; -1: not given
+  std::string detail;      // at most kMaxReportDetailBytes, no control characters
+  friend bool operator==(const Report&, const Report&) = default;
+};
 
 struct Request {
   Op op = Op::kPing;
@@ -100,6 +131,7 @@ struct Request {
   Filter filter;       // subscribe
   uint64_t seq = 0;    // since: replay the records after this seq
   std::string stream;  // since: the stream that seq belongs to; "" when not given
+  Report report;       // report
   friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -114,6 +146,8 @@ enum class ErrorCode : uint8_t {
   kAccessDenied,        // "access_denied": the peer is not allowed (the daemon then closes)
   kTooManyFilters,      // "too_many_filters": a subscribe over the filter limit (nothing changes)
   kRateLimited,         // "rate_limited": over the request rate; the request was not executed
+  kBadReport,           // "bad_report": a report names no watched device or a type not reportable
+  kReportDenied,        // "report_denied": the peer is not in reports.allow_users/allow_groups
 };
 RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
 RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);

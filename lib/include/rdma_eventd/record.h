@@ -6,10 +6,11 @@
 // "changes"; gid_change adds gids_added/gids_removed; pkey_change adds pkeys_added/pkeys_removed;
 // device_fatal and device_removed add "ports", the last known state of every port;
 // device_renamed adds "old_name"; device_recovered adds "down_since", "downtime_ms" and
-// "fatal_seq". port_state is port-scoped. The vendor records (module_plugged ... vendor_event)
-// add "vendor"; those about a module are port-scoped when its port is known. A key never changes
-// type with its content: arrays stay arrays (possibly empty), objects stay objects. docs/records.md
-// is the reference, with an example of every event.
+// "fatal_seq"; app_report adds "reported_event", "object", "object_id", "detail" and
+// "reporter". port_state is port-scoped. The vendor records (module_plugged ...
+// vendor_event) add "vendor"; those about a module are port-scoped when its port is known. A key never changes type with its content: arrays
+// stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
+// example of every event.
 //
 // The structs here are the C++ form of schema v1 for clients: plain values whose layout is part
 // of librdma-eventd.so.1's ABI, so they change only with a new soname (docs/protocol.md, "The
@@ -62,6 +63,17 @@ struct PkeyEntry {
   friend bool operator==(const PkeyEntry&, const PkeyEntry&) = default;
 };
 
+// app_report: who reported, as the kernel and /proc say (docs/records.md).
+struct Reporter {
+  int64_t pid = 0;
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::string comm;    // /proc/PID/comm; "" when it could not be read
+  std::string unit;    // the systemd unit of its cgroup ("job.service"); "" when none
+  std::string cgroup;  // the cgroup v2 path from /proc/PID/cgroup; "" when unreadable
+  friend bool operator==(const Reporter&, const Reporter&) = default;
+};
+
 // A vendor event as an mlx5 device's DEVX event channel delivered it (the records
 // module_plugged ... vendor_event; docs/records.md, "Vendor events"): the event entry's type,
 // subtype and data bytes, and what the daemon read from them.
@@ -107,6 +119,23 @@ struct Record {
   int64_t down_since_us = 0;  // device_recovered: the time of its device_fatal record
   uint64_t downtime_ms = 0;   // device_recovered: from that record to the reopening
   uint64_t fatal_seq = 0;     // device_recovered: the seq of that record (same stream)
+
+  // app_report: event_type is the reported type and "port" the reported port (0: none).
+  std::string object;      // "qp", "cq", "srq", "wq": the object the reported event is about
+  int64_t object_id = -1;  // the number the reporter gave; -1 when it gave none
+  std::string detail;      // the reporter's text ("" when none)
+  Reporter reporter;
+  // port_health: the port's verdict and why (docs/health.md). Names, not enums: the verdicts and
+  // reasons are the daemon's vocabulary, and a client shows what it does not know as it is.
+  std::string health;           // "healthy", "degraded", "down", "flapping", "gone", "fatal"
+  std::string previous_health;  // "" for the first verdict the daemon has for the port
+  std::string reason;           // "flaps_in_window", "quiet_period_elapsed", ...
+  int64_t since_us = 0;         // when the port got this verdict
+  uint32_t downs_in_window = 0;
+  uint32_t errors_in_window = 0;  // of the error source the reason names; 0 for other reasons
+  uint32_t window_s = 0;          // the flap window
+  uint32_t quiet_s = 0;           // the quiet period that ends flapping
+  uint64_t cause_seq = 0;         // the record that caused it; 0 when time or a reload did
 
   // Vendor events (DEVX): the "vendor" object; set for the records module_plugged ...
   // vendor_event, absent for the others (vendor_events_lost included).

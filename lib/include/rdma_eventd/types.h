@@ -18,7 +18,8 @@ namespace rdma_eventd {
 
 // Record kinds. Verbs async events first, then records the daemon makes itself about the
 // devices' life: hot-plug, renames, recovery after a fatal error, and the port states it found
-// when it (re)opened a device; then the vendor events of mlx5 devices (DEVX).
+// when it (re)opened a device; then an affiliated event an application reported (app_report),
+// the daemon's port health verdicts, and the vendor events of mlx5 devices (DEVX).
 enum class EventKind : uint8_t {
   kPortActive,
   kPortErr,
@@ -34,6 +35,8 @@ enum class EventKind : uint8_t {
   kDeviceRenamed,
   kDeviceRecovered,
   kPortState,
+  kAppReport,
+  kPortHealth,  // the daemon's verdict on a port changed (docs/health.md)
   // mlx5 vendor events read from a DEVX event channel (docs/records.md, "Vendor events").
   kModulePlugged,
   kModuleUnplugged,

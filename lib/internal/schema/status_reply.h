@@ -54,6 +54,11 @@ struct StatusReply {
     uint64_t queued = 0;
     uint64_t waits = 0;   // times device reading paused for the journal to catch up
     uint64_t stalls = 0;  // times journald stopped taking entries and was not waited for
+    // The journal budget (journal.budget): on or off, the records it kept out of the journal,
+    // and the summaries written in their place.
+    bool budget = false;
+    uint64_t not_journaled = 0;
+    uint64_t summaries = 0;
     friend bool operator==(const Journal&, const Journal&) = default;
   };
   struct Ring {
@@ -102,6 +107,15 @@ struct StatusReply {
     std::vector<Subscriber> list;
     friend bool operator==(const Subscribers&, const Subscribers&) = default;
   };
+  // Application reports (docs/protocol.md, "report"), written after "devices".
+  struct Reports {
+    uint64_t accepted = 0;      // published as app_report records
+    uint64_t denied = 0;        // the peer is not in reports.allow_users / allow_groups
+    uint64_t rate_limited = 0;  // over reports.max_per_second for the peer's uid
+    uint64_t invalid = 0;       // malformed, or naming no watched device
+    uint64_t max_per_second = 0;
+    friend bool operator==(const Reports&, const Reports&) = default;
+  };
   struct Port {
     PortInfo info;  // info.port is the port number
     uint64_t gids = 0;
@@ -132,6 +146,7 @@ struct StatusReply {
   Ring ring;
   Subscribers subscribers;
   std::vector<Device> devices;
+  Reports reports;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

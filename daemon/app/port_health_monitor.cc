@@ -1,0 +1,260 @@
+#include "app/port_health_monitor.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "core/health_state_file.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+constexpr auto kSaveDelay = std::chrono::seconds(1);  // at most one write a second
+
+std::string read_boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+// Whether a record can change what the model knows (port_health records are its own).
+bool may_change_health(const Record& r) {
+  return r.event != EventKind::kPortHealth;
+}
+
+// Writes `text` to `path` whole or not at all: a temporary file beside it, synced, renamed.
+// Returns 0 or an errno.
+int write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) ::unlink(tmp.c_str());
+  return err;
+}
+
+}  // namespace
+
+std::string health_state_path() {
+  const char* dir = std::getenv("STATE_DIRECTORY");
+  std::string d = dir && *dir ? dir : "/var/lib/rdma-eventd";
+  // systemd passes a colon-separated list when there are several: the first is ours.
+  d = d.substr(0, d.find(':'));
+  return d + "/port-health.json";
+}
+
+Severity health_severity(PortHealth h) {
+  switch (h) {
+    case PortHealth::kHealthy:
+      return Severity::kNotice;
+    case PortHealth::kDegraded:
+    case PortHealth::kDown:
+    case PortHealth::kGone:
+      return Severity::kWarning;
+    case PortHealth::kFlapping:
+      return Severity::kError;
+    case PortHealth::kFatal:
+      return Severity::kCritical;
+  }
+  return Severity::kWarning;
+}
+
+PortHealthMonitor::PortHealthMonitor(EventLoop& loop, const Clock& clock, RecordStamper& stamper,
+                                     HealthConfig config, std::string state_path, Publish publish)
+    : enabled_(config.enabled),
+      model_(std::move(config)),
+      clock_(clock),
+      stamper_(stamper),
+      state_path_(std::move(state_path)),
+      boot_id_(read_boot_id()),
+      publish_(std::move(publish)),
+      deadline_timer_(loop, [this] { on_deadline(); }),
+      save_timer_(loop, [this] {
+        save_armed_ = false;
+        save();
+      }) {}
+
+void PortHealthMonitor::restore(Instant now) {
+  if (!enabled_) return;
+  std::ifstream in(state_path_);
+  if (!in) {
+    if (errno != ENOENT) {
+      spdlog::warn("port health: cannot read {}: {}; starting fresh", state_path_,
+                   std::strerror(errno));
+    }
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  HealthStateResult result = health_state_from_json(text.str(), boot_id_, now);
+  if (auto* rejected = std::get_if<HealthStateRejected>(&result)) {
+    spdlog::warn("port health: ignoring {}: {}; starting fresh", state_path_, rejected->reason);
+    return;
+  }
+  auto& devices = std::get<std::vector<DeviceHealthState>>(result);
+  spdlog::info("port health: restored {} device{} from {}", devices.size(),
+               devices.size() == 1 ? "" : "s", state_path_);
+  model_.restore(std::move(devices), now);
+}
+
+void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& views, Instant now) {
+  if (!enabled_) return;
+  std::vector<std::string> present;
+  for (const DeviceView* d : views) {
+    present.push_back(d->name);
+    for (uint32_t p = 1; p <= d->num_ports(); ++p) {
+      PortInfo info = d->ports[p - 1].info;
+      info.port = p;
+      model_.observe_port(d->name, format_guid(d->node_guid), info, now, pending_);
+    }
+  }
+  model_.mark_missing(present, now, pending_);
+  dirty_ = true;
+  publish_pending(now);
+}
+
+void PortHealthMonitor::judge(const Record& r, Instant now) {
+  if (!enabled_ || !may_change_health(r)) return;
+  model_.on_record(r, now, pending_);
+  dirty_ = true;
+}
+
+std::vector<Record> PortHealthMonitor::take_records(Instant now) {
+  std::vector<Record> out;
+  if (!enabled_) return out;
+  out.reserve(pending_.size());
+  for (const HealthTransition& t : pending_)
+    out.push_back(record_of(t));
+  pending_.clear();
+  after_change(now);
+  return out;
+}
+
+void PortHealthMonitor::set_config(HealthConfig config) {
+  if (config.enabled != enabled_)
+    spdlog::warn("health.enabled changes at restart only: health stays {}",
+                 enabled_ ? "on" : "off");
+  config.enabled = enabled_;
+  if (!enabled_ || config == model_.config()) return;
+  const Instant now = clock_.now();
+  model_.set_config(config, now, pending_);
+  dirty_ = true;
+  publish_pending(now);
+}
+
+void PortHealthMonitor::stop() {
+  if (!enabled_) return;
+  if (save_armed_) save_timer_.cancel();
+  save_armed_ = false;
+  dirty_ = true;  // at a clean exit, always: the restart reads it back
+  save();
+}
+
+HealthReply PortHealthMonitor::reply(Instant now) const {
+  HealthReply h;
+  h.enabled = enabled_;
+  if (!enabled_) return h;
+  for (const PortVerdict& v : model_.verdicts(now)) {
+    h.ports.push_back(HealthReply::Port{v.device, v.node_guid, v.port,
+                                        std::string(health_name(v.health)),
+                                        std::string(reason_name(v.reason)), v.since.wall_us,
+                                        v.link_up, v.downs_in_window, v.counted});
+  }
+  const HostVerdict host = model_.host_verdict();
+  if (host.worst) h.host = health_name(*host.worst);
+  h.not_counted = host.not_counted;
+  return h;
+}
+
+void PortHealthMonitor::on_deadline() {
+  armed_for_.reset();  // one-shot
+  const Instant now = clock_.now();
+  model_.advance(now, pending_);
+  dirty_ = true;
+  publish_pending(now);
+}
+
+void PortHealthMonitor::publish_pending(Instant now) {
+  std::vector<Record> records = take_records(now);
+  if (!records.empty()) publish_(records);
+}
+
+Record PortHealthMonitor::record_of(const HealthTransition& t) {
+  Record r;
+  r.event = EventKind::kPortHealth;
+  r.event_type = -1;
+  r.device = t.device;
+  r.node_guid = t.node_guid;
+  r.port = t.port;
+  r.health = health_name(t.health);
+  r.previous_health = t.previous ? health_name(*t.previous) : "";
+  r.reason = reason_name(t.reason);
+  r.since_us = t.time.wall_us;
+  r.downs_in_window = t.downs_in_window;
+  r.errors_in_window = t.errors_in_window;
+  r.window_s = t.window_s;
+  r.quiet_s = t.quiet_s;
+  r.cause_seq = t.cause_seq;
+  stamper_.stamp(r, t.time.wall_us);
+  r.severity = health_severity(t.health);
+  return r;
+}
+
+void PortHealthMonitor::after_change(Instant now) {
+  arm_deadline(now);
+  if (dirty_ && !save_armed_) {
+    save_timer_.arm(kSaveDelay);
+    save_armed_ = true;
+  }
+}
+
+// Armed at the model's earliest deadline, only while it has one.
+void PortHealthMonitor::arm_deadline(Instant now) {
+  const std::optional<int64_t> deadline = model_.next_deadline();
+  if (!deadline) {
+    if (armed_for_) deadline_timer_.cancel();
+    armed_for_.reset();
+    return;
+  }
+  if (armed_for_ == deadline) return;
+  deadline_timer_.arm(std::chrono::microseconds(std::max<int64_t>(0, *deadline - now.mono_us)));
+  armed_for_ = deadline;
+}
+
+// A failure is logged once until a write succeeds again: the daemon goes on without it.
+void PortHealthMonitor::save() {
+  if (!dirty_) return;
+  dirty_ = false;
+  const std::string text = health_state_to_json(model_.export_state(), boot_id_, clock_.now());
+  const int err = write_atomically(state_path_, text + "\n");
+  if (err != 0 && !save_failing_) {
+    spdlog::warn("port health: cannot write {}: {} (the state will not survive a restart)",
+                 state_path_, std::strerror(err));
+  }
+  save_failing_ = err != 0;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,86 @@
+// Port health (core/port_health.h) on the loop: judges every published record, publishes a
+// port_health record for each verdict that changes, and keeps the model's state in a file that
+// survives a restart of the daemon (docs/health.md).
+//
+// Time: the model's deadlines (a flapping port that stays up becomes healthy after the quiet
+// period; a gone device is forgotten) are met by one one-shot timer armed at next_deadline(),
+// only while there is one. The state file is written when the model changed, at most once a
+// second (a second one-shot timer armed on the first change coalesces a burst), and at stop.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/device_view.h"
+#include "core/port_health.h"
+#include "core/stamper.h"
+#include "loop/event_loop.h"
+#include "rdma_eventd/record.h"
+#include "schema/health_reply.h"
+
+namespace rdma_eventd::daemon {
+
+// Where the state file lives: $STATE_DIRECTORY (systemd's StateDirectory=), else
+// /var/lib/rdma-eventd.
+std::string health_state_path();
+
+// The severity of a port_health record: its verdict's (docs/health.md).
+Severity health_severity(PortHealth h);
+
+class PortHealthMonitor {
+ public:
+  // Publishes records stamped by the monitor (the timer's transitions).
+  using Publish = std::function<void(std::vector<Record>&)>;
+
+  PortHealthMonitor(EventLoop& loop, const Clock& clock, RecordStamper& stamper,
+                    HealthConfig config, std::string state_path, Publish publish);
+  PortHealthMonitor(const PortHealthMonitor&) = delete;
+  PortHealthMonitor& operator=(const PortHealthMonitor&) = delete;
+
+  // Before the first record: takes back the state a previous run saved (on this boot).
+  void restore(Instant now);
+  // After the devices present at start are open: their ports (which get no record), and the
+  // devices the restored state knows that are not present any more.
+  void observe_devices(const std::vector<const DeviceView*>& views, Instant now);
+
+  // One published record, judged; take_records() then gives the port_health records it caused.
+  void judge(const Record& r, Instant now);
+  // The port_health records of what judge() caused, stamped; arms the timers.
+  std::vector<Record> take_records(Instant now);
+
+  void set_config(HealthConfig config);  // a reload: publishes what changed
+  void stop();                           // the daemon stops: saves the state
+
+  bool enabled() const { return enabled_; }
+  // The health request's answer: every port's verdict and the host's.
+  HealthReply reply(Instant now) const;
+  const PortHealthModel& model() const { return model_; }
+
+ private:
+  void on_deadline();
+  void after_change(Instant now);
+  void arm_deadline(Instant now);
+  Record record_of(const HealthTransition& t);
+  void publish_pending(Instant now);
+  void save();
+
+  const bool enabled_;  // health.enabled, read at start
+  PortHealthModel model_;
+  const Clock& clock_;
+  RecordStamper& stamper_;
+  std::string state_path_;
+  std::string boot_id_;
+  Publish publish_;
+  PortHealthModel::Transitions pending_;
+  bool dirty_ = false;
+  Timer deadline_timer_;
+  std::optional<int64_t> armed_for_;
+  Timer save_timer_;
+  bool save_armed_ = false;
+  bool save_failing_ = false;  // logged once until a write succeeds
+};
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,358 @@
+// Port health end to end (docs/health.md): the real daemon on the simulator with health.enabled,
+// its port_health records read from its output and back from a real journald. A port that goes
+// down five times in ten seconds becomes flapping, then healthy once it stays up for the quiet
+// period (from the daemon's timer: no record causes it); a restart keeps the verdict (the state
+// file); a corrupt state file is logged and ignored.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "daemon_process.h"
+#include "journal_sandbox.h"
+#include "paths.h"
+#include "process.h"
+#include "temp_dir.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+constexpr const char* kPortHealthId = "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10";
+
+DaemonOptions health_options(const std::string& state_dir, int quiet_s) {
+  DaemonOptions o;
+  o.config_json = json{{"health",
+                        {{"enabled", true},
+                         {"flap_downs", 5},
+                         {"flap_window_s", 10},
+                         {"flap_quiet_s", quiet_s}}}}
+                      .dump();
+  o.env = {{"STATE_DIRECTORY", state_dir}};
+  return o;
+}
+
+// Reads records until the port_health record of `device`/`port` with verdict `health`; the
+// records in between are other ports' and the port's own events. Fails (next_record's timeout)
+// when it does not come.
+Record next_verdict(DaemonProcess& d, const std::string& device, uint32_t port,
+                    const std::string& health, std::vector<Record>* before = nullptr) {
+  for (int i = 0; i < 200; ++i) {
+    Record r = d.next_record();
+    if (r.event == EventKind::kPortHealth && r.device == device && r.port == port &&
+        r.health == health) {
+      return r;
+    }
+    if (before) before->push_back(std::move(r));
+  }
+  ADD_FAILURE() << "no port_health " << health << " for " << device << "/" << port
+                << " in 200 records";
+  return {};
+}
+
+void flap(const SimFabric& sim, const std::string& target, int times) {
+  for (int i = 0; i < times; ++i) {
+    inject(sim, {"port", "down", target});
+    inject(sim, {"port", "up", target});
+  }
+}
+
+// The journal entry of a record, found by its seq in the daemon's stream.
+json journal_entry_of(DaemonProcess& d, const Record& r) {
+  const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
+                                            "RDMA_SEQ=" + std::to_string(r.seq)};
+  std::vector<std::string> args = {"-o", "json"};
+  args.insert(args.end(), matches.begin(), matches.end());
+  JournalSandbox::instance().follow(args, 1, std::chrono::seconds(30));
+  const std::vector<json> entries = JournalSandbox::instance().entries(matches);
+  EXPECT_EQ(entries.size(), 1u);
+  return entries.empty() ? json::object() : entries[0];
+}
+
+rdmatest::CommandResult health(DaemonProcess& d, std::vector<std::string> args = {}) {
+  args.insert(args.begin(), {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
+  return rdmatest::run_command(args);
+}
+
+TEST(PortHealth, FiveDownsInTenSecondsAreFlappingThenHealthyAfterTheQuietPeriod) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, health_options(state.path(), 2));
+  // Every port's first verdict.
+  const Record first = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(first.reason, "first_seen");
+  EXPECT_EQ(first.previous_health, "");
+
+  flap(sim, "mlx5_0/1", 5);
+  const Record flapping = next_verdict(d, "mlx5_0", 1, "flapping");
+  EXPECT_EQ(flapping.reason, "flaps_in_window");
+  EXPECT_EQ(flapping.previous_health, "healthy");  // up again after the fourth down
+  EXPECT_EQ(flapping.downs_in_window, 5u);
+  EXPECT_EQ(flapping.window_s, 10u);
+  EXPECT_EQ(flapping.quiet_s, 2u);
+  EXPECT_EQ(flapping.severity, Severity::kError);
+  EXPECT_EQ(flapping.event_type, -1);
+  EXPECT_EQ(flapping.node_guid, "0c42:a103:00f6:5e44");
+  EXPECT_NE(flapping.cause_seq, 0u);
+
+  // No record causes this one: the daemon's timer at the end of the quiet period.
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.reason, "quiet_period_elapsed");
+  EXPECT_EQ(healthy.previous_health, "flapping");
+  EXPECT_EQ(healthy.cause_seq, 0u);
+  EXPECT_EQ(healthy.severity, Severity::kNotice);
+  EXPECT_GE(healthy.since_us - flapping.since_us, 2'000'000);
+
+  // The same records in the journal, with their own MESSAGE_ID and fields.
+  const json j = journal_entry_of(d, flapping);
+  EXPECT_EQ(j.value("MESSAGE_ID", ""), kPortHealthId);
+  EXPECT_EQ(j.value("PRIORITY", ""), "3");
+  EXPECT_EQ(j.value("RDMA_EVENT", ""), "port_health");
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "flapping");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "flaps_in_window");
+  EXPECT_EQ(j.value("MESSAGE", ""),
+            "mlx5_0 port 1: health flapping (was healthy): flaps_in_window, 5 downs in 10 s");
+  std::string error;
+  const auto journaled = record_from_json(j.value("RDMA_RECORD", ""), &error);
+  ASSERT_TRUE(journaled) << error;
+  EXPECT_EQ(*journaled, flapping);
+  // rdma-eventctl health: healthy again, exit 0, one line.
+  const rdmatest::CommandResult ok = health(d);
+  EXPECT_EQ(ok.exit_code(), 0) << ok.out << ok.err;
+  EXPECT_EQ(ok.out, "healthy: 3 ports healthy\n");
+  const json jh = journal_entry_of(d, healthy);
+  EXPECT_EQ(jh.value("RDMA_HEALTH", ""), "healthy");
+  EXPECT_EQ(jh.value("RDMA_HEALTH_REASON", ""), "quiet_period_elapsed");
+}
+
+TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  {
+    DaemonProcess d(sim, health_options(state.path(), 600));
+    next_verdict(d, "mlx5_0", 1, "healthy");
+    flap(sim, "mlx5_0/1", 5);
+    next_verdict(d, "mlx5_0", 1, "flapping");
+    EXPECT_EQ(d.stop().code, 0);
+  }
+  std::ifstream saved(state.file("port-health.json"));
+  ASSERT_TRUE(saved) << "no state file in " << state.path();
+  // The next run, with a short quiet period: the port is still flapping, so it becomes healthy
+  // when the quiet period ends (a fresh start would make it healthy at once, first_seen).
+  DaemonProcess d(sim, health_options(state.path(), 2));
+  EXPECT_TRUE(d.logged("port health: restored 2 devices")) << d.log_tail();
+  std::vector<Record> before;
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy", &before);
+  EXPECT_EQ(healthy.previous_health, "flapping");
+  EXPECT_EQ(healthy.reason, "quiet_period_elapsed");
+  // Every port is known from before: none gets a first verdict again, none changes.
+  for (const Record& r : before)
+    ADD_FAILURE() << "unexpected record before the quiet period ended: " << event_name(r.event)
+                  << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
+}
+
+// rdma-eventctl report DEV/PORT qp_fatal: one application report, published.
+Record report_qp_fatal(DaemonProcess& d, const std::string& target) {
+  const auto r = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "report", target, "qp_fatal"});
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  for (int i = 0; i < 50; ++i) {
+    Record rec = d.next_record();
+    if (rec.event == EventKind::kAppReport) return rec;
+  }
+  ADD_FAILURE() << "no app_report record for " << target;
+  return {};
+}
+
+DaemonOptions report_health_options(const std::string& state_dir, bool count) {
+  DaemonOptions o = health_options(state_dir, 600);
+  json config = json::parse(o.config_json);
+  config["health"]["application_errors"] = {
+      {"count", count}, {"errors", 2}, {"window_s", 60}, {"quiet_s", 600}};
+  o.config_json = config.dump();
+  return o;
+}
+
+TEST(PortHealth, ApplicationReportsMakeTheReportedPortDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, report_health_options(state.path(), true));
+  next_verdict(d, "mlx5_1", 2, "healthy");  // the last port's first verdict
+  report_qp_fatal(d, "mlx5_0/1");
+  // One that names no port counts too: mlx5_0 has one port.
+  const Record second = report_qp_fatal(d, "mlx5_0");
+  EXPECT_EQ(second.port, 0u);
+  // The second report within the window: the verdict comes right after it.
+  const Record degraded = d.next_record();
+  EXPECT_EQ(degraded.event, EventKind::kPortHealth);
+  EXPECT_EQ(degraded.device, "mlx5_0");
+  EXPECT_EQ(degraded.port, 1u);
+  EXPECT_EQ(degraded.health, "degraded");
+  EXPECT_EQ(degraded.previous_health, "healthy");
+  EXPECT_EQ(degraded.reason, "application_errors");
+  EXPECT_EQ(degraded.errors_in_window, 2u);
+  EXPECT_EQ(degraded.downs_in_window, 0u);
+  EXPECT_EQ(degraded.cause_seq, second.seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  const json j = journal_entry_of(d, degraded);
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "degraded");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "application_errors");
+  EXPECT_EQ(j.value("MESSAGE", ""),
+            "mlx5_0 port 1: health degraded (was healthy): application_errors, 2 errors in window");
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_0/1 degraded (application_errors"), std::string::npos) << h.out;
+}
+
+TEST(PortHealth, ReportsThatDoNotCountLeaveThePortHealthy) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, report_health_options(state.path(), false));
+  next_verdict(d, "mlx5_1", 2, "healthy");
+  for (int i = 0; i < 3; ++i)
+    report_qp_fatal(d, "mlx5_0/1");
+  // A verdict would follow the report that caused it; the next record is the LID change.
+  inject(sim, {"lid", "mlx5_0/1", "30"});
+  const Record next = d.next_record();
+  EXPECT_EQ(next.event, EventKind::kLidChange) << event_name(next.event) << " " << next.health;
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 0) << h.out << h.err;
+}
+
+// The classic silent failure: a 4x HDR link that retrains at 1x is up, and carries a quarter
+// of the traffic. Degraded below the rate it had when it was last healthy, healthy again once
+// it trains at 4x.
+TEST(PortHealth, ALinkThatRetrainsAt1xIsDegradedUntilItIsBackAt4x) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, health_options(state.path(), 600));
+  next_verdict(d, "mlx5_1", 2, "healthy");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "1x"});
+  std::vector<Record> before;
+  const Record degraded = next_verdict(d, "mlx5_0", 1, "degraded", &before);
+  ASSERT_EQ(before.size(), 1u);  // the port_active record that caused it
+  EXPECT_EQ(before[0].event, EventKind::kPortActive);
+  ASSERT_TRUE(before[0].port_info.has_value());
+  EXPECT_EQ(before[0].port_info->lanes, 1u);
+  EXPECT_EQ(degraded.previous_health, "down");
+  EXPECT_EQ(degraded.reason, "rate_below_last_healthy");
+  EXPECT_EQ(degraded.cause_seq, before[0].seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  const json j = journal_entry_of(d, degraded);
+  EXPECT_EQ(j.value("RDMA_HEALTH", ""), "degraded");
+  EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "rate_below_last_healthy");
+  const rdmatest::CommandResult h = health(d);
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_0/1 degraded (rate_below_last_healthy)"), std::string::npos) << h.out;
+
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--width", "4x"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+  EXPECT_EQ(health(d).exit_code(), 0);
+}
+
+// With an expected rate for the device, a link slower than that is degraded even when it was
+// never seen faster (a host booted with a bad cable).
+TEST(PortHealth, ALinkSlowerThanTheExpectedRateIsDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonOptions o = health_options(state.path(), 600);
+  json config = json::parse(o.config_json);
+  config["health"]["expected"] = {{{"devices", "mlx5_0"}, {"width", "4x"}, {"speed", "ndr"}}};
+  o.config_json = config.dump();
+  DaemonProcess d(sim, o);
+  // 4x HDR is half of the 4x NDR expected: degraded from its first verdict.
+  const Record first = next_verdict(d, "mlx5_0", 1, "degraded");
+  EXPECT_EQ(first.reason, "rate_below_expected");
+  EXPECT_EQ(first.previous_health, "");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_verdict(d, "mlx5_0", 1, "down");
+  inject(sim, {"port", "up", "mlx5_0/1", "--speed", "ndr"});
+  const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(healthy.previous_health, "down");
+}
+
+TEST(PortHealth, ACorruptStateFileIsLoggedAndIgnored) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  state.write("port-health.json", "{\"version\": 1, \"devices\": [");
+  DaemonProcess d(sim, health_options(state.path(), 2));
+  // Logged before the daemon is ready: among the lines read so far.
+  EXPECT_TRUE(d.logged("port health: ignoring " + state.file("port-health.json") + ": corrupt"))
+      << d.log_tail();
+  const Record first = next_verdict(d, "mlx5_0", 1, "healthy");
+  EXPECT_EQ(first.reason, "first_seen");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
+
+namespace rdma_eventd::test {
+namespace {
+
+TEST(PortHealth, EventctlHealthSaysOneLineAndExitsOneForAFlappingPort) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonProcess d(sim, health_options(state.path(), 600));
+  next_verdict(d, "mlx5_0", 1, "healthy");
+  flap(sim, "mlx5_0/1", 5);
+  const Record flapping = next_verdict(d, "mlx5_0", 1, "flapping");
+
+  const rdmatest::CommandResult text = health(d);
+  EXPECT_EQ(text.exit_code(), 1) << text.out << text.err;
+  EXPECT_EQ(text.out,
+            "flapping: 1 of 3 ports not healthy: mlx5_0/1 flapping (flaps_in_window) since " +
+                format_rfc3339_us(flapping.since_us) + "\n");
+
+  const rdmatest::CommandResult js = health(d, {"--json"});
+  EXPECT_EQ(js.exit_code(), 1) << js.out << js.err;
+  const json reply = json::parse(js.out);
+  EXPECT_EQ(reply["type"], "reply");
+  EXPECT_EQ(reply["op"], "health");
+  const json& h = reply["health"];
+  EXPECT_EQ(h["enabled"], true);
+  EXPECT_EQ(h["host"], "flapping");
+  EXPECT_EQ(h["not_counted"], 0);
+  ASSERT_EQ(h["ports"].size(), 3u) << h;
+  EXPECT_EQ(h["ports"][0], (json{{"device", "mlx5_0"},
+                                 {"node_guid", "0c42:a103:00f6:5e44"},
+                                 {"port", 1},
+                                 {"health", "flapping"},
+                                 {"reason", "flaps_in_window"},
+                                 {"since", format_rfc3339_us(flapping.since_us)},
+                                 {"link_up", true},
+                                 {"downs_in_window", 5},
+                                 {"counted", true}}));
+  EXPECT_EQ(h["ports"][1]["health"], "healthy");
+  EXPECT_EQ(h["ports"][2]["health"], "healthy");
+}
+
+TEST(PortHealth, EventctlHealthExitsTwoWhenItCannotTell) {
+  SimFabric sim(topology("two-adapters"));
+  {
+    // Health off (the default): the daemon judges nothing.
+    DaemonProcess d(sim);
+    const rdmatest::CommandResult off = health(d);
+    EXPECT_EQ(off.exit_code(), 2) << off.out << off.err;
+    EXPECT_EQ(off.out, "unknown: port health is off in rdma-eventd (health.enabled)\n");
+  }
+  // No daemon at all.
+  rdmatest::TempDir dir("rdma-health");
+  const rdmatest::CommandResult none = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", dir.file("none.sock"), "health"});
+  EXPECT_EQ(none.exit_code(), 2) << none.out << none.err;
+  EXPECT_EQ(none.out, "unknown: rdma-eventd cannot be reached\n");
+  EXPECT_NE(none.err, "");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
