@@ -109,7 +109,11 @@ std::string plural(uint64_t n, const std::string& one) {
 std::string format_record(const Record& r, bool color) {
   // A port record reads as its changes; any other as the journal's sentence, after the device
   // (for a rename the old name, as the journal has it).
-  const bool port_record = r.port_info && !is_device_record(r.event);
+  // A port_health record has no port block but is about one port, as is a report that names
+  // its port.
+  const bool port_record = (r.port_info && !is_device_record(r.event)) ||
+                           r.event == EventKind::kPortHealth ||
+                           (r.event == EventKind::kAppReport && r.port != 0);
   const std::string where = port_record ? r.device + "/" + std::to_string(r.port) : subject_text(r);
   // A vendor record about a module's port reads as its sentence: the port did not change.
   const std::string details =

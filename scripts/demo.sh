@@ -74,8 +74,9 @@ sock=$work/events.sock
 echo "== Simulated fabric (no RDMA hardware here): two adapters, as ibv_devices sees them"
 sim run -- ibv_devices
 echo
-"$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --socket "$sock" -c "$here/config/rdma-eventd.json" \
-  2>"$work/daemon.log" &
+# Port health keeps its state in the demo's directory, not in the host's /var/lib.
+STATE_DIRECTORY=$work "$bin/rdma-sim" run -- "$bin/rdma-eventd" -f --socket "$sock" \
+  -c "$here/config/rdma-eventd.json" 2>"$work/daemon.log" &
 pids+=($!)
 until grep -q "ready:" "$work/daemon.log"; do
   kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/daemon.log" >&2; exit 1; }

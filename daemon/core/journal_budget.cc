@@ -45,10 +45,21 @@ int64_t JournalBudget::interval_us() const {
 }
 
 bool JournalBudget::admit(const Record& r, Instant now) {
-  const bool port_scoped = r.port_info.has_value();
+  // A port_health record has no port block but is about its port: it belongs to that port's
+  // account.
+  const bool verdict = r.event == EventKind::kPortHealth;
+  const bool port_scoped = r.port_info.has_value() || verdict;
   Entry& e = port_scoped ? port_entry(r.device, r.port, now.mono_us) : host_;
   close_if_due(e, now.mono_us);
   if (!config_.enabled) return true;
+  if (verdict) {
+    // Verdicts are few by construction (a flapping port stays flapping until it is quiet) and
+    // they are what an operator reads first in a storm: always journaled, taking no token,
+    // and counted among the journaled records between the refused ones of their port.
+    if (e.pending) ++e.journaled_since_refused;
+    e.last_refused = false;
+    return true;
+  }
   // Both buckets must have a token before either gives one: a record refused by the host's
   // bucket does not use up its port's budget, nor the other way round.
   const bool port_ok = !port_scoped || e.bucket.has_token(now.mono_us);

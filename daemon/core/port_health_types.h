@@ -83,8 +83,8 @@ struct PortExpectation {
 // defaults).
 struct HealthConfig {
   // Whether the daemon feeds the model, publishes port_health records and keeps the state
-  // file. Read at start only. Off by default until subscribers expect the extra records.
-  bool enabled = false;
+  // file. Read at start only.
+  bool enabled = true;
   uint32_t flap_downs = 3;
   uint32_t flap_window_s = 3600;
   uint32_t flap_quiet_s = 600;

@@ -9,8 +9,24 @@ namespace rdmatest {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+// The test's configuration with health.enabled set as the test asks, unless it says itself. A
+// text that is not a JSON object (a test of a bad configuration) is left as it is.
+std::string with_health(const std::string& config_json, bool health) {
+  nlohmann::json config = nlohmann::json::parse(config_json, nullptr, false);
+  if (!config.is_object()) return config_json;
+  nlohmann::json& h = config["health"];
+  if (!h.is_null() && !h.is_object()) return config_json;
+  if (!h.contains("enabled")) h["enabled"] = health;
+  return config.dump();
+}
+
+}  // namespace
+
 DaemonProcess::DaemonProcess(const SimFabric& sim, const DaemonOptions& options)
-    : config_path_(dir_.write("rdma-eventd.json", options.config_json)),
+    : config_path_(
+          dir_.write("rdma-eventd.json", with_health(options.config_json, options.health))),
       // A socket of its own: the default path would be shared by every daemon of the test.
       socket_(options.socket.empty() ? dir_.file("events.sock") : options.socket) {
   std::vector<std::string> argv = {bin("rdma-eventd"), "-f",       "-c",

@@ -29,6 +29,10 @@ namespace rdmatest {
 
 struct DaemonOptions {
   std::string config_json = "{}";  // written to DIR/rdma-eventd.json, passed with -c
+  // Port health, on by default in the daemon, is off unless a test asks for it (here or with
+  // "health": {"enabled": true} in config_json, which wins): each port's first verdict at start
+  // would add records to every sequence the other tests assert.
+  bool health = false;
   std::vector<std::string> extra_args;
   bool wait_ready = true;  // false: for a daemon expected to fail at startup
   // --print-records: the test must then read the daemon's stdout (next_record_line), or a

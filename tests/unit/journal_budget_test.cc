@@ -109,6 +109,29 @@ TEST_F(JournalBudgetTest, APortOverItsBudgetGetsItsBurstThenOneExactSummaryPerIn
   EXPECT_EQ(b.next_deadline(), at(20.5).mono_us);
 }
 
+TEST_F(JournalBudgetTest, AHealthVerdictIsAlwaysJournaledAndCountedInItsPortsSummary) {
+  JournalBudget b(small(), 0);
+  EXPECT_EQ(send(b, 7, 0), 5);  // seq 1-5 journaled, 6-7 not
+  Record verdict;
+  verdict.seq = ++seq_;  // 8
+  verdict.stream = "stream-1";
+  verdict.event = EventKind::kPortHealth;
+  verdict.device = "mlx5_0";
+  verdict.node_guid = "0c42:a103:00f6:5e44";
+  verdict.port = 1;
+  verdict.health = "flapping";
+  EXPECT_TRUE(b.admit(verdict, at(0)));  // the port's bucket is empty: journaled all the same
+  EXPECT_EQ(send(b, 2, 0), 0);           // seq 9-10 not
+  const std::vector<BudgetSummary> s = due(b, 10);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].port, 1u);
+  EXPECT_EQ(s[0].first_seq, 6u);
+  EXPECT_EQ(s[0].last_seq, 10u);
+  EXPECT_EQ(s[0].not_journaled, 4u);
+  EXPECT_EQ(s[0].journaled_between, 1u);  // the verdict, seq 8
+  EXPECT_EQ(s[0].ranges, (std::vector<SeqRange>{{6, 7, 2}, {9, 10, 2}}));
+}
+
 TEST_F(JournalBudgetTest, ARecordAfterTheDeadlineClosesTheIntervalBeforeTheTimerFires) {
   JournalBudget b(small(), 0);
   send(b, 6, 0);                 // seq 6 not journaled, interval [0, 10 s)

@@ -80,16 +80,17 @@ TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
 
   EXPECT_EQ(error_of("[1]"),
             (RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""}));
-  EXPECT_EQ(
-      error_of(R"({"id":3})"),
-      (RequestError{ErrorCode::kBadRequest,
-                    "op: missing (subscribe, snapshot, since, status, ping, report, health)", "3", ""}));
+  EXPECT_EQ(error_of(R"({"id":3})"),
+            (RequestError{ErrorCode::kBadRequest,
+                          "op: missing (subscribe, snapshot, since, status, ping, report, health)",
+                          "3", ""}));
   EXPECT_EQ(error_of(R"({"op":5})"),
             (RequestError{ErrorCode::kBadRequest, "op: expected a string", "", ""}));
-  EXPECT_EQ(error_of(R"({"op":"dance","id":"x"})"),
-            (RequestError{ErrorCode::kUnknownOp,
-                          "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health)",
-                          "\"x\"", ""}));
+  EXPECT_EQ(
+      error_of(R"({"op":"dance","id":"x"})"),
+      (RequestError{ErrorCode::kUnknownOp,
+                    "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health)",
+                    "\"x\"", ""}));
   EXPECT_EQ(error_of(R"({"op":"ping","idd":1})"),
             (RequestError{ErrorCode::kBadRequest, "idd: unknown key for ping (known: op, id)", "",
                           "ping"}));
