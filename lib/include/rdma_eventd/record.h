@@ -8,9 +8,9 @@
 // device_renamed adds "old_name"; device_recovered adds "down_since", "downtime_ms" and
 // "fatal_seq"; app_report adds "reported_event", "object", "object_id", "detail" and
 // "reporter". port_state is port-scoped. The vendor records (module_plugged ...
-// vendor_event) add "vendor"; those about a module are port-scoped when its port is known. A key never changes type with its content: arrays
-// stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
-// example of every event.
+// vendor_event) add "vendor"; those about a module are port-scoped when its port is known.
+// A key never changes type with its content: arrays stay arrays (possibly empty), objects stay
+// objects. docs/records.md is the reference, with an example of every event.
 //
 // The structs here are the C++ form of schema v1 for clients: plain values whose layout is part
 // of librdma-eventd.so.1's ABI, so they change only with a new soname (docs/protocol.md, "The
