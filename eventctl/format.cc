@@ -116,8 +116,9 @@ std::string format_record(const Record& r, bool color) {
                             (r.event == EventKind::kAppReport && r.port != 0);
   const std::string where =
       about_a_port ? r.device + "/" + std::to_string(r.port) : subject_text(r);
+  // A vendor record about a module's port reads as its sentence: the port did not change.
   const std::string details =
-      port_record ? port_details(r, color) : event_text(r, state_text(color));
+      port_record && !r.vendor ? port_details(r, color) : event_text(r, state_text(color));
   return line(r.time_us, r.severity, where, event_name(r.event), details,
               "[seq " + std::to_string(r.seq) + "]", color);
 }

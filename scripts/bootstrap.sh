@@ -28,12 +28,12 @@ Commands:
   test-tsan       deps, then build into ./build-tsan with ThreadSanitizer and run the tests
                   that run the daemon's threads (unit, integration, subscribers, faults)
   fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
-                  FUZZ_SECONDS (default 60): scripts/fuzz.sh, docs/fuzzing.md
+                  FUZZ_SECONDS (default 50): scripts/fuzz.sh, docs/fuzzing.md
   help            this text
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
-  FUZZ_SECONDS    seconds per fuzz target (default 60; more in scripts/fuzz.sh)
+  FUZZ_SECONDS    seconds per fuzz target (default 50; more in scripts/fuzz.sh)
 USAGE
 }
 

@@ -103,6 +103,9 @@ step port up mlx5_0/1
 step lid mlx5_0/1 23
 step gid add-ip mlx5_1/1 192.168.10.7 --netdev ens1f0
 step pkey mlx5_0/1 2 0x8002
+# A transceiver pulled and pushed back: mlx5 vendor events, read from the DEVX event channel.
+step module unplug mlx5_1/1
+step module plug mlx5_1/1
 
 echo
 echo "== The same records as every subscriber reads them, one JSON object per line. Here socat"

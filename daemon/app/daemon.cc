@@ -10,6 +10,7 @@
 #include <ctime>
 #include <utility>
 
+#include "core/devx_decode.h"
 #include "core/enricher.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
@@ -252,6 +253,19 @@ std::vector<StatusReply::Device> device_status(const std::vector<const DeviceVie
   return out;
 }
 
+// Each device's DEVX vendor events: the state, what is subscribed, the counts.
+void add_devx_status(std::vector<StatusReply::Device>& devices,
+                     const std::map<std::string, DevxReport>& reports) {
+  for (StatusReply::Device& d : devices) {
+    auto it = reports.find(d.device);
+    if (it == reports.end()) continue;
+    const DevxReport& r = it->second;
+    d.devx = StatusReply::Devx{std::string(devx_state_name(r.status.state)),
+                               devx::event_names(r.status.events), r.status.reason, r.events_read,
+                               r.events_lost};
+  }
+}
+
 }  // namespace
 
 // The status reply's blocks that the daemon owns, each from the component that counts it.
@@ -295,6 +309,7 @@ StatusReply Daemon::status() const {
     };
   }
   s.devices = device_status(devices_.views());
+  add_devx_status(s.devices, devices_.devx_reports());
   return s;
 }
 

@@ -76,6 +76,7 @@ void DeviceSet::open_device(const DeviceEntry& entry, Mode mode, Instant now,
   dev->watch = std::make_unique<IoWatch>(loop_, raw->device->async_fd(), Priority::kSources,
                                          [this, raw](bool, bool) { on_readable(*raw); });
   dev->watch->watch(!paused_, false);
+  watch_devx(*dev);
   const uint32_t ports = raw->device->num_ports();
   spdlog::info("{}: watching (node GUID {}, {} port{}, async fd {})", entry.name,
                format_guid(entry.node_guid), ports, ports == 1 ? "" : "s", raw->device->async_fd());
@@ -97,6 +98,7 @@ void DeviceSet::close_later(int index, std::string why) {
   if (it == devices_.end() || it->second->close_queued) return;
   it->second->close_queued = true;
   it->second->watch->watch(false, false);  // no more callbacks for it
+  if (it->second->devx_watch) it->second->devx_watch->watch(false, false);
   lifecycle_.closing(index);
   loop_.defer([this, index, why = std::move(why)] {
     auto it2 = devices_.find(index);
@@ -112,7 +114,9 @@ void DeviceSet::pause_reading(bool paused) {
   if (paused == paused_) return;
   paused_ = paused;
   for (auto& [index, d] : devices_) {
-    if (!d->close_queued) d->watch->watch(!paused, false);
+    if (d->close_queued) continue;
+    d->watch->watch(!paused, false);
+    if (d->devx_watch) d->devx_watch->watch(!paused, false);
   }
 }
 

@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/device_lifecycle.h"
 #include "core/device_view.h"
+#include "core/devx_status.h"
 #include "core/enricher.h"
 #include "core/stamper.h"
 #include "loop/event_loop.h"
@@ -38,6 +39,13 @@ struct DeviceStats {
   uint64_t batches = 0;
   uint64_t query_failures = 0;
   uint64_t resyncs = 0;
+};
+
+// A device's DEVX vendor events as the status reply shows them.
+struct DevxReport {
+  DevxStatus status;
+  uint64_t events_read = 0;
+  uint64_t events_lost = 0;  // EOVERFLOW reads
 };
 
 class DeviceSet {
@@ -66,11 +74,17 @@ class DeviceSet {
   size_t waiting() const { return lifecycle_.waiting(); }
   std::vector<const DeviceView*> views() const { return lifecycle_.views(); }
   const DeviceStats& stats() const { return stats_; }
+  // Each watched device's DEVX state and counters, by device name.
+  std::map<std::string, DevxReport> devx_reports() const;
 
  private:
   struct WatchedDevice;
 
   void on_readable(WatchedDevice& dev);
+  // device_devx.cc: the DEVX event channel.
+  void watch_devx(WatchedDevice& dev);
+  void on_devx_readable(WatchedDevice& dev);
+  void stop_devx(WatchedDevice& dev, DevxState state, std::string reason);
   void process_batch(WatchedDevice& dev);
   FatalMeaning meaning_of_fatal(int index);
   void open_device(const DeviceEntry& entry, Mode mode, Instant now, std::vector<Record>& out);

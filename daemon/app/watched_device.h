@@ -8,6 +8,7 @@
 
 #include "app/device_set.h"
 #include "core/device_view.h"
+#include "core/devx_status.h"
 #include "loop/event_loop.h"
 
 namespace rdma_eventd::daemon {
@@ -17,6 +18,10 @@ namespace rdma_eventd::daemon {
 struct DeviceSet::WatchedDevice {
   std::unique_ptr<OpenDevice> device;
   std::unique_ptr<IoWatch> watch;
+  // The DEVX event channel's watch (mlx5 devices whose firmware allows the events): goes with
+  // the device, before it.
+  std::unique_ptr<IoWatch> devx_watch;
+  DevxReport devx;            // its state and counters, for the status reply
   bool close_queued = false;  // paused, destroyed by deferred work (never inside its callback)
   std::array<bool, 3> query_error_logged{};  // per QueryFailure::What
 };

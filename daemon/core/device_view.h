@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/decode.h"
+#include "core/devx_status.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -83,9 +84,23 @@ class OpenDevice : public DeviceQueries {
   // Events acked so far, counted where the ack is made.
   virtual uint64_t events_acked() const = 0;
 
+  // mlx5 vendor events (DEVX; core/devx_decode.h). The event channel's fd, readable when an
+  // event waits, non-blocking; -1 when the device has none (devx_status() says why).
+  enum class DevxRead { kEvent, kEmpty, kOverflow, kError };
+  virtual int devx_fd() const { return -1; }
+  virtual const DevxStatus& devx_status() const { return no_devx_; }
+  // One event (the 72 bytes of a data-mode read) into `out`. kOverflow: the kernel lost events
+  // since the last read (EOVERFLOW); kError sets *error.
+  virtual DevxRead read_devx(std::span<uint8_t, 72> out, int* error) {
+    (void)out;
+    (void)error;
+    return DevxRead::kEmpty;
+  }
+
  protected:
   explicit OpenDevice(DeviceEntry entry) : entry_(std::move(entry)) {}
   DeviceEntry entry_;
+  DevxStatus no_devx_{DevxState::kNotMlx5, {}, "not an mlx5 device"};
 };
 
 // The device list and the way to open its devices.

@@ -24,6 +24,15 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "bd24b13a96184d4ba91cb1caa7808252",  // port_state
     "0513127955ef45d9a80cf6a8e4e25548",  // app_report
     "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10",  // port_health: one for every verdict (RDMA_HEALTH)
+    "ad1b73688e6a4fd58123c30cd59a71f3",  // module_plugged
+    "d6eece555e194e05b6b2b883c16f2ba5",  // module_unplugged
+    "48553aa11da042fc904178033417891e",  // module_disabled
+    "30339efb21144b0b88af7bb4506d7f13",  // module_error
+    "c695e0e7d2ac472ba1738bdfcff24ed2",  // temperature_warning
+    "cc5befb256c949698e376f056836d339",  // pci_power_change
+    "571d4416f8824db1b4b43c05a687307e",  // firmware_event
+    "76e54973591b4c9789b1bc7b6b419c19",  // vendor_event
+    "2229ea15229542f1be4344f8c2baad7a",  // vendor_events_lost
 };
 
 }  // namespace
@@ -61,6 +70,14 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
   if (r.event == EventKind::kPortHealth) {
     f.push_back("RDMA_HEALTH=" + r.health);
     f.push_back("RDMA_HEALTH_REASON=" + r.reason);
+  }
+  if (r.vendor) {
+    // Vendor events (DEVX): the event entry's type, and the module and error to filter on.
+    f.push_back("RDMA_VENDOR_TYPE=" + std::to_string(r.vendor->type));
+    const bool module = r.event >= EventKind::kModulePlugged && r.event <= EventKind::kModuleError;
+    if (module) f.push_back("RDMA_MODULE=" + std::to_string(r.vendor->module));
+    if (r.event == EventKind::kModuleError)
+      f.push_back("RDMA_MODULE_ERROR=" + r.vendor->error_type);
   }
   f.push_back("RDMA_SEQ=" + std::to_string(r.seq));
   f.push_back("RDMA_STREAM=" + r.stream);

@@ -80,6 +80,15 @@ void PortHealthModel::on_record(const Record& r, Instant now, Transitions& out) 
     case EventKind::kAppReport:
       on_app_report(r, now, out);
       return;
+    case EventKind::kModuleError:
+      on_module_error(r, now, out);
+      return;
+    case EventKind::kModulePlugged:
+    case EventKind::kModuleUnplugged:
+    case EventKind::kModuleDisabled:
+      // Their port block is the state the daemon last knew, not a new observation; a link
+      // that goes down with the module has its own port_err.
+      return;
     default:
       break;
   }
@@ -193,6 +202,13 @@ void PortHealthModel::on_app_report(const Record& r, Instant now, Transitions& o
     port = it->second.ports.begin()->first;
   }
   count_errors(r.device, port, ErrorSource::kApplication, 1, now, out, r.seq);
+}
+
+// A vendor module error (module_error) counts as one module error of the port its module
+// serves; one whose port the daemon could not name counts for none.
+void PortHealthModel::on_module_error(const Record& r, Instant now, Transitions& out) {
+  if (!config_.errors[static_cast<size_t>(ErrorSource::kModule)].counted || r.port == 0) return;
+  count_errors(r.device, r.port, ErrorSource::kModule, 1, now, out, r.seq);
 }
 
 bool PortHealthModel::count_errors(std::string_view device, uint32_t port, ErrorSource source,

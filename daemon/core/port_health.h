@@ -95,6 +95,7 @@ class PortHealthModel {
   void on_device_added(const Record& r);
   void on_device_renamed(const Record& r);
   void on_app_report(const Record& r, Instant now, Transitions& out);
+  void on_module_error(const Record& r, Instant now, Transitions& out);
   void record_down(PortHealthState& s, int64_t now_us) const;
   void settle(const std::string& device, Device& d, Port& p, Instant now, Transitions& out);
   void judge(const std::string& device, const Device& d, Port& p, Instant now, uint64_t seq,

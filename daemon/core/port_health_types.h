@@ -91,7 +91,8 @@ struct HealthConfig {
   bool degraded_below_last_healthy = true;
   std::vector<PortExpectation> expected;  // the first that matches a port applies
   uint32_t forget_gone_after_s = 3600;
-  // health.application_errors in the configuration; the module source is not reported yet.
+  // health.application_errors in the configuration; the module source (module_error records)
+  // has no key yet.
   std::array<ErrorThreshold, kErrorSourceCount> errors = {
       ErrorThreshold{true, 10, 60, 600},   // application
       ErrorThreshold{true, 1, 3600, 3600}  // module

@@ -26,6 +26,15 @@ SeverityMap default_severities() {
   set(EventKind::kPortState, Severity::kInfo);
   set(EventKind::kAppReport, Severity::kError);
   set(EventKind::kPortHealth, Severity::kNotice);  // replaced by the verdict's (health_severity)
+  set(EventKind::kModulePlugged, Severity::kNotice);
+  set(EventKind::kModuleUnplugged, Severity::kWarning);
+  set(EventKind::kModuleDisabled, Severity::kWarning);
+  set(EventKind::kModuleError, Severity::kError);
+  set(EventKind::kTemperatureWarning, Severity::kWarning);
+  set(EventKind::kPciPowerChange, Severity::kWarning);
+  set(EventKind::kFirmwareEvent, Severity::kNotice);
+  set(EventKind::kVendorEvent, Severity::kNotice);
+  set(EventKind::kVendorEventsLost, Severity::kWarning);
   return m;
 }
 

@@ -86,12 +86,9 @@ std::unique_ptr<OpenDevice> Catalog::open(const DeviceEntry& entry, int* error) 
     *error = ENODEV;
     return nullptr;
   }
-  errno = 0;
-  ibv_context* ctx = ibv_open_device(dev);
-  if (!ctx) {
-    *error = errno != 0 ? errno : EIO;
-    return nullptr;
-  }
+  DevxStatus devx;
+  ibv_context* ctx = open_context(dev, &devx, error);
+  if (!ctx) return nullptr;
   ibv_device_attr attr{};
   if (int err = ibv_query_device(ctx, &attr); err != 0) {
     ibv_close_device(ctx);
@@ -105,7 +102,10 @@ std::unique_ptr<OpenDevice> Catalog::open(const DeviceEntry& entry, int* error) 
     return nullptr;
   }
   const bool renamed = entry.name != dev->name;
-  return std::unique_ptr<OpenDevice>(new Context(ctx, entry, attr.phys_port_cnt, renamed));
+  std::unique_ptr<Context> context(new Context(ctx, entry, attr.phys_port_cnt, renamed));
+  if (devx.state == DevxState::kActive) context->devx_channel_ = DevxChannel::open(ctx, &devx);
+  context->devx_ = std::move(devx);
+  return context;
 }
 
 Context::Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed)
@@ -119,7 +119,13 @@ void Context::rename(const DeviceEntry& now) {
 }
 
 Context::~Context() {
+  devx_channel_.reset();
   ibv_close_device(ctx_);
+}
+
+Context::DevxRead Context::read_devx(std::span<uint8_t, 72> out, int* error) {
+  if (!devx_channel_) return DevxRead::kEmpty;
+  return devx_channel_->read(out, error);
 }
 
 int Context::async_fd() const {

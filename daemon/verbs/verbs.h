@@ -13,6 +13,7 @@
 
 #include "core/decode.h"
 #include "core/device_view.h"
+#include "verbs/devx.h"
 
 struct ibv_context;
 struct ibv_device;
@@ -42,8 +43,9 @@ class Catalog final : public DeviceCatalog {
   std::vector<ibv_device*> handles_;  // parallel to entries_
 };
 
-// An open device context. Closing it (the destructor) is ibv_close_device, which also closes
-// its async fd: nobody else may close() that fd.
+// An open device context: for an mlx5 device a DEVX context with its event channel when the
+// firmware allows (verbs/devx.h). Closing it (the destructor) is ibv_close_device, which also
+// closes its async fd: nobody else may close() that fd.
 class Context final : public OpenDevice {
  public:
   ~Context() override;
@@ -64,6 +66,10 @@ class Context final : public OpenDevice {
                  std::vector<std::vector<GidEntry>>& per_port) override;
   int query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) override;
 
+  int devx_fd() const override { return devx_channel_ ? devx_channel_->fd() : -1; }
+  const DevxStatus& devx_status() const override { return devx_; }
+  DevxRead read_devx(std::span<uint8_t, 72> out, int* error) override;
+
  private:
   friend class Catalog;
   Context(ibv_context* ctx, DeviceEntry entry, uint32_t num_ports, bool renamed);
@@ -80,6 +86,8 @@ class Context final : public OpenDevice {
   bool renamed_ = false;
   uint64_t events_acked_ = 0;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::string> netdev_cache_;
+  DevxStatus devx_;
+  std::unique_ptr<DevxChannel> devx_channel_;  // reset before the context is closed
 };
 
 }  // namespace rdma_eventd::daemon::verbs

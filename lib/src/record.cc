@@ -69,6 +69,62 @@ bool has_ports_array(EventKind kind) {
   return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved;
 }
 
+// Records read from a DEVX event channel: they carry the "vendor" object.
+bool has_vendor_object(EventKind kind) {
+  return kind >= EventKind::kModulePlugged && kind <= EventKind::kVendorEvent;
+}
+
+bool is_module_record(EventKind kind) {
+  return kind >= EventKind::kModulePlugged && kind <= EventKind::kModuleError;
+}
+
+void write_vendor(JsonWriter& w, EventKind kind, const VendorEvent& v) {
+  w.key("vendor");
+  w.begin_object();
+  w.field("type", v.type);
+  w.field("subtype", v.subtype);
+  w.field("data", v.data);
+  if (is_module_record(kind)) w.field("module", v.module);
+  if (kind == EventKind::kModuleError) {
+    w.field("error_type", v.error_type);
+    w.field("error_code", v.error_code);
+  }
+  if (kind == EventKind::kTemperatureWarning) {
+    w.key("sensors");
+    w.begin_array();
+    for (uint32_t s : v.sensors)
+      w.value(s);
+    w.end_array();
+  }
+  w.end_object();
+}
+
+bool read_vendor(JsonReader& rd, const json& obj, Record& r) {
+  const json* o = rd.object_at(obj, "vendor");
+  if (!o) return false;
+  VendorEvent v;
+  if (!rd.u32(*o, "type", v.type) || !rd.u32(*o, "subtype", v.subtype) ||
+      !rd.str(*o, "data", v.data)) {
+    return false;
+  }
+  if (is_module_record(r.event) && !rd.u32(*o, "module", v.module)) return false;
+  if (r.event == EventKind::kModuleError &&
+      (!rd.str(*o, "error_type", v.error_type) || !rd.u32(*o, "error_code", v.error_code))) {
+    return false;
+  }
+  if (r.event == EventKind::kTemperatureWarning) {
+    const json* sensors = rd.array_at(*o, "sensors");
+    if (!sensors) return false;
+    for (const json& s : *sensors) {
+      if (!s.is_number_unsigned() || s.get<uint64_t>() > 127)
+        return rd.fail("sensors", "bad sensor");
+      v.sensors.push_back(s.get<uint32_t>());
+    }
+  }
+  r.vendor = std::move(v);
+  return true;
+}
+
 // The port block and "changes": the port now, and as it was before the record.
 bool read_port_and_changes(JsonReader& rd, const json& obj, Record& r) {
   PortInfo now;
@@ -143,6 +199,7 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   if (has_ports_array(r.event) && !read_ports_array(rd, obj, r.ports)) return false;
   if (r.event == EventKind::kDeviceRenamed && !rd.str(obj, "old_name", r.old_name)) return false;
   if (r.event == EventKind::kAppReport) return read_app_report(rd, obj, r);
+  if (has_vendor_object(r.event) && !read_vendor(rd, obj, r)) return false;
   if (r.event == EventKind::kDeviceRecovered) {
     return rd.time(obj, "down_since", r.down_since_us) &&
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
@@ -234,6 +291,7 @@ std::string to_json(const Record& r) {
     w.field("quiet_s", r.quiet_s);
     w.field("cause_seq", r.cause_seq);
   }
+  if (has_vendor_object(r.event)) write_vendor(w, r.event, r.vendor.value_or(VendorEvent{}));
   w.end_object();
   return out;
 }

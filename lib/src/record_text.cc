@@ -92,6 +92,60 @@ std::string app_report_text(const Record& r) {
   return s;
 }
 
+std::string hex_byte(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%02x", v);
+  return buf;
+}
+
+std::string firmware_event_text(uint32_t subtype) {
+  switch (subtype) {
+    case 0x7:
+      return "firmware live patch";
+    case 0x8:
+      return "PCI sync for firmware update";
+    default:
+      return "firmware general event subtype " + hex_byte(subtype);
+  }
+}
+
+std::string sensors_text(const std::vector<uint32_t>& sensors) {
+  std::string s;
+  for (uint32_t n : sensors)
+    s += (s.empty() ? "" : ", ") + std::to_string(n);
+  return s.empty() ? "none named" : s;
+}
+
+// The records read from a DEVX event channel; "" for the others.
+std::string vendor_event_text(const Record& r, StateText state) {
+  const VendorEvent v = r.vendor.value_or(VendorEvent{});
+  const std::string module = "module " + std::to_string(v.module);
+  const std::string port = r.port_info ? ", port " + state(r.port_info->state) : "";
+  switch (r.event) {
+    case EventKind::kModulePlugged:
+      return module + " plugged" + port;
+    case EventKind::kModuleUnplugged:
+      return module + " unplugged" + port;
+    case EventKind::kModuleDisabled:
+      return module + " disabled" + port;
+    case EventKind::kModuleError:
+      return module + " error: " + v.error_type + " (" + std::to_string(v.error_code) + ")" + port;
+    case EventKind::kTemperatureWarning:
+      return "temperature over threshold on sensors " + sensors_text(v.sensors);
+    case EventKind::kPciPowerChange:
+      return "PCI power change";
+    case EventKind::kFirmwareEvent:
+      return firmware_event_text(v.subtype);
+    case EventKind::kVendorEvent:
+      return "vendor event type " + hex_byte(v.type) + " subtype " + hex_byte(v.subtype) +
+             ", data " + v.data;
+    case EventKind::kVendorEventsLost:
+      return "vendor events lost (the kernel could not queue at least one), ports re-read";
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 std::string plain_state_text(PortState s) {
@@ -198,6 +252,7 @@ std::string event_text(const Record& r, StateText state) {
     default:
       break;
   }
+  if (std::string v = vendor_event_text(r, state); !v.empty()) return v;
   if (r.port_info) return port_event_text(r, state);
   return "async event type " + std::to_string(r.event_type) +
          " (unknown to this version), element " + std::to_string(r.port);

@@ -202,6 +202,14 @@ void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
       w.field("gids", p.gids);
       w.field("pkeys", p.pkeys);
     });
+    w.key("devx");
+    w.begin_object();
+    w.field("state", d.devx.state);
+    w.field("events", d.devx.events);
+    w.field("reason", d.devx.reason);
+    w.field("events_read", d.devx.events_read);
+    w.field("events_lost", d.devx.events_lost);
+    w.end_object();
   });
 }
 
@@ -238,12 +246,21 @@ bool read_subscribers(JsonReader& rd, const json& o, Status::Subscribers& s) {
          });
 }
 
+bool read_devx(JsonReader& rd, const json& device, Status::Devx& x) {
+  const json* o = rd.object_at(device, "devx");
+  return o && rd.str(*o, "state", x.state) && rd.str(*o, "events", x.events) &&
+         rd.str(*o, "reason", x.reason) && rd.u64(*o, "events_read", x.events_read) &&
+         rd.u64(*o, "events_lost", x.events_lost);
+}
+
 bool read_device(JsonReader& rd, const json& o, Status::Device& d) {
   return rd.str(o, "device", d.device) && rd.str(o, "node_guid", d.node_guid) &&
-         rd.entries(o, "ports", d.ports, [&](const json& item, Status::Port& p) {
-           return rd.u32(item, "port", p.info.port) && rd.port_block(item, p.info, "") &&
-                  rd.u64(item, "gids", p.gids) && rd.u64(item, "pkeys", p.pkeys);
-         });
+         rd.entries(o, "ports", d.ports,
+                    [&](const json& item, Status::Port& p) {
+                      return rd.u32(item, "port", p.info.port) && rd.port_block(item, p.info, "") &&
+                             rd.u64(item, "gids", p.gids) && rd.u64(item, "pkeys", p.pkeys);
+                    }) &&
+         read_devx(rd, o, d.devx);
 }
 
 // Reads `o` with `read`; an error inside it is named "WHERE.INNER_KEY".

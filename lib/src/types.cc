@@ -20,10 +20,15 @@ std::optional<Enum> find_name(const std::array<std::string_view, N>& names, std:
 }
 
 constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
-    "port_active",      "port_err",          "lid_change",     "pkey_change",
-    "sm_change",        "client_reregister", "gid_change",     "device_fatal",
-    "unknown",          "device_added",      "device_removed", "device_renamed",
-    "device_recovered", "port_state",        "app_report",     "port_health",
+    "port_active",        "port_err",       "lid_change",
+    "pkey_change",        "sm_change",      "client_reregister",
+    "gid_change",         "device_fatal",   "unknown",
+    "device_added",       "device_removed", "device_renamed",
+    "device_recovered",   "port_state",     "app_report",
+    "port_health",        "module_plugged", "module_unplugged",
+    "module_disabled",    "module_error",   "temperature_warning",
+    "pci_power_change",   "firmware_event", "vendor_event",
+    "vendor_events_lost",
 };
 
 constexpr std::array<std::string_view, 6> kSeverityNames = {"debug",   "info",  "notice",

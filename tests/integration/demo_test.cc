@@ -34,15 +34,16 @@ TEST(Demo, ShowsTheInjectedEventsAsRecordsAndJournalEntries) {
   }
   // Port health's verdicts: each port's first at start, then down and healthy again right
   // after the link records that caused them.
-  EXPECT_EQ(events,
-            (std::vector<std::string>{"port_health", "port_health", "port_health", "port_err",
-                                      "port_health", "port_active", "port_health", "lid_change",
-                                      "gid_change", "gid_change", "pkey_change"}));
-  EXPECT_EQ(monitored, (std::vector<std::string>{
-                           "mlx5_0/1 snapshot", "mlx5_1/1 snapshot", "mlx5_1/2 snapshot",
-                           "mlx5_0/1 port_err", "mlx5_0/1 port_health", "mlx5_0/1 port_active",
-                           "mlx5_0/1 port_health", "mlx5_0/1 lid_change", "mlx5_1/1 gid_change",
-                           "mlx5_1/1 gid_change", "mlx5_0/1 pkey_change"}))
+  EXPECT_EQ(events, (std::vector<std::string>{
+                        "port_health", "port_health", "port_health", "port_err", "port_health",
+                        "port_active", "port_health", "lid_change", "gid_change", "gid_change",
+                        "pkey_change", "module_unplugged", "module_plugged"}));
+  EXPECT_EQ(monitored,
+            (std::vector<std::string>{
+                "mlx5_0/1 snapshot", "mlx5_1/1 snapshot", "mlx5_1/2 snapshot", "mlx5_0/1 port_err",
+                "mlx5_0/1 port_health", "mlx5_0/1 port_active", "mlx5_0/1 port_health",
+                "mlx5_0/1 lid_change", "mlx5_1/1 gid_change", "mlx5_1/1 gid_change",
+                "mlx5_0/1 pkey_change", "mlx5_1/1 module_unplugged", "mlx5_1/1 module_plugged"}))
       << r.out;
   EXPECT_NE(r.out.find("mlx5_0 port 1: health down (was healthy): link_down, 1 down in 3600 s"),
             std::string::npos)

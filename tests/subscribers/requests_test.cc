@@ -323,7 +323,9 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
              "events[0]: unknown event 'port_down' (port_active, port_err, lid_change, "
              "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
              "device_added, device_removed, device_renamed, device_recovered, port_state, "
-             "app_report, port_health)")},
+             "app_report, port_health, module_plugged, module_unplugged, module_disabled, "
+             "module_error, temperature_warning, pci_power_change, firmware_event, "
+             "vendor_event, vendor_events_lost)")},
       {R"({"op":"subscribe","id":8,"ports":["mlx5_0"]})",
        error("subscribe", 8, "bad_filter", "ports[0]: 'mlx5_0': expected DEV/PORT, e.g. mlx5_0/1")},
       {R"({"op":"subscribe","id":9,"min_severity":"loud"})",

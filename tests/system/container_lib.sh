@@ -12,10 +12,11 @@ container_cache_dir=${RDMA_EVENTD_TEST_CACHE:-/var/cache/rdma-eventd-tests}
 # What the container needs beyond a minimal system, for both tests, so that they share one
 # root: systemd itself; procps (kill, for ExecReload=; every real host has it); the daemon's
 # runtime libraries, the only dependencies of the packages that a minimal system lacks (apt in
-# the container has no network); the sanitizers' libraries, for a sanitized build's staged
-# install; man-db, to read the installed pages; socat for a raw subscriber.
+# the container has no network; ibverbs-providers has libmlx5.so.1, for mlx5 vendor events);
+# the sanitizers' libraries, for a sanitized build's staged install; man-db, to read the
+# installed pages; socat for a raw subscriber.
 container_packages=systemd,systemd-sysv,dbus,procps,libevent-core-2.1-7,libspdlog1.10,libfmt9
-container_packages+=,libibverbs1,libasan8,libubsan1,man-db,socat
+container_packages+=,libibverbs1,ibverbs-providers,libasan8,libubsan1,man-db,socat
 
 container_scratch=
 container_machine=rdma-eventd-test-$$

@@ -256,6 +256,28 @@ TEST_F(UncountedReportsTest, ReportsThatDoNotCountLeaveThePortHealthy) {
   EXPECT_EQ(health_of(1), PortHealth::kHealthy);
 }
 
+// module_error records (DEVX vendor events) are the module source: one makes its port degraded.
+TEST_F(PortHealthTest, AModuleErrorIsAModuleErrorOfItsPort) {
+  at(0);
+  up(1);
+  up(2);
+  Record unplugged = record(EventKind::kModuleUnplugged, "mlx5_0", kGuid0);
+  unplugged.port = 2;
+  EXPECT_TRUE(feed(unplugged).empty());
+  Record unmapped = record(EventKind::kModuleError, "mlx5_0", kGuid0);  // port 0: not mapped
+  EXPECT_TRUE(feed(unmapped).empty());
+  EXPECT_EQ(health_of(1), PortHealth::kHealthy);
+  Record error = unmapped;
+  error.port = 2;
+  const Transitions t = feed(error);
+  HealthTransition w =
+      want(PortHealth::kDegraded, PortHealth::kHealthy, HealthReason::kModuleErrors);
+  w.port = 2;
+  w.errors_in_window = 1;
+  EXPECT_EQ(t, Transitions{w});
+  EXPECT_EQ(health_of(1), PortHealth::kHealthy);
+}
+
 TEST_F(PortHealthTest, AnIdleModelNeverAsksForATimer) {
   up(1);
   down(2);

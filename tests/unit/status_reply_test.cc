@@ -28,7 +28,10 @@ StatusReply sample() {
   const PortInfo p{
       1, LinkLayer::kInfiniband, PortState::kActive, PhysState::kLinkUp, 7, 1, 0, 0, 4096,
       4, LinkSpeed::kHdr};
-  s.devices = {{"mlx5_0", "0c42:a103:00f6:5e44", {{p, 1, 2}}}};
+  s.devices = {{"mlx5_0",
+                "0c42:a103:00f6:5e44",
+                {{p, 1, 2}},
+                {"active", "port_module_event,temp_warn_event", "", 5, 1}}};
   return s;
 }
 
@@ -71,7 +74,9 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                 "ports":[{"port":1,"link_layer":"infiniband","state":"active",
                           "phys_state":"link_up","lid":7,"sm_lid":1,"sm_sl":0,"lmc":0,
                           "active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,
-                          "gids":1,"pkeys":2}]}],
+                          "gids":1,"pkeys":2}],
+                "devx":{"state":"active","events":"port_module_event,temp_warn_event",
+                        "reason":"","events_read":5,"events_lost":1}}],
     "reports":{"accepted":0,"denied":0,"rate_limited":0,"invalid":0,"max_per_second":0}
   })"));
 }
@@ -115,7 +120,10 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
       "subscribers.filter: events[0]: unknown event 'x' (port_active, port_err, lid_change, "
       "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
       "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
-      "port_health)");
+      "port_health, module_plugged, module_unplugged, module_disabled, module_error, "
+      "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost)");
+  EXPECT_EQ(error_after([](json& j) { j["devices"][0]["devx"].erase("events_lost"); }),
+            "devices[0].events_lost: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
             "devices[0].pkeys: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),

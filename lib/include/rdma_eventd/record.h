@@ -7,9 +7,10 @@
 // device_fatal and device_removed add "ports", the last known state of every port;
 // device_renamed adds "old_name"; device_recovered adds "down_since", "downtime_ms" and
 // "fatal_seq"; app_report adds "reported_event", "object", "object_id", "detail" and
-// "reporter". port_state is port-scoped. A key never changes type with its content: arrays
-// stay arrays (possibly empty), objects stay objects. docs/records.md is the reference, with an
-// example of every event.
+// "reporter". port_state is port-scoped. The vendor records (module_plugged ...
+// vendor_event) add "vendor"; those about a module are port-scoped when its port is known.
+// A key never changes type with its content: arrays stay arrays (possibly empty), objects stay
+// objects. docs/records.md is the reference, with an example of every event.
 //
 // The structs here are the C++ form of schema v1 for clients: plain values whose layout is part
 // of librdma-eventd.so.1's ABI, so they change only with a new soname (docs/protocol.md, "The
@@ -73,6 +74,20 @@ struct Reporter {
   friend bool operator==(const Reporter&, const Reporter&) = default;
 };
 
+// A vendor event as an mlx5 device's DEVX event channel delivered it (the records
+// module_plugged ... vendor_event; docs/records.md, "Vendor events"): the event entry's type,
+// subtype and data bytes, and what the daemon read from them.
+struct VendorEvent {
+  uint32_t type = 0;        // the event entry's type (0x16 PORT_MODULE_EVENT, 0x17, 0x22...)
+  uint32_t subtype = 0;     // the entry's subtype byte (GENERAL_EVENT's kind)
+  std::string data;         // the entry's 28 data bytes (bytes 32 to 59), lowercase hex
+  uint32_t module = 0;      // module_*: the module (cage) number firmware gave
+  std::string error_type;   // module_error: the error by name ("bad_cable"); "unknown" otherwise
+  uint32_t error_code = 0;  // module_error: the error type number
+  std::vector<uint32_t> sensors;  // temperature_warning: the sensors over threshold, ascending
+  friend bool operator==(const VendorEvent&, const VendorEvent&) = default;
+};
+
 struct Record {
   uint64_t seq = 0;
   std::string stream;
@@ -121,6 +136,10 @@ struct Record {
   uint32_t window_s = 0;          // the flap window
   uint32_t quiet_s = 0;           // the quiet period that ends flapping
   uint64_t cause_seq = 0;         // the record that caused it; 0 when time or a reload did
+
+  // Vendor events (DEVX): the "vendor" object; set for the records module_plugged ...
+  // vendor_event, absent for the others (vendor_events_lost included).
+  std::optional<VendorEvent> vendor;
 
   friend bool operator==(const Record&, const Record&) = default;
 };

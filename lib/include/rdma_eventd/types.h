@@ -18,7 +18,8 @@ namespace rdma_eventd {
 
 // Record kinds. Verbs async events first, then records the daemon makes itself about the
 // devices' life: hot-plug, renames, recovery after a fatal error, and the port states it found
-// when it (re)opened a device; then an affiliated event an application reported (app_report).
+// when it (re)opened a device; then an affiliated event an application reported (app_report),
+// the daemon's port health verdicts, and the vendor events of mlx5 devices (DEVX).
 enum class EventKind : uint8_t {
   kPortActive,
   kPortErr,
@@ -36,10 +37,20 @@ enum class EventKind : uint8_t {
   kPortState,
   kAppReport,
   kPortHealth,  // the daemon's verdict on a port changed (docs/health.md)
+  // mlx5 vendor events read from a DEVX event channel (docs/records.md, "Vendor events").
+  kModulePlugged,
+  kModuleUnplugged,
+  kModuleDisabled,
+  kModuleError,
+  kTemperatureWarning,
+  kPciPowerChange,
+  kFirmwareEvent,
+  kVendorEvent,
+  kVendorEventsLost,
 };
 RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
 RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kPortHealth) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kVendorEventsLost) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };

@@ -122,10 +122,20 @@ struct StatusReply {
     uint64_t pkeys = 0;
     friend bool operator==(const Port&, const Port&) = default;
   };
+  // DEVX vendor events of the device (docs/operations.md, "DEVX status").
+  struct Devx {
+    std::string state;   // active, not_mlx5, refused, no_event_cap, no_events, failed, closed
+    std::string events;  // the events subscribed, by name, comma-separated ("" when none)
+    std::string reason;  // why DEVX is not active ("" when it is)
+    uint64_t events_read = 0;
+    uint64_t events_lost = 0;  // EOVERFLOW reads (each one is at least one event lost)
+    friend bool operator==(const Devx&, const Devx&) = default;
+  };
   struct Device {
     std::string device;
     std::string node_guid;
     std::vector<Port> ports;
+    Devx devx;
     friend bool operator==(const Device&, const Device&) = default;
   };
 
