@@ -222,6 +222,7 @@ int cmd_report(int argc, char** argv) {
   memory_section(body, r, targets);
   startup_section(body, r, targets);
   slow_query_section(body, r, targets);
+  health_section(body, r, targets);
 
   std::ostringstream out;
   out << "# Benchmarks\n\n"

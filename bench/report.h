@@ -68,5 +68,6 @@ void idle_section(std::ostringstream& out, const Results& r, std::vector<TargetR
 void memory_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void startup_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 void slow_query_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
+void health_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);
 
 }  // namespace rdma_eventd::bench

@@ -19,8 +19,9 @@
 #   --results FILE         also keep every measurement there, one JSON object per line,
 #                          written as it is made
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
-#                          (latency, fan-out and memory), startup, idle; none: only what
-#                          --profile asks for
+#                          (latency, fan-out and memory), startup, idle, health (the
+#                          1-device storm with port health off and on, interleaved); none:
+#                          only what --profile asks for
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -86,8 +87,8 @@ if [ ${#sub_counts[@]} != 3 ]; then
 fi
 for section in ${only//,/ }; do
   case $section in
-    storm | slow | latency | startup | idle | none) ;;
-    *) echo "run.sh: --only: unknown section '$section' (storm, slow, latency, startup, idle, none)" >&2; exit 64 ;;
+    storm | slow | latency | startup | idle | health | none) ;;
+    *) echo "run.sh: --only: unknown section '$section' (storm, slow, latency, startup, idle, health, none)" >&2; exit 64 ;;
   esac
 done
 wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
@@ -185,8 +186,11 @@ mapfile -t sixteen_devices < <("$bin/rdma-sim" --dir "$sixteen" --json show | jq
 
 # The daemon's configuration: its defaults, but for enough subscribers (and, when asked, a
 # bigger backlog per subscriber); the 1-device storms select mlx5_0 only. Port health is off
-# everywhere: its verdicts are records of their own (a storm of port_err makes every port
-# flapping), and the harness maps each record's seq to the event it injected.
+# but in the health section: its verdicts are records of their own (a storm of port_err makes
+# every port flapping), and the other sections measure what they measure without them. Its
+# state file goes to this run's own directory, never to the host's /var/lib/rdma-eventd.
+export STATE_DIRECTORY=$work/state
+mkdir -p "$STATE_DIRECTORY"
 socket_conf="\"max_subscribers\": $((sub_counts[2] + 100))"
 [ -z "$max_queued_bytes" ] || socket_conf+=", \"max_queued_bytes\": $max_queued_bytes"
 no_health='"health": {"enabled": false}'
@@ -201,7 +205,12 @@ no_budget='"journal": {"budget": {"enabled": false}}, '"$no_health"
 printf '{"socket": {%s}, %s}\n' "$storm_conf" "$no_budget" >"$work/storm-all.json"
 printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}, %s}\n' "$storm_conf" "$no_budget" \
   >"$work/storm-mlx5_0.json"
-for c in all mlx5_0 storm-all storm-mlx5_0; do
+# The health section: the same 1-device storm configuration with port health on (its defaults,
+# as shipped); only health.enabled differs from storm-mlx5_0.
+printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}, %s}\n' "$storm_conf" \
+  '"journal": {"budget": {"enabled": false}}, "health": {"enabled": true}' \
+  >"$work/storm-health-mlx5_0.json"
+for c in all mlx5_0 storm-all storm-mlx5_0 storm-health-mlx5_0; do
   "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null
 done
 
@@ -292,6 +301,23 @@ latency_runs() {  # RUN
   done
 }
 
+# The 1-device storm, journal off, with port health off and on: off, on, off, on, ..., off, so
+# that each run with health on lies between two with it off (run r's and run r+1's) and load
+# that comes and goes hits both alike; the off runs side by side are the noise. Each daemon with
+# health on starts with no saved state, as on a fresh host.
+health_storm() {  # RUN off|on
+  local conf=storm-mlx5_0
+  if [ "$2" = on ]; then
+    conf=storm-health-mlx5_0
+    rm -f "$STATE_DIRECTORY/port-health.json"
+  fi
+  start_daemon "$one" "$conf" "health-$2" --no-journal
+  measure storm --figure "health.$2" --run "$1" --sim "$one" --socket "$sock" \
+    --daemon-pid "$daemon_pid" --count "$storm_count" --targets mlx5_0/1 \
+    --max-queued-bytes "$storm_queued_bytes"
+  stop_pid "$daemon_pid"
+}
+
 for run in $(seq 1 "$runs"); do
   if wants storm; then
     log "run $run/$runs: storms, 1 device ($storm_count events)"
@@ -308,6 +334,15 @@ for run in $(seq 1 "$runs"); do
     latency_runs "$run"
   fi
 done
+
+if wants health; then
+  log "port health off and on, interleaved: $runs runs on, $((runs + 1)) off ($storm_count events each)"
+  for run in $(seq 1 "$runs"); do
+    health_storm "$run" off
+    health_storm "$run" on
+  done
+  health_storm $((runs + 1)) off
+fi
 
 if wants startup; then
   log "start-up, $runs runs"

@@ -25,13 +25,21 @@ fail() {
 expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.asyncwatch storm.one.raw
   storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  floor.1 floor.100 floor.1000 startup idle.off idle.on idle.no_udev)
+  floor.1 floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
 done
+# Port health: off, on, off (the runs with it off are 1 and 2, around the one with it on).
+n=$(jq -s '[.[] | select(.figure == "health.off")] | length' "$results")
+[ "$n" = 2 ] || fail "figure health.off: $n results, expected 2"
 n=$(jq -s 'length' "$results")
-[ "$n" = ${#expect_figures[@]} ] || fail "$n results, expected ${#expect_figures[@]}"
+[ "$n" = $((${#expect_figures[@]} + 2)) ] || fail "$n results, expected $((${#expect_figures[@]} + 2))"
+# The storm drove the health model: the run with it on made verdicts, those with it off none.
+[ "$(jq -s '[.[] | select(.figure == "health.on") | .verdict_records][0] > 0' "$results")" = true ] ||
+  fail "health.on: no port_health record"
+[ "$(jq -s '[.[] | select(.figure == "health.off") | .verdict_records] | add' "$results")" = 0 ] ||
+  fail "health.off: port_health records with health off"
 incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$results")
 [ -z "$incomplete" ] || fail "incomplete measurements: $incomplete"
 # The subscribers of the fan-out and latency runs are the smoke counts (1, 10, 20).
@@ -44,14 +52,14 @@ incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$r
 for section in "## Reproduce" "## This run" "## Targets" "## Storm throughput" \
   "### 1 device, 1 port" "### 16 devices × 2 ports" "## Latency" \
   "## Fan-out: the daemon's CPU time per event" "## The floor under fan-out" "## Idle cost" \
-  "## Memory" "## Start-up" "## Slow queries"; do
+  "## Memory" "## Start-up" "## Slow queries" "## Port health"; do
   grep -qxF "$section" "$report" || fail "no section '$section'"
 done
 for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |"; do
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done
 targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
-[ "$targets" = 9 ] || fail "$targets target rows, expected 9"
+[ "$targets" = 10 ] || fail "$targets target rows, expected 10"
 ! grep -qi "not measured" "$report" || fail "a figure was not measured"
 # The memory target is read a while after the fan-out storm, once the daemon is quiet.
 [ "$(jq -s -r '[.[] | select(.figure == "fanout.1000") | .rss_settled_kib][0] > 0' "$results")" = true ] ||

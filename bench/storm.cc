@@ -4,7 +4,8 @@
 //   storm      the consumer is the daemon; the clock stops when its subscribers have read
 //              (or been told they lost) all N records. Also: the daemon's CPU time, the queries
 //              it made (the simulator counts them per context), its memory after the storm,
-//              and, with the journal on, what reached journald.
+//              and, with the journal on, what reached journald. The port_health records that
+//              the health model makes of the storm are counted apart (verdict_records).
 //   consumers  the consumers are other programs already running on the fabric
 //              (ibv_asyncwatch, the raw loop); the clock stops when their contexts have acked
 //              N events, watched in the simulator's shared state every --poll-us.
@@ -117,6 +118,7 @@ int cmd_storm(int argc, char** argv) {
   r["events_per_second"] = static_cast<double>(count) / seconds;
   r["injection_seconds"] = reply.value("seconds", 0.0);
   r["records"] = totals.records;
+  r["verdict_records"] = totals.verdict_records;
   r["lost_records"] = totals.lost_records;
   r["lost_lines"] = totals.lost_lines;
   r["missing"] = totals.missing;

@@ -18,6 +18,8 @@ constexpr size_t kReadBuffer = 1 << 20;
 constexpr size_t kHeadCap = 256;
 constexpr std::string_view kRecordStart = R"({"schema":)";
 constexpr std::string_view kLostStart = R"({"type":"lost")";
+// Within the first kHeadCap bytes: the event comes after schema, seq, stream, time and host.
+constexpr std::string_view kVerdictEvent = R"("event":"port_health")";
 
 bool starts_with(const std::string& s, std::string_view prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -83,6 +85,7 @@ StreamTotals SubscriberSet::stop_and_total() {
   StreamTotals t;
   for (const Conn& c : conns_) {
     t.records += c.totals.records;
+    t.verdict_records += c.totals.verdict_records;
     t.lost_records += c.totals.lost_records;
     t.lost_lines += c.totals.lost_lines;
     t.missing += c.totals.missing;
@@ -159,7 +162,8 @@ void SubscriberSet::line(Conn& c, size_t index, int64_t t) {
     const size_t at = c.head.find("\"seq\":");
     const uint64_t seq =
         at == std::string::npos ? 0 : std::strtoull(c.head.c_str() + at + 6, nullptr, 10);
-    ++c.totals.records;
+    const bool verdict = c.head.find(kVerdictEvent) != std::string::npos;
+    ++(verdict ? c.totals.verdict_records : c.totals.records);
     if (seq == c.next_seq) {
       c.next_seq = seq + 1;
     } else if (seq > c.next_seq) {
@@ -169,6 +173,7 @@ void SubscriberSet::line(Conn& c, size_t index, int64_t t) {
       ++c.totals.unexpected;
       return;
     }
+    if (verdict) return;  // not one of the injected events
     if (hook_) hook_(index, seq, t);
     account(c, 1, t);
     return;

@@ -4,8 +4,11 @@
 // The reader reads each ready connection with one large read (1 MiB), timestamps it, and walks
 // its lines: a record (`{"schema":...`) is counted and its seq checked against the one
 // expected next; a `lost` line accounts for the records it names; anything else is counted
-// apart. It keeps only the first bytes of each line, so its cost per record is one memchr and
-// a short copy, whatever the record's size.
+// apart. A port health verdict (a record whose event is `port_health`) takes a seq of its own
+// but answers no injected event: its seq is checked like any other, and it is counted apart,
+// so that the records, the loss check and the storm's clock count the injected events only.
+// The reader keeps only the first bytes of each line, so its cost per record is one memchr and a
+// short copy, whatever the record's size.
 #pragma once
 
 #include <atomic>
@@ -23,8 +26,9 @@
 namespace rdma_eventd::bench {
 
 struct StreamTotals {
-  uint64_t records = 0;       // records read
-  uint64_t lost_records = 0;  // records the daemon said it dropped ("lost" lines)
+  uint64_t records = 0;          // records read, port_health verdicts aside
+  uint64_t verdict_records = 0;  // port_health records read (the health model's verdicts)
+  uint64_t lost_records = 0;     // records the daemon said it dropped ("lost" lines)
   uint64_t lost_lines = 0;
   uint64_t missing = 0;     // seqs neither read nor reported lost (should be 0)
   uint64_t unexpected = 0;  // records out of order or duplicated (should be 0)
