@@ -96,6 +96,9 @@ void storm_table(std::ostringstream& out, const Results& r, const std::string& t
   std::string on_notes = reader_note(r, p + "daemon_on");
   if (const std::string j = journal_note(r, p + "daemon_on"); !j.empty()) on_notes += "; " + j;
   row("daemon_on", "rdma-eventd → 1 subscriber, journal on", true, on_notes);
+  if (!r.of(p + "devx_off").empty())
+    row("devx_off", "rdma-eventd → 1 subscriber, journal off, **DEVX storm**", true,
+        reader_note(r, p + "devx_off"));
   row("asyncwatch", asyncwatch_text, false, "");
   row("raw", "raw loop (`rdma-eventd-bench-raw`)", false, "");
   const auto aw = r.ratio(p + "daemon_off", p + "asyncwatch", "events_per_second");
@@ -141,7 +144,13 @@ void storm_section(std::ostringstream& out, const Results& r, std::vector<Target
          "time is up to 1 ms long).\n"
       << "- **raw loop** (`bench/raw_consumer.c`): only `ibv_get_async_event` + "
          "`ibv_ack_async_event` until N events (several devices: their fds in one epoll set); "
-         "watched like ibv_asyncwatch.\n\n"
+         "watched like ibv_asyncwatch.\n"
+      << "- **DEVX storm**: `rdma-sim devx-storm --count N` on the same devices instead: N "
+         "PORT_MODULE_EVENT entries through each mlx5 device's DEVX event channel (72-byte "
+         "reads, docs/simulator.md), read by the daemon alone, journal off. The storm's entries "
+         "carry no module status the kernel defines, so each becomes a `vendor_event` record "
+         "with its raw bytes in hex: the decoder's longest path. Neither ibv_asyncwatch nor the "
+         "raw loop reads DEVX events, so this row has no ratio.\n\n"
       << "Each consumer runs alone on the fabric; a run measures all of them one after the "
          "other. The ratios are taken run by run.\n\n";
   out << "### 1 device, 1 port\n\n"

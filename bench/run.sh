@@ -247,6 +247,13 @@ storm_topology() {  # RUN NAME FABRIC CONFIG COUNT TARGETS DEVICE...
       --max-queued-bytes "$storm_queued_bytes"
     stop_pid "$daemon_pid"
   done
+  # The same number of vendor events through the devices' DEVX event channels (mlx5 only;
+  # each becomes one record), read by the daemon alone: no other consumer reads DEVX events.
+  start_daemon "$fab" "storm-$conf" "storm-$topo-devx" --no-journal
+  measure storm --figure "storm.$topo.devx_off" --source devx --run "$run" --sim "$fab" \
+    --socket "$sock" --daemon-pid "$daemon_pid" --count "$count" \
+    --targets "$(IFS=,; echo "$*")" --max-queued-bytes "$storm_queued_bytes"
+  stop_pid "$daemon_pid"
   local watchers=() dev
   for dev in "$@"; do
     env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" ibv_asyncwatch -d "$dev" </dev/null \

@@ -45,6 +45,12 @@ json SimControl::storm(uint64_t count, const std::vector<std::string>& targets) 
   return req;
 }
 
+json SimControl::devx_storm(uint64_t count, const std::vector<std::string>& devices) {
+  json req = {{"cmd", "devx_storm"}, {"count", count}};
+  if (!devices.empty()) req["devices"] = devices;
+  return req;
+}
+
 json SimControl::event(const std::string& target, uint32_t type) {
   return {{"cmd", "event"}, {"target", target}, {"type", type}};
 }

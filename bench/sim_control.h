@@ -45,6 +45,9 @@ class SimControl {
 
   // {"cmd":"storm","count":N,"targets":[...]}; an empty `targets` is every port.
   static nlohmann::json storm(uint64_t count, const std::vector<std::string>& targets);
+  // {"cmd":"devx_storm","count":N,"devices":[...]}: N vendor events over the DEVX channels of
+  // `devices` (an empty list is every live mlx5 device with DEVX).
+  static nlohmann::json devx_storm(uint64_t count, const std::vector<std::string>& devices);
   // One raw event of `type` on `target` ("mlx5_0/1"), no state change: one record.
   static nlohmann::json event(const std::string& target, uint32_t type);
 

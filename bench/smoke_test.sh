@@ -22,8 +22,9 @@ fail() {
 "$here/bench/run.sh" --smoke --no-build --build-dir "$build" --out "$report" --results "$results"
 
 # Every measurement, once, to completion.
-expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.asyncwatch storm.one.raw
-  storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.asyncwatch storm.sixteen.raw
+expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off storm.one.asyncwatch
+  storm.one.raw storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.devx_off
+  storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
   floor.1 floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on)
 for f in "${expect_figures[@]}"; do
@@ -45,6 +46,9 @@ incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$r
 # The subscribers of the fan-out and latency runs are the smoke counts (1, 10, 20).
 [ "$(jq -s -r '[.[] | select(.figure == "latency.1000") | .subscribers][0]' "$results")" = 20 ] ||
   fail "latency.1000 did not run with 20 subscribers"
+# The DEVX storms went through the DEVX channels.
+[ "$(jq -s -r '[.[] | select(.figure | endswith(".devx_off")) | .source] | unique | join(",")' "$results")" = devx ] ||
+  fail "the DEVX storms did not run with --source devx"
 [ "$(jq -s -r '[.[] | select(.figure == "startup") | .devices][0]' "$results")" = 16 ] ||
   fail "start-up was not measured with 16 devices"
 
@@ -55,6 +59,8 @@ for section in "## Reproduce" "## This run" "## Targets" "## Storm throughput" \
   "## Memory" "## Start-up" "## Slow queries" "## Port health"; do
   grep -qxF "$section" "$report" || fail "no section '$section'"
 done
+[ "$(grep -c '^| rdma-eventd → 1 subscriber, journal off, \*\*DEVX storm\*\* |' "$report")" = 2 ] ||
+  fail "the storm tables lack the DEVX storm's row"
 for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |"; do
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done

@@ -2,10 +2,12 @@
 // (the clock starts just before the send), and the time until the consumer has read N events.
 //
 //   storm      the consumer is the daemon; the clock stops when its subscribers have read
-//              (or been told they lost) all N records. Also: the daemon's CPU time, the queries
-//              it made (the simulator counts them per context), its memory after the storm,
-//              and, with the journal on, what reached journald. The port_health records that
-//              the health model makes of the storm are counted apart (verdict_records).
+//              (or been told they lost) all N records. With --source devx the storm is
+//              `rdma-sim devx-storm` on the DEVX event channels of --targets' devices instead.
+//              Also: the daemon's CPU time, the queries it made (the simulator counts them per
+//              context), its memory after the storm, and, with the journal on, what reached
+//              journald. The port_health records that the health model makes of the storm are
+//              counted apart (verdict_records).
 //   consumers  the consumers are other programs already running on the fabric
 //              (ibv_asyncwatch, the raw loop); the clock stops when their contexts have acked
 //              N events, watched in the simulator's shared state every --poll-us.
@@ -84,11 +86,15 @@ json settle_journal(const std::string& socket, double seconds) {
 }  // namespace
 
 int cmd_storm(int argc, char** argv) {
-  const Args a(argc, argv,
-               {"sim", "socket", "daemon-pid", "count", "targets", "subscribers", "timeout-s",
-                "journal-wait-s", "settle-ms", "max-queued-bytes", "figure", "run", "results"},
-               {});
+  const Args a(
+      argc, argv,
+      {"sim", "socket", "daemon-pid", "count", "targets", "source", "subscribers", "timeout-s",
+       "journal-wait-s", "settle-ms", "max-queued-bytes", "figure", "run", "results"},
+      {});
   const uint64_t count = a.num("count");
+  const std::string source = a.str("source", "verbs");
+  if (source != "verbs" && source != "devx")
+    throw BenchError("--source " + source + ": verbs or devx");
   const auto pid = static_cast<pid_t>(a.num("daemon-pid"));
   const std::string socket = a.str("socket");
   const SimControl sim(a.str("sim"));
@@ -99,7 +105,8 @@ int cmd_storm(int argc, char** argv) {
   SimControl::Request req = sim.connect();
   const auto queries_before = state.of({pid});
   const CpuTime cpu_before = cpu_time(pid);
-  const int64_t t0 = req.send(SimControl::storm(count, targets_of(a)));
+  const int64_t t0 = req.send(source == "devx" ? SimControl::devx_storm(count, targets_of(a))
+                                               : SimControl::storm(count, targets_of(a)));
   const json reply = req.reply();
   const bool complete =
       subs.wait(mono_ns() + static_cast<int64_t>(a.num("timeout-s", 600)) * 1000000000);
@@ -111,6 +118,7 @@ int cmd_storm(int argc, char** argv) {
 
   json r = base_result(a, "storm");
   const double seconds = static_cast<double>(t1 - t0) / 1e9;
+  r["source"] = source;
   r["subscribers"] = subs.size();
   if (const uint64_t q = a.num("max-queued-bytes", 0); q > 0) r["max_queued_bytes"] = q;
   r["complete"] = complete;
