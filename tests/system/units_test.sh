@@ -3,6 +3,7 @@
 #  - `systemd-analyze verify` of rdma-eventd.service and rdma-eventd.socket prints nothing at all
 #    (it reports unknown keys and bad values as warnings with exit status 0: any output fails);
 #  - `systemd-analyze security --offline=yes` scores the service's exposure at 1.2 or less;
+#  - rdma-eventd-metrics.service: verify prints nothing, and its exposure is 1.0 or less;
 #  - udev reads the rule without complaint.
 # The units are the staged install's (DESTDIR), so they name the paths `cmake --install` puts
 # things at. verify checks that ExecStart= exists: in a private mount namespace the staged
