@@ -10,6 +10,8 @@
 #    holds every port's state;
 #  - `rdma-sim port down mlx5_0/1` makes RDMAPortDown fire in prometheus' /api/v1/alerts for
 #    device mlx5_0, port 1, and for no other port; `port up` resolves it;
+#  - a storm of 2000 events leads to at most 200 rewrites of the file (coalesced), and the
+#    file ends up counting every record;
 #  - the daemon stopped: the textfile says rdma_eventd_up 0; started again: the follower
 #    reconnects, and the counters the daemon keeps start from the new daemon's.
 # Needs root (namespaces) and prometheus, prometheus-node-exporter, curl, jq
@@ -189,6 +191,27 @@ done
 textfile_has 'rdma_eventd_port_state_id{device="mlx5_0",port="1"} 4' || fail "mlx5_0/1 not active in the textfile"
 textfile_has 'rdma_eventd_port_events_total{device="mlx5_0",port="1",event="port_err"} 1' ||
   fail "the textfile does not count mlx5_0/1's port_err"
+
+step "a storm of 2000 events: the follower rewrites the file far fewer times"
+# Each rewrite is two requests (status, health); the daemon counts the follower's requests.
+follower_requests() {
+  ctl status --json | jq -r --argjson pid "$follower_pid" \
+    '.subscribers.list[] | select(.pid == $pid) | .requests'
+}
+requests_before=$(follower_requests)
+records_before=$(ctl status --json | jq -r .counters.records)
+sim storm --count 2000 --targets mlx5_0/1 --types sm_change >/dev/null
+records_reach() { [ "$(ctl status --json | jq -r .counters.records)" -ge "$1" ]; }
+wait_for 30 "the daemon publishing the storm's 2000 records" records_reach $((records_before + 2000))
+records_after=$(ctl status --json | jq -r .counters.records)
+# The file is up to date once it counts the last record (the daemon's own status requests
+# publish nothing).
+wait_for 30 "textfile counting all $records_after records" \
+  textfile_has "rdma_eventd_records_published_total $records_after"
+rewrites=$((($(follower_requests) - requests_before) / 2))
+echo "storm: $((records_after - records_before)) records, $rewrites rewrites"
+[ "$rewrites" -ge 1 ] && [ "$rewrites" -le 200 ] ||
+  fail "$rewrites rewrites for $((records_after - records_before)) records: not coalesced"
 
 step "the daemon stopped: rdma_eventd_up 0; started again: the follower reconnects"
 stop_pid "$daemon_pid"
