@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -32,9 +33,9 @@ LID of every port, the daemon's counts of events by port and event, and its own 
 With --textfile DIR it keeps running: it writes DIR/rdma_eventd.prom for node_exporter's
 textfile collector, and writes it again (to DIR/.rdma_eventd.prom.tmp, then renamed over it)
 whenever the daemon publishes a record; records that arrive while it is reading the daemon's
-state lead to one more rewrite, not one each. While the daemon cannot be reached the file
-holds rdma_eventd_up 0, and it connects again (after 0.2 s, doubling to 10 s). On SIGTERM or
-SIGINT it removes the file and exits.
+state lead to one more rewrite, not one each, and rewrites are at least 0.1 s apart. While the
+daemon cannot be reached the file holds rdma_eventd_up 0, and it connects again (after 0.2 s,
+doubling to 10 s). On SIGTERM or SIGINT it removes the file and exits.
 
 Options:
       --textfile DIR   keep DIR/rdma_eventd.prom up to date
@@ -52,15 +53,26 @@ constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
 constexpr auto kTimeout = std::chrono::seconds(10);
 constexpr const char* kFileName = "rdma_eventd.prom";
 constexpr const char* kTempName = ".rdma_eventd.prom.tmp";
+constexpr auto kMinRewriteInterval = std::chrono::milliseconds(100);
+constexpr auto kRateLimitedPause = std::chrono::seconds(1);
 
-// The daemon's status and health, rendered. nullopt (and *why) when a request failed.
-std::optional<std::string> read_metrics(Client& client, std::string* why) {
+bool is_rate_limited(const Message& reply) {
+  const RequestError* e = reply.error();
+  return e && e->code == ErrorCode::kRateLimited;
+}
+
+// The daemon's status and health, rendered. nullopt (and *why) when a request failed;
+// *rate_limited when the daemon refused one over socket.max_requests_per_second.
+std::optional<std::string> read_metrics(Client& client, std::string* why,
+                                        bool* rate_limited = nullptr) {
   Message status_reply;
   Message health_reply;
   ClientStatus s = client.call(Request{Op::kStatus}, kTimeout, status_reply);
   if (s == ClientStatus::kOk) s = client.call(Request{Op::kHealth}, kTimeout, health_reply);
   if (s != ClientStatus::kOk) {
     *why = std::string(client_status_name(s)) + ": " + client.last_error();
+    if (rate_limited)
+      *rate_limited = is_rate_limited(status_reply) || is_rate_limited(health_reply);
     return std::nullopt;
   }
   const auto status = status_from_json(status_reply.text(), why);
@@ -126,22 +138,38 @@ bool write_textfile(const std::string& text, std::string* why) {
 // Follows one connection: a rewrite, then one more after every read that brought records. The
 // records that arrive while a rewrite's requests are answered are kept by the client and read
 // together afterwards, so a storm leads to one rewrite per round trip, not one per record.
+// Rewrites are at least kMinRewriteInterval apart, so that a steady trickle of records keeps
+// the follower's two requests per rewrite within the daemon's request rate (100 per second by
+// default); refused over it anyway, it tries again after kRateLimitedPause. Only while a
+// rewrite is due does it wait with a deadline: an idle daemon leaves it blocked on the socket.
 // Returns why the connection ended, or the textfile error (*file_error set).
 std::string follow(Client& client, bool* file_error) {
+  using SteadyClock = std::chrono::steady_clock;
   bool dirty = true;
+  SteadyClock::time_point not_before = SteadyClock::now();
   for (;;) {
-    if (dirty) {
+    if (dirty && SteadyClock::now() >= not_before) {
       std::string why;
-      const auto text = read_metrics(client, &why);
-      if (!text) return why;
-      if (!write_textfile(*text, &why)) {
+      bool rate_limited = false;
+      const auto text = read_metrics(client, &why, &rate_limited);
+      if (!text && !rate_limited) return why;
+      if (text && !write_textfile(*text, &why)) {
         *file_error = true;
         return why;
       }
-      dirty = false;
+      dirty = !text;
+      not_before = SteadyClock::now() + (text ? kMinRewriteInterval : kRateLimitedPause);
     }
     Message m;
-    ClientStatus s = client.next(m, Client::kForever);
+    ClientStatus s = ClientStatus::kOk;
+    if (dirty) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(not_before - SteadyClock::now());
+      s = client.next(m, std::max(left, std::chrono::milliseconds(1)));
+      if (s == ClientStatus::kTimeout) continue;  // the rewrite is due
+    } else {
+      s = client.next(m, Client::kForever);
+    }
     while (s == ClientStatus::kOk) {
       dirty = dirty || m.record() || m.lost();
       s = client.next(m);  // what has arrived already, without waiting

@@ -17,7 +17,7 @@ void EventCounter::count(const Record& r) {
   // Port-scoped as filters see it: a port block, or a port_health record (about one port).
   const RecordKey key = key_of(r);
   const uint32_t port = key.port_scoped ? r.port : 0;
-  auto it = ports_.find({r.device, port});
+  auto it = ports_.find(std::pair<std::string_view, uint32_t>{r.device, port});
   if (it == ports_.end()) {
     if (ports_.size() >= max_ports_) {
       ++untracked_;

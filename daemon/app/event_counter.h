@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "rdma_eventd/record.h"
@@ -32,8 +34,16 @@ class EventCounter {
     std::array<uint64_t, kEventKindCount> events{};
     uint64_t down_transitions = 0;
   };
+  // (device, port), looked up with the record's device name as it is: no copy per record.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return std::tie(a.first, a.second) < std::tie(b.first, b.second);
+    }
+  };
   size_t max_ports_;
-  std::map<std::pair<std::string, uint32_t>, Counts> ports_;  // (device, port); port 0: device
+  std::map<std::pair<std::string, uint32_t>, Counts, KeyLess> ports_;  // port 0: the device
   uint64_t untracked_ = 0;
 };
 
