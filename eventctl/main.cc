@@ -22,6 +22,7 @@ Commands:
   report      report an application's affiliated async event, e.g. report mlx5_0 qp_fatal
   health      the host's port health in one line; exit 0 healthy, 1 a problem, 2 unknown
   history     records read back from the journal, local or central (--directory DIR)
+  metrics     Prometheus metrics, printed, or kept for node_exporter (--textfile DIR)
   help [CMD]  this text, or a command's
 
 Options:
@@ -33,7 +34,8 @@ Options:
 Every command takes --help. Exit status: 0 done, 1 wait timed out, 64 bad command line,
 69 the daemon cannot be reached, 76 the daemon refused a request; health has its own
 (0 healthy, 1 a problem, 2 unknown); history reads the journal, not the socket (66 no
-journal files, 77 the journal may not be read).
+journal files, 77 the journal may not be read); metrics exits 2 when the daemon cannot be
+reached.
 The protocol: docs/protocol.md.
 )";
 
@@ -50,6 +52,8 @@ int command_help(const std::string& name) {
     std::fputs(kHealthHelp, stdout);
   } else if (name == "history") {
     std::fputs(kHistoryHelp, stdout);
+  } else if (name == "metrics") {
+    std::fputs(kMetricsHelp, stdout);
   } else {
     throw UsageError{"unknown command '" + name + "'"};
   }
@@ -72,6 +76,7 @@ int dispatch(Global& g, int argc, char** argv) {
   if (command == "report") return run_report(g, sub_argc, sub_argv);
   if (command == "health") return run_health(g, sub_argc, sub_argv);
   if (command == "history") return run_history(g, sub_argc, sub_argv);
+  if (command == "metrics") return run_metrics(g, sub_argc, sub_argv);
   if (command == "help") {
     if (sub_argc > 1) return command_help(sub_argv[1]);
     std::fputs(kHelp, stdout);

@@ -51,7 +51,9 @@ need_root() {
 # man-db checks them; debhelper, dpkg-dev, fakeroot and lintian build and check the Debian
 # packages, which the tests install (debian/control's Build-Depends are the build's libraries
 # above, and scdoc). systemd-journal-remote: the central journal's test (journal-upload on
-# each simulated host, one journal-remote receiving).
+# each simulated host, one journal-remote receiving). prometheus (with promtool),
+# prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
+# namespace's loopback) and the alert rules' checks.
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -61,6 +63,7 @@ PACKAGES=(
   scdoc man-db
   debhelper dpkg-dev fakeroot lintian
   systemd-journal-remote
+  prometheus prometheus-node-exporter curl
 )
 
 deps() {

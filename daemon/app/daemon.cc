@@ -165,6 +165,7 @@ void Daemon::send(Record&& r, Instant now) {
   if (stdout_sink_) stdout_sink_->publish(*record, *json);
   if (hub_) hub_->publish(*record, *json);
   ++records_;
+  event_counter_.count(*record);
 }
 
 void Daemon::reload() {
@@ -310,6 +311,7 @@ StatusReply Daemon::status() const {
   }
   s.devices = device_status(devices_.views());
   add_devx_status(s.devices, devices_.devx_reports());
+  s.event_counts = event_counter_.counts();
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/device_set.h"
+#include "app/event_counter.h"
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
 #include "app/journal_budget_gate.h"
@@ -86,6 +87,7 @@ class Daemon : private StateSource {
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;
   uint64_t records_ = 0;
+  EventCounter event_counter_;  // records by device, port and event, for metrics
   // When it started: the wall clock for "started", the monotonic clock to measure uptime.
   const int64_t started_us_ = realtime_us();
   const int64_t started_monotonic_us_ = monotonic_us();

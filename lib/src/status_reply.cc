@@ -11,6 +11,7 @@
 #include "json_reader.h"
 #include "schema/protocol_json.h"
 #include "schema/record_json.h"
+#include "status_event_counts.h"
 
 namespace rdma_eventd {
 namespace {
@@ -318,6 +319,7 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_subscribers(w, s.subscribers);
   write_devices(w, s.devices);
   write_object(w, "reports", s.reports, kReportsFields);
+  write_event_counts(w, s.event_counts);
 }
 
 std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
@@ -333,7 +335,8 @@ std::optional<StatusReply> status_from_json(std::string_view reply_line, std::st
                   read_block(reply, "ring", s.ring, table_reader(kRingFields), why) &&
                   read_block(reply, "subscribers", s.subscribers, read_subscribers, why) &&
                   read_devices(reply, s.devices, why) &&
-                  read_block(reply, "reports", s.reports, table_reader(kReportsFields), why);
+                  read_block(reply, "reports", s.reports, table_reader(kReportsFields), why) &&
+                  read_block(reply, "event_counts", s.event_counts, read_event_counts, why);
   if (ok) return s;
   if (error) *error = std::move(why);
   return std::nullopt;

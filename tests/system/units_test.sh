@@ -3,6 +3,7 @@
 #  - `systemd-analyze verify` of rdma-eventd.service and rdma-eventd.socket prints nothing at all
 #    (it reports unknown keys and bad values as warnings with exit status 0: any output fails);
 #  - `systemd-analyze security --offline=yes` scores the service's exposure at 1.2 or less;
+#  - rdma-eventd-metrics.service: verify prints nothing, and its exposure is 1.0 or less;
 #  - udev reads the rule without complaint.
 # The units are the staged install's (DESTDIR), so they name the paths `cmake --install` puts
 # things at. verify checks that ExecStart= exists: in a private mount namespace the staged
@@ -56,6 +57,26 @@ score=$(sed -n 's/.*Overall exposure level for rdma-eventd.service: \([0-9.]*\).
 awk -v s="$score" -v m="$max_exposure" 'BEGIN { exit !(s <= m) }' ||
   fail "exposure $score is above $max_exposure"
 echo "exposure $score (at most $max_exposure)"
+
+echo "== rdma-eventd-metrics.service: verify, and exposure 1.0 or less (docs/metrics.md)"
+metrics=$root$UNIT_DIR/rdma-eventd-metrics.service
+[ -f "$metrics" ] || fail "the staged install has no $UNIT_DIR/rdma-eventd-metrics.service"
+set +e
+unshare --mount --propagation private bash -c '
+  mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3"' \
+  verify "$root$BIN_DIR" "$BIN_DIR" "$metrics" >"$scratch/verify-metrics.out" 2>&1
+rc=$?
+set -e
+cat "$scratch/verify-metrics.out"
+[ "$rc" -eq 0 ] && [ ! -s "$scratch/verify-metrics.out" ] ||
+  fail "systemd-analyze verify of rdma-eventd-metrics.service: exit $rc, output above"
+systemd-analyze security --offline=yes --no-pager "$metrics" >"$scratch/security-metrics.out" 2>&1 ||
+  fail "systemd-analyze security: $(cat "$scratch/security-metrics.out")"
+score=$(sed -n 's/.*Overall exposure level for rdma-eventd-metrics.service: \([0-9.]*\).*/\1/p' \
+  "$scratch/security-metrics.out")
+[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' ||
+  fail "rdma-eventd-metrics.service exposure '$score' is not 1.0 or less"
+echo "exposure $score (at most 1.0)"
 
 echo "== udev rule"
 rule=$root$UDEV_RULES_DIR/60-rdma-eventd.rules

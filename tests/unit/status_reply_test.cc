@@ -32,6 +32,9 @@ StatusReply sample() {
                 "0c42:a103:00f6:5e44",
                 {{p, 1, 2}},
                 {"active", "port_module_event,temp_warn_event", "", 5, 1}}};
+  s.event_counts.ports = {{"mlx5_0", 0, {{"device_added", 1}}, 0},
+                          {"mlx5_0", 1, {{"port_active", 2}, {"port_err", 1}}, 1}};
+  s.event_counts.untracked = 5;
   return s;
 }
 
@@ -77,7 +80,12 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                           "gids":1,"pkeys":2}],
                 "devx":{"state":"active","events":"port_module_event,temp_warn_event",
                         "reason":"","events_read":5,"events_lost":1}}],
-    "reports":{"accepted":0,"denied":0,"rate_limited":0,"invalid":0,"max_per_second":0}
+    "reports":{"accepted":0,"denied":0,"rate_limited":0,"invalid":0,"max_per_second":0},
+    "event_counts":{"ports":[{"device":"mlx5_0","port":0,"events":{"device_added":1},
+                              "down_transitions":0},
+                             {"device":"mlx5_0","port":1,
+                              "events":{"port_active":2,"port_err":1},"down_transitions":1}],
+                    "untracked":5}
   })"));
 }
 
@@ -129,6 +137,11 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0]["state"] = "up"; }),
             "devices[0].state: bad value");
   EXPECT_EQ(error_after([](json& j) { j["devices"] = json::object(); }), "devices: not an array");
+  EXPECT_EQ(error_after([](json& j) { j.erase("event_counts"); }), "event_counts: missing");
+  EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
+            "event_counts.events.port_err: not a count");
+  EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][0].erase("down_transitions"); }),
+            "event_counts.down_transitions: missing");
   std::string error;
   EXPECT_FALSE(status_from_json("[1]", &error));
   EXPECT_EQ(error, "status reply: not a JSON object");

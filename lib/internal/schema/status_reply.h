@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rdma_eventd/protocol.h"
@@ -138,6 +139,22 @@ struct StatusReply {
     Devx devx;
     friend bool operator==(const Device&, const Device&) = default;
   };
+  // Records published, counted by device, port and event (docs/protocol.md, "event_counts"),
+  // written after "reports". Port 0: records about a whole device (device_fatal, ...). Events
+  // are named as records name them, so a kind added to the schema is counted with no change
+  // here; only kinds counted at least once are listed.
+  struct EventCount {
+    std::string device;
+    uint32_t port = 0;
+    std::vector<std::pair<std::string, uint64_t>> events;  // by name
+    uint64_t down_transitions = 0;  // the port's state left active (or active_defer)
+    friend bool operator==(const EventCount&, const EventCount&) = default;
+  };
+  struct EventCounts {
+    std::vector<EventCount> ports;  // by device name, then port
+    uint64_t untracked = 0;         // records not counted: the table of ports was full
+    friend bool operator==(const EventCounts&, const EventCounts&) = default;
+  };
 
   Daemon daemon;
   Counters counters;
@@ -147,6 +164,7 @@ struct StatusReply {
   Subscribers subscribers;
   std::vector<Device> devices;
   Reports reports;
+  EventCounts event_counts;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

@@ -1,0 +1,277 @@
+// Metric names follow Prometheus' conventions (rdma_eventd_ prefix, base units, _total for
+// counters) and node_exporter's infiniband collector where they say the same thing: the
+// `device` and `port` labels, state_id and physical_state_id numbered as the kernel numbers them,
+// rate in bytes per second (docs/metrics.md has the mapping).
+#include "metrics_text.h"
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace rdma_eventctl {
+
+using namespace rdma_eventd;
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string_view, std::string>>;
+
+// Writes the families one after the other: a family's samples must follow its HELP and TYPE.
+class Exposition {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const Labels& labels, const std::string& value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (i) out_ += ',';
+        out_ += labels[i].first;
+        out_ += "=\"";
+        out_ += escape_label_value(labels[i].second);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const Labels& labels, uint64_t value) {
+    sample(name, labels, std::to_string(value));
+  }
+  // A family of one unlabelled sample.
+  void single(std::string_view name, std::string_view type, std::string_view help,
+              const std::string& value) {
+    family(name, type, help);
+    sample(name, {}, value);
+  }
+  void single(std::string_view name, std::string_view type, std::string_view help, uint64_t value) {
+    single(name, type, help, std::to_string(value));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string decimal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+Labels port_labels(const std::string& device, uint32_t port) {
+  return {{"device", device}, {"port", std::to_string(port)}};
+}
+
+void daemon_metrics(Exposition& e, const StatusReply& s) {
+  e.single("rdma_eventd_up", "gauge", "1 when the daemon answered, 0 when it cannot be reached.",
+           1);
+  e.family("rdma_eventd_info", "gauge", "The daemon's version, as a label; always 1.");
+  e.sample("rdma_eventd_info", {{"version", s.daemon.version}}, 1);
+  e.single("rdma_eventd_start_time_seconds", "gauge",
+           "When the daemon started, in seconds since the Unix epoch.",
+           decimal(static_cast<double>(s.daemon.started_us) / 1e6));
+  e.single("rdma_eventd_devices", "gauge", "RDMA devices the daemon has open.", s.devices.size());
+  e.single("rdma_eventd_devices_waiting", "gauge",
+           "Devices listed but not openable yet (retried with backoff).",
+           s.counters.devices_waiting);
+  e.single("rdma_eventd_subscribers", "gauge", "Clients connected to the subscriber socket.",
+           s.subscribers.count);
+  e.single("rdma_eventd_events_read_total", "counter", "Async events read from the devices.",
+           s.counters.events_read);
+  e.single("rdma_eventd_records_published_total", "counter",
+           "Records the daemon published (events, its own records, port health).",
+           s.counters.records);
+  e.single("rdma_eventd_records_lost_total", "counter",
+           "Records dropped for subscribers that read too slowly (each told with a lost line).",
+           s.subscribers.records_lost);
+  e.single("rdma_eventd_journal_enabled", "gauge", "1 when records go to the journal.",
+           s.journal.enabled ? 1 : 0);
+  e.single("rdma_eventd_journal_entries_written_total", "counter",
+           "Journal entries written (records and summaries).", s.journal.written);
+  e.single("rdma_eventd_journal_entries_failed_total", "counter",
+           "Journal entries journald refused.", s.journal.failed);
+  e.single("rdma_eventd_journal_entries_dropped_total", "counter",
+           "Journal entries dropped because the writer's queue was full.", s.journal.dropped);
+  e.single("rdma_eventd_journal_records_summarized_total", "counter",
+           "Records the journal budget kept out of the journal, counted in summaries instead.",
+           s.journal.not_journaled);
+  e.single("rdma_eventd_journal_summaries_total", "counter",
+           "Summary entries the journal budget wrote.", s.journal.summaries);
+  e.single("rdma_eventd_events_untracked_total", "counter",
+           "Records not counted by port: the daemon's table of ports was full.",
+           s.event_counts.untracked);
+}
+
+void port_state_metrics(Exposition& e, const StatusReply& s) {
+  const auto each_port = [&](std::string_view name, std::string_view type, std::string_view help,
+                             auto value) {
+    e.family(name, type, help);
+    for (const StatusReply::Device& d : s.devices) {
+      for (const StatusReply::Port& p : d.ports) {
+        if (auto v = value(p.info)) e.sample(name, port_labels(d.device, p.info.port), *v);
+      }
+    }
+  };
+  e.family("rdma_eventd_port_info", "gauge",
+           "Every port the daemon watches, with its node GUID and link layer; always 1.");
+  for (const StatusReply::Device& d : s.devices) {
+    for (const StatusReply::Port& p : d.ports) {
+      Labels l = port_labels(d.device, p.info.port);
+      l.emplace_back("node_guid", d.node_guid);
+      l.emplace_back("link_layer", std::string(link_layer_name(p.info.link_layer)));
+      e.sample("rdma_eventd_port_info", l, 1);
+    }
+  }
+  each_port("rdma_eventd_port_state_id", "gauge",
+            "Logical state: 1 down, 2 init, 3 armed, 4 active, 5 active_defer.",
+            [](const PortInfo& p) -> std::optional<std::string> {
+              if (p.state == PortState::kUnknown) return std::nullopt;
+              return std::to_string(static_cast<int>(p.state));
+            });
+  each_port("rdma_eventd_port_physical_state_id", "gauge",
+            "Physical state: 1 sleep, 2 polling, 3 disabled, 4 training, 5 link up, 6 link error "
+            "recovery, 7 phy test.",
+            [](const PortInfo& p) -> std::optional<std::string> {
+              if (p.phys_state == PhysState::kUnknown) return std::nullopt;
+              return std::to_string(static_cast<int>(p.phys_state));
+            });
+  each_port("rdma_eventd_port_rate_bytes_per_second", "gauge",
+            "Data rate of the link (width times lane speed), in bytes per second.",
+            [](const PortInfo& p) -> std::optional<std::string> {
+              return decimal(p.rate_gbps() * 1e9 / 8);
+            });
+  each_port("rdma_eventd_port_lid", "gauge", "The port's LID (0: none, as on Ethernet).",
+            [](const PortInfo& p) -> std::optional<std::string> { return std::to_string(p.lid); });
+}
+
+void health_metrics(Exposition& e, const HealthReply& h) {
+  e.single("rdma_eventd_health_enabled", "gauge", "1 when the daemon judges port health.",
+           h.enabled ? 1 : 0);
+  e.family("rdma_eventd_port_health", "gauge",
+           "The port's health verdict, as the health label; always 1 (docs/health.md).");
+  for (const HealthReply::Port& p : h.ports) {
+    Labels l = port_labels(p.device, p.port);
+    l.emplace_back("health", p.health);
+    l.emplace_back("reason", p.reason);
+    e.sample("rdma_eventd_port_health", l, 1);
+  }
+  e.family("rdma_eventd_port_in_service", "gauge",
+           "1 when the port has been up since the daemon first saw it, so its health counts.");
+  for (const HealthReply::Port& p : h.ports)
+    e.sample("rdma_eventd_port_in_service", port_labels(p.device, p.port), p.counted ? 1 : 0);
+  e.family("rdma_eventd_port_health_since_seconds", "gauge",
+           "When the port got its verdict, in seconds since the Unix epoch.");
+  for (const HealthReply::Port& p : h.ports) {
+    e.sample("rdma_eventd_port_health_since_seconds", port_labels(p.device, p.port),
+             decimal(static_cast<double>(p.since_us) / 1e6));
+  }
+  e.family("rdma_eventd_port_downs_in_window", "gauge",
+           "Times the port went down within the health model's flap window.");
+  for (const HealthReply::Port& p : h.ports)
+    e.sample("rdma_eventd_port_downs_in_window", port_labels(p.device, p.port), p.downs_in_window);
+}
+
+// The counters, by (device, port); every watched port and every port with a verdict has its
+// per-port counters, at 0 before its first event, so that increase() sees the first one.
+void counter_metrics(Exposition& e, const StatusReply& s, const HealthReply& h) {
+  struct PortCounts {
+    uint64_t down_transitions = 0;
+    uint64_t health_transitions = 0;
+  };
+  std::map<std::pair<std::string, uint32_t>, PortCounts> ports;
+  for (const StatusReply::Device& d : s.devices) {
+    for (const StatusReply::Port& p : d.ports)
+      ports[{d.device, p.info.port}];
+  }
+  for (const HealthReply::Port& p : h.ports)
+    ports[{p.device, p.port}];
+  for (const StatusReply::EventCount& c : s.event_counts.ports) {
+    if (c.port == 0) continue;
+    PortCounts& pc = ports[{c.device, c.port}];
+    pc.down_transitions = c.down_transitions;
+    for (const auto& [event, n] : c.events) {
+      if (event == "port_health") pc.health_transitions = n;
+    }
+  }
+  e.family("rdma_eventd_port_events_total", "counter",
+           "Records published about the port, by event.");
+  for (const StatusReply::EventCount& c : s.event_counts.ports) {
+    if (c.port == 0) continue;
+    for (const auto& [event, n] : c.events) {
+      Labels l = port_labels(c.device, c.port);
+      l.emplace_back("event", event);
+      e.sample("rdma_eventd_port_events_total", l, n);
+    }
+  }
+  e.family("rdma_eventd_device_events_total", "counter",
+           "Records published about a whole device (device_fatal, device_added, ...), by event.");
+  for (const StatusReply::EventCount& c : s.event_counts.ports) {
+    if (c.port != 0) continue;
+    for (const auto& [event, n] : c.events)
+      e.sample("rdma_eventd_device_events_total", {{"device", c.device}, {"event", event}}, n);
+  }
+  e.family("rdma_eventd_port_down_transitions_total", "counter",
+           "Times the port's logical state left active (link flaps).");
+  for (const auto& [where, pc] : ports) {
+    e.sample("rdma_eventd_port_down_transitions_total", port_labels(where.first, where.second),
+             pc.down_transitions);
+  }
+  e.family("rdma_eventd_port_health_transitions_total", "counter",
+           "Times the port's health verdict changed (port_health records).");
+  for (const auto& [where, pc] : ports) {
+    e.sample("rdma_eventd_port_health_transitions_total", port_labels(where.first, where.second),
+             pc.health_transitions);
+  }
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string metrics_text(const StatusReply& status, const HealthReply& health) {
+  Exposition e;
+  daemon_metrics(e, status);
+  port_state_metrics(e, status);
+  health_metrics(e, health);
+  counter_metrics(e, status, health);
+  return e.take();
+}
+
+std::string metrics_text_daemon_down() {
+  Exposition e;
+  e.single("rdma_eventd_up", "gauge", "1 when the daemon answered, 0 when it cannot be reached.",
+           0);
+  return e.take();
+}
+
+}  // namespace rdma_eventctl
