@@ -140,7 +140,9 @@ EOF
 
 start_uploader() {
   local h=$1
-  on_host "$h" env SYSTEMD_LOG_LEVEL=debug /lib/systemd/systemd-journal-upload --url="http://$receiver_ip:$port" \
+  # nsenter itself, not on_host: a function run with & is a subshell, and $! would be its PID,
+  # not the uploader's, so stopping it would leave the uploader running.
+  nsenter -t "${anchor_pid[$h]}" -m -u -n env SYSTEMD_LOG_LEVEL=debug /lib/systemd/systemd-journal-upload --url="http://$receiver_ip:$port" \
     --save-state="$scratch/h$h/upload.state" >>"$scratch/h$h/upload.log" 2>&1 &
   upload_pid[$h]=$!
 }
@@ -165,7 +167,7 @@ for h in "${hosts[@]}"; do
 
   sim "$h" start -t "$topology" >/dev/null
   mkdir -p "$scratch/h$h/state"
-  on_host "$h" env STATE_DIRECTORY="$scratch/h$h/state" "$bin/rdma-sim" --dir "$scratch/h$h/sim" run -- "$bin/rdma-eventd" -f \
+  nsenter -t "${anchor_pid[$h]}" -m -u -n env STATE_DIRECTORY="$scratch/h$h/state" "$bin/rdma-sim" --dir "$scratch/h$h/sim" run -- "$bin/rdma-eventd" -f \
     -c "$scratch/rdma-eventd.json" --socket "$scratch/h$h/events.sock" \
     >"$scratch/h$h/daemon.log" 2>&1 &
   daemon_pid[$h]=$!
@@ -276,6 +278,7 @@ cursor=$(last_entry 2 | jq -r .__CURSOR)
 stop_seq=$(ctl 2 status --json | jq -r .seq)
 wait_for 20 "cursor of host 2's newest entry saved by its uploader" uploader_saved 2 "$cursor"
 stop_pid "${upload_pid[2]}"
+! kill -0 "${upload_pid[2]}" 2>/dev/null || fail "host 2's uploader is still running"
 ip -n "rdma-fleet-h2-$tag" link set eth0 down
 before=$(remote_records 2 | wc -l)
 make_events 2
