@@ -8,6 +8,8 @@
 //    set bits, ascending;
 //  - the record written as JSON reads back as the same record, and its text is not empty;
 //  - capability replies shorter than a page, or with a non-zero status, read as nothing.
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
