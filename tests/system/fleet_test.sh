@@ -175,6 +175,15 @@ for h in "${hosts[@]}"; do
   start_uploader "$h"
 done
 
+# port_judged H VERDICT: host H's daemon holds VERDICT for mlx5_0/1.
+# (`health` exits 1 while a port is down: its output is what counts here.)
+port_judged() {
+  local reply
+  reply=$(ctl "$1" health --json) || [ $? = 1 ] || return 1
+  jq -e --arg v "$2" 'any(.health.ports[]; .device == "mlx5_0" and .port == 1 and .health == $v)' \
+    <<<"$reply" >/dev/null
+}
+
 # make_events H: a flap of mlx5_0/1, then an LID change on it (port records, and
 # port_health verdicts).
 lid=40
@@ -182,6 +191,9 @@ make_events() {
   local h=$1
   lid=$((lid + 1))
   sim "$h" port down mlx5_0/1 >/dev/null
+  # The daemon reads a port's state when it reads the port's events: brought up before it has
+  # read the port_err, the port would be read active for both, and never judged down.
+  wait_for 20 "host $h's daemon judging mlx5_0/1 down" port_judged "$h" down
   sim "$h" port up mlx5_0/1 >/dev/null
   sim "$h" lid mlx5_0/1 "$lid" >/dev/null
 }
