@@ -92,7 +92,6 @@ std::string hex(std::span<const uint8_t> bytes) {
 }
 
 void decode_module(std::span<const uint8_t> e, DecodedEvent& out) {
-  out.vendor.module = e[kModuleByte];
   switch (e[kModuleStatusByte] & 0xf) {
     case kPlugged:
       out.kind = EventKind::kModulePlugged;
@@ -109,8 +108,11 @@ void decode_module(std::span<const uint8_t> e, DecodedEvent& out) {
       out.vendor.error_type = std::string(module_error_name(out.vendor.error_code));
       break;
     default:
-      break;  // a status this version does not know: vendor_event with the raw bytes
+      // A status this version does not know: a vendor_event with the raw bytes, which carry
+      // the module number too; "module" belongs to the module records only.
+      return;
   }
+  out.vendor.module = e[kModuleByte];
 }
 
 // struct mlx5_eqe_temp_warning: sensor_warning_msb then _lsb, big-endian; sensor n is bit n of

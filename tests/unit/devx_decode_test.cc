@@ -139,7 +139,7 @@ TEST(DevxDecode, RecordsRoundTripThroughJson) {
   const DeviceView v = two_port_view();
   Eqe t = eqe(kTempWarnEvent, 0);
   t[kEqeDataOffset + 15] = 0x09;
-  for (const Eqe& e : {module_eqe(0, 1), module_eqe(1, 3, 6), module_eqe(0, 4), t,
+  for (const Eqe& e : {module_eqe(0, 1), module_eqe(1, 3, 6), module_eqe(0, 4), module_eqe(1, 9), t,
                        eqe(kGeneralEvent, 5), eqe(kGeneralEvent, 7), eqe(0x19, 2)}) {
     Record r = vendor_record(v, decode_event(e));
     r.seq = 5;
