@@ -32,7 +32,7 @@ std::string host_name() {
 // foreground demo and debugging; consumers use the journal or the subscriber socket.
 class StdoutSink final : public RecordSink {
  public:
-  void publish(const Record&, const std::string& json) override {
+  void publish(const Record&, std::string_view json) override {
     std::fwrite(json.data(), 1, json.size(), stdout);
     std::fputc('\n', stdout);
   }
@@ -157,15 +157,21 @@ void Daemon::publish(std::vector<Record>& records) {
 }
 
 void Daemon::send(Record&& r, Instant now) {
-  // Shared and immutable from here on: the journal writer builds its entry from them on its
-  // own thread, after this call.
-  auto record = std::make_shared<const Record>(std::move(r));
-  auto json = std::make_shared<const std::string>(to_json(*record));
-  if (journal_ && budget_.admit(*record, now)) journal_->publish(record, json);
-  if (stdout_sink_) stdout_sink_->publish(*record, *json);
-  if (hub_) hub_->publish(*record, *json);
+  // Serialized once, into the one buffer that the replay ring, every subscriber's queue and
+  // the journal writer share: the record's JSON and a newline.
+  std::string text = to_json(r);
+  const size_t json_size = text.size();
+  text += '\n';
+  const RecordPtr published = make_published_from_line(r, std::move(text));
+  if (stdout_sink_)
+    stdout_sink_->publish(r, std::string_view(published->line).substr(0, json_size));
+  if (hub_) hub_->publish(published);
   ++records_;
-  event_counter_.count(*record);
+  event_counter_.count(r);
+  // Shared and immutable from here on: the journal writer builds its entry from them on its
+  // own thread, after this call. Made only for a record the journal takes.
+  if (journal_ && budget_.admit(r, now))
+    journal_->publish(std::make_shared<const Record>(std::move(r)), line_of(published));
 }
 
 void Daemon::reload() {

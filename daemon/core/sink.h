@@ -4,7 +4,7 @@
 // thread, so it takes them as shared, immutable objects instead.
 #pragma once
 
-#include <string>
+#include <string_view>
 
 #include "rdma_eventd/record.h"
 
@@ -13,7 +13,7 @@ namespace rdma_eventd::daemon {
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  virtual void publish(const Record& record, const std::string& json) = 0;
+  virtual void publish(const Record& record, std::string_view json) = 0;
   // Called once after each batch of publish() calls, for sinks that flush.
   virtual void flush() {}
 };

@@ -58,8 +58,11 @@ SubscriberHub::~SubscriberHub() = default;
 
 // --- records ----------------------------------------------------------------------------------
 
-void SubscriberHub::publish(const Record& r, const std::string& json) {
-  const RecordPtr rec = make_published(r, json);
+void SubscriberHub::publish(const Record& r, std::string_view json) {
+  publish(make_published(r, json));
+}
+
+void SubscriberHub::publish(const RecordPtr& rec) {
   const RecordPtr evicted = ring_.push(rec);
   const RecordKey key = rec->key();
   const LinePtr line = line_of(rec);

@@ -59,7 +59,10 @@ class SubscriberHub final : public RecordSink {
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
 
-  void publish(const Record& record, const std::string& json) override;
+  void publish(const Record& record, std::string_view json) override;
+  // The same for a record already made (make_published_from_line): its buffer is shared, not
+  // copied.
+  void publish(const RecordPtr& record);
   void flush() override;
 
   // A reload: the limits and the allow-lists apply at once (a smaller queue bound applies from

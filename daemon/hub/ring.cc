@@ -2,7 +2,15 @@
 
 namespace rdma_eventd::daemon {
 
-RecordPtr make_published(const Record& r, const std::string& json) {
+RecordPtr make_published(const Record& r, std::string_view json) {
+  std::string line;
+  line.reserve(json.size() + 1);
+  line.append(json);
+  line += '\n';
+  return make_published_from_line(r, std::move(line));
+}
+
+RecordPtr make_published_from_line(const Record& r, std::string line) {
   auto p = std::make_shared<PublishedRecord>();
   p->seq = r.seq;
   p->event = r.event;
@@ -12,9 +20,7 @@ RecordPtr make_published(const Record& r, const std::string& json) {
   p->device = r.device;
   p->node_guid = r.node_guid;
   if (r.event == EventKind::kDeviceRenamed) p->old_name = r.old_name;
-  p->line.reserve(json.size() + 1);
-  p->line = json;
-  p->line += '\n';
+  p->line = std::move(line);
   return p;
 }
 

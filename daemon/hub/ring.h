@@ -31,7 +31,10 @@ struct PublishedRecord {
 using RecordPtr = std::shared_ptr<const PublishedRecord>;
 using LinePtr = std::shared_ptr<const std::string>;
 
-RecordPtr make_published(const Record& record, const std::string& json);
+RecordPtr make_published(const Record& record, std::string_view json);
+// The same from `line`, the record's JSON and its newline, which becomes the record's buffer
+// as it is (moved, not copied).
+RecordPtr make_published_from_line(const Record& record, std::string line);
 // The record's line, sharing the record's buffer (no copy).
 inline LinePtr line_of(const RecordPtr& r) {
   return LinePtr(r, &r->line);

@@ -41,7 +41,7 @@ JournalSink::~JournalSink() {
 }
 
 void JournalSink::publish(std::shared_ptr<const Record> record,
-                          std::shared_ptr<const std::string> json) {
+                          std::shared_ptr<const std::string> line) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= max_queued_) {
@@ -53,7 +53,7 @@ void JournalSink::publish(std::shared_ptr<const Record> record,
       }
       return;
     }
-    queue_.push_back({std::move(record), std::move(json), identifier_});
+    queue_.push_back({std::move(record), std::move(line), identifier_});
   }
   wake_.notify_one();
 }
@@ -133,7 +133,9 @@ void JournalSink::writer_main() {
     lock.unlock();
     // Built here, not on the loop: formatting costs about as much as the record's JSON.
     if (entry.record) {
-      send(journal_fields(*entry.record, *entry.json, *entry.identifier), false);
+      std::string_view json = *entry.line;
+      if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
+      send(journal_fields(*entry.record, json, *entry.identifier), false);
     } else {
       send(entry.summary_fields, true);
     }

@@ -44,9 +44,10 @@ class JournalSink final : public JournalQueue {
   JournalSink(const JournalSink&) = delete;
   JournalSink& operator=(const JournalSink&) = delete;
 
-  // Queues the record's entry. `json` is the record's JSON line (RDMA_RECORD). Neither may
-  // change afterwards: the writer thread reads them.
-  void publish(std::shared_ptr<const Record> record, std::shared_ptr<const std::string> json);
+  // Queues the record's entry. `line` is the record's JSON and its newline, as subscribers
+  // get it (RDMA_RECORD is the JSON). Neither may change afterwards: the writer thread reads
+  // them.
+  void publish(std::shared_ptr<const Record> record, std::shared_ptr<const std::string> line);
   // Queues one entry of ready-made fields ("KEY=value"): a summary of the journal budget
   // (core/journal_budget.h). Summaries are few (one per port per interval) and each stands for
   // many records, so they may use kSummaryHeadroom entries beyond the queue's capacity.
@@ -68,7 +69,7 @@ class JournalSink final : public JournalQueue {
   // What the writer needs to build one entry.
   struct Entry {
     std::shared_ptr<const Record> record;
-    std::shared_ptr<const std::string> json;
+    std::shared_ptr<const std::string> line;        // the JSON and a newline
     std::shared_ptr<const std::string> identifier;  // as it was when the record came
     std::vector<std::string> summary_fields;        // a summary's entry (no record)
   };

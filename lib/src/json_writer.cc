@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace rdma_eventd {
 namespace {
@@ -46,10 +47,39 @@ constexpr std::array<bool, 256> kSpecial = [] {
   return t;
 }();
 
+// True when s has a byte that kSpecial marks, checked 8 bytes at a time: almost every string
+// a record holds (names, GUIDs, GIDs, times) has none, and is then copied as it is.
+bool has_special(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  // A byte of v is zero iff the same byte of the result has its high bit set (no false
+  // positives, as long as v's bytes are below 0x80 or the caller tests those apart).
+  auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (w & kHigh) return true;  // a byte >= 0x80: UTF-8 to check
+    // w's bytes are all < 0x80 here, so each subtraction below stays within its byte.
+    const uint64_t control = (w - 0x20 * kOnes) & kHigh;  // a byte < 0x20
+    if (control | zero_byte(w ^ ('"' * kOnes)) | zero_byte(w ^ ('\\' * kOnes))) return true;
+  }
+  for (; i < s.size(); ++i) {
+    if (kSpecial[static_cast<unsigned char>(s[i])]) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
+  if (!has_special(s)) {
+    const size_t at = out.size();
+    out.append(s.size() + 2, '"');
+    if (!s.empty()) std::memcpy(out.data() + at + 1, s.data(), s.size());
+    return;
+  }
   out += '"';
   // Characters that need no escape are appended in runs: most strings are all one run.
   size_t run = 0;

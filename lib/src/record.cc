@@ -2,6 +2,8 @@
 // (record.h), both driven by the port-field table so the two always agree.
 #include "rdma_eventd/record.h"
 
+#include <array>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "json_reader.h"
@@ -46,23 +48,88 @@ void write_pkeys(JsonWriter& w, std::string_view key, const std::vector<PkeyEntr
   });
 }
 
-// The keys every record and snapshot record begins with, up to "port".
-void write_common(JsonWriter& w, uint64_t seq, const std::string& stream, int64_t time_us,
+// Appends a string literal, its terminating NUL left out.
+template <size_t N>
+void append_literal(std::string& out, const char (&text)[N]) {
+  out.append(text, N - 1);
+}
+
+template <typename Int>
+void append_number(std::string& out, Int v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+// "{" and the keys every record and snapshot record begins with, up to "port" and its value.
+// Written as runs of literal text between the values: the keys and their order never change,
+// and this is every record's longest part (the bytes are JsonWriter's, docs/records.md).
+void write_common(std::string& out, uint64_t seq, const std::string& stream, int64_t time_us,
                   const std::string& host, std::string_view event, int event_type,
                   Severity severity, const std::string& device, const std::string& node_guid,
                   uint32_t port) {
-  w.field("schema", kSchemaVersion);
-  w.field("seq", seq);
-  w.field("stream", stream);
-  w.field("time", format_rfc3339_us(time_us));
-  w.field("host", host);
-  w.field("event", event);
-  w.field("event_type", event_type);
-  w.field("severity", severity_name(severity));
-  w.field("device", device);
-  w.field("node_guid", node_guid);
-  w.field("port", port);
+  append_literal(out, "{\"schema\":");
+  append_number(out, kSchemaVersion);
+  append_literal(out, ",\"seq\":");
+  append_number(out, seq);
+  append_literal(out, ",\"stream\":");
+  append_json_string(out, stream);
+  append_literal(out, ",\"time\":\"");
+  append_rfc3339_us(out, time_us);  // digits and separators: nothing to escape
+  append_literal(out, "\",\"host\":");
+  append_json_string(out, host);
+  append_literal(out, ",\"event\":");
+  append_json_string(out, event);
+  append_literal(out, ",\"event_type\":");
+  append_number(out, event_type);
+  append_literal(out, ",\"severity\":");
+  append_json_string(out, severity_name(severity));
+  append_literal(out, ",\"device\":");
+  append_json_string(out, device);
+  append_literal(out, ",\"node_guid\":");
+  append_json_string(out, node_guid);
+  append_literal(out, ",\"port\":");
+  append_number(out, port);
 }
+
+// The port block's text, each key with its leading comma (",\"link_layer\":...,\"rate_gbps\":N"),
+// rendered once per port state and reused: a port's attributes change rarely, and a storm's
+// records repeat the same ones thousands of times. A few dozen slots, chosen by a hash of the
+// attributes, hold the ports of a large host; a slot whose port differs is rendered again.
+class PortBlockCache {
+ public:
+  const std::string& text(const PortInfo& p) {
+    Slot& slot = slots_[slot_of(p)];
+    if (!slot.used || !(slot.port == p)) {
+      slot.text.clear();
+      JsonWriter w(slot.text);
+      w.resume_object();
+      write_port_block(w, p);
+      slot.port = p;
+      slot.used = true;
+    }
+    return slot.text;
+  }
+
+ private:
+  struct Slot {
+    PortInfo port;
+    std::string text;
+    bool used = false;
+  };
+  static constexpr size_t kSlots = 64;
+
+  static size_t slot_of(const PortInfo& p) {
+    size_t h = p.port;
+    for (const uint32_t v :
+         {static_cast<uint32_t>(p.state), static_cast<uint32_t>(p.phys_state), p.lid, p.sm_lid,
+          p.lanes, static_cast<uint32_t>(p.speed), static_cast<uint32_t>(p.link_layer)})
+      h = h * 31 + v;
+    return h % kSlots;
+  }
+
+  std::array<Slot, kSlots> slots_;
+};
 
 // Device-wide records that carry the last known state of every port.
 bool has_ports_array(EventKind kind) {
@@ -247,13 +314,17 @@ std::vector<std::string_view> changed_fields(const PortInfo& before, const PortI
 std::string to_json(const Record& r) {
   std::string out;
   out.reserve(640);
+  write_common(out, r.seq, r.stream, r.time_us, r.host, event_name(r.event), r.event_type,
+               r.severity, r.device, r.node_guid, r.port);
   JsonWriter w(out);
-  w.begin_object();
-  write_common(w, r.seq, r.stream, r.time_us, r.host, event_name(r.event), r.event_type, r.severity,
-               r.device, r.node_guid, r.port);
+  w.resume_object();
   if (r.port_info) {
-    write_port_block(w, *r.port_info);
-    write_changes(w, r.previous.value_or(*r.port_info), *r.port_info);
+    thread_local PortBlockCache port_blocks;
+    out += port_blocks.text(*r.port_info);
+    if (!r.previous || *r.previous == *r.port_info)
+      append_literal(out, ",\"changes\":{}");  // most records change nothing they show
+    else
+      write_changes(w, *r.previous, *r.port_info);
   }
   if (r.event == EventKind::kGidChange) {
     write_gids(w, "gids_added", r.gids_added);
@@ -335,10 +406,10 @@ std::optional<Record> record_from_json(std::string_view text, std::string* error
 std::string to_json(const PortSnapshot& s) {
   std::string out;
   out.reserve(1024);
+  write_common(out, s.seq, s.stream, s.time_us, s.host, kSnapshotEvent, -1, Severity::kInfo,
+               s.device, s.node_guid, s.port.port);
   JsonWriter w(out);
-  w.begin_object();
-  write_common(w, s.seq, s.stream, s.time_us, s.host, kSnapshotEvent, -1, Severity::kInfo, s.device,
-               s.node_guid, s.port.port);
+  w.resume_object();
   write_port_block(w, s.port);
   w.key("changes");
   w.begin_object();

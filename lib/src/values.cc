@@ -3,9 +3,11 @@
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "rdma_eventd/record.h"
+#include "schema/record_json.h"
 
 namespace rdma_eventd {
 namespace {
@@ -32,7 +34,7 @@ std::optional<uint64_t> hex_value(std::string_view digits) {
 
 }  // namespace
 
-std::string format_rfc3339_us(int64_t time_us) {
+void append_rfc3339_us(std::string& out, int64_t time_us) {
   int64_t secs = time_us / 1000000;
   int64_t micros = time_us % 1000000;
   if (micros < 0) {
@@ -42,7 +44,7 @@ std::string format_rfc3339_us(int64_t time_us) {
   // Records come in bursts within one second: the date and time of day are formatted once per
   // second (per thread), the microseconds every time.
   thread_local int64_t cached_secs = INT64_MIN;
-  thread_local std::string cached;
+  thread_local char cached[20];  // "2026-11-22T10:15:30."
   if (secs != cached_secs) {
     const time_t t = static_cast<time_t>(secs);
     struct tm tm {};
@@ -50,17 +52,21 @@ std::string format_rfc3339_us(int64_t time_us) {
     char buf[96];  // sized for any int fields, so the compiler can prove no truncation
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-    cached = buf;
+    std::memcpy(cached, buf, sizeof cached);
     cached_secs = secs;
   }
+  char text[27];
+  std::memcpy(text, cached, sizeof cached);
+  for (int i = 25; i >= 20; --i, micros /= 10)
+    text[i] = static_cast<char>('0' + micros % 10);
+  text[26] = 'Z';
+  out.append(text, sizeof text);
+}
+
+std::string format_rfc3339_us(int64_t time_us) {
   std::string out;
   out.reserve(27);
-  out = cached;
-  char digits[7] = "000000";
-  for (int i = 5; i >= 0; --i, micros /= 10)
-    digits[i] = static_cast<char>('0' + micros % 10);
-  out.append(digits, 6);
-  out += 'Z';
+  append_rfc3339_us(out, time_us);
   return out;
 }
 

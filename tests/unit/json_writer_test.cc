@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 namespace rdma_eventd {
 namespace {
@@ -49,6 +52,69 @@ TEST(JsonWriter, RejectsOverlongAndSurrogateEncodings) {
   append_json_string(out, "\xC0\xAF \xED\xA0\x80");
   EXPECT_NO_THROW(nlohmann::json::parse(out));
   EXPECT_EQ(out.find("\xC0"), std::string::npos);
+}
+
+// JSON's escaping, one byte at a time, for ASCII input (what the word-at-a-time scan decides on).
+std::string escaped_ascii(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\b') {
+      out += "\\b";
+    } else if (c == '\f') {
+      out += "\\f";
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+TEST(JsonWriter, EverySpecialByteIsEscapedAtEveryPositionAndItsNeighboursAreNot) {
+  // Strings are scanned 8 bytes at a time: each byte that needs an escape, and each byte next
+  // to one in value, at every position of strings of 1 to 24 bytes among plain letters.
+  std::string bytes;
+  for (int c = 0; c < 0x20; ++c)
+    bytes += static_cast<char>(c);
+  bytes += " !\"#[\\]\x7f";
+  for (size_t len = 1; len <= 24; ++len) {
+    for (size_t at = 0; at < len; ++at) {
+      for (const char c : bytes) {
+        std::string s(len, 'a');
+        s[at] = c;
+        std::string out;
+        append_json_string(out, s);
+        ASSERT_EQ(out, escaped_ascii(s)) << "length " << len << ", byte " << int(c) << " at " << at;
+      }
+    }
+  }
+  // Bytes from 0x80 on start UTF-8, checked and kept, or replaced when invalid.
+  for (size_t at = 0; at < 16; ++at) {
+    std::string s(16, 'a');
+    s.replace(at, 1, "\xC3\xA9");
+    std::string out;
+    append_json_string(out, s);
+    EXPECT_EQ(out, '"' + s + '"');
+    s = std::string(16, 'a');
+    s[at] = '\xFF';
+    out.clear();
+    append_json_string(out, s);
+    EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(),
+              std::string(at, 'a') + "\xEF\xBF\xBD" + std::string(15 - at, 'a'));
+  }
 }
 
 }  // namespace

@@ -111,6 +111,55 @@ TEST(Record, KeyOrderIsFixed) {
   EXPECT_LT(text.find("\"rate_gbps\""), text.find("\"changes\""));
 }
 
+TEST(Record, BytesArePinned) {
+  // The exact line a subscriber reads and the journal stores: key order, number forms,
+  // escaping and the empty "changes" of a record that changed nothing it shows.
+  Record r = port_err_record();
+  EXPECT_EQ(to_json(r),
+            R"({"schema":1,"seq":42,"stream":"0123456789abcdef0123456789abcdef",)"
+            R"("time":"2026-11-22T10:15:30.123456Z","host":"node17","event":"port_err",)"
+            R"("event_type":10,"severity":"error","device":"mlx5_0",)"
+            R"("node_guid":"248a:0703:00a1:b2c0","port":1,"link_layer":"infiniband",)"
+            R"("state":"down","phys_state":"polling","lid":0,"sm_lid":0,"sm_sl":0,"lmc":0,)"
+            R"("active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,)"
+            R"("changes":{"state":{"old":"active","new":"down"},)"
+            R"("phys_state":{"old":"link_up","new":"polling"},"lid":{"old":17,"new":0},)"
+            R"("sm_lid":{"old":1,"new":0}}})");
+  r.previous = r.port_info;
+  r.host = "n\xC3\xA9 \"q\"\x01";
+  EXPECT_EQ(to_json(r),
+            R"({"schema":1,"seq":42,"stream":"0123456789abcdef0123456789abcdef",)"
+            R"("time":"2026-11-22T10:15:30.123456Z","host":"n)"
+            "\xC3\xA9"  // valid UTF-8 stays as it is
+            R"( \"q\"\u0001",)"
+            R"("event":"port_err","event_type":10,"severity":"error","device":"mlx5_0",)"
+            R"("node_guid":"248a:0703:00a1:b2c0","port":1,"link_layer":"infiniband",)"
+            R"("state":"down","phys_state":"polling","lid":0,"sm_lid":0,"sm_sl":0,"lmc":0,)"
+            R"("active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,"changes":{}})");
+}
+
+TEST(Record, APortsBlockIsAlwaysItsOwnWhateverCameBefore) {
+  // Port blocks are rendered once per port state and reused: records of many ports and
+  // states, in turns (more ports than the reuse keeps), each read back as written.
+  for (int round = 0; round < 3; ++round) {
+    for (uint32_t port = 1; port <= 200; ++port) {
+      Record r = port_err_record();
+      r.port = port;
+      r.port_info->port = port;
+      r.previous->port = port;
+      if ((port + round) % 2) r.port_info = hdr_port(PortState::kActive);
+      r.port_info->port = port;
+      r.port_info->lid = port * 3 + static_cast<uint32_t>(round);
+      std::string error;
+      const std::string text = to_json(r);
+      auto back = record_from_json(text, &error);
+      ASSERT_TRUE(back) << error;
+      ASSERT_EQ(*back, r) << text;
+      ASSERT_EQ(to_json(r), text);
+    }
+  }
+}
+
 TEST(Record, RoundTripsThroughJson) {
   Record r = port_err_record();
   std::string error;

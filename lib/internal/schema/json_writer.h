@@ -35,6 +35,13 @@ class JsonWriter {
     first_ = false;
   }
 
+  // Goes on inside an object whose "{" and first members were appended to the string
+  // directly: the next key is written after a comma.
+  void resume_object() {
+    first_ = false;
+    after_key_ = false;
+  }
+
   // Writes "key": and leaves the writer ready for exactly one value. The key is written as it
   // is: keys are the program's own plain ASCII names, never data that would need escaping.
   void key(std::string_view k);

@@ -3,6 +3,7 @@
 // appends to one string with a fixed key order (docs/records.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "rdma_eventd/record.h"
@@ -13,6 +14,9 @@ namespace rdma_eventd {
 // One line of JSON, no trailing newline.
 std::string to_json(const Record& record);
 std::string to_json(const PortSnapshot& snapshot);
+
+// Appends "2026-11-22T10:15:30.123456Z" (format_rfc3339_us's text) without a string of its own.
+void append_rfc3339_us(std::string& out, int64_t time_us);
 
 // Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
 void write_port_block(JsonWriter& w, const PortInfo& port);
