@@ -29,7 +29,8 @@
 #   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device storm under `perf record` and write the
-#                          daemon's profile (perf report) to FILE
+#                          daemon's profile (perf report) to FILE, then one with the journal
+#                          on (a tenth of the events), with journald's CPU per record
 #   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
 #                          idle runs (default: its own, 1 MiB)
 #   --storm-queued-bytes N socket.max_queued_bytes in the throughput storms (default 8388608:
@@ -156,7 +157,8 @@ mount -t tmpfs -o mode=755 tmpfs /run
 printf '[Journal]\nStorage=volatile\nReadKMsg=no\nRateLimitBurst=0\nRateLimitIntervalSec=0\nForwardToSyslog=no\nForwardToWall=no\nRuntimeMaxUse=512M\n' >"$work/journald.conf"
 mount --bind "$work/journald.conf" /etc/systemd/journald.conf
 /lib/systemd/systemd-journald </dev/null >/dev/null 2>"$work/journald.log" &
-pids+=($!)
+journald_pid=$!
+pids+=($journald_pid)
 journald_up() { journalctl --sync 2>/dev/null; }
 wait_until 20 "journald" journald_up
 
@@ -410,6 +412,39 @@ if [ -n "$profile" ]; then
     perf report -i "$work/perf.data" --stdio --sort dso,symbol --percent-limit 0.5 2>/dev/null |
       grep -v '^$' | sed 's/  */ /g'
   } >"$profile"
+
+  # The same with the journal on (every thread of the daemon: the loop and the journal
+  # writer), a tenth of the events: journald sets the pace. journald's own CPU time over the
+  # storm, from /proc (utime + stime, in clock ticks), goes next to the daemon's.
+  log "profile: one more 1-device storm with the journal on, under perf record"
+  journal_count=$((storm_count / 10))
+  start_daemon "$one" storm-mlx5_0 profile-journal
+  perf record -F 4999 -o "$work/perf-journal.data" -p "$daemon_pid" </dev/null >/dev/null \
+    2>"$work/perf-journal.log" &
+  perf_pid=$!
+  pids+=($perf_pid)
+  wait_until 20 "perf record" test -s "$work/perf-journal.data"
+  ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+  journald_before=$(ticks "$journald_pid")
+  "$bench" storm --sim "$one" --socket "$sock" --daemon-pid "$daemon_pid" \
+    --count "$journal_count" --targets mlx5_0/1 >"$work/profile-journal-storm.json"
+  # The records are read back from the socket before journald has stored them all.
+  journalctl --sync
+  journald_after=$(ticks "$journald_pid")
+  kill -INT "$perf_pid"
+  wait "$perf_pid" || true
+  forget "$perf_pid"
+  stop_pid "$daemon_pid"
+  hz=$(getconf CLK_TCK)
+  {
+    echo
+    echo "# perf profile of rdma-eventd in a 1-device storm of $journal_count events, journal on"
+    echo "# storm: $(cat "$work/profile-journal-storm.json")"
+    awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
+      'BEGIN { printf "# journald: %.2f s of CPU over the storm, %.2f us per record\n", t / hz, t / hz / n * 1e6 }'
+    perf report -i "$work/perf-journal.data" --stdio --sort comm,dso,symbol --percent-limit 0.5 \
+      2>/dev/null | grep -v '^$' | sed 's/  */ /g'
+  } >>"$profile"
 fi
 
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
