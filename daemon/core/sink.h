@@ -1,7 +1,7 @@
-// Where records go once built: subscribers, standard output. A sink takes the record and its
-// JSON line (serialized once for all sinks) for the length of the call and must not block the
-// loop. The journal sink (systemd/journal_sink.h) keeps them past the call, for its writer
-// thread, so it takes them as shared, immutable objects instead.
+// Where records go once built, besides the subscriber hub and the journal: standard output. A
+// sink takes the record and its JSON (serialized once for all sinks) for the length of the
+// call and must not block the loop. The subscriber hub (hub/hub.h) and the journal sink
+// (systemd/journal_sink.h) keep the record's buffer past the call, so they take it shared.
 #pragma once
 
 #include <string_view>

@@ -58,10 +58,6 @@ SubscriberHub::~SubscriberHub() = default;
 
 // --- records ----------------------------------------------------------------------------------
 
-void SubscriberHub::publish(const Record& r, std::string_view json) {
-  publish(make_published(r, json));
-}
-
 void SubscriberHub::publish(const RecordPtr& rec) {
   const RecordPtr evicted = ring_.push(rec);
   const RecordKey key = rec->key();

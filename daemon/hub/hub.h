@@ -14,7 +14,6 @@
 #include <string>
 
 #include "config/config.h"
-#include "core/sink.h"
 #include "hub/access_policy.h"
 #include "hub/listener.h"
 #include "hub/output_queue.h"
@@ -42,7 +41,7 @@ struct HubStats {
   uint64_t request_errors = 0;
 };
 
-class SubscriberHub final : public RecordSink {
+class SubscriberHub final {
  public:
   struct Identity {
     std::string version;
@@ -55,15 +54,15 @@ class SubscriberHub final : public RecordSink {
   // Throws std::runtime_error when it cannot.
   SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
                 const SocketConfig& config, internal::UniqueFd passed = {});
-  ~SubscriberHub() override;
+  ~SubscriberHub();
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
 
-  void publish(const Record& record, std::string_view json) override;
-  // The same for a record already made (make_published_from_line): its buffer is shared, not
-  // copied.
+  // Queues a record for every subscriber whose filter matches, and keeps it for replays. Its
+  // buffer (make_published_from_line) is shared with them, not copied.
   void publish(const RecordPtr& record);
-  void flush() override;
+  // Writes what the records published since the last flush queued: once per batch.
+  void flush();
 
   // A reload: the limits and the allow-lists apply at once (a smaller queue bound applies from
   // the next record; a connected subscriber that the new allow-lists leave out is told so and

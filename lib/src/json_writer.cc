@@ -52,16 +52,18 @@ constexpr std::array<bool, 256> kSpecial = [] {
 bool has_special(std::string_view s) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  // A byte of v is zero iff the same byte of the result has its high bit set (no false
-  // positives, as long as v's bytes are below 0x80 or the caller tests those apart).
+  // Non-zero exactly when some byte of v is zero (which byte may be misplaced by a borrow;
+  // only whether there is one matters here).
   auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
     if (w & kHigh) return true;  // a byte >= 0x80: UTF-8 to check
-    // w's bytes are all < 0x80 here, so each subtraction below stays within its byte.
-    const uint64_t control = (w - 0x20 * kOnes) & kHigh;  // a byte < 0x20
+    // w's bytes are all < 0x80 here. The lowest byte below 0x20 gets no borrow from the bytes
+    // under it and wraps to 0xE0 or more; a byte >= 0x20 with no borrow stays below 0x80. So
+    // this is non-zero exactly when some byte is below 0x20.
+    const uint64_t control = (w - 0x20 * kOnes) & kHigh;
     if (control | zero_byte(w ^ ('"' * kOnes)) | zero_byte(w ^ ('\\' * kOnes))) return true;
   }
   for (; i < s.size(); ++i) {
