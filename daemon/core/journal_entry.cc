@@ -1,6 +1,9 @@
 #include "core/journal_entry.h"
 
 #include <array>
+#include <charconv>
+
+#include "core/journal_native.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -41,48 +44,84 @@ std::string_view message_id(EventKind kind) {
   return kMessageIds[static_cast<size_t>(kind)];
 }
 
-std::vector<std::string> journal_fields(const Record& r, std::string_view json,
-                                        std::string_view identifier) {
-  std::vector<std::string> f;
-  f.reserve(16);
-  f.push_back("MESSAGE=" + describe(r));
-  f.push_back("PRIORITY=" + std::to_string(syslog_priority(r.severity)));
-  f.push_back("MESSAGE_ID=" + std::string(message_id(r.event)));
-  f.push_back("SYSLOG_IDENTIFIER=" + std::string(identifier));
-  f.push_back("RDMA_EVENT=" + std::string(event_name(r.event)));
-  f.push_back("RDMA_EVENT_TYPE=" + std::to_string(r.event_type));
-  f.push_back("RDMA_SEVERITY=" + std::string(severity_name(r.severity)));
-  f.push_back("RDMA_DEVICE=" + r.device);
-  f.push_back("RDMA_NODE_GUID=" + r.node_guid);
-  f.push_back("RDMA_PORT=" + std::to_string(r.port));
+namespace {
+
+// A number as field text, without a string of its own.
+class Decimal {
+ public:
+  template <typename T>
+  explicit Decimal(T value)
+      : size_(static_cast<size_t>(std::to_chars(buf_, buf_ + sizeof buf_, value).ptr - buf_)) {}
+  operator std::string_view() const { return {buf_, size_}; }  // NOLINT: a value, as text
+
+ private:
+  char buf_[24];
+  size_t size_;
+};
+
+// Every field of a record's entry, in order, to `emit(key, value)`: journal_fields and
+// append_journal_entry are the one entry in its two forms.
+template <typename Emit>
+void for_each_field(const Record& r, std::string_view json, std::string_view identifier,
+                    Emit&& emit) {
+  emit("MESSAGE", describe(r));
+  emit("PRIORITY", Decimal(syslog_priority(r.severity)));
+  emit("MESSAGE_ID", message_id(r.event));
+  emit("SYSLOG_IDENTIFIER", identifier);
+  emit("RDMA_EVENT", event_name(r.event));
+  emit("RDMA_EVENT_TYPE", Decimal(r.event_type));
+  emit("RDMA_SEVERITY", severity_name(r.severity));
+  emit("RDMA_DEVICE", r.device);
+  emit("RDMA_NODE_GUID", r.node_guid);
+  emit("RDMA_PORT", Decimal(r.port));
   if (r.port_info) {
-    f.push_back("RDMA_LINK_LAYER=" + std::string(link_layer_name(r.port_info->link_layer)));
-    f.push_back("RDMA_PORT_STATE=" + std::string(port_state_name(r.port_info->state)));
-    f.push_back("RDMA_LID=" + std::to_string(r.port_info->lid));
+    emit("RDMA_LINK_LAYER", link_layer_name(r.port_info->link_layer));
+    emit("RDMA_PORT_STATE", port_state_name(r.port_info->state));
+    emit("RDMA_LID", Decimal(r.port_info->lid));
   }
   if (r.event == EventKind::kAppReport) {
     // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
-    f.push_back("RDMA_REPORTER_PID=" + std::to_string(r.reporter.pid));
-    f.push_back("RDMA_REPORTER_UID=" + std::to_string(r.reporter.uid));
-    f.push_back("RDMA_REPORTER_COMM=" + r.reporter.comm);
-    f.push_back("RDMA_REPORTER_UNIT=" + r.reporter.unit);
+    emit("RDMA_REPORTER_PID", Decimal(r.reporter.pid));
+    emit("RDMA_REPORTER_UID", Decimal(r.reporter.uid));
+    emit("RDMA_REPORTER_COMM", r.reporter.comm);
+    emit("RDMA_REPORTER_UNIT", r.reporter.unit);
   }
   if (r.event == EventKind::kPortHealth) {
-    f.push_back("RDMA_HEALTH=" + r.health);
-    f.push_back("RDMA_HEALTH_REASON=" + r.reason);
+    emit("RDMA_HEALTH", r.health);
+    emit("RDMA_HEALTH_REASON", r.reason);
   }
   if (r.vendor) {
     // Vendor events (DEVX): the event entry's type, and the module and error to filter on.
-    f.push_back("RDMA_VENDOR_TYPE=" + std::to_string(r.vendor->type));
+    emit("RDMA_VENDOR_TYPE", Decimal(r.vendor->type));
     const bool module = r.event >= EventKind::kModulePlugged && r.event <= EventKind::kModuleError;
-    if (module) f.push_back("RDMA_MODULE=" + std::to_string(r.vendor->module));
-    if (r.event == EventKind::kModuleError)
-      f.push_back("RDMA_MODULE_ERROR=" + r.vendor->error_type);
+    if (module) emit("RDMA_MODULE", Decimal(r.vendor->module));
+    if (r.event == EventKind::kModuleError) emit("RDMA_MODULE_ERROR", r.vendor->error_type);
   }
-  f.push_back("RDMA_SEQ=" + std::to_string(r.seq));
-  f.push_back("RDMA_STREAM=" + r.stream);
-  f.push_back("RDMA_RECORD=" + std::string(json));
+  emit("RDMA_SEQ", Decimal(r.seq));
+  emit("RDMA_STREAM", r.stream);
+  emit("RDMA_RECORD", json);
+}
+
+}  // namespace
+
+std::vector<std::string> journal_fields(const Record& r, std::string_view json,
+                                        std::string_view identifier) {
+  std::vector<std::string> f;
+  f.reserve(24);
+  for_each_field(r, json, identifier, [&f](std::string_view key, std::string_view value) {
+    std::string field;
+    field.reserve(key.size() + 1 + value.size());
+    field.append(key).append(1, '=').append(value);
+    f.push_back(std::move(field));
+  });
   return f;
+}
+
+void append_journal_entry(std::string& out, const Record& r, std::string_view json,
+                          std::string_view identifier) {
+  for_each_field(r, json, identifier, [&out](std::string_view key, std::string_view value) {
+    append_native_field(out, key, value);
+  });
 }
 
 }  // namespace rdma_eventd::daemon

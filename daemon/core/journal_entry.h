@@ -21,4 +21,9 @@ std::string_view message_id(EventKind kind);
 std::vector<std::string> journal_fields(const Record& r, std::string_view json,
                                         std::string_view identifier);
 
+// The same fields, appended to `out` as one entry of the journal's native protocol
+// (core/journal_native.h): what the journal writer sends.
+void append_journal_entry(std::string& out, const Record& r, std::string_view json,
+                          std::string_view identifier);
+
 }  // namespace rdma_eventd::daemon

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/journal_entry.h"
+#include "core/journal_native.h"
 
 namespace rdma_eventd::daemon {
 
@@ -131,14 +132,7 @@ void JournalSink::writer_main() {
     Entry entry = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    // Built here, not on the loop: formatting costs about as much as the record's JSON.
-    if (entry.record) {
-      std::string_view json = *entry.line;
-      if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
-      send(journal_fields(*entry.record, json, *entry.identifier), false);
-    } else {
-      send(entry.summary_fields, true);
-    }
+    send(entry);
     entry = {};  // the record's memory goes back outside the lock too
     lock.lock();
     if (queue_.empty()) drained_.notify_all();
@@ -151,13 +145,35 @@ void JournalSink::writer_main() {
   }
 }
 
-void JournalSink::send(const std::vector<std::string>& fields, bool summary) {
-  std::vector<iovec> iov(fields.size());
-  for (size_t i = 0; i < fields.size(); ++i) {
-    iov[i].iov_base = const_cast<char*>(fields[i].data());
-    iov[i].iov_len = fields[i].size();
+namespace {
+
+// The record's JSON without its newline: RDMA_RECORD.
+std::string_view json_of(const std::string& line) {
+  std::string_view json = line;
+  if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
+  return json;
+}
+
+}  // namespace
+
+void JournalSink::send(const Entry& entry) {
+  // Built here, not on the loop: formatting costs about as much as the record's JSON.
+  const bool summary = !entry.record;
+  datagram_.clear();
+  if (summary) {
+    for (const std::string& field : entry.summary_fields)
+      append_native_field(datagram_, field);
+  } else {
+    append_journal_entry(datagram_, *entry.record, json_of(*entry.line), *entry.identifier);
   }
-  const int r = sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
+  int r = socket_.send(datagram_);
+  if (r < 0) {
+    // Too large for a datagram, or no journald to connect to: libsystemd's way, which passes a
+    // large entry in a memfd and otherwise fails with the error that is logged.
+    r = summary
+            ? send_fields(entry.summary_fields)
+            : send_fields(journal_fields(*entry.record, json_of(*entry.line), *entry.identifier));
+  }
   std::lock_guard lock(mu_);
   if (r < 0) {
     ++stats_.failed;
@@ -175,6 +191,15 @@ void JournalSink::send(const std::vector<std::string>& fields, bool summary) {
     failing_ = false;
     spdlog::info("journal: writing records again ({} failed so far)", stats_.failed);
   }
+}
+
+int JournalSink::send_fields(const std::vector<std::string>& fields) {
+  std::vector<iovec> iov(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    iov[i].iov_base = const_cast<char*>(fields[i].data());
+    iov[i].iov_len = fields[i].size();
+  }
+  return sd_journal_sendv(iov.data(), static_cast<int>(iov.size()));
 }
 
 }  // namespace rdma_eventd::daemon

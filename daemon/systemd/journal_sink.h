@@ -1,10 +1,12 @@
-// Records into the systemd journal, one entry each, through libsystemd's sd_journal_sendv.
+// Records into the systemd journal, one entry each, as one datagram of journald's native
+// protocol on a socket connected once (systemd/journal_socket.h), or through libsystemd's
+// sd_journal_sendv for what that socket cannot take.
 //
-// sd_journal_sendv writes to a blocking datagram socket: a stalled journald would stall the
-// caller. So the loop only queues the record (bounded), and one writer thread builds its entry
-// (the MESSAGE sentence and the RDMA_* fields, core/journal_entry.h) and sends it: the loop
-// pays for neither. The record and its JSON line are shared and immutable, so queueing them
-// copies nothing. When the queue is full the record is dropped for the journal alone (counted,
+// Both write to a blocking datagram socket: a stalled journald would stall the caller. So the
+// loop only queues the record (bounded), and one writer thread builds its entry (the MESSAGE
+// sentence and the RDMA_* fields, core/journal_entry.h) into a buffer it reuses and sends it:
+// the loop pays for neither. The record and its JSON line are shared and immutable, so queueing
+// them copies nothing. When the queue is full the record is dropped for the journal alone (counted,
 // logged once) and still reaches every other sink. Failures are logged once when they start
 // and once when writes work again.
 //
@@ -26,14 +28,15 @@
 #include "core/journal_queue.h"
 #include "rdma_eventd/internal/unique_fd.h"
 #include "rdma_eventd/record.h"
+#include "systemd/journal_socket.h"
 
 namespace rdma_eventd::daemon {
 
 class JournalSink final : public JournalQueue {
  public:
   struct Stats {
-    uint64_t written = 0;            // accepted by sd_journal_sendv
-    uint64_t failed = 0;             // sd_journal_sendv returned an error
+    uint64_t written = 0;            // accepted by journald
+    uint64_t failed = 0;             // not accepted, sd_journal_sendv said why
     uint64_t dropped = 0;            // never attempted: the queue was full
     uint64_t summaries_written = 0;  // the journal budget's summaries accepted (not in written)
   };
@@ -75,7 +78,9 @@ class JournalSink final : public JournalQueue {
   };
 
   void writer_main();
-  void send(const std::vector<std::string>& fields, bool summary);
+  // Sends the entry, built into datagram_, and counts it.
+  void send(const Entry& entry);
+  static int send_fields(const std::vector<std::string>& fields);
   void signal_wake();
 
   mutable std::mutex mu_;
@@ -90,6 +95,8 @@ class JournalSink final : public JournalQueue {
   std::optional<size_t> notify_at_most_;
   bool notify_progress_ = false;
   internal::UniqueFd wake_fd_;  // an eventfd
+  JournalSocket socket_;        // only the writer thread touches these two
+  std::string datagram_;
   std::thread writer_;
 };
 

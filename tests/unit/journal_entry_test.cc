@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/journal_native.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -141,6 +143,86 @@ TEST(JournalFields, CarryTheDocumentedKeysAndTheWholeRecord) {
       "RDMA_RECORD={\"x\":1}",
   };
   EXPECT_EQ(got, want);
+}
+
+TEST(NativeProtocol, AFieldWithoutANewlineIsKeyEqualsValueAndANewline) {
+  std::string out;
+  append_native_field(out, "RDMA_PORT", "1");
+  append_native_field(out, "RDMA_HEALTH_REASON", "");
+  append_native_field(out, "MESSAGE=a=b");  // split at the first '=' only
+  EXPECT_EQ(out, "RDMA_PORT=1\nRDMA_HEALTH_REASON=\nMESSAGE=a=b\n");
+  append_native_field(out, "NO_EQUALS_SIGN");
+  EXPECT_EQ(out, "RDMA_PORT=1\nRDMA_HEALTH_REASON=\nMESSAGE=a=b\n") << "nothing to send";
+}
+
+TEST(NativeProtocol, AValueWithANewlineGoesWithItsLengthInLittleEndian) {
+  std::string out;
+  append_native_field(out, "RDMA_REPORTER_COMM", "a\nb");
+  EXPECT_EQ(out, std::string("RDMA_REPORTER_COMM\n\x03\0\0\0\0\0\0\0a\nb\n", 31));
+  out.clear();
+  const std::string long_value = std::string(300, 'x') + "\n";  // 301 = 0x012d
+  append_native_field(out, "MESSAGE", long_value);
+  EXPECT_EQ(out, std::string("MESSAGE\n\x2d\x01\0\0\0\0\0\0", 16) + long_value + "\n");
+}
+
+// The fields of a native datagram as "KEY=value" strings, read the way journald reads them.
+std::vector<std::string> parse_native(std::string_view d) {
+  std::vector<std::string> fields;
+  while (!d.empty()) {
+    const size_t nl = d.find('\n');
+    const size_t eq = d.find('=');
+    if (eq != std::string_view::npos && eq < nl) {
+      fields.emplace_back(d.substr(0, nl));
+      d.remove_prefix(nl + 1);
+      continue;
+    }
+    const std::string_view key = d.substr(0, nl);
+    uint64_t size = 0;
+    for (int i = 7; i >= 0; --i)
+      size = size << 8 | static_cast<unsigned char>(d[nl + 1 + i]);
+    const std::string_view value = d.substr(nl + 9, size);
+    EXPECT_EQ(d[nl + 9 + size], '\n');
+    fields.push_back(std::string(key) + "=" + std::string(value));
+    d.remove_prefix(nl + 9 + size + 1);
+  }
+  return fields;
+}
+
+TEST(JournalEntry, TheDatagramCarriesExactlyTheFieldsInTheirOrderForEveryKindOfRecord) {
+  std::vector<Record> records;
+  Record port =
+      port_record(EventKind::kPortErr, ib(PortState::kActive, 17), ib(PortState::kDown, 0));
+  port.severity = Severity::kError;
+  port.event_type = 10;
+  records.push_back(port);
+  Record report;
+  report.seq = 9;
+  report.stream = "s";
+  report.event = EventKind::kAppReport;
+  report.event_type = 1;
+  report.device = "mlx5_0";
+  report.reporter = {.pid = 42, .uid = 1000, .gid = 1000, .comm = "odd\nname", .unit = "j.service"};
+  report.detail = "job 17";
+  records.push_back(report);
+  Record health = port;
+  health.event = EventKind::kPortHealth;
+  health.health = "flapping";
+  health.reason = "5 down transitions in 300 s";
+  records.push_back(health);
+  Record module = port;
+  module.event = EventKind::kModuleError;
+  module.vendor = VendorEvent{.type = 0x16, .module = 0, .error_type = "bad_cable"};
+  records.push_back(module);
+
+  for (const Record& r : records) {
+    std::string datagram = "PREVIOUS=kept\n";  // appended to, never replaced
+    append_journal_entry(datagram, r, "{\"x\":1}", "rdma-eventd");
+    std::vector<std::string> want = journal_fields(r, "{\"x\":1}", "rdma-eventd");
+    want.insert(want.begin(), "PREVIOUS=kept");
+    EXPECT_EQ(parse_native(datagram), want) << event_name(r.event);
+  }
+  EXPECT_NE(journal_fields(report, "{}", "i")[0].find("odd\nname"), std::string::npos)
+      << "the comm's newline is in the MESSAGE, so the datagram had to frame it by length";
 }
 
 TEST(MessageIds, AreDistinct32HexDigits) {
