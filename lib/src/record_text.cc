@@ -1,6 +1,7 @@
 #include "schema/record_text.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 #include "port_fields.h"
@@ -9,13 +10,56 @@
 namespace rdma_eventd {
 namespace {
 
-std::string transition(const PortInfo& before, const PortInfo& after, StateText state) {
-  return "(" + state(before.state) + " -> " + state(after.state) + ")";
+// The texts of port events are appended piece by piece to one string: each is every journal
+// entry's MESSAGE, and a string per piece cost more than the record's JSON.
+
+template <typename T>
+void append_decimal(std::string& s, T value) {
+  char buf[24];
+  s.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
 }
 
-// ", LID 7" on InfiniBand, where a LID means something; "" on Ethernet.
-std::string lid_text(const PortInfo& p) {
-  return p.link_layer == LinkLayer::kInfiniband ? ", LID " + std::to_string(p.lid) : "";
+// printf's "%g" of a rate ("200", "56.25"), appended.
+void append_gbps(std::string& s, double gbps) {
+  char buf[32];
+  char* end;
+  if (gbps >= 0 && gbps < 1e6 && gbps == static_cast<double>(static_cast<uint32_t>(gbps))) {
+    // Whole rates, the usual ones: "%g" writes them as integers below a million.
+    end = std::to_chars(buf, buf + sizeof buf, static_cast<uint32_t>(gbps)).ptr;
+  } else {
+    // What "%g" writes: the standard defines to_chars with a precision so.
+    end = std::to_chars(buf, buf + sizeof buf, gbps, std::chars_format::general, 6).ptr;
+  }
+  s.append(buf, end);
+}
+
+void append_rate(std::string& s, const PortInfo& p) {
+  if (p.lanes == 0 || p.speed == LinkSpeed::kUnknown) {
+    s += "unknown rate";
+    return;
+  }
+  append_gbps(s, p.rate_gbps());
+  s += " Gb/s ";
+  append_decimal(s, p.lanes);
+  s += "X ";
+  s += link_speed_display(p.speed);
+}
+
+// "(ACTIVE -> DOWN)"
+void append_transition(std::string& s, const PortInfo& before, const PortInfo& after,
+                       StateText state) {
+  s += '(';
+  s += state(before.state);
+  s += " -> ";
+  s += state(after.state);
+  s += ')';
+}
+
+// ", LID 7" on InfiniBand, where a LID means something; nothing on Ethernet.
+void append_lid(std::string& s, const PortInfo& p) {
+  if (p.link_layer != LinkLayer::kInfiniband) return;
+  s += ", LID ";
+  append_decimal(s, p.lid);
 }
 
 template <typename Entry, typename Text>
@@ -39,17 +83,30 @@ std::string list_changes(const std::vector<Entry>& added, const std::vector<Entr
 
 std::string port_event_text(const Record& r, StateText state) {
   const PortInfo& now = *r.port_info;
-  const PortInfo& was = r.previous.value_or(now);
+  const PortInfo& was = r.previous ? *r.previous : now;
+  std::string s;
   switch (r.event) {
     case EventKind::kPortErr:
       if (now.state == PortState::kActive) {
         // The port was up again by the time the event was read: say so, don't pretend.
-        return "link down, already back up when queried " + transition(was, now, state) + ", " +
-               rate_text(now);
+        s = "link down, already back up when queried ";
+        append_transition(s, was, now, state);
+        s += ", ";
+        append_rate(s, now);
+        return s;
       }
-      return "link down " + transition(was, now, state) + ", was " + rate_text(was);
+      s = "link down ";
+      append_transition(s, was, now, state);
+      s += ", was ";
+      append_rate(s, was);
+      return s;
     case EventKind::kPortActive:
-      return "link up " + transition(was, now, state) + ", " + rate_text(now) + lid_text(now);
+      s = "link up ";
+      append_transition(s, was, now, state);
+      s += ", ";
+      append_rate(s, now);
+      append_lid(s, now);
+      return s;
     case EventKind::kLidChange:
       return "LID changed " + std::to_string(was.lid) + " -> " + std::to_string(now.lid);
     case EventKind::kSmChange:
@@ -62,13 +119,26 @@ std::string port_event_text(const Record& r, StateText state) {
     case EventKind::kPkeyChange:
       return "P_Key table changed: " + list_changes(r.pkeys_added, r.pkeys_removed, pkey_text);
     case EventKind::kPortState:
-      return state(now.state) + ", " + rate_text(now) + lid_text(now) +
-             (was == now ? "" : ", was " + state(was.state) + " " + rate_text(was) + lid_text(was));
+      s = state(now.state);
+      s += ", ";
+      append_rate(s, now);
+      append_lid(s, now);
+      if (!(was == now)) {
+        s += ", was ";
+        s += state(was.state);
+        s += ' ';
+        append_rate(s, was);
+        append_lid(s, was);
+      }
+      return s;
     default:
       break;
   }
-  return "async event type " + std::to_string(r.event_type) + " (unknown to this version), port " +
-         state(now.state) + ", " + rate_text(now);
+  s = "async event type " + std::to_string(r.event_type) + " (unknown to this version), port ";
+  s += state(now.state);
+  s += ", ";
+  append_rate(s, now);
+  return s;
 }
 
 // "application reported qp_fatal on QP 4660 (pid 4242 trainer, uid 1000, unit job.service):
@@ -116,20 +186,27 @@ std::string sensors_text(const std::vector<uint32_t>& sensors) {
   return s.empty() ? "none named" : s;
 }
 
-// The records read from a DEVX event channel; "" for the others.
+// The records read from a DEVX event channel; "" for the others (without building anything:
+// every record's MESSAGE asks here first).
 std::string vendor_event_text(const Record& r, StateText state) {
-  const VendorEvent v = r.vendor.value_or(VendorEvent{});
-  const std::string module = "module " + std::to_string(v.module);
-  const std::string port = r.port_info ? ", port " + state(r.port_info->state) : "";
+  static const VendorEvent kNone;
+  const VendorEvent& v = r.vendor ? *r.vendor : kNone;
+  // "module 3 plugged, port ACTIVE"
+  auto module = [&](std::string_view what) {
+    std::string s = "module " + std::to_string(v.module);
+    s += what;
+    if (r.port_info) s += ", port " + state(r.port_info->state);
+    return s;
+  };
   switch (r.event) {
     case EventKind::kModulePlugged:
-      return module + " plugged" + port;
+      return module(" plugged");
     case EventKind::kModuleUnplugged:
-      return module + " unplugged" + port;
+      return module(" unplugged");
     case EventKind::kModuleDisabled:
-      return module + " disabled" + port;
+      return module(" disabled");
     case EventKind::kModuleError:
-      return module + " error: " + v.error_type + " (" + std::to_string(v.error_code) + ")" + port;
+      return module(" error: " + v.error_type + " (" + std::to_string(v.error_code) + ")");
     case EventKind::kTemperatureWarning:
       return "temperature over threshold on sensors " + sensors_text(v.sensors);
     case EventKind::kPciPowerChange:
@@ -153,15 +230,15 @@ std::string plain_state_text(PortState s) {
 }
 
 std::string gbps_text(double gbps) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", gbps);
-  return buf;
+  std::string s;
+  append_gbps(s, gbps);
+  return s;
 }
 
 std::string rate_text(const PortInfo& p) {
-  if (p.lanes == 0 || p.speed == LinkSpeed::kUnknown) return "unknown rate";
-  return gbps_text(p.rate_gbps()) + " Gb/s " + std::to_string(p.lanes) + "X " +
-         std::string(link_speed_display(p.speed));
+  std::string s;
+  append_rate(s, p);
+  return s;
 }
 
 std::string gid_text(const GidEntry& g) {
@@ -269,7 +346,10 @@ std::string subject_text(const Record& r) {
 }
 
 std::string describe(const Record& r) {
-  return subject_text(r) + ": " + event_text(r);
+  std::string s = subject_text(r);
+  s += ": ";
+  s += event_text(r);
+  return s;
 }
 
 }  // namespace rdma_eventd

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace rdma_eventd {
 namespace {
 
@@ -17,6 +19,18 @@ PortInfo edr_port(uint32_t number, PortState state) {
   p.lanes = 4;
   p.speed = LinkSpeed::kEdr;
   return p;
+}
+
+TEST(RecordText, ARateIsWrittenAsPrintfsPercentGWritesIt) {
+  // Whole rates take a shortcut; every other one goes the general way. Both must be "%g".
+  for (double gbps : {0.0, 1.0, 2.5, 5.0, 14.0625, 25.78125, 53.125, 56.25, 100.0, 106.25, 212.5,
+                      400.0, 999999.0, 1000000.0, 1234567.0, 0.1, 1.0 / 3.0}) {
+    char want[32];
+    std::snprintf(want, sizeof want, "%g", gbps);
+    EXPECT_EQ(gbps_text(gbps), want);
+  }
+  EXPECT_EQ(gbps_text(56.25), "56.25");
+  EXPECT_EQ(gbps_text(1000000.0), "1e+06");
 }
 
 TEST(RecordText, RatesGidsPkeysAndDurations) {
