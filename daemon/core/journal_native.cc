@@ -1,26 +1,29 @@
 #include "core/journal_native.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace rdma_eventd::daemon {
 
 void append_native_field(std::string& out, std::string_view key, std::string_view value) {
-  out += key;
-  if (value.find('\n') == std::string_view::npos) {
-    out += '=';
-    out += value;
-    out += '\n';
-    return;
+  // A newline would end the field early: such a value goes with its length in front instead.
+  const bool framed = value.find('\n') != std::string_view::npos;
+  // Sized once and written in place: an entry has some twenty fields.
+  const size_t at = out.size();
+  out.resize(at + key.size() + (framed ? 9 : 1) + value.size() + 1);
+  char* p = out.data() + at;
+  std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  if (framed) {
+    *p++ = '\n';
+    uint64_t size = value.size();
+    for (int i = 0; i < 8; ++i, size >>= 8)
+      *p++ = static_cast<char>(size & 0xff);
+  } else {
+    *p++ = '=';
   }
-  // A newline would end the field early: the value goes with its length in front instead.
-  out += '\n';
-  uint64_t size = value.size();
-  for (int i = 0; i < 8; ++i) {
-    out += static_cast<char>(size & 0xff);
-    size >>= 8;
-  }
-  out += value;
-  out += '\n';
+  std::memcpy(p, value.data(), value.size());
+  p[value.size()] = '\n';
 }
 
 void append_native_field(std::string& out, std::string_view key_equals_value) {
