@@ -16,14 +16,15 @@
 // time (docs/benchmarks.md measures both). Every record the daemon makes fits with room to spare
 // (a few KiB at most); a larger entry is refused whole (EMSGSIZE).
 //
-// A connection outlives nothing: when journald restarts, the next send finds the old socket gone
-// and connects to the new one. What the socket cannot take (an entry too large for a datagram,
-// which sd_journal_sendv passes in a memfd; journald not there at all) the caller sends through
-// sd_journal_sendv, which also says why it failed.
+// The connection does not outlive journald: when journald restarts, the next send finds the old
+// socket gone and connects to the new one. What the socket cannot take (an entry too large for a
+// datagram, which sd_journal_sendv passes in a memfd; journald not there at all) the caller sends
+// through sd_journal_sendv, which also says why it failed.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "rdma_eventd/internal/unique_fd.h"
 

@@ -251,5 +251,31 @@ TEST(Reports, RdmaEventctlReportsForScriptsAndSaysWhyNot) {
   EXPECT_EQ(down.exit_code(), 69) << down.err;
 }
 
+// A process name may hold a newline. In the journal's native protocol such a value goes framed
+// by its length; journald must store it whole, in RDMA_REPORTER_COMM and in the MESSAGE.
+TEST(Reports, AReporterWhoseNameHoldsANewlineIsJournaledWhole) {
+  JournalSandbox::instance();
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  const std::string odd = daemon.dir() + "/odd\nctl";  // the kernel names a process after it
+  ASSERT_EQ(::symlink(rdmatest::bin("rdma-eventctl").c_str(), odd.c_str()), 0);
+  const auto ok = rdmatest::run_command(
+      {odd, "--socket", daemon.socket(), "report", "mlx5_0/1", "qp_fatal", "--detail", "odd name"});
+  ASSERT_EQ(ok.exit_code(), 0) << ok.err;
+  const Record r = daemon.next_record();
+  ASSERT_EQ(r.reporter.comm, "odd\nctl");
+
+  const auto entries = daemon.journal_entries(1);
+  ASSERT_EQ(entries.size(), 1u);
+  const json& e = entries[0];
+  EXPECT_EQ(e["RDMA_REPORTER_COMM"], "odd\nctl") << e.dump();
+  EXPECT_NE(e["MESSAGE"].get<std::string>().find("(pid " + std::to_string(r.reporter.pid) +
+                                                 " odd\nctl, uid"),
+            std::string::npos)
+      << e.dump();
+  EXPECT_EQ(e["RDMA_SEQ"], std::to_string(r.seq));
+  EXPECT_EQ(json::parse(e["RDMA_RECORD"].get<std::string>())["reporter"]["comm"], "odd\nctl");
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test
