@@ -1,15 +1,13 @@
 // Latency from injection to a subscriber's read, at a fixed event rate.
 //
-// Event k is injected at start + k / rate (an absolute schedule, so a late injection does not
-// delay the following ones): the control connection is made in advance, the clock is read
-// just before the request is sent ("rdma-sim event DEV/PORT port_err": one raw event, one
-// record), and the reply is read afterwards. Every subscriber reads on the reader thread;
-// the sample for (subscriber, event) is the time of the read that completed the record's
-// line minus the injection time. Record seq hello_seq + 1 + k is event k (nothing else
-// happens on the fabric meanwhile). The daemon's CPU time is taken over the whole run.
+// Event k is injected at start + k / rate (inject_port_errs: "rdma-sim event DEV/PORT
+// port_err", one raw event, one record; the clock is read just before the request is sent). Every
+// subscriber reads on the reader thread; the sample for (subscriber, event) is the time of the read
+// that completed the record's line minus the injection time. Record seq hello_seq + 1 + k is event
+// k (nothing else happens on the fabric meanwhile). The daemon's CPU time is taken over the whole
+// run.
 #include <sys/prctl.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -42,23 +40,8 @@ int cmd_latency(int argc, char** argv) {
   subs.start(events, samples.hook(subs));
 
   const CpuTime cpu_before = cpu_time(pid);
-  const int64_t period = 1000000000 / static_cast<int64_t>(rate);
-  const int64_t start = mono_ns() + 10000000;
-  int64_t late_ns = 0;
-  const std::string line = SimControl::event(target, 10).dump() + "\n";  // IBV_EVENT_PORT_ERR
-  SimControl::Request req = sim.connect();
-  for (uint64_t k = 0; k < events; ++k) {
-    const int64_t due = start + static_cast<int64_t>(k) * period;
-    sleep_until(due);
-    const int64_t t0 = mono_ns();
-    samples.injected(k, t0);
-    req.send_line(line);
-    late_ns = std::max(late_ns, t0 - due);
-    req.reply();
-    if (k + 1 < events) req = sim.connect();
-  }
-  const int64_t end_inject = mono_ns();
-  const bool complete = subs.wait(end_inject + 30'000'000'000);
+  const Injection in = inject_port_errs(sim, target, events, rate, samples);
+  const bool complete = subs.wait(in.end_ns + 30'000'000'000);
   const CpuTime cpu = cpu_time(pid) - cpu_before;
   const StreamTotals totals = subs.stop_and_total();
   const Memory mem = memory(pid);
@@ -72,8 +55,8 @@ int cmd_latency(int argc, char** argv) {
       {"rate", rate},
       {"target", target},
       {"complete", complete},
-      {"injection_seconds", static_cast<double>(end_inject - start) / 1e9},
-      {"max_injection_lateness_us", static_cast<double>(late_ns) / 1e3},
+      {"injection_seconds", static_cast<double>(in.end_ns - in.start_ns) / 1e9},
+      {"max_injection_lateness_us", static_cast<double>(in.late_ns) / 1e3},
       {"records", totals.records},
       {"lost_records", totals.lost_records},
       {"missing", totals.missing},

@@ -56,6 +56,27 @@ void LatencySamples::summarize(nlohmann::json& r) const {
   r["mean_us"] = got.empty() ? 0.0 : sum / static_cast<double>(got.size());
 }
 
+Injection inject_port_errs(const SimControl& sim, const std::string& target, uint64_t events,
+                           uint64_t rate, LatencySamples& samples) {
+  Injection in;
+  const int64_t period = 1000000000 / static_cast<int64_t>(rate);
+  in.start_ns = mono_ns() + 10000000;
+  const std::string line = SimControl::event(target, 10).dump() + "\n";  // IBV_EVENT_PORT_ERR
+  SimControl::Request req = sim.connect();
+  for (uint64_t k = 0; k < events; ++k) {
+    const int64_t due = in.start_ns + static_cast<int64_t>(k) * period;
+    sleep_until(due);
+    const int64_t t0 = mono_ns();
+    samples.injected(k, t0);
+    req.send_line(line);
+    in.late_ns = std::max(in.late_ns, t0 - due);
+    req.reply();
+    if (k + 1 < events) req = sim.connect();
+  }
+  in.end_ns = mono_ns();
+  return in;
+}
+
 void sleep_until(int64_t t_ns) {
   const timespec ts{static_cast<time_t>(t_ns / 1000000000), static_cast<long>(t_ns % 1000000000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sim_control.h"
 #include "subscribers.h"
 
 namespace rdma_eventd::bench {
@@ -32,6 +33,22 @@ class LatencySamples {
   // bits of precision, no ceiling; negative until taken.
   std::vector<float> samples_;
 };
+
+// Events injected at a fixed rate (inject_port_errs).
+struct Injection {
+  int64_t start_ns = 0;  // event 0's due time
+  int64_t end_ns = 0;    // just after the last event's request was answered
+  int64_t late_ns = 0;   // the latest any event was injected after its due time
+};
+
+// Injects `events` raw IBV_EVENT_PORT_ERR events on `target` ("mlx5_0/1": one record each, no
+// state change) through the simulator's control socket, event k at start + k / rate (an
+// absolute schedule: a late injection does not delay the following ones). The connection for
+// each request is made in advance and the clock read just before its send, which `samples`
+// gets as event k's injection time. The latency runs and the floor inject alike, so their
+// samples cover the same path from the injection to the consumer's read.
+Injection inject_port_errs(const SimControl& sim, const std::string& target, uint64_t events,
+                           uint64_t rate, LatencySamples& samples);
 
 // Sleeps until CLOCK_MONOTONIC reaches `t_ns` (an absolute schedule: a late wakeup does not
 // delay the following ones).

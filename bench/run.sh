@@ -299,12 +299,15 @@ latency_runs() {  # RUN
       --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all --subscribers "$n" \
       --settle-ms 3000
     stop_pid "$daemon_pid"
-    # The same events and readers with a bare writer in the daemon's place: the floor under
-    # fan-out on this machine. Its lines are as long as the daemon's records were.
+    # The same events, injected the same way, and the same readers, with a bare writer in the
+    # daemon's place: the floor under fan-out on this machine. It reads the events from mlx5_0
+    # with the simulator's libibverbs, as the daemon did; its lines are as long as the
+    # daemon's records were.
     local record_bytes
     record_bytes=$(jq -r 'select(.figure == "fanout.'"${roles[$role]}"'" and .run == '"$1"')
       | (.bytes / ([.records, 1] | max)) | floor' "$results" | tail -1)
-    measure floor --figure "floor.${roles[$role]}" --run "$1" --socket "$work/floor.sock" \
+    on_fabric "$sixteen" "$bench" floor --figure "floor.${roles[$role]}" --run "$1" \
+      --sim "$sixteen" --socket "$work/floor.sock" --target mlx5_0/1 --results "$results" \
       --subscribers "$n" --events "$latency_events" --rate 1000 \
       --record-bytes "${record_bytes:-560}"
   done
