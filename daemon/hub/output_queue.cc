@@ -1,20 +1,18 @@
 #include "hub/output_queue.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "schema/protocol_json.h"  // lost_json
 
 namespace rdma_eventd::daemon {
 
 OutputQueue::Entry OutputQueue::lost_entry(const Lost& lost) {
-  Entry e;
-  e.kind = Kind::kLost;
-  e.lost = lost;
-  e.line = std::make_shared<const std::string>(lost_json(lost) + "\n");
-  return e;
+  return Entry{std::make_shared<const std::string>(lost_json(lost) + "\n"), kLostTag};
 }
 
 void OutputQueue::push_entry(Entry e) {
+  static_assert(sizeof(Entry) == 24, "an entry is a line and one word");
   bytes_ += e.line->size();
   entries_.push_back(std::move(e));
 }
@@ -28,57 +26,58 @@ void OutputQueue::push_record(uint64_t seq, LinePtr line) {
     push_lost(Lost{seq, seq, 1});
     return;
   }
-  Entry e;
-  e.kind = Kind::kRecord;
-  e.seq = seq;
-  e.line = std::move(line);
-  push_entry(std::move(e));
+  assert(seq != kControlTag && seq != kLostTag);  // records are numbered from 1
+  push_entry(Entry{std::move(line), seq});
 }
 
 void OutputQueue::push_control(LinePtr line) {
-  Entry e;
-  e.kind = Kind::kControl;
-  e.line = std::move(line);
-  push_entry(std::move(e));
+  push_entry(Entry{std::move(line), kControlTag});
 }
 
 void OutputQueue::push_lost(const Lost& lost) {
   stats_.records_lost += lost.records;
-  if (!entries_.empty() && entries_.back().kind == Kind::kLost && untouched(entries_.size() - 1)) {
-    Entry& last = entries_.back();
-    Lost merged = last.lost;
+  if (!entries_.empty() && entries_.back().kind() == Kind::kLost &&
+      untouched(entries_.size() - 1)) {
+    Lost& merged = lost_.back();
     merged.first_seq = std::min(merged.first_seq, lost.first_seq);
     merged.last_seq = std::max(merged.last_seq, lost.last_seq);
     merged.records += lost.records;
+    Entry& last = entries_.back();
     bytes_ -= last.line->size();
     last = lost_entry(merged);
     bytes_ += last.line->size();
     return;
   }
   push_entry(lost_entry(lost));
+  lost_.push_back(lost);
 }
 
 void OutputQueue::discard_unstarted() {
   const size_t keep = head_offset_ > 0 ? 1 : 0;
   while (entries_.size() > keep) {
     bytes_ -= entries_.back().line->size();
+    if (entries_.back().kind() == Kind::kLost) lost_.pop_back();
     entries_.pop_back();
   }
 }
 
 void OutputQueue::drop_backlog() {
   std::deque<Entry> kept;
+  std::vector<Lost> kept_lost;
   Lost merged;
   size_t at = 0;
   bool any = false;
+  size_t lost_index = 0;  // into lost_: the range of the next kLost entry
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
-    if (e.kind == Kind::kControl || !untouched(i)) {
+    const Kind kind = e.kind();
+    if (kind == Kind::kControl || !untouched(i)) {
+      if (kind == Kind::kLost) kept_lost.push_back(lost_[lost_index++]);
       kept.push_back(std::move(e));
       continue;
     }
-    const Lost part = e.kind == Kind::kRecord ? Lost{e.seq, e.seq, 1} : e.lost;
-    if (e.kind == Kind::kRecord) ++stats_.records_lost;
+    const Lost part = kind == Kind::kRecord ? Lost{e.tag, e.tag, 1} : lost_[lost_index++];
+    if (kind == Kind::kRecord) ++stats_.records_lost;
     if (!any) {
       any = true;
       at = kept.size();
@@ -94,8 +93,11 @@ void OutputQueue::drop_backlog() {
     Entry notice = lost_entry(merged);
     bytes_ += notice.line->size();
     kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(at), std::move(notice));
+    // Only the entry partly written (the first) can be kept before the notice.
+    kept_lost.push_back(merged);
   }
   entries_ = std::move(kept);
+  lost_ = std::move(kept_lost);
 }
 
 size_t OutputQueue::gather(iovec* iov, size_t max) const {
@@ -119,8 +121,11 @@ void OutputQueue::consume(size_t n) {
       return;
     }
     n -= left;
-    if (e.kind == Kind::kRecord) ++stats_.records_sent;
-    if (e.kind == Kind::kLost) ++stats_.lost_notices;
+    if (e.kind() == Kind::kRecord) ++stats_.records_sent;
+    if (e.kind() == Kind::kLost) {
+      ++stats_.lost_notices;
+      lost_.erase(lost_.begin());
+    }
     bytes_ -= e.line->size();
     head_offset_ = 0;
     entries_.pop_front();

@@ -17,6 +17,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rdma_eventd/protocol.h"
 
@@ -61,12 +62,19 @@ class OutputQueue {
 
  private:
   enum class Kind : uint8_t { kRecord, kControl, kLost };
+  // 24 bytes: a queue at its bound holds thousands of them, for each of up to thousands of
+  // subscribers, all pointing at the same lines. What sets an entry apart is one word: a
+  // record's seq (from 1), or a tag for the other kinds. A lost notice's range is in lost_.
   struct Entry {
     LinePtr line;
-    Kind kind = Kind::kControl;
-    uint64_t seq = 0;  // kRecord
-    Lost lost;         // kLost
+    uint64_t tag = kControlTag;
+
+    Kind kind() const {
+      return tag == kControlTag ? Kind::kControl : tag == kLostTag ? Kind::kLost : Kind::kRecord;
+    }
   };
+  static constexpr uint64_t kControlTag = 0;
+  static constexpr uint64_t kLostTag = UINT64_MAX;
 
   // Entry i can still be dropped or rewritten: nothing of it has been written.
   bool untouched(size_t i) const { return i > 0 || head_offset_ == 0; }
@@ -75,6 +83,7 @@ class OutputQueue {
   static Entry lost_entry(const Lost& lost);
 
   std::deque<Entry> entries_;
+  std::vector<Lost> lost_;  // the range of each kLost entry, in the entries' order: a few at most
   size_t head_offset_ = 0;  // bytes of the first entry already written
   size_t bytes_ = 0;        // sum of the entries' sizes
   size_t max_bytes_;

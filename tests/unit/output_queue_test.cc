@@ -176,5 +176,36 @@ TEST(OutputQueue, LossesBeforeTheQueueMergeWithATrailingNotice) {
   EXPECT_EQ(q.stats().records_lost, 3u);
 }
 
+TEST(OutputQueue, EachNoticeKeepsItsOwnRangeThroughOverflowsAndPartialWrites) {
+  // Two notices with a reply between them; the first has started to go out when the queue
+  // overflows: it is finished as it was, and the second absorbs the records dropped after it.
+  OutputQueue q(1000);
+  q.push_lost(Lost{1, 2, 2});
+  q.push_control(control("{\"type\":\"reply\"}"));
+  q.push_lost(Lost{3, 3, 1});
+  std::string out = write_out(q, 10);
+  for (uint64_t seq = 4; seq <= 13; ++seq)  // 12 overflows: 4-11 are dropped
+    q.push_record(seq, record(seq));
+  out += write_out(q);
+  EXPECT_EQ(lines_of(out),
+            (std::vector<std::string>{R"({"type":"lost","first_seq":1,"last_seq":2,"records":2})",
+                                      R"({"type":"reply"})",
+                                      R"({"type":"lost","first_seq":3,"last_seq":11,"records":9})",
+                                      "{\"seq\":12}", "{\"seq\":13}"}));
+  EXPECT_EQ(q.stats().records_lost, 11u);
+  EXPECT_EQ(q.stats().lost_notices, 2u);
+  EXPECT_EQ(q.stats().records_sent, 2u);
+
+  // The notices written are forgotten: a new one merges only with what comes after it, here
+  // as a loss before the queue and then in an overflow (25 overflows: 16-24 are dropped).
+  q.push_lost(Lost{14, 14, 1});
+  q.push_lost(Lost{15, 15, 1});
+  for (uint64_t seq = 16; seq <= 25; ++seq)
+    q.push_record(seq, record(seq));
+  EXPECT_EQ(lines_of(write_out(q)),
+            (std::vector<std::string>{
+                R"({"type":"lost","first_seq":14,"last_seq":24,"records":11})", "{\"seq\":25}"}));
+}
+
 }  // namespace
 }  // namespace rdma_eventd::daemon
