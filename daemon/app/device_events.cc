@@ -68,7 +68,7 @@ void DeviceSet::process_batch(WatchedDevice& dev) {
   const FatalMeaning meaning = fatal ? meaning_of_fatal(index) : FatalMeaning::kFailure;
   DeviceView* view = lifecycle_.view(index);
   assert(view);  // open and watched: the lifecycle knows it
-  BatchOutcome out = enrich_batch(*view, batch_, *dev.device, meaning);
+  BatchOutcome out = enrich_batch(*view, batch_, *dev.device, meaning, std::move(spare_records_));
   log_query_failures(dev, out.failures);
   stamp(out.records, now);
   if (fatal) {
@@ -79,6 +79,7 @@ void DeviceSet::process_batch(WatchedDevice& dev) {
     schedule_retry(now);
   }
   publish_(out.records);
+  spare_records_ = std::move(out.records);
 }
 
 // The event cannot tell a failure from a removal; the device list can (the kernel unlists a

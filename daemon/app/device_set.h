@@ -104,6 +104,8 @@ class DeviceSet {
   std::map<int, std::unique_ptr<WatchedDevice>> devices_;  // by device index
   Timer retry_;
   std::vector<RawEvent> batch_;
+  // The last batch's records, once published: the next batch is built in them (enrich_batch).
+  std::vector<Record> spare_records_;
   DeviceStats stats_;
   bool paused_ = false;
 };

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/table_diff.h"
+#include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -151,8 +152,23 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
 }
 
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
-                          DeviceQueries& queries, FatalMeaning fatal) {
+                          DeviceQueries& queries, FatalMeaning fatal,
+                          std::vector<Record> recycled) {
   BatchOutcome out;
+  out.records = std::move(recycled);
+  // The next record to build: a recycled one reset to its defaults (assigned from a default
+  // Record, which keeps the buffers of its strings and vectors), else a new one.
+  size_t built = 0;
+  const auto next_record = [&out, &built]() -> Record& {
+    static const Record kDefault;
+    if (built < out.records.size()) {
+      Record& r = out.records[built++];
+      r = kDefault;
+      return r;
+    }
+    ++built;
+    return out.records.emplace_back();
+  };
   std::vector<DecodedEvent> decoded;
   decoded.reserve(events.size());
   for (const auto& raw : events)
@@ -176,17 +192,19 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     pv.gids = std::move(now);
   }
 
+  std::string guid;  // every record of the batch has the device's
+  assign_guid(guid, view.node_guid);
   out.records.reserve(decoded.size());
   for (const auto& ev : decoded) {
     if (ev.kind == EventKind::kDeviceFatal && fatal == FatalMeaning::kRemoval) {
-      out.records.push_back(device_removed_record(view));
+      next_record() = device_removed_record(view);
       continue;
     }
-    Record r;
+    Record& r = next_record();
     r.event = ev.kind;
     r.event_type = ev.type;
     r.device = view.name;
-    r.node_guid = format_guid(view.node_guid);
+    r.node_guid = guid;
     r.port = ev.port != 0 ? ev.port : ev.element;
     if (ev.kind == EventKind::kDeviceFatal) {
       for (const auto& pv : view.ports)
@@ -206,8 +224,8 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
         table.reset();
       }
     }
-    out.records.push_back(std::move(r));
   }
+  out.records.resize(built);  // recycled records beyond this batch's go
   return out;
 }
 

@@ -47,8 +47,13 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
 // the device list before the records are built (DeviceLifecycle::meaning_of_fatal).
 enum class FatalMeaning { kFailure, kRemoval };
 
+// `recycled`: the records of an earlier batch, handed back so that the new ones are built in
+// them and reuse their strings' buffers (a storm's records would otherwise allocate their
+// stream, host and GUID text one by one). Each is reset to a default Record first: nothing of
+// an earlier record survives but the capacity of its strings and vectors.
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
-                          DeviceQueries& queries, FatalMeaning fatal = FatalMeaning::kFailure);
+                          DeviceQueries& queries, FatalMeaning fatal = FatalMeaning::kFailure,
+                          std::vector<Record> recycled = {});
 
 // Records about a whole device (event_type -1, port 0), unstamped.
 Record device_record(EventKind kind, const DeviceView& view);

@@ -18,7 +18,7 @@ RecordPtr make_published_from_line(const Record& r, std::string line) {
   p->port_scoped = r.port_info.has_value();
   p->port = r.port;
   p->device = r.device;
-  p->node_guid = r.node_guid;
+  p->node_guid.assign(r.node_guid);
   if (r.event == EventKind::kDeviceRenamed) p->old_name = r.old_name;
   p->line = std::move(line);
   return p;

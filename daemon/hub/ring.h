@@ -7,11 +7,39 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdma_eventd/protocol.h"
 
 namespace rdma_eventd::daemon {
+
+// Text kept inside its owner up to kInline bytes, so that holding it costs no allocation; a
+// node GUID (19 characters) always fits. Longer text goes to the heap.
+class InlineText {
+ public:
+  static constexpr size_t kInline = 23;
+
+  void assign(std::string_view text) {
+    if (text.size() <= kInline) {
+      text.copy(inline_, text.size());
+      size_ = static_cast<uint8_t>(text.size());
+      heap_.clear();
+    } else {
+      heap_.assign(text);
+      size_ = kOnHeap;
+    }
+  }
+  std::string_view view() const {
+    return size_ == kOnHeap ? std::string_view(heap_) : std::string_view(inline_, size_);
+  }
+
+ private:
+  static constexpr uint8_t kOnHeap = 0xff;
+  char inline_[kInline] = {};
+  uint8_t size_ = 0;
+  std::string heap_;
+};
 
 struct PublishedRecord {
   uint64_t seq = 0;
@@ -20,12 +48,12 @@ struct PublishedRecord {
   bool port_scoped = false;
   uint32_t port = 0;
   std::string device;
-  std::string node_guid;
+  InlineText node_guid;  // a record's GUID text, copied for every record: kept inline
   std::string old_name;  // device_renamed
   std::string line;      // the record's JSON and a newline, exactly as it goes on the wire
 
   RecordKey key() const {
-    return RecordKey{event, severity, device, node_guid, port, port_scoped, old_name};
+    return RecordKey{event, severity, device, node_guid.view(), port, port_scoped, old_name};
   }
 };
 using RecordPtr = std::shared_ptr<const PublishedRecord>;

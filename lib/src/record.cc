@@ -61,6 +61,15 @@ void append_number(std::string& out, Int v) {
   out.append(buf, end);
 }
 
+// A name of the schema's own vocabulary (event_name, severity_name: lowercase letters, digits
+// and '_', which Record.SchemaNamesNeedNoEscaping checks), quoted without being scanned for
+// characters to escape.
+void append_schema_name(std::string& out, std::string_view name) {
+  const size_t at = out.size();
+  out.append(name.size() + 2, '"');
+  name.copy(out.data() + at + 1, name.size());
+}
+
 // "{" and the keys every record and snapshot record begins with, up to "port" and its value.
 // Written as runs of literal text between the values: the keys and their order never change,
 // and this is every record's longest part (the bytes are JsonWriter's, docs/records.md).
@@ -79,11 +88,11 @@ void write_common(std::string& out, uint64_t seq, const std::string& stream, int
   append_literal(out, "\",\"host\":");
   append_json_string(out, host);
   append_literal(out, ",\"event\":");
-  append_json_string(out, event);
+  append_schema_name(out, event);
   append_literal(out, ",\"event_type\":");
   append_number(out, event_type);
   append_literal(out, ",\"severity\":");
-  append_json_string(out, severity_name(severity));
+  append_schema_name(out, severity_name(severity));
   append_literal(out, ",\"device\":");
   append_json_string(out, device);
   append_literal(out, ",\"node_guid\":");

@@ -288,5 +288,84 @@ TEST_F(EnricherTest, SeverityFollowsTheConfiguredMap) {
   EXPECT_EQ(out.records[0].severity, Severity::kWarning);
 }
 
+// A record with every field set, as a batch before may have left it.
+Record everything_set() {
+  Record r;
+  r.seq = 77;
+  r.stream = std::string(40, 's');
+  r.time_us = 1;
+  r.host = std::string(40, 'h');
+  r.event = EventKind::kAppReport;
+  r.event_type = 3;
+  r.severity = Severity::kCritical;
+  r.device = std::string(40, 'd');
+  r.node_guid = "ffff:ffff:ffff:ffff";
+  r.port = 9;
+  r.port_info = active_ib(9, 1);
+  r.previous = active_ib(9, 2);
+  r.gids_added = {GidEntry{1, "fe80::1", GidType::kRoceV2, "eth0"}};
+  r.gids_removed = r.gids_added;
+  r.pkeys_added = {{1, 0x8001}};
+  r.pkeys_removed = r.pkeys_added;
+  r.ports = {active_ib(1, 1)};
+  r.old_name = "old";
+  r.down_since_us = 5;
+  r.downtime_ms = 6;
+  r.fatal_seq = 7;
+  r.object = "qp";
+  r.object_id = 8;
+  r.detail = "detail";
+  r.reporter = Reporter{1, 2, 3, "comm", "unit", "cgroup"};
+  r.health = "down";
+  r.previous_health = "healthy";
+  r.reason = "reason";
+  r.since_us = 9;
+  r.downs_in_window = 10;
+  r.errors_in_window = 11;
+  r.window_s = 12;
+  r.quiet_s = 13;
+  r.cause_seq = 14;
+  r.vendor = VendorEvent{1, 2, "00", 3, "bad_cable", 4, {5}};
+  return r;
+}
+
+TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBuffers) {
+  // Given the records of an earlier batch handed back, the new batch's records are built in
+  // them: equal to the records a batch without recycling builds, with nothing of the old
+  // content left, and the GUID text written into the buffer the old record had.
+  open(2);
+  dev_->attrs[1].info.state = PortState::kDown;
+  dev_->gids[0] = {GidEntry{0, "fe80::248a:703:a1:b2c0", GidType::kIb, ""}};
+  const std::vector<RawEvent> events = {{10, 1}, {18, 1}, {12, 2}, {8, 0}};
+  DeviceView fresh_view = view_;
+  FakeDevice fresh_dev = *dev_;
+  const BatchOutcome expected = enrich_batch(fresh_view, events, fresh_dev);
+
+  std::vector<Record> recycled(6, everything_set());  // more than the batch needs
+  const void* guid_buffer = recycled[0].node_guid.data();
+  const BatchOutcome out =
+      enrich_batch(view_, events, *dev_, FatalMeaning::kFailure, std::move(recycled));
+
+  ASSERT_EQ(out.records.size(), expected.records.size());
+  for (size_t i = 0; i < out.records.size(); ++i)
+    EXPECT_TRUE(out.records[i] == expected.records[i])
+        << i << ": " << to_json(out.records[i]) << "\n"
+        << to_json(expected.records[i]);
+  EXPECT_EQ(out.records[0].node_guid.data(), guid_buffer);
+}
+
+TEST_F(EnricherTest, FewerRecycledRecordsThanEventsAreToppedUpWithNewOnes) {
+  open(1);
+  std::vector<RawEvent> events(5, RawEvent{10, 1});
+  BatchOutcome out = enrich_batch(view_, events, *dev_, FatalMeaning::kFailure,
+                                  std::vector<Record>(2, everything_set()));
+  ASSERT_EQ(out.records.size(), 5u);
+  for (const Record& r : out.records) {
+    EXPECT_EQ(r.event, EventKind::kPortErr);
+    EXPECT_TRUE(r.stream.empty());  // unstamped: nothing of the recycled record is left
+    EXPECT_FALSE(r.vendor);
+  }
+}
+
 }  // namespace
 }  // namespace rdma_eventd::daemon

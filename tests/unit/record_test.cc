@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -102,6 +103,20 @@ TEST(Record, PortHealthRoundTripsWithAFirstVerdictsNullPrevious) {
   incomplete.erase("reason");
   EXPECT_FALSE(record_from_json(incomplete.dump(), &error));
   EXPECT_NE(error.find("reason"), std::string::npos) << error;
+}
+
+TEST(Record, SchemaNamesNeedNoEscaping) {
+  // Event and severity names are written quoted without a scan for characters to escape.
+  const auto plain = [](std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+  };
+  for (int k = 0; k < kEventKindCount; ++k)
+    EXPECT_TRUE(plain(event_name(static_cast<EventKind>(k)))) << k;
+  EXPECT_TRUE(plain(kSnapshotEvent));
+  for (int s = 0; s <= static_cast<int>(Severity::kCritical); ++s)
+    EXPECT_TRUE(plain(severity_name(static_cast<Severity>(s)))) << s;
 }
 
 TEST(Record, KeyOrderIsFixed) {

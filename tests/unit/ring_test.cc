@@ -28,6 +28,23 @@ TEST(PublishedRecord, KeepsTheLineWithItsNewlineAndTheFilterKey) {
   EXPECT_EQ(p.use_count(), 2);
 }
 
+TEST(PublishedRecord, KeepsTheNodeGuidOfAnyLength) {
+  Record r;
+  r.device = "mlx5_0";
+  for (const std::string& guid :
+       {std::string(), std::string("248a:0703:00a1:b2c0"), std::string(InlineText::kInline, 'g'),
+        std::string(InlineText::kInline + 1, 'g'), std::string(300, 'x')}) {
+    r.node_guid = guid;
+    EXPECT_EQ(make_published(r, "{}")->key().node_guid, guid);
+  }
+  InlineText t;  // reassigned: from the heap back inline, and out again
+  t.assign(std::string(40, 'a'));
+  t.assign("short");
+  EXPECT_EQ(t.view(), "short");
+  t.assign(std::string(40, 'b'));
+  EXPECT_EQ(t.view(), std::string(40, 'b'));
+}
+
 TEST(RecordRing, KeepsTheLastCapacityRecordsOldestFirst) {
   RecordRing ring(3);
   EXPECT_TRUE(ring.empty());
