@@ -59,11 +59,10 @@ class Decimal {
   size_t size_;
 };
 
-// Every field of a record's entry, in order, to `emit(key, value)`: journal_fields and
-// append_journal_entry are the one entry in its two forms.
+// Every field of a record's entry but the last, RDMA_RECORD (the JSON), in order, to
+// `emit(key, value)`: journal_fields and append_journal_entry are the one entry in its two forms.
 template <typename Emit>
-void for_each_field(const Record& r, std::string_view json, std::string_view identifier,
-                    Emit&& emit) {
+void for_each_field_before_json(const Record& r, std::string_view identifier, Emit&& emit) {
   emit("MESSAGE", describe(r));
   emit("PRIORITY", Decimal(syslog_priority(r.severity)));
   emit("MESSAGE_ID", message_id(r.event));
@@ -99,8 +98,9 @@ void for_each_field(const Record& r, std::string_view json, std::string_view ide
   }
   emit("RDMA_SEQ", Decimal(r.seq));
   emit("RDMA_STREAM", r.stream);
-  emit("RDMA_RECORD", json);
 }
+
+constexpr std::string_view kRecordField = "RDMA_RECORD";
 
 }  // namespace
 
@@ -108,20 +108,30 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
                                         std::string_view identifier) {
   std::vector<std::string> f;
   f.reserve(24);
-  for_each_field(r, json, identifier, [&f](std::string_view key, std::string_view value) {
+  const auto add = [&f](std::string_view key, std::string_view value) {
     std::string field;
     field.reserve(key.size() + 1 + value.size());
     field.append(key).append(1, '=').append(value);
     f.push_back(std::move(field));
-  });
+  };
+  for_each_field_before_json(r, identifier, add);
+  add(kRecordField, json);
   return f;
 }
 
 void append_journal_entry(std::string& out, const Record& r, std::string_view json,
                           std::string_view identifier) {
-  for_each_field(r, json, identifier, [&out](std::string_view key, std::string_view value) {
+  for_each_field_before_json(r, identifier, [&out](std::string_view key, std::string_view value) {
     append_native_field(out, key, value);
   });
+  append_native_field(out, kRecordField, json);
+}
+
+void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier) {
+  for_each_field_before_json(r, identifier, [&out](std::string_view key, std::string_view value) {
+    append_native_field(out, key, value);
+  });
+  out.append(kRecordField).append(1, '=');
 }
 
 }  // namespace rdma_eventd::daemon

@@ -6,6 +6,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -164,9 +165,11 @@ void JournalSink::send(const Entry& entry) {
     for (const std::string& field : entry.summary_fields)
       append_native_field(datagram_, field);
   } else {
-    append_journal_entry(datagram_, *entry.record, json_of(*entry.line), *entry.identifier);
+    // The line, shared with the subscribers, completes the entry as it is.
+    assert(entry.line->find('\n') == entry.line->size() - 1);
+    append_journal_entry_head(datagram_, *entry.record, *entry.identifier);
   }
-  int r = socket_.send(datagram_);
+  int r = socket_.send(datagram_, summary ? std::string_view() : std::string_view(*entry.line));
   if (r < 0) {
     // Too large for a datagram, or no journald to connect to: libsystemd's way, which passes a
     // large entry in a memfd and otherwise fails with the error that is logged.

@@ -37,8 +37,9 @@ class JournalSocket {
 
   explicit JournalSocket(std::string path = kPath) : path_(std::move(path)) {}
 
-  // Sends one datagram of the native protocol. 0, or -errno.
-  int send(std::string_view datagram);
+  // Sends one datagram of the native protocol, `head` and then `tail` (which may be empty):
+  // one sendmsg, two iovecs, nothing copied here. 0, or -errno.
+  int send(std::string_view head, std::string_view tail = {});
 
  private:
   int connect();
