@@ -1,5 +1,5 @@
-// The floor under fan-out: what writing each event to each subscriber's socket costs on this
-// machine, with nothing else done.
+// The floor under fan-out: what reading each event from the device and writing it to each
+// subscriber's socket costs on this machine, with nothing else done.
 //
 // A writer process stands in for the daemon with everything but reading the events and the
 // fan-out taken away: it opens the device with libibverbs (the simulator's, as the daemon does
@@ -123,7 +123,7 @@ int run_writer(int listen_fd, int stop_fd, const std::string& device, size_t rec
         continue;
       }
       // The events that are ready together go out together: one send per subscriber per
-      // batch, as the daemon writes (one sendmsg per subscriber per batch of records).
+      // batch, as the daemon writes (one write per subscriber per batch of records).
       std::string batch;
       ibv_async_event event;
       while (::ibv_get_async_event(ctx, &event) == 0) {

@@ -1,6 +1,7 @@
 // Injection-to-read latency samples, shared by the latency runs (latency.cc) and the floor under
 // fan-out (floor.cc): event k's injection time, and for every subscriber the time of the read
-// that completed the line of its record (seq hello_seq + 1 + k), in µs.
+// that completed the line of its record (seq hello_seq + 1 + k), in µs; and the injection both
+// use (inject_port_errs).
 #pragma once
 
 #include <atomic>

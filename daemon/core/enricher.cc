@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "core/table_diff.h"
-#include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -192,8 +191,7 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     pv.gids = std::move(now);
   }
 
-  std::string guid;  // every record of the batch has the device's
-  assign_guid(guid, view.node_guid);
+  const std::string guid = format_guid(view.node_guid);  // every record of the batch has it
   out.records.reserve(decoded.size());
   for (const auto& ev : decoded) {
     if (ev.kind == EventKind::kDeviceFatal && fatal == FatalMeaning::kRemoval) {

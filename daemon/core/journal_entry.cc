@@ -60,7 +60,8 @@ class Decimal {
 };
 
 // Every field of a record's entry but the last, RDMA_RECORD (the JSON), in order, to
-// `emit(key, value)`: journal_fields and append_journal_entry are the one entry in its two forms.
+// `emit(key, value)`: journal_fields and append_journal_entry_head are the one entry in its two
+// forms.
 template <typename Emit>
 void for_each_field_before_json(const Record& r, std::string_view identifier, Emit&& emit) {
   emit("MESSAGE", describe(r));
@@ -117,14 +118,6 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
   for_each_field_before_json(r, identifier, add);
   add(kRecordField, json);
   return f;
-}
-
-void append_journal_entry(std::string& out, const Record& r, std::string_view json,
-                          std::string_view identifier) {
-  for_each_field_before_json(r, identifier, [&out](std::string_view key, std::string_view value) {
-    append_native_field(out, key, value);
-  });
-  append_native_field(out, kRecordField, json);
 }
 
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier) {

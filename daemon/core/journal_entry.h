@@ -21,12 +21,8 @@ std::string_view message_id(EventKind kind);
 std::vector<std::string> journal_fields(const Record& r, std::string_view json,
                                         std::string_view identifier);
 
-// The same fields, appended to `out` as one entry of the journal's native protocol
-// (core/journal_native.h).
-void append_journal_entry(std::string& out, const Record& r, std::string_view json,
-                          std::string_view identifier);
-
-// That entry but for the record's JSON: every field before it, then "RDMA_RECORD=". The
+// The same fields as one entry of the journal's native protocol (core/journal_native.h), but
+// for the record's JSON: every field before it, appended to `out`, then "RDMA_RECORD=". The
 // record's line (its JSON and a newline, the buffer subscribers are sent) completes the entry
 // as it is, since JSON text holds no raw newline: what the journal writer sends, in two parts,
 // so the line is neither scanned nor copied on its way.

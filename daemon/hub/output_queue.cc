@@ -93,7 +93,8 @@ void OutputQueue::drop_backlog() {
     Entry notice = lost_entry(merged);
     bytes_ += notice.line->size();
     kept.insert(kept.begin() + static_cast<std::ptrdiff_t>(at), std::move(notice));
-    // Only the entry partly written (the first) can be kept before the notice.
+    // The notice's range goes last: the only notice kept before it is the first entry, partly
+    // written; every kept entry after it is a control line.
     kept_lost.push_back(merged);
   }
   entries_ = std::move(kept);

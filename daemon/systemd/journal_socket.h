@@ -2,9 +2,10 @@
 //
 // sd_journal_sendv sends every entry with sendmsg() to the socket's path, so the kernel resolves
 // the path for each entry, and it builds the datagram from a vector of fields it scans again.
-// The writer instead writes the entry as one ready datagram (core/journal_native.h) and sends
-// it on this connected socket. Like sd_journal_sendv's socket it blocks while journald's queue
-// is full: only the writer thread ever waits on it.
+// The writer instead writes the entry's fields ready (core/journal_native.h) and sends them,
+// with the record's shared line after them, as one datagram on this connected socket. Like
+// sd_journal_sendv's socket it blocks while journald's queue is full: only the writer thread ever
+// waits on it.
 //
 // Its send buffer is small on purpose (kSendBuffer, which the kernel doubles to 16 KiB).
 // journald's socket queues at most net.unix.max_dgram_qlen + 1 datagrams: 11 with the kernel's

@@ -112,21 +112,14 @@ std::optional<int64_t> parse_rfc3339_us(std::string_view text) {
   return static_cast<int64_t>(t) * 1000000 + micros;
 }
 
-void assign_guid(std::string& out, uint64_t guid) {
+std::string format_guid(uint64_t guid) {
   static constexpr char kHex[] = "0123456789abcdef";
-  char text[19];  // xxxx:xxxx:xxxx:xxxx
+  std::string out(19, ':');  // xxxx:xxxx:xxxx:xxxx
   for (int group = 0; group < 4; ++group) {
     const auto bits = static_cast<unsigned>((guid >> (48 - 16 * group)) & 0xffff);
     for (int d = 0; d < 4; ++d)
-      text[group * 5 + d] = kHex[(bits >> (12 - 4 * d)) & 0xf];
-    if (group < 3) text[group * 5 + 4] = ':';
+      out[static_cast<size_t>(group * 5 + d)] = kHex[(bits >> (12 - 4 * d)) & 0xf];
   }
-  out.assign(text, sizeof text);
-}
-
-std::string format_guid(uint64_t guid) {
-  std::string out;
-  assign_guid(out, guid);
   return out;
 }
 

@@ -18,9 +18,6 @@ std::string to_json(const PortSnapshot& snapshot);
 // Appends "2026-11-22T10:15:30.123456Z" (format_rfc3339_us's text) without a string of its own.
 void append_rfc3339_us(std::string& out, int64_t time_us);
 
-// format_guid's text ("248a:0703:00a1:b2c0") into `out`, in the buffer it already has.
-void assign_guid(std::string& out, uint64_t guid);
-
 // Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
 void write_port_block(JsonWriter& w, const PortInfo& port);
 
