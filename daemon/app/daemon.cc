@@ -143,20 +143,23 @@ void Daemon::publish(std::vector<Record>& records) {
   const Instant now = system_clock().now();  // the journal budget's time for the batch
   for (Record& r : records) {
     health_.judge(r, now);
-    send(std::move(r), now);
+    send(r, now);
   }
   // The verdicts those records changed, after them.
   for (Record& r : health_.take_records(now))
-    send(std::move(r), now);
+    send(r, now);
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
-  if (journal_) budget_.after_batch(now);
+  if (journal_) {
+    journal_->flush();  // before the budget's summaries, which follow the records
+    budget_.after_batch(now);
+  }
   backpressure_.after_publish();
   memory_trim_.note_work(records.size());
   update_service_status();  // port states
 }
 
-void Daemon::send(Record&& r, Instant now) {
+void Daemon::send(const Record& r, Instant now) {
   // Serialized once, into the one buffer that the replay ring, every subscriber's queue and
   // the journal writer share: the record's JSON and a newline.
   std::string text = to_json(r);
@@ -168,10 +171,9 @@ void Daemon::send(Record&& r, Instant now) {
   if (hub_) hub_->publish(published);
   ++records_;
   event_counter_.count(r);
-  // Shared and immutable from here on: the journal writer builds its entry from them on its
-  // own thread, after this call. Made only for a record the journal takes.
-  if (journal_ && budget_.admit(r, now))
-    journal_->publish(std::make_shared<const Record>(std::move(r)), line_of(published));
+  // The journal writer builds its entry on its own thread, from a copy of the record and the
+  // shared line.
+  if (journal_ && budget_.admit(r, now)) journal_->publish(r, line_of(published));
 }
 
 void Daemon::reload() {

@@ -46,7 +46,7 @@ class Daemon : private StateSource {
  private:
   // Sends each record to every sink. Takes the records: they are moved out of `records`.
   void publish(std::vector<Record>& records);
-  void send(Record&& r, Instant now);  // one record to every sink
+  void send(const Record& r, Instant now);  // one record to every sink
   void reload();
   void apply_config(const Config& next);
   void setup_journal();

@@ -19,8 +19,8 @@
 namespace rdma_eventd::daemon {
 
 JournalSink::JournalSink(std::string identifier, size_t max_queued)
-    : max_queued_(max_queued),
-      identifier_(std::make_shared<const std::string>(std::move(identifier))) {
+    : identifier_(std::make_shared<const std::string>(std::move(identifier))),
+      max_queued_(max_queued) {
   wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!wake_fd_) {
     throw std::runtime_error(std::string("journal: eventfd: ") + std::strerror(errno));
@@ -31,8 +31,10 @@ JournalSink::JournalSink(std::string identifier, size_t max_queued)
 JournalSink::~JournalSink() {
   {
     std::unique_lock lock(mu_);
-    if (!drained_.wait_for(lock, std::chrono::seconds(3), [this] { return queue_.empty(); })) {
-      spdlog::warn("journal: {} records still queued at exit were not written", queue_.size());
+    queue_pending_locked();
+    wake_.notify_one();
+    if (!drained_.wait_for(lock, std::chrono::seconds(3), [this] { return depth_locked() == 0; })) {
+      spdlog::warn("journal: {} records still queued at exit were not written", depth_locked());
       stats_.dropped += queue_.size();
       queue_.clear();
     }
@@ -42,28 +44,64 @@ JournalSink::~JournalSink() {
   writer_.join();
 }
 
-void JournalSink::publish(std::shared_ptr<const Record> record,
-                          std::shared_ptr<const std::string> line) {
+void JournalSink::publish(const Record& record, std::shared_ptr<const std::string> line) {
+  std::unique_ptr<Record> copy;
+  if (spare_.empty()) {
+    copy = std::make_unique<Record>(record);
+  } else {
+    copy = std::move(spare_.back());
+    spare_.pop_back();
+    *copy = record;  // into the buffers it has: no allocation once they are large enough
+  }
+  Entry entry{std::move(copy), std::move(line), nullptr, {}};
+  if (identifier_changed_) {
+    entry.identifier = identifier_;
+    identifier_changed_ = false;
+  }
+  pending_.push_back(std::move(entry));
+}
+
+void JournalSink::flush() {
+  if (pending_.empty()) return;
   {
     std::lock_guard lock(mu_);
-    if (queue_.size() >= max_queued_) {
+    queue_pending_locked();
+    // The writer's given-back records, for the next batches to copy into.
+    for (auto& r : given_back_) {
+      if (spare_.size() >= kMaxSpareRecords) break;
+      spare_.push_back(std::move(r));
+    }
+    given_back_.clear();  // beyond kMaxSpareRecords: freed here, on the thread that made them
+  }
+  wake_.notify_one();
+}
+
+void JournalSink::queue_pending_locked() {
+  std::shared_ptr<const std::string> identifier;  // a dropped entry's, for the next one
+  for (Entry& entry : pending_) {
+    if (entry.identifier) identifier = std::move(entry.identifier);
+    if (depth_locked() >= max_queued_) {
       if (stats_.dropped++ == 0 || stats_.dropped % 100000 == 0) {
         spdlog::warn(
             "journal: writer queue full ({} entries), {} records not journaled so far; "
             "they still reach subscribers",
             max_queued_, stats_.dropped);
       }
-      return;
+      if (spare_.size() < kMaxSpareRecords) spare_.push_back(std::move(entry.record));
+      continue;
     }
-    queue_.push_back({std::move(record), std::move(line), identifier_});
+    entry.identifier = std::move(identifier);
+    queue_.push_back(std::move(entry));
   }
-  wake_.notify_one();
+  pending_.clear();
+  if (identifier) identifier_changed_ = true;  // every entry was dropped: the next carries it
 }
 
 void JournalSink::publish_summary(std::vector<std::string> fields) {
   {
     std::lock_guard lock(mu_);
-    if (queue_.size() >= max_queued_ + kSummaryHeadroom) {
+    queue_pending_locked();  // the records before it go first
+    if (depth_locked() >= max_queued_ + kSummaryHeadroom) {
       // journald has stalled for long: records were dropped (and logged) before this
       ++stats_.dropped;
       return;
@@ -74,9 +112,8 @@ void JournalSink::publish_summary(std::vector<std::string> fields) {
 }
 
 void JournalSink::set_identifier(std::string identifier) {
-  auto shared = std::make_shared<const std::string>(std::move(identifier));
-  std::lock_guard lock(mu_);
-  identifier_ = std::move(shared);
+  identifier_ = std::make_shared<const std::string>(std::move(identifier));
+  identifier_changed_ = true;
 }
 
 JournalSink::Stats JournalSink::stats() const {
@@ -86,7 +123,7 @@ JournalSink::Stats JournalSink::stats() const {
 
 size_t JournalSink::queued() const {
   std::lock_guard lock(mu_);
-  return queue_.size();
+  return depth_locked();
 }
 
 uint64_t JournalSink::progress() const {
@@ -98,7 +135,7 @@ void JournalSink::notify_when_at_most(size_t entries) {
   bool now = false;
   {
     std::lock_guard lock(mu_);
-    if (queue_.size() <= entries) {
+    if (depth_locked() <= entries) {
       now = true;
     } else {
       notify_at_most_ = entries;
@@ -123,6 +160,8 @@ void JournalSink::signal_wake() {
 }
 
 void JournalSink::writer_main() {
+  std::vector<Entry> batch;
+  batch.reserve(kWriterBatch);
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -130,15 +169,30 @@ void JournalSink::writer_main() {
       if (stopping_) return;
       continue;
     }
-    Entry entry = std::move(queue_.front());
-    queue_.pop_front();
+    while (!queue_.empty() && batch.size() < kWriterBatch) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    in_flight_ = batch.size();
     lock.unlock();
-    send(entry);
-    entry = {};  // the record's memory goes back outside the lock too
+    Counts counts;
+    for (Entry& entry : batch) {
+      send(entry, counts);
+      entry.line.reset();  // the line's last reference may be this one: freed outside the lock
+      entry.summary_fields.clear();
+    }
     lock.lock();
-    if (queue_.empty()) drained_.notify_all();
+    in_flight_ = 0;
+    stats_.written += counts.written;
+    stats_.failed += counts.failed;
+    stats_.summaries_written += counts.summaries_written;
+    for (Entry& entry : batch) {
+      if (entry.record) given_back_.push_back(std::move(entry.record));
+    }
+    batch.clear();
+    if (depth_locked() == 0) drained_.notify_all();
     bool signal = std::exchange(notify_progress_, false);
-    if (notify_at_most_ && queue_.size() <= *notify_at_most_) {
+    if (notify_at_most_ && depth_locked() <= *notify_at_most_) {
       notify_at_most_.reset();
       signal = true;
     }
@@ -157,7 +211,8 @@ std::string_view json_of(const std::string& line) {
 
 }  // namespace
 
-void JournalSink::send(const Entry& entry) {
+void JournalSink::send(const Entry& entry, Counts& counts) {
+  if (entry.identifier) writer_identifier_ = entry.identifier;
   // Built here, not on the loop: an entry costs about twice the record's JSON to format.
   const bool summary = !entry.record;
   datagram_.clear();
@@ -167,7 +222,7 @@ void JournalSink::send(const Entry& entry) {
   } else {
     // The line, shared with the subscribers, completes the entry as it is.
     assert(entry.line->find('\n') == entry.line->size() - 1);
-    append_journal_entry_head(datagram_, *entry.record, *entry.identifier);
+    append_journal_entry_head(datagram_, *entry.record, *writer_identifier_);
   }
   int r = socket_.send(datagram_, summary ? std::string_view() : std::string_view(*entry.line));
   if (r < 0) {
@@ -175,11 +230,10 @@ void JournalSink::send(const Entry& entry) {
     // large entry in a memfd and otherwise fails with the error that is logged.
     r = summary
             ? send_fields(entry.summary_fields)
-            : send_fields(journal_fields(*entry.record, json_of(*entry.line), *entry.identifier));
+            : send_fields(journal_fields(*entry.record, json_of(*entry.line), *writer_identifier_));
   }
-  std::lock_guard lock(mu_);
   if (r < 0) {
-    ++stats_.failed;
+    ++counts.failed;
     if (!failing_) {
       failing_ = true;
       spdlog::error(
@@ -189,10 +243,12 @@ void JournalSink::send(const Entry& entry) {
     }
     return;
   }
-  ++(summary ? stats_.summaries_written : stats_.written);
+  ++(summary ? counts.summaries_written : counts.written);
   if (failing_) {
     failing_ = false;
-    spdlog::info("journal: writing records again ({} failed so far)", stats_.failed);
+    std::lock_guard lock(mu_);
+    spdlog::info("journal: writing records again ({} failed so far)",
+                 stats_.failed + counts.failed);
   }
 }
 

@@ -1,5 +1,9 @@
-// A journal that fails never blocks the loop and never costs other sinks a record.
+// A journal that fails never blocks the loop and never costs other sinks a record; a reload's
+// new identifier applies from the next record on.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "daemon_process.h"
 #include "journal_sandbox.h"
@@ -42,6 +46,37 @@ TEST(JournalDown, RecordsStillReachOtherSinksAndTheJournalResumes) {
     if (l.find("cannot write records") != std::string::npos) ++failure_lines;
   }
   EXPECT_EQ(failure_lines, 1) << "a failing journal is logged once, not per record";
+}
+
+std::string identifier_config(const std::string& identifier) {
+  return nlohmann::json{{"journal", {{"identifier", identifier}}}}.dump();
+}
+
+TEST(JournalIdentifier, AReloadsNewIdentifierNamesTheRecordsAfterIt) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim, identifier_config("rdma-before"));
+  inject(sim, {"storm", "--count", "3", "--targets", "mlx5_0/1"});
+  for (int i = 0; i < 3; ++i)
+    daemon.next_record();
+  daemon.write_config(identifier_config("rdma-after"));
+  daemon.reload();
+  daemon.require_log("configuration reloaded");
+  inject(sim, {"storm", "--count", "3", "--targets", "mlx5_0/1"});
+  for (int i = 0; i < 3; ++i)
+    daemon.next_record();
+  // A second reload that changes nothing else: the identifier stays the new one.
+  daemon.reload();
+  daemon.require_log("configuration reloaded");
+  inject(sim, {"lid", "mlx5_0/1", "9"});
+  daemon.next_record();
+
+  const auto entries = daemon.journal_entries(7);
+  ASSERT_EQ(entries.size(), 7u);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i]["RDMA_SEQ"], std::to_string(i + 1));
+    EXPECT_EQ(entries[i]["SYSLOG_IDENTIFIER"], i < 3 ? "rdma-before" : "rdma-after")
+        << "seq " << i + 1;
+  }
 }
 
 }  // namespace
