@@ -59,46 +59,66 @@ class Decimal {
   size_t size_;
 };
 
-// Every field of a record's entry but the last, RDMA_RECORD (the JSON), in order, to
-// `emit(key, value)`: journal_fields and append_journal_entry_head are the one entry in its two
-// forms.
+// MESSAGE, the sentence written straight into the entry as it is built. A newline in it (a
+// device or a reporter's name can hold one) makes it a field framed by its length instead.
+void append_native_message(std::string& out, const Record& r) {
+  const size_t at = out.size();
+  out += "MESSAGE=";
+  const size_t value_at = out.size();
+  append_description(out, r);
+  if (std::string_view(out).substr(value_at).find('\n') != std::string_view::npos) {
+    const std::string value = out.substr(value_at);
+    out.resize(at);
+    append_native_field(out, "MESSAGE", value);
+    return;
+  }
+  out += '\n';
+}
+
+// A value the daemon wrote itself (a number, a name of the schema, a message id): it holds no
+// newline, so the native form needs no look for one.
+constexpr bool kPlain = true;
+
+// Every field of a record's entry between MESSAGE, the first, and RDMA_RECORD (the JSON), the
+// last, in order, to `emit(key, value, plain)`: journal_fields and append_journal_entry_head
+// are the one entry in its two forms.
 template <typename Emit>
-void for_each_field_before_json(const Record& r, std::string_view identifier, Emit&& emit) {
-  emit("MESSAGE", describe(r));
-  emit("PRIORITY", Decimal(syslog_priority(r.severity)));
-  emit("MESSAGE_ID", message_id(r.event));
-  emit("SYSLOG_IDENTIFIER", identifier);
-  emit("RDMA_EVENT", event_name(r.event));
-  emit("RDMA_EVENT_TYPE", Decimal(r.event_type));
-  emit("RDMA_SEVERITY", severity_name(r.severity));
-  emit("RDMA_DEVICE", r.device);
-  emit("RDMA_NODE_GUID", r.node_guid);
-  emit("RDMA_PORT", Decimal(r.port));
+void for_each_field_after_message(const Record& r, std::string_view identifier, Emit&& emit) {
+  emit("PRIORITY", Decimal(syslog_priority(r.severity)), kPlain);
+  emit("MESSAGE_ID", message_id(r.event), kPlain);
+  emit("SYSLOG_IDENTIFIER", identifier, !kPlain);
+  emit("RDMA_EVENT", event_name(r.event), kPlain);
+  emit("RDMA_EVENT_TYPE", Decimal(r.event_type), kPlain);
+  emit("RDMA_SEVERITY", severity_name(r.severity), kPlain);
+  emit("RDMA_DEVICE", r.device, !kPlain);
+  emit("RDMA_NODE_GUID", r.node_guid, !kPlain);
+  emit("RDMA_PORT", Decimal(r.port), kPlain);
   if (r.port_info) {
-    emit("RDMA_LINK_LAYER", link_layer_name(r.port_info->link_layer));
-    emit("RDMA_PORT_STATE", port_state_name(r.port_info->state));
-    emit("RDMA_LID", Decimal(r.port_info->lid));
+    emit("RDMA_LINK_LAYER", link_layer_name(r.port_info->link_layer), kPlain);
+    emit("RDMA_PORT_STATE", port_state_name(r.port_info->state), kPlain);
+    emit("RDMA_LID", Decimal(r.port_info->lid), kPlain);
   }
   if (r.event == EventKind::kAppReport) {
     // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
-    emit("RDMA_REPORTER_PID", Decimal(r.reporter.pid));
-    emit("RDMA_REPORTER_UID", Decimal(r.reporter.uid));
-    emit("RDMA_REPORTER_COMM", r.reporter.comm);
-    emit("RDMA_REPORTER_UNIT", r.reporter.unit);
+    emit("RDMA_REPORTER_PID", Decimal(r.reporter.pid), kPlain);
+    emit("RDMA_REPORTER_UID", Decimal(r.reporter.uid), kPlain);
+    emit("RDMA_REPORTER_COMM", r.reporter.comm, !kPlain);
+    emit("RDMA_REPORTER_UNIT", r.reporter.unit, !kPlain);
   }
   if (r.event == EventKind::kPortHealth) {
-    emit("RDMA_HEALTH", r.health);
-    emit("RDMA_HEALTH_REASON", r.reason);
+    emit("RDMA_HEALTH", r.health, !kPlain);
+    emit("RDMA_HEALTH_REASON", r.reason, !kPlain);
   }
   if (r.vendor) {
     // Vendor events (DEVX): the event entry's type, and the module and error to filter on.
-    emit("RDMA_VENDOR_TYPE", Decimal(r.vendor->type));
+    emit("RDMA_VENDOR_TYPE", Decimal(r.vendor->type), kPlain);
     const bool module = r.event >= EventKind::kModulePlugged && r.event <= EventKind::kModuleError;
-    if (module) emit("RDMA_MODULE", Decimal(r.vendor->module));
-    if (r.event == EventKind::kModuleError) emit("RDMA_MODULE_ERROR", r.vendor->error_type);
+    if (module) emit("RDMA_MODULE", Decimal(r.vendor->module), kPlain);
+    if (r.event == EventKind::kModuleError)
+      emit("RDMA_MODULE_ERROR", r.vendor->error_type, !kPlain);
   }
-  emit("RDMA_SEQ", Decimal(r.seq));
-  emit("RDMA_STREAM", r.stream);
+  emit("RDMA_SEQ", Decimal(r.seq), kPlain);
+  emit("RDMA_STREAM", r.stream, !kPlain);
 }
 
 constexpr std::string_view kRecordField = "RDMA_RECORD";
@@ -109,21 +129,28 @@ std::vector<std::string> journal_fields(const Record& r, std::string_view json,
                                         std::string_view identifier) {
   std::vector<std::string> f;
   f.reserve(24);
-  const auto add = [&f](std::string_view key, std::string_view value) {
+  const auto add = [&f](std::string_view key, std::string_view value, bool /*plain*/ = false) {
     std::string field;
     field.reserve(key.size() + 1 + value.size());
     field.append(key).append(1, '=').append(value);
     f.push_back(std::move(field));
   };
-  for_each_field_before_json(r, identifier, add);
+  add("MESSAGE", describe(r));
+  for_each_field_after_message(r, identifier, add);
   add(kRecordField, json);
   return f;
 }
 
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier) {
-  for_each_field_before_json(r, identifier, [&out](std::string_view key, std::string_view value) {
-    append_native_field(out, key, value);
-  });
+  append_native_message(out, r);
+  for_each_field_after_message(r, identifier,
+                               [&out](std::string_view key, std::string_view value, bool plain) {
+                                 if (plain) {
+                                   append_plain_native_field(out, key, value);
+                                 } else {
+                                   append_native_field(out, key, value);
+                                 }
+                               });
   out.append(kRecordField).append(1, '=');
 }
 

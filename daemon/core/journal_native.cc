@@ -26,6 +26,17 @@ void append_native_field(std::string& out, std::string_view key, std::string_vie
   p[value.size()] = '\n';
 }
 
+void append_plain_native_field(std::string& out, std::string_view key, std::string_view value) {
+  const size_t at = out.size();
+  out.resize(at + key.size() + 1 + value.size() + 1);
+  char* p = out.data() + at;
+  std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  *p++ = '=';
+  std::memcpy(p, value.data(), value.size());
+  p[value.size()] = '\n';
+}
+
 void append_native_field(std::string& out, std::string_view key_equals_value) {
   const size_t eq = key_equals_value.find('=');
   if (eq == std::string_view::npos) return;

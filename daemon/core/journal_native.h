@@ -13,6 +13,10 @@ namespace rdma_eventd::daemon {
 // Appends one field. `key` is a valid journal field name (the caller's constants).
 void append_native_field(std::string& out, std::string_view key, std::string_view value);
 
+// Appends "KEY=value\n" for a value known to hold no newline (a number, a name the daemon
+// chose), without looking for one.
+void append_plain_native_field(std::string& out, std::string_view key, std::string_view value);
+
 // Appends a "KEY=value" string, the form sd_journal_sendv takes (a summary's fields). Nothing
 // is appended for a string without '='.
 void append_native_field(std::string& out, std::string_view key_equals_value);

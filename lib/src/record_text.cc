@@ -81,45 +81,62 @@ std::string list_changes(const std::vector<Entry>& added, const std::vector<Entr
   return s.empty() ? "no entry differs from the last known table" : s;
 }
 
-std::string port_event_text(const Record& r, StateText state) {
+// Appends a port event's text to `s`.
+void append_port_event_text(std::string& s, const Record& r, StateText state) {
   const PortInfo& now = *r.port_info;
   const PortInfo& was = r.previous ? *r.previous : now;
-  std::string s;
   switch (r.event) {
     case EventKind::kPortErr:
       if (now.state == PortState::kActive) {
         // The port was up again by the time the event was read: say so, don't pretend.
-        s = "link down, already back up when queried ";
+        s += "link down, already back up when queried ";
         append_transition(s, was, now, state);
         s += ", ";
         append_rate(s, now);
-        return s;
+        return;
       }
-      s = "link down ";
+      s += "link down ";
       append_transition(s, was, now, state);
       s += ", was ";
       append_rate(s, was);
-      return s;
+      return;
     case EventKind::kPortActive:
-      s = "link up ";
+      s += "link up ";
       append_transition(s, was, now, state);
       s += ", ";
       append_rate(s, now);
       append_lid(s, now);
-      return s;
+      return;
     case EventKind::kLidChange:
-      return "LID changed " + std::to_string(was.lid) + " -> " + std::to_string(now.lid);
+      s += "LID changed ";
+      append_decimal(s, was.lid);
+      s += " -> ";
+      append_decimal(s, now.lid);
+      return;
     case EventKind::kSmChange:
-      return "subnet manager changed, SM LID " + std::to_string(was.sm_lid) + " -> " +
-             std::to_string(now.sm_lid) + " (SL " + std::to_string(now.sm_sl) + ")";
+      s += "subnet manager changed, SM LID ";
+      append_decimal(s, was.sm_lid);
+      s += " -> ";
+      append_decimal(s, now.sm_lid);
+      s += " (SL ";
+      append_decimal(s, now.sm_sl);
+      s += ')';
+      return;
     case EventKind::kClientReregister:
-      return "subnet manager (LID " + std::to_string(now.sm_lid) + ") asked clients to re-register";
+      s += "subnet manager (LID ";
+      append_decimal(s, now.sm_lid);
+      s += ") asked clients to re-register";
+      return;
     case EventKind::kGidChange:
-      return "GID table changed: " + list_changes(r.gids_added, r.gids_removed, gid_text);
+      s += "GID table changed: ";
+      s += list_changes(r.gids_added, r.gids_removed, gid_text);
+      return;
     case EventKind::kPkeyChange:
-      return "P_Key table changed: " + list_changes(r.pkeys_added, r.pkeys_removed, pkey_text);
+      s += "P_Key table changed: ";
+      s += list_changes(r.pkeys_added, r.pkeys_removed, pkey_text);
+      return;
     case EventKind::kPortState:
-      s = state(now.state);
+      s += state(now.state);
       s += ", ";
       append_rate(s, now);
       append_lid(s, now);
@@ -130,15 +147,16 @@ std::string port_event_text(const Record& r, StateText state) {
         append_rate(s, was);
         append_lid(s, was);
       }
-      return s;
+      return;
     default:
       break;
   }
-  s = "async event type " + std::to_string(r.event_type) + " (unknown to this version), port ";
+  s += "async event type ";
+  append_decimal(s, r.event_type);
+  s += " (unknown to this version), port ";
   s += state(now.state);
   s += ", ";
   append_rate(s, now);
-  return s;
 }
 
 // "application reported qp_fatal on QP 4660 (pid 4242 trainer, uid 1000, unit job.service):
@@ -309,30 +327,56 @@ bool is_device_record(EventKind kind) {
          kind == EventKind::kDeviceRecovered;
 }
 
-std::string event_text(const Record& r, StateText state) {
+namespace {
+
+// Appends event_text(r, state) to `s`: the port events, nearly every record, piece by piece.
+void append_event_text(std::string& s, const Record& r, StateText state) {
   switch (r.event) {
     case EventKind::kDeviceFatal:
-      return "device fatal error, last known: " + last_known_text(r.ports, state);
+      s += "device fatal error, last known: " + last_known_text(r.ports, state);
+      return;
     case EventKind::kDeviceRemoved:
-      return "device removed, last known: " + last_known_text(r.ports, state);
+      s += "device removed, last known: " + last_known_text(r.ports, state);
+      return;
     case EventKind::kDeviceAdded:
-      return "device added (node GUID " + r.node_guid + ")";
+      s += "device added (node GUID " + r.node_guid + ")";
+      return;
     case EventKind::kDeviceRenamed:
-      return "device renamed to " + r.device;
+      s += "device renamed to " + r.device;
+      return;
     case EventKind::kDeviceRecovered:
-      return "device recovered after " + duration_text(r.downtime_ms) + " (fatal error at seq " +
-             std::to_string(r.fatal_seq) + ")";
+      s += "device recovered after " + duration_text(r.downtime_ms) + " (fatal error at seq " +
+           std::to_string(r.fatal_seq) + ")";
+      return;
     case EventKind::kAppReport:
-      return app_report_text(r);
+      s += app_report_text(r);
+      return;
     case EventKind::kPortHealth:
-      return port_health_text(r);
+      s += port_health_text(r);
+      return;
     default:
       break;
   }
-  if (std::string v = vendor_event_text(r, state); !v.empty()) return v;
-  if (r.port_info) return port_event_text(r, state);
-  return "async event type " + std::to_string(r.event_type) +
-         " (unknown to this version), element " + std::to_string(r.port);
+  if (std::string v = vendor_event_text(r, state); !v.empty()) {
+    s += v;
+    return;
+  }
+  if (r.port_info) {
+    append_port_event_text(s, r, state);
+    return;
+  }
+  s += "async event type ";
+  append_decimal(s, r.event_type);
+  s += " (unknown to this version), element ";
+  append_decimal(s, r.port);
+}
+
+}  // namespace
+
+std::string event_text(const Record& r, StateText state) {
+  std::string s;
+  append_event_text(s, r, state);
+  return s;
 }
 
 std::string subject_text(const Record& r) {
@@ -345,10 +389,27 @@ std::string subject_text(const Record& r) {
   return r.device;
 }
 
-std::string describe(const Record& r) {
-  std::string s = subject_text(r);
+void append_description(std::string& s, const Record& r) {
+  // subject_text, appended
+  if (r.event == EventKind::kDeviceRenamed) {
+    s += r.old_name;
+  } else {
+    s += r.device;
+    const bool port = (r.event == EventKind::kAppReport && r.port != 0) ||
+                      r.event == EventKind::kPortHealth ||
+                      (r.port_info && !is_device_record(r.event));
+    if (port) {
+      s += " port ";
+      append_decimal(s, r.port);
+    }
+  }
   s += ": ";
-  s += event_text(r);
+  append_event_text(s, r, plain_state_text);
+}
+
+std::string describe(const Record& r) {
+  std::string s;
+  append_description(s, r);
   return s;
 }
 

@@ -155,6 +155,13 @@ TEST(NativeProtocol, AFieldWithoutANewlineIsKeyEqualsValueAndANewline) {
   EXPECT_EQ(out, "RDMA_PORT=1\nRDMA_HEALTH_REASON=\nMESSAGE=a=b\n") << "nothing to send";
 }
 
+TEST(NativeProtocol, APlainFieldIsWrittenAsItIs) {
+  std::string out = "KEPT=1\n";
+  append_plain_native_field(out, "RDMA_SEQ", "17");
+  append_plain_native_field(out, "RDMA_EVENT", "");
+  EXPECT_EQ(out, "KEPT=1\nRDMA_SEQ=17\nRDMA_EVENT=\n");
+}
+
 TEST(NativeProtocol, AValueWithANewlineGoesWithItsLengthInLittleEndian) {
   std::string out;
   append_native_field(out, "RDMA_REPORTER_COMM", "a\nb");
@@ -215,6 +222,9 @@ TEST(JournalEntry, TheDatagramCarriesExactlyTheFieldsInTheirOrderForEveryKindOfR
   records.push_back(module);
 
   for (const Record& r : records) {
+    std::string described = "kept: ";
+    append_description(described, r);
+    EXPECT_EQ(described, "kept: " + describe(r)) << "appended, never replacing";
     // What the writer sends: the head, then the record's line (its JSON and newline) as it is.
     std::string datagram = "PREVIOUS=kept\n";  // appended to, never replaced
     append_journal_entry_head(datagram, r, "rdma-eventd");

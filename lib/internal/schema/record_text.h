@@ -52,5 +52,7 @@ std::string event_text(const Record& r, StateText state = plain_state_text);
 std::string subject_text(const Record& r);
 // The journal's MESSAGE: "mlx5_0 port 1: link down (ACTIVE -> DOWN), was 200 Gb/s 4X HDR".
 std::string describe(const Record& r);
+// Appends describe(r) to `s`: the journal writer writes it straight into its datagram.
+void append_description(std::string& s, const Record& r);
 
 }  // namespace rdma_eventd
