@@ -16,6 +16,7 @@ The measurements of bench/run.sh (which starts the simulators, journald and daem
   consumers  the same storm read by other programs (ibv_asyncwatch, the raw loop)
   latency    injection-to-read latency at a fixed event rate
   floor      the same with a bare writer: one send per subscriber per event, nothing else
+  journal-floor  the daemon's journal entries sent to journald by a bare sender, nothing else
   startup    exec to READY=1 (or the "ready:" log line)
   idle       context switches and notifications of an idle daemon
   report     docs/benchmarks.md from the results
@@ -35,9 +36,13 @@ int main(int argc, char** argv) {
     const char* name;
     int (*run)(int, char**);
   };
-  static constexpr Sub kSubs[] = {{"storm", cmd_storm},     {"consumers", cmd_consumers},
-                                  {"latency", cmd_latency}, {"floor", cmd_floor},
-                                  {"startup", cmd_startup}, {"idle", cmd_idle},
+  static constexpr Sub kSubs[] = {{"storm", cmd_storm},
+                                  {"consumers", cmd_consumers},
+                                  {"latency", cmd_latency},
+                                  {"floor", cmd_floor},
+                                  {"journal-floor", cmd_journal_floor},
+                                  {"startup", cmd_startup},
+                                  {"idle", cmd_idle},
                                   {"report", cmd_report}};
   for (const Sub& s : kSubs) {
     if (std::strcmp(argv[1], s.name) != 0) continue;

@@ -30,7 +30,8 @@
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device storm under `perf record` and write the
 #                          daemon's profile (perf report) to FILE, then one with the journal
-#                          on (a tenth of the events), with journald's CPU per record
+#                          on (a tenth of the events), with journald's CPU per record, and
+#                          the journal floor: as many entries sent to journald by a bare sender
 #   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
 #                          idle runs (default: its own, 1 MiB)
 #   --storm-queued-bytes N socket.max_queued_bytes in the throughput storms (default 8388608:
@@ -447,6 +448,22 @@ if [ -n "$profile" ]; then
       'BEGIN { printf "# journald: %.2f s of CPU over the storm, %.2f us per record\n", t / hz, t / hz / n * 1e6 }'
     perf report -i "$work/perf-journal.data" --stdio --sort comm,dso,symbol --percent-limit 0.5 \
       2>/dev/null | grep -v '^$' | sed 's/  */ /g'
+  } >>"$profile"
+
+  # The floor under the journal: the same number of entries of the daemon's shape, sent to the
+  # same journald by a bare sender (bench/journal_floor.cc), journald's CPU time around it.
+  log "profile: the journal floor, $journal_count entries"
+  line_bytes=$(jq -r '(.bytes / ([.records, 1] | max)) | floor' "$work/profile-journal-storm.json")
+  journald_before=$(ticks "$journald_pid")
+  "$bench" journal-floor --count "$journal_count" --line-bytes "$line_bytes" \
+    >"$work/journal-floor.json"
+  journalctl --sync
+  journald_after=$(ticks "$journald_pid")
+  {
+    echo
+    echo "# journal floor: $(cat "$work/journal-floor.json")"
+    awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
+      'BEGIN { printf "# journald: %.2f s of CPU over the floor, %.2f us per entry\n", t / hz, t / hz / n * 1e6 }'
   } >>"$profile"
 fi
 

@@ -105,13 +105,13 @@ int cmd_storm(int argc, char** argv) {
   SimControl::Request req = sim.connect();
   const auto queries_before = state.of({pid});
   const CpuTime cpu_before = cpu_time(pid);
+  const ContextSwitches switches_before = context_switches(pid);
   const int64_t t0 = req.send(source == "devx" ? SimControl::devx_storm(count, targets_of(a))
                                                : SimControl::storm(count, targets_of(a)));
   const json reply = req.reply();
   const bool complete =
       subs.wait(mono_ns() + static_cast<int64_t>(a.num("timeout-s", 600)) * 1000000000);
   const int64_t t1 = complete ? subs.done_ns() : mono_ns();
-  const CpuTime cpu = cpu_time(pid) - cpu_before;
   const auto queries = minus(state.of({pid}), queries_before);
   const StreamTotals totals = subs.stop_and_total();
   const Memory mem = memory(pid);
@@ -136,12 +136,17 @@ int cmd_storm(int argc, char** argv) {
   r["bytes"] = totals.bytes;
   r["reader_cpu_s"] = totals.reader_cpu_s;
   r["reader_busy"] = totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0;
-  add_cpu(r, cpu, count);
   r["daemon_queries"] = counters_json(queries);
   r["query_latency_us"] = state.query_latency_us();
   r["rss_kib"] = mem.rss_kib;
   r["hwm_kib"] = mem.hwm_kib;
   r["journal"] = settle_journal(socket, static_cast<double>(a.num("journal-wait-s", 120)));
+  // Taken once the journal writer has sent what it had queued: with the journal on, its last
+  // entries go out after the subscribers have every record.
+  add_cpu(r, cpu_time(pid) - cpu_before, count);
+  const ContextSwitches switches = context_switches(pid);
+  r["context_switches"] = {{"voluntary", switches.voluntary - switches_before.voluntary},
+                           {"nonvoluntary", switches.nonvoluntary - switches_before.nonvoluntary}};
   if (const uint64_t settle_ms = a.num("settle-ms", 0); settle_ms > 0) {
     // The daemon a while after the storm, its subscribers still connected: what it keeps once
     // it has given back what the storm needed for a moment (docs/architecture.md).
