@@ -146,11 +146,17 @@ void Daemon::publish(std::vector<Record>& records) {
     send(r, now);
   }
   // The verdicts those records changed, after them.
-  for (Record& r : health_.take_records(now))
+  std::vector<Record> verdicts = health_.take_records(now);
+  for (Record& r : verdicts)
     send(r, now);
   if (stdout_sink_) stdout_sink_->flush();
   if (hub_) hub_->flush();
   if (journal_) {
+    // The journal's entries are written once the subscribers have the batch: they wait for
+    // none of it.
+    for (auto& [record, line] : journal_batch_)
+      journal_->publish(*record, std::move(line));
+    journal_batch_.clear();
     journal_->flush();  // before the budget's summaries, which follow the records
     budget_.after_batch(now);
   }
@@ -171,9 +177,7 @@ void Daemon::send(const Record& r, Instant now) {
   if (hub_) hub_->publish(published);
   ++records_;
   event_counter_.count(r);
-  // The journal writer builds its entry on its own thread, from a copy of the record and the
-  // shared line.
-  if (journal_ && budget_.admit(r, now)) journal_->publish(r, line_of(published));
+  if (journal_ && budget_.admit(r, now)) journal_batch_.emplace_back(&r, line_of(published));
 }
 
 void Daemon::reload() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/device_set.h"
@@ -84,6 +85,9 @@ class Daemon : private StateSource {
                             health_state_path(),
                             [this](std::vector<Record>& records) { publish(records); }};
   std::unique_ptr<JournalSink> journal_;
+  // The batch's records that the journal takes, with their lines: their entries are written
+  // after the batch has gone to the subscribers.
+  std::vector<std::pair<const Record*, std::shared_ptr<const std::string>>> journal_batch_;
   std::unique_ptr<RecordSink> stdout_sink_;
   std::unique_ptr<SubscriberHub> hub_;
   uint64_t records_ = 0;

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/journal_native.h"
+#include "schema/record_text.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -75,82 +76,55 @@ void append_native_message(std::string& out, const Record& r) {
   out += '\n';
 }
 
-// A value the daemon wrote itself (a number, a name of the schema, a message id): it holds no
-// newline, so the native form needs no look for one.
-constexpr bool kPlain = true;
-
-// Every field of a record's entry between MESSAGE, the first, and RDMA_RECORD (the JSON), the
-// last, in order, to `emit(key, value, plain)`: journal_fields and append_journal_entry_head
-// are the one entry in its two forms.
-template <typename Emit>
-void for_each_field_after_message(const Record& r, std::string_view identifier, Emit&& emit) {
-  emit("PRIORITY", Decimal(syslog_priority(r.severity)), kPlain);
-  emit("MESSAGE_ID", message_id(r.event), kPlain);
-  emit("SYSLOG_IDENTIFIER", identifier, !kPlain);
-  emit("RDMA_EVENT", event_name(r.event), kPlain);
-  emit("RDMA_EVENT_TYPE", Decimal(r.event_type), kPlain);
-  emit("RDMA_SEVERITY", severity_name(r.severity), kPlain);
-  emit("RDMA_DEVICE", r.device, !kPlain);
-  emit("RDMA_NODE_GUID", r.node_guid, !kPlain);
-  emit("RDMA_PORT", Decimal(r.port), kPlain);
-  if (r.port_info) {
-    emit("RDMA_LINK_LAYER", link_layer_name(r.port_info->link_layer), kPlain);
-    emit("RDMA_PORT_STATE", port_state_name(r.port_info->state), kPlain);
-    emit("RDMA_LID", Decimal(r.port_info->lid), kPlain);
-  }
-  if (r.event == EventKind::kAppReport) {
-    // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
-    emit("RDMA_REPORTER_PID", Decimal(r.reporter.pid), kPlain);
-    emit("RDMA_REPORTER_UID", Decimal(r.reporter.uid), kPlain);
-    emit("RDMA_REPORTER_COMM", r.reporter.comm, !kPlain);
-    emit("RDMA_REPORTER_UNIT", r.reporter.unit, !kPlain);
-  }
-  if (r.event == EventKind::kPortHealth) {
-    emit("RDMA_HEALTH", r.health, !kPlain);
-    emit("RDMA_HEALTH_REASON", r.reason, !kPlain);
-  }
-  if (r.vendor) {
-    // Vendor events (DEVX): the event entry's type, and the module and error to filter on.
-    emit("RDMA_VENDOR_TYPE", Decimal(r.vendor->type), kPlain);
-    const bool module = r.event >= EventKind::kModulePlugged && r.event <= EventKind::kModuleError;
-    if (module) emit("RDMA_MODULE", Decimal(r.vendor->module), kPlain);
-    if (r.event == EventKind::kModuleError)
-      emit("RDMA_MODULE_ERROR", r.vendor->error_type, !kPlain);
-  }
-  emit("RDMA_SEQ", Decimal(r.seq), kPlain);
-  emit("RDMA_STREAM", r.stream, !kPlain);
-}
-
 constexpr std::string_view kRecordField = "RDMA_RECORD";
 
 }  // namespace
 
-std::vector<std::string> journal_fields(const Record& r, std::string_view json,
-                                        std::string_view identifier) {
-  std::vector<std::string> f;
-  f.reserve(24);
-  const auto add = [&f](std::string_view key, std::string_view value, bool /*plain*/ = false) {
-    std::string field;
-    field.reserve(key.size() + 1 + value.size());
-    field.append(key).append(1, '=').append(value);
-    f.push_back(std::move(field));
-  };
-  add("MESSAGE", describe(r));
-  for_each_field_after_message(r, identifier, add);
-  add(kRecordField, json);
-  return f;
-}
-
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier) {
   append_native_message(out, r);
-  for_each_field_after_message(r, identifier,
-                               [&out](std::string_view key, std::string_view value, bool plain) {
-                                 if (plain) {
-                                   append_plain_native_field(out, key, value);
-                                 } else {
-                                   append_native_field(out, key, value);
-                                 }
-                               });
+  // A value the daemon wrote itself (a number, a name of the schema, a message id) holds no
+  // newline: `plain` does not look for one. Any other (names from the configuration, the
+  // kernel or a reporter; text kept in a record) may: `text` looks.
+  const auto text = [&out](std::string_view key, std::string_view value) {
+    append_native_field(out, key, value);
+  };
+  const auto plain = [&out](std::string_view key, std::string_view value) {
+    append_plain_native_field(out, key, value);
+  };
+  plain("PRIORITY", Decimal(syslog_priority(r.severity)));
+  plain("MESSAGE_ID", message_id(r.event));
+  text("SYSLOG_IDENTIFIER", identifier);
+  plain("RDMA_EVENT", event_name(r.event));
+  plain("RDMA_EVENT_TYPE", Decimal(r.event_type));
+  plain("RDMA_SEVERITY", severity_name(r.severity));
+  text("RDMA_DEVICE", r.device);
+  text("RDMA_NODE_GUID", r.node_guid);
+  plain("RDMA_PORT", Decimal(r.port));
+  if (r.port_info) {
+    plain("RDMA_LINK_LAYER", link_layer_name(r.port_info->link_layer));
+    plain("RDMA_PORT_STATE", port_state_name(r.port_info->state));
+    plain("RDMA_LID", Decimal(r.port_info->lid));
+  }
+  if (r.event == EventKind::kAppReport) {
+    // Who reported, for `journalctl RDMA_REPORTER_UNIT=job.service`.
+    plain("RDMA_REPORTER_PID", Decimal(r.reporter.pid));
+    plain("RDMA_REPORTER_UID", Decimal(r.reporter.uid));
+    text("RDMA_REPORTER_COMM", r.reporter.comm);
+    text("RDMA_REPORTER_UNIT", r.reporter.unit);
+  }
+  if (r.event == EventKind::kPortHealth) {
+    text("RDMA_HEALTH", r.health);
+    text("RDMA_HEALTH_REASON", r.reason);
+  }
+  if (r.vendor) {
+    // Vendor events (DEVX): the event entry's type, and the module and error to filter on.
+    plain("RDMA_VENDOR_TYPE", Decimal(r.vendor->type));
+    const bool module = r.event >= EventKind::kModulePlugged && r.event <= EventKind::kModuleError;
+    if (module) plain("RDMA_MODULE", Decimal(r.vendor->module));
+    if (r.event == EventKind::kModuleError) text("RDMA_MODULE_ERROR", r.vendor->error_type);
+  }
+  plain("RDMA_SEQ", Decimal(r.seq));
+  text("RDMA_STREAM", r.stream);
   out.append(kRecordField).append(1, '=');
 }
 

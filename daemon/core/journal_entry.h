@@ -5,10 +5,8 @@
 
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "rdma_eventd/record.h"
-#include "schema/record_text.h"  // describe(): the MESSAGE
 
 namespace rdma_eventd::daemon {
 
@@ -16,16 +14,11 @@ namespace rdma_eventd::daemon {
 // digits.
 std::string_view message_id(EventKind kind);
 
-// "KEY=value" strings, ready for sd_journal_sendv: MESSAGE, PRIORITY, MESSAGE_ID,
-// SYSLOG_IDENTIFIER, the RDMA_* fields and RDMA_RECORD (the whole JSON line).
-std::vector<std::string> journal_fields(const Record& r, std::string_view json,
-                                        std::string_view identifier);
-
-// The same fields as one entry of the journal's native protocol (core/journal_native.h), but
-// for the record's JSON: every field before it, appended to `out`, then "RDMA_RECORD=". The
-// record's line (its JSON and a newline, the buffer subscribers are sent) completes the entry
-// as it is, since JSON text holds no raw newline: what the journal writer sends, in two parts,
-// so the line is neither scanned nor copied on its way.
+// A record's entry in the journal's native protocol (core/journal_native.h): MESSAGE,
+// PRIORITY, MESSAGE_ID, SYSLOG_IDENTIFIER and the RDMA_* fields, appended to `out`, then
+// "RDMA_RECORD=". The record's line (its JSON and a newline, the buffer subscribers are sent)
+// completes the entry as it is, since JSON text holds no raw newline: what the journal writer
+// sends, in two parts, so the line is neither scanned nor copied on its way.
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier);
 
 }  // namespace rdma_eventd::daemon

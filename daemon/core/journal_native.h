@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rdma_eventd::daemon {
 
@@ -20,5 +21,10 @@ void append_plain_native_field(std::string& out, std::string_view key, std::stri
 // Appends a "KEY=value" string, the form sd_journal_sendv takes (a summary's fields). Nothing
 // is appended for a string without '='.
 void append_native_field(std::string& out, std::string_view key_equals_value);
+
+// The fields of a datagram of this protocol as "KEY=value" strings, the form sd_journal_sendv
+// takes (a value keeps its newlines): for an entry the socket cannot take. A field cut short
+// ends the list.
+std::vector<std::string> native_fields(std::string_view datagram);
 
 }  // namespace rdma_eventd::daemon

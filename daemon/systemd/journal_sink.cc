@@ -19,8 +19,7 @@
 namespace rdma_eventd::daemon {
 
 JournalSink::JournalSink(std::string identifier, size_t max_queued)
-    : identifier_(std::make_shared<const std::string>(std::move(identifier))),
-      max_queued_(max_queued) {
+    : identifier_(std::move(identifier)), max_queued_(max_queued) {
   wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!wake_fd_) {
     throw std::runtime_error(std::string("journal: eventfd: ") + std::strerror(errno));
@@ -44,20 +43,19 @@ JournalSink::~JournalSink() {
   writer_.join();
 }
 
+std::string JournalSink::spare_buffer() {
+  if (spare_.empty()) return {};
+  std::string buffer = std::move(spare_.back());
+  spare_.pop_back();
+  buffer.clear();  // keeps its capacity: no allocation once it is large enough
+  return buffer;
+}
+
 void JournalSink::publish(const Record& record, std::shared_ptr<const std::string> line) {
-  std::unique_ptr<Record> copy;
-  if (spare_.empty()) {
-    copy = std::make_unique<Record>(record);
-  } else {
-    copy = std::move(spare_.back());
-    spare_.pop_back();
-    *copy = record;  // into the buffers it has: no allocation once they are large enough
-  }
-  Entry entry{std::move(copy), std::move(line), nullptr, {}};
-  if (identifier_changed_) {
-    entry.identifier = identifier_;
-    identifier_changed_ = false;
-  }
+  // The line, shared with the subscribers, completes the entry as it is.
+  assert(line->find('\n') == line->size() - 1);
+  Entry entry{spare_buffer(), std::move(line)};
+  append_journal_entry_head(entry.head, record, identifier_);
   pending_.push_back(std::move(entry));
 }
 
@@ -67,9 +65,9 @@ void JournalSink::flush() {
     std::lock_guard lock(mu_);
     queue_pending_locked();
     // The writer's given-back records, for the next batches to copy into.
-    for (auto& r : given_back_) {
-      if (spare_.size() >= kMaxSpareRecords) break;
-      spare_.push_back(std::move(r));
+    for (std::string& buffer : given_back_) {
+      if (spare_.size() >= kMaxSpareBuffers) break;
+      spare_.push_back(std::move(buffer));
     }
     given_back_.clear();  // beyond kMaxSpareRecords: freed here, on the thread that made them
   }
@@ -77,9 +75,7 @@ void JournalSink::flush() {
 }
 
 void JournalSink::queue_pending_locked() {
-  std::shared_ptr<const std::string> identifier;  // a dropped entry's, for the next one
   for (Entry& entry : pending_) {
-    if (entry.identifier) identifier = std::move(entry.identifier);
     if (depth_locked() >= max_queued_) {
       if (stats_.dropped++ == 0 || stats_.dropped % 100000 == 0) {
         spdlog::warn(
@@ -87,17 +83,18 @@ void JournalSink::queue_pending_locked() {
             "they still reach subscribers",
             max_queued_, stats_.dropped);
       }
-      if (spare_.size() < kMaxSpareRecords) spare_.push_back(std::move(entry.record));
+      if (spare_.size() < kMaxSpareBuffers) spare_.push_back(std::move(entry.head));
       continue;
     }
-    entry.identifier = std::move(identifier);
     queue_.push_back(std::move(entry));
   }
   pending_.clear();
-  if (identifier) identifier_changed_ = true;  // every entry was dropped: the next carries it
 }
 
-void JournalSink::publish_summary(std::vector<std::string> fields) {
+void JournalSink::publish_summary(const std::vector<std::string>& fields) {
+  Entry entry{spare_buffer(), nullptr};
+  for (const std::string& field : fields)
+    append_native_field(entry.head, field);
   {
     std::lock_guard lock(mu_);
     queue_pending_locked();  // the records before it go first
@@ -106,14 +103,13 @@ void JournalSink::publish_summary(std::vector<std::string> fields) {
       ++stats_.dropped;
       return;
     }
-    queue_.push_back({nullptr, nullptr, nullptr, std::move(fields)});
+    queue_.push_back(std::move(entry));
   }
   wake_.notify_one();
 }
 
 void JournalSink::set_identifier(std::string identifier) {
-  identifier_ = std::make_shared<const std::string>(std::move(identifier));
-  identifier_changed_ = true;
+  identifier_ = std::move(identifier);
 }
 
 JournalSink::Stats JournalSink::stats() const {
@@ -179,16 +175,14 @@ void JournalSink::writer_main() {
     for (Entry& entry : batch) {
       send(entry, counts);
       entry.line.reset();  // the line's last reference may be this one: freed outside the lock
-      entry.summary_fields.clear();
     }
     lock.lock();
     in_flight_ = 0;
     stats_.written += counts.written;
     stats_.failed += counts.failed;
     stats_.summaries_written += counts.summaries_written;
-    for (Entry& entry : batch) {
-      if (entry.record) given_back_.push_back(std::move(entry.record));
-    }
+    for (Entry& entry : batch)
+      given_back_.push_back(std::move(entry.head));
     batch.clear();
     if (depth_locked() == 0) drained_.notify_all();
     bool signal = std::exchange(notify_progress_, false);
@@ -209,28 +203,21 @@ std::string_view json_of(const std::string& line) {
   return json;
 }
 
+constexpr std::string_view kRecordPrefix = "RDMA_RECORD=";
+
 }  // namespace
 
 void JournalSink::send(const Entry& entry, Counts& counts) {
-  if (entry.identifier) writer_identifier_ = entry.identifier;
-  // Built here, not on the loop: an entry costs about twice the record's JSON to format.
-  const bool summary = !entry.record;
-  datagram_.clear();
-  if (summary) {
-    for (const std::string& field : entry.summary_fields)
-      append_native_field(datagram_, field);
-  } else {
-    // The line, shared with the subscribers, completes the entry as it is.
-    assert(entry.line->find('\n') == entry.line->size() - 1);
-    append_journal_entry_head(datagram_, *entry.record, *writer_identifier_);
-  }
-  int r = socket_.send(datagram_, summary ? std::string_view() : std::string_view(*entry.line));
+  const bool summary = !entry.line;
+  int r = socket_.send(entry.head, summary ? std::string_view() : std::string_view(*entry.line));
   if (r < 0) {
     // Too large for a datagram, or no journald to connect to: libsystemd's way, which passes a
     // large entry in a memfd and otherwise fails with the error that is logged.
-    r = summary
-            ? send_fields(entry.summary_fields)
-            : send_fields(journal_fields(*entry.record, json_of(*entry.line), *writer_identifier_));
+    std::string_view head = entry.head;
+    if (!summary) head.remove_suffix(kRecordPrefix.size());
+    std::vector<std::string> fields = native_fields(head);
+    if (!summary) fields.push_back(std::string(kRecordPrefix).append(json_of(*entry.line)));
+    r = send_fields(fields);
   }
   if (r < 0) {
     ++counts.failed;

@@ -3,15 +3,15 @@
 // sd_journal_sendv for what that socket cannot take.
 //
 // Both write to a blocking datagram socket: a stalled journald would stall the caller. So the
-// loop only queues the record (bounded), and one writer thread builds its entry (the MESSAGE
-// sentence and the RDMA_* fields, core/journal_entry.h) into a buffer it reuses and sends it:
-// the loop pays for neither. The JSON line is shared and immutable; the record is copied into
-// one of the records the writer has given back, whose buffers are kept, so in the steady state
-// an entry allocates nothing and no memory is freed on a thread other than the one that
-// allocated it. The loop hands over a batch's entries, and the writer takes up to kWriterBatch
-// at a time, each with one lock. When the queue is full the record is dropped for the journal
-// alone (counted, logged once) and still reaches every other sink. Failures are logged once
-// when they start and once when writes work again.
+// loop only writes the entry's fields (the MESSAGE sentence and the RDMA_* fields,
+// core/journal_entry.h) into a buffer and queues it (bounded), after the batch's records have
+// gone to the subscribers; one writer thread sends it, with the record's JSON line after it,
+// and gives the buffer back. The line is shared and immutable, the buffers are reused, so in
+// the steady state an entry allocates nothing, and nothing is freed on a thread other than the
+// one that allocated it. The loop hands over a batch's entries with one lock, and the writer
+// takes up to kWriterBatch at a time with one. When the queue is full the record is dropped for
+// the journal alone (counted, logged once) and still reaches every other sink. Failures are
+// logged once when they start and once when writes work again.
 //
 // The queue's depth is also a signal for the daemon (backpressure, docs/architecture.md): it
 // stops reading device events while the queue is deep and asks to be woken through wake_fd()
@@ -50,9 +50,9 @@ class JournalSink final : public JournalQueue {
   JournalSink(const JournalSink&) = delete;
   JournalSink& operator=(const JournalSink&) = delete;
 
-  // Adds the record's entry to the batch that flush() queues. `line` is the record's JSON and its
-  // newline, as subscribers get it (RDMA_RECORD is the JSON); it may not change afterwards: the
-  // writer thread reads it. The record is copied. publish, flush, publish_summary and
+  // Writes the record's entry into a buffer of the batch that flush() queues. `line` is the
+  // record's JSON and its newline, as subscribers get it (RDMA_RECORD is the JSON); it may not
+  // change afterwards: the writer thread reads it. publish, flush, publish_summary and
   // set_identifier are for one thread, the loop's.
   void publish(const Record& record, std::shared_ptr<const std::string> line);
   // Queues the entries published since the last flush, as far as the queue has room.
@@ -60,14 +60,15 @@ class JournalSink final : public JournalQueue {
   // Queues one entry of ready-made fields ("KEY=value"): a summary of the journal budget
   // (core/journal_budget.h). Summaries are few (one per port per interval) and each stands for
   // many records, so they may use kSummaryHeadroom entries beyond the queue's capacity.
-  void publish_summary(std::vector<std::string> fields);
+  void publish_summary(const std::vector<std::string>& fields);
   static constexpr size_t kSummaryHeadroom = 1025;  // every port the budget tracks, and the host
   // Records the writer takes from the queue at a time: one lock for the lot. Small, so that
   // progress() and the backpressure's view of the queue move in steps this size at most.
   static constexpr size_t kWriterBatch = 64;
-  // Records kept for reuse: about what the backpressure lets the queue hold, while journald
-  // keeps up. More are freed (after a stall, when up to the queue's capacity were in use).
-  static constexpr size_t kMaxSpareRecords = 2048;
+  // Entry buffers kept for reuse: about what the backpressure lets the queue hold, while
+  // journald keeps up. More are freed (after a stall, when up to the queue's capacity were in
+  // use).
+  static constexpr size_t kMaxSpareBuffers = 2048;
   // SYSLOG_IDENTIFIER of the records published from now on.
   void set_identifier(std::string identifier);
   Stats stats() const;
@@ -81,13 +82,12 @@ class JournalSink final : public JournalQueue {
   void consume_wake() override;
 
  private:
-  // What the writer needs to build one entry.
+  // One entry, as the writer sends it.
   struct Entry {
-    std::unique_ptr<Record> record;           // a copy, given back once written
-    std::shared_ptr<const std::string> line;  // the JSON and a newline
-    // Set on the first entry after the identifier changed: it applies from that entry on.
-    std::shared_ptr<const std::string> identifier;
-    std::vector<std::string> summary_fields;  // a summary's entry (no record)
+    // The fields in the native protocol; a record's end in "RDMA_RECORD=", which its line
+    // completes. Given back once sent.
+    std::string head;
+    std::shared_ptr<const std::string> line;  // the record's JSON and a newline; none for a summary
   };
 
   // The writer's counts for one batch, added to stats_ under the lock.
@@ -98,36 +98,34 @@ class JournalSink final : public JournalQueue {
   };
 
   void writer_main();
-  // Sends the entry, built into datagram_, and counts it.
+  // Sends the entry and counts it.
   void send(const Entry& entry, Counts& counts);
+  std::string spare_buffer();
   static int send_fields(const std::vector<std::string>& fields);
   void signal_wake();
   // Moves pending_ into queue_, as far as it has room; mu_ held.
   void queue_pending_locked();
   size_t depth_locked() const { return queue_.size() + in_flight_; }
 
-  // The loop's side: entries not yet queued, records to copy into, the identifier to send.
+  // The loop's side: entries not yet queued, buffers to write them into, the identifier.
   std::vector<Entry> pending_;
-  std::vector<std::unique_ptr<Record>> spare_;
-  std::shared_ptr<const std::string> identifier_;
-  bool identifier_changed_ = true;
+  std::vector<std::string> spare_;
+  std::string identifier_;
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable drained_;
   std::deque<Entry> queue_;
-  size_t in_flight_ = 0;                             // taken by the writer, not yet finished
-  std::vector<std::unique_ptr<Record>> given_back_;  // written records, for spare_
+  size_t in_flight_ = 0;                 // taken by the writer, not yet finished
+  std::vector<std::string> given_back_;  // sent entries' buffers, for spare_
   size_t max_queued_;
   bool stopping_ = false;
-  bool failing_ = false;                                  // only the writer thread touches it
-  std::shared_ptr<const std::string> writer_identifier_;  // only the writer thread
+  bool failing_ = false;  // only the writer thread touches it
   Stats stats_;
   std::optional<size_t> notify_at_most_;
   bool notify_progress_ = false;
   internal::UniqueFd wake_fd_;  // an eventfd
-  JournalSocket socket_;        // only the writer thread touches these two
-  std::string datagram_;
+  JournalSocket socket_;        // only the writer thread touches it
   std::thread writer_;
 };
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/journal_native.h"
+#include "schema/record_text.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -34,6 +35,13 @@ Record port_record(EventKind kind, PortInfo before, PortInfo after) {
   r.previous = before;
   r.port_info = after;
   return r;
+}
+
+// The fields of the datagram the writer sends for `r`: its head, then the record's line.
+std::vector<std::string> entry_fields(const Record& r, std::string datagram = {}) {
+  append_journal_entry_head(datagram, r, "rdma-eventd");
+  datagram += "{\"x\":1}\n";
+  return native_fields(datagram);
 }
 
 TEST(Describe, LinkDownSaysWhatItWas) {
@@ -122,9 +130,7 @@ TEST(JournalFields, CarryTheDocumentedKeysAndTheWholeRecord) {
   Record r = port_record(EventKind::kPortErr, ib(PortState::kActive, 17), ib(PortState::kDown, 0));
   r.severity = Severity::kError;
   r.event_type = 10;
-  const auto fields = journal_fields(r, "{\"x\":1}", "rdma-eventd");
-  const std::set<std::string> got(fields.begin(), fields.end());
-  const std::set<std::string> want = {
+  const std::vector<std::string> want = {
       "MESSAGE=mlx5_0 port 1: link down (ACTIVE -> DOWN), was 200 Gb/s 4X HDR",
       "PRIORITY=3",
       "MESSAGE_ID=11b9171c80eb4233a8a8a39e9b93196c",
@@ -142,7 +148,7 @@ TEST(JournalFields, CarryTheDocumentedKeysAndTheWholeRecord) {
       "RDMA_STREAM=s",
       "RDMA_RECORD={\"x\":1}",
   };
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(entry_fields(r), want);
 }
 
 TEST(NativeProtocol, AFieldWithoutANewlineIsKeyEqualsValueAndANewline) {
@@ -172,27 +178,20 @@ TEST(NativeProtocol, AValueWithANewlineGoesWithItsLengthInLittleEndian) {
   EXPECT_EQ(out, std::string("MESSAGE\n\x2d\x01\0\0\0\0\0\0", 16) + long_value + "\n");
 }
 
-// The fields of a native datagram as "KEY=value" strings, read the way journald reads them.
-std::vector<std::string> parse_native(std::string_view d) {
-  std::vector<std::string> fields;
-  while (!d.empty()) {
-    const size_t nl = d.find('\n');
-    const size_t eq = d.find('=');
-    if (eq != std::string_view::npos && eq < nl) {
-      fields.emplace_back(d.substr(0, nl));
-      d.remove_prefix(nl + 1);
-      continue;
-    }
-    const std::string_view key = d.substr(0, nl);
-    uint64_t size = 0;
-    for (int i = 7; i >= 0; --i)
-      size = size << 8 | static_cast<unsigned char>(d[nl + 1 + i]);
-    const std::string_view value = d.substr(nl + 9, size);
-    EXPECT_EQ(d[nl + 9 + size], '\n');
-    fields.push_back(std::string(key) + "=" + std::string(value));
-    d.remove_prefix(nl + 9 + size + 1);
-  }
-  return fields;
+TEST(NativeProtocol, FieldsReadBackAsTheyWereWrittenAndACutShortOneEndsThem) {
+  std::string d;
+  append_native_field(d, "A", "1");
+  append_native_field(d, "B", "two\nlines");
+  append_plain_native_field(d, "C", "");
+  append_native_field(d, "D", "\n");
+  EXPECT_EQ(native_fields(d), (std::vector<std::string>{"A=1", "B=two\nlines", "C=", "D=\n"}));
+  // Cut inside the framed value, inside its length, and before a field's newline.
+  const size_t b_at = d.find("B\n");
+  EXPECT_EQ(native_fields(d.substr(0, b_at + 12)), std::vector<std::string>{"A=1"});
+  EXPECT_EQ(native_fields(d.substr(0, b_at + 5)), std::vector<std::string>{"A=1"});
+  EXPECT_EQ(native_fields("A=1\nB=2"), std::vector<std::string>{"A=1"});
+  // A length past the end.
+  EXPECT_EQ(native_fields(std::string("K\n\xff\0\0\0\0\0\0\0x\n", 13)), std::vector<std::string>{});
 }
 
 TEST(JournalEntry, TheDatagramCarriesExactlyTheFieldsInTheirOrderForEveryKindOfRecord) {
@@ -221,19 +220,41 @@ TEST(JournalEntry, TheDatagramCarriesExactlyTheFieldsInTheirOrderForEveryKindOfR
   module.vendor = VendorEvent{.type = 0x16, .module = 0, .error_type = "bad_cable"};
   records.push_back(module);
 
-  for (const Record& r : records) {
+  // Each kind's own fields, besides those every entry has.
+  const std::vector<std::vector<std::string>> own = {
+      {"RDMA_LINK_LAYER=infiniband", "RDMA_PORT_STATE=down", "RDMA_LID=0"},
+      {"RDMA_REPORTER_PID=42", "RDMA_REPORTER_UID=1000", "RDMA_REPORTER_COMM=odd\nname",
+       "RDMA_REPORTER_UNIT=j.service"},
+      {"RDMA_LINK_LAYER=infiniband", "RDMA_PORT_STATE=down", "RDMA_LID=0", "RDMA_HEALTH=flapping",
+       "RDMA_HEALTH_REASON=5 down transitions in 300 s"},
+      {"RDMA_LINK_LAYER=infiniband", "RDMA_PORT_STATE=down", "RDMA_LID=0", "RDMA_VENDOR_TYPE=22",
+       "RDMA_MODULE=0", "RDMA_MODULE_ERROR=bad_cable"},
+  };
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
     std::string described = "kept: ";
     append_description(described, r);
     EXPECT_EQ(described, "kept: " + describe(r)) << "appended, never replacing";
-    // What the writer sends: the head, then the record's line (its JSON and newline) as it is.
-    std::string datagram = "PREVIOUS=kept\n";  // appended to, never replaced
-    append_journal_entry_head(datagram, r, "rdma-eventd");
-    datagram += "{\"x\":1}\n";
-    std::vector<std::string> want = journal_fields(r, "{\"x\":1}", "rdma-eventd");
-    want.insert(want.begin(), "PREVIOUS=kept");
-    EXPECT_EQ(parse_native(datagram), want) << event_name(r.event);
+    // What the writer sends: the head, then the record's line (its JSON and newline) as it is,
+    // appended to what the buffer held.
+    std::vector<std::string> want = {"PREVIOUS=kept",
+                                     "MESSAGE=" + describe(r),
+                                     "PRIORITY=" + std::to_string(syslog_priority(r.severity)),
+                                     "MESSAGE_ID=" + std::string(message_id(r.event)),
+                                     "SYSLOG_IDENTIFIER=rdma-eventd",
+                                     "RDMA_EVENT=" + std::string(event_name(r.event)),
+                                     "RDMA_EVENT_TYPE=" + std::to_string(r.event_type),
+                                     "RDMA_SEVERITY=" + std::string(severity_name(r.severity)),
+                                     "RDMA_DEVICE=mlx5_0",
+                                     "RDMA_NODE_GUID=" + r.node_guid,
+                                     "RDMA_PORT=" + std::to_string(r.port)};
+    want.insert(want.end(), own[i].begin(), own[i].end());
+    want.push_back("RDMA_SEQ=" + std::to_string(r.seq));
+    want.push_back("RDMA_STREAM=s");
+    want.push_back("RDMA_RECORD={\"x\":1}");
+    EXPECT_EQ(entry_fields(r, "PREVIOUS=kept\n"), want) << event_name(r.event);
   }
-  EXPECT_NE(journal_fields(report, "{}", "i")[0].find("odd\nname"), std::string::npos)
+  EXPECT_NE(describe(report).find("odd\nname"), std::string::npos)
       << "the comm's newline is in the MESSAGE, so the datagram had to frame it by length";
 }
 
