@@ -7,7 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -80,11 +82,17 @@ TEST(Stream, SnapshotsTakenDuringAStormJoinTheLiveStreamWithNoGapAndNoDuplicate)
 
 // Reads a socket until it has `lines` newlines, on a thread of its own so that nothing in the
 // test slows it down.
+// Reads a connection as fast as it can on a thread of its own, and says how many lines it has.
 class FastReader {
  public:
   FastReader(int fd, size_t lines) : thread_([this, fd, lines] { run(fd, lines); }) {}
   ~FastReader() {
     if (thread_.joinable()) thread_.join();
+  }
+  // Waits until it has read `lines` lines in all; false when they did not come in time.
+  bool wait_for(size_t lines, Duration timeout) {
+    std::unique_lock lock(mu_);
+    return more_.wait_for(lock, timeout, [&] { return seen_ >= lines || done_; }) && seen_ >= lines;
   }
   std::string take() {
     thread_.join();
@@ -102,13 +110,23 @@ class FastReader {
       const ssize_t n = ::recv(fd, chunk.data(), chunk.size(), MSG_DONTWAIT);
       if (n <= 0) {
         if (n < 0 && errno == EAGAIN) continue;
-        return;
+        break;
       }
       text_.append(chunk.data(), static_cast<size_t>(n));
       seen += static_cast<size_t>(std::count(chunk.data(), chunk.data() + n, '\n'));
+      std::lock_guard lock(mu_);
+      seen_ = seen;
+      more_.notify_all();
     }
+    std::lock_guard lock(mu_);
+    done_ = true;
+    more_.notify_all();
   }
-  std::string text_;
+  std::string text_;  // the reading thread's until take()
+  std::mutex mu_;
+  std::condition_variable more_;
+  size_t seen_ = 0;
+  bool done_ = false;
   std::thread thread_;
 };
 
@@ -125,13 +143,20 @@ std::vector<json> parse_lines(const std::string& text) {
 
 TEST(Stream, ASlowSubscriberLosesItsBacklogAndIsToldExactlyWhatWhileAFastOneGetsEverything) {
   SimFabric sim(topology("two-adapters"));
-  HubDaemon d(sim, {.socket = R"("max_queued_bytes": 8388608)"});
+  // Queues of 1 MiB, about 2,500 records: the storm is sixteen times that.
+  HubDaemon d(sim, {.socket = R"("max_queued_bytes": 1048576)"});
   LineClient fast(d.socket()), slow(d.socket());
   fast.require_json(10s);
   slow.require_json(10s);
   constexpr uint64_t kEvents = 40000;
+  constexpr uint64_t kChunk = 1000;  // about 410 KB of records: the fast one's queue never fills
   FastReader reader(fast.fd(), kEvents);
-  storm(sim, kEvents, "mlx5_0/1");
+  // In chunks, each once the fast one has read the last: it keeps up however the machine
+  // schedules it, while the slow one, which reads nothing, overflows its queue again and again.
+  for (uint64_t sent = kChunk; sent <= kEvents; sent += kChunk) {
+    storm(sim, static_cast<int>(kChunk), "mlx5_0/1");
+    ASSERT_TRUE(reader.wait_for(sent, 60s)) << "the fast subscriber got fewer than " << sent;
+  }
 
   // The fast one: every record, in order.
   const std::vector<json> got = parse_lines(reader.take());
