@@ -154,8 +154,8 @@ void Daemon::publish(std::vector<Record>& records) {
   if (journal_) {
     // The journal's entries are written once the subscribers have the batch: they wait for
     // none of it.
-    for (auto& [record, line] : journal_batch_)
-      journal_->publish(*record, std::move(line));
+    for (const auto& [record, line] : journal_batch_)
+      journal_->publish(*record, *line);
     journal_batch_.clear();
     journal_->flush();  // before the budget's summaries, which follow the records
     budget_.after_batch(now);
@@ -166,14 +166,14 @@ void Daemon::publish(std::vector<Record>& records) {
 }
 
 void Daemon::send(const Record& r, Instant now) {
-  // Serialized once, into the one buffer that the replay ring, every subscriber's queue and
-  // the journal writer share: the record's JSON and a newline.
-  std::string text = to_json(r);
-  const size_t json_size = text.size();
-  text += '\n';
-  const RecordPtr published = make_published_from_line(r, std::move(text));
-  if (stdout_sink_)
-    stdout_sink_->publish(r, std::string_view(published->line).substr(0, json_size));
+  // Serialized once, into the one buffer that the replay ring and every subscriber's queue
+  // share, and the journal's entry copies: the record's JSON and a newline. Built in a record
+  // the ring let go of when there is one: its buffers are reused.
+  const RecordPtr published = publish_record(r, hub_ ? hub_->take_spare() : nullptr);
+  if (stdout_sink_) {
+    const std::string_view line = published->line;
+    stdout_sink_->publish(r, line.substr(0, line.size() - 1));
+  }
   if (hub_) hub_->publish(published);
   ++records_;
   event_counter_.count(r);

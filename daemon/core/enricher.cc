@@ -150,19 +150,65 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
   return failures;
 }
 
+void reset_record(Record& r) {
+  // Field by field, in the struct's order. A field added to Record changes its size, which
+  // stops the build here until it is reset too (and Record.ResetRecordEqualsANewOne checks it).
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+  static_assert(sizeof(Record) == 864, "a Record field was added or changed: reset it here");
+#endif
+  r.seq = 0;
+  r.stream.clear();
+  r.time_us = 0;
+  r.host.clear();
+  r.event = EventKind::kUnknown;
+  r.event_type = -1;
+  r.severity = Severity::kInfo;
+  r.device.clear();
+  r.node_guid.clear();
+  r.port = 0;
+  r.port_info.reset();
+  r.previous.reset();
+  r.gids_added.clear();
+  r.gids_removed.clear();
+  r.pkeys_added.clear();
+  r.pkeys_removed.clear();
+  r.ports.clear();
+  r.old_name.clear();
+  r.down_since_us = 0;
+  r.downtime_ms = 0;
+  r.fatal_seq = 0;
+  r.object.clear();
+  r.object_id = -1;
+  r.detail.clear();
+  r.reporter.pid = 0;
+  r.reporter.uid = -1;
+  r.reporter.gid = -1;
+  r.reporter.comm.clear();
+  r.reporter.unit.clear();
+  r.reporter.cgroup.clear();
+  r.health.clear();
+  r.previous_health.clear();
+  r.reason.clear();
+  r.since_us = 0;
+  r.downs_in_window = 0;
+  r.errors_in_window = 0;
+  r.window_s = 0;
+  r.quiet_s = 0;
+  r.cause_seq = 0;
+  r.vendor.reset();
+}
+
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
                           DeviceQueries& queries, FatalMeaning fatal,
                           std::vector<Record> recycled) {
   BatchOutcome out;
   out.records = std::move(recycled);
-  // The next record to build: a recycled one reset to its defaults (assigned from a default
-  // Record, which keeps the buffers of its strings and vectors), else a new one.
+  // The next record to build: a recycled one reset to its defaults, else a new one.
   size_t built = 0;
   const auto next_record = [&out, &built]() -> Record& {
-    static const Record kDefault;
     if (built < out.records.size()) {
       Record& r = out.records[built++];
-      r = kDefault;
+      reset_record(r);
       return r;
     }
     ++built;

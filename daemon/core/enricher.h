@@ -55,6 +55,10 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
                           DeviceQueries& queries, FatalMeaning fatal = FatalMeaning::kFailure,
                           std::vector<Record> recycled = {});
 
+// Sets every field of `r` to a default Record's, keeping the buffers of its strings and
+// vectors (the optional parts are reset): what enrich_batch does to each recycled record.
+void reset_record(Record& r);
+
 // Records about a whole device (event_type -1, port 0), unstamped.
 Record device_record(EventKind kind, const DeviceView& view);
 // device_removed, with the last known state of every port.

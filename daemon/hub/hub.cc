@@ -59,7 +59,7 @@ SubscriberHub::~SubscriberHub() = default;
 // --- records ----------------------------------------------------------------------------------
 
 void SubscriberHub::publish(const RecordPtr& rec) {
-  const RecordPtr evicted = ring_.push(rec);
+  RecordPtr evicted = ring_.push(rec);
   const RecordKey key = rec->key();
   const LinePtr line = line_of(rec);
   for (auto& [id, ptr] : subscribers_) {
@@ -78,6 +78,7 @@ void SubscriberHub::publish(const RecordPtr& rec) {
     s.out.push_record(rec->seq, line);
     s.pending_write = true;
   }
+  if (evicted && evicted.use_count() == 1) spare_ = std::move(evicted);
 }
 
 void SubscriberHub::flush() {

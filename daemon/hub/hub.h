@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "config/config.h"
 #include "hub/access_policy.h"
@@ -59,8 +60,14 @@ class SubscriberHub final {
   SubscriberHub& operator=(const SubscriberHub&) = delete;
 
   // Queues a record for every subscriber whose filter matches, and keeps it for replays. Its
-  // buffer (make_published_from_line) is shared with them, not copied.
+  // buffer (publish_record) is shared with them, not copied.
   void publish(const RecordPtr& record);
+  // A record the ring pushed out that nothing held any more (no queue, no replay), for the
+  // next record to be built in (publish_record); null when there is none. Records are only
+  // ever held on the loop's thread, so once its count is 1, it stays this hub's alone.
+  std::shared_ptr<PublishedRecord> take_spare() {
+    return std::const_pointer_cast<PublishedRecord>(std::exchange(spare_, nullptr));
+  }
   // Writes what the records published since the last flush queued: once per batch.
   void flush();
 
@@ -146,6 +153,7 @@ class SubscriberHub final {
   // The monotonic clock, read once at the start of each hub callback: the request rates.
   int64_t clock_us_ = 0;
   RecordRing ring_;
+  RecordPtr spare_;  // take_spare()
   std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
   size_t open_count_ = 0;  // subscribers holding a slot (closed ones wait to be reaped)
   uint64_t next_id_ = 1;

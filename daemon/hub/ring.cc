@@ -1,27 +1,48 @@
 #include "hub/ring.h"
 
+#include "schema/record_json.h"
+
 namespace rdma_eventd::daemon {
 
-RecordPtr make_published(const Record& r, std::string_view json) {
-  std::string line;
-  line.reserve(json.size() + 1);
-  line.append(json);
-  line += '\n';
-  return make_published_from_line(r, std::move(line));
+namespace {
+
+// Everything but the line.
+void set_key_fields(PublishedRecord& p, const Record& r) {
+  p.seq = r.seq;
+  p.event = r.event;
+  p.severity = r.severity;
+  p.port_scoped = r.port_info.has_value();
+  p.port = r.port;
+  p.device = r.device;
+  p.node_guid.assign(r.node_guid);
+  if (r.event == EventKind::kDeviceRenamed) {
+    p.old_name = r.old_name;
+  } else {
+    p.old_name.clear();
+  }
 }
 
-RecordPtr make_published_from_line(const Record& r, std::string line) {
+}  // namespace
+
+RecordPtr make_published(const Record& r, std::string_view json) {
   auto p = std::make_shared<PublishedRecord>();
-  p->seq = r.seq;
-  p->event = r.event;
-  p->severity = r.severity;
-  p->port_scoped = r.port_info.has_value();
-  p->port = r.port;
-  p->device = r.device;
-  p->node_guid.assign(r.node_guid);
-  if (r.event == EventKind::kDeviceRenamed) p->old_name = r.old_name;
-  p->line = std::move(line);
+  set_key_fields(*p, r);
+  p->line.reserve(json.size() + 1);
+  p->line.append(json);
+  p->line += '\n';
   return p;
+}
+
+RecordPtr publish_record(const Record& r, std::shared_ptr<PublishedRecord> spare) {
+  if (!spare) {
+    spare = std::make_shared<PublishedRecord>();
+    spare->line.reserve(640);  // most records' JSON fits
+  }
+  set_key_fields(*spare, r);
+  spare->line.clear();
+  append_json(spare->line, r);
+  spare->line += '\n';
+  return spare;
 }
 
 RecordPtr RecordRing::push(RecordPtr record) {

@@ -60,9 +60,10 @@ using RecordPtr = std::shared_ptr<const PublishedRecord>;
 using LinePtr = std::shared_ptr<const std::string>;
 
 RecordPtr make_published(const Record& record, std::string_view json);
-// The same from `line`, the record's JSON and its newline, which becomes the record's buffer
-// as it is (moved, not copied).
-RecordPtr make_published_from_line(const Record& record, std::string line);
+// The record published: its line is its JSON (schema/record_json.h) and a newline, serialized
+// here. Built in `spare` when there is one (a published record that nothing holds any more,
+// SubscriberHub::take_spare), so that its buffers are reused; else new.
+RecordPtr publish_record(const Record& record, std::shared_ptr<PublishedRecord> spare = nullptr);
 // The record's line, sharing the record's buffer (no copy).
 inline LinePtr line_of(const RecordPtr& r) {
   return LinePtr(r, &r->line);

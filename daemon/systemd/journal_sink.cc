@@ -51,11 +51,13 @@ std::string JournalSink::spare_buffer() {
   return buffer;
 }
 
-void JournalSink::publish(const Record& record, std::shared_ptr<const std::string> line) {
-  // The line, shared with the subscribers, completes the entry as it is.
-  assert(line->find('\n') == line->size() - 1);
-  Entry entry{spare_buffer(), std::move(line)};
-  append_journal_entry_head(entry.head, record, identifier_);
+void JournalSink::publish(const Record& record, std::string_view line) {
+  // JSON text holds no raw newline: the line completes the entry's last field as it is.
+  assert(line.find('\n') == line.size() - 1);
+  Entry entry{spare_buffer()};
+  append_journal_entry_head(entry.datagram, record, identifier_);
+  entry.line_at = entry.datagram.size();
+  entry.datagram.append(line);
   pending_.push_back(std::move(entry));
 }
 
@@ -83,7 +85,7 @@ void JournalSink::queue_pending_locked() {
             "they still reach subscribers",
             max_queued_, stats_.dropped);
       }
-      if (spare_.size() < kMaxSpareBuffers) spare_.push_back(std::move(entry.head));
+      if (spare_.size() < kMaxSpareBuffers) spare_.push_back(std::move(entry.datagram));
       continue;
     }
     queue_.push_back(std::move(entry));
@@ -92,9 +94,9 @@ void JournalSink::queue_pending_locked() {
 }
 
 void JournalSink::publish_summary(const std::vector<std::string>& fields) {
-  Entry entry{spare_buffer(), nullptr};
+  Entry entry{spare_buffer()};
   for (const std::string& field : fields)
-    append_native_field(entry.head, field);
+    append_native_field(entry.datagram, field);
   {
     std::lock_guard lock(mu_);
     queue_pending_locked();  // the records before it go first
@@ -174,7 +176,6 @@ void JournalSink::writer_main() {
     Counts counts;
     for (Entry& entry : batch) {
       send(entry, counts);
-      entry.line.reset();  // the line's last reference may be this one: freed outside the lock
     }
     lock.lock();
     in_flight_ = 0;
@@ -182,7 +183,7 @@ void JournalSink::writer_main() {
     stats_.failed += counts.failed;
     stats_.summaries_written += counts.summaries_written;
     for (Entry& entry : batch)
-      given_back_.push_back(std::move(entry.head));
+      given_back_.push_back(std::move(entry.datagram));
     batch.clear();
     if (depth_locked() == 0) drained_.notify_all();
     bool signal = std::exchange(notify_progress_, false);
@@ -196,28 +197,26 @@ void JournalSink::writer_main() {
 
 namespace {
 
-// The record's JSON without its newline: RDMA_RECORD.
-std::string_view json_of(const std::string& line) {
-  std::string_view json = line;
-  if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
-  return json;
-}
-
 constexpr std::string_view kRecordPrefix = "RDMA_RECORD=";
 
 }  // namespace
 
 void JournalSink::send(const Entry& entry, Counts& counts) {
-  const bool summary = !entry.line;
-  int r = socket_.send(entry.head, summary ? std::string_view() : std::string_view(*entry.line));
+  const bool summary = entry.line_at == 0;
+  int r = socket_.send(entry.datagram);
   if (r < 0) {
     // Too large for a datagram, or no journald to connect to: libsystemd's way, which passes a
     // large entry in a memfd and otherwise fails with the error that is logged.
-    std::string_view head = entry.head;
-    if (!summary) head.remove_suffix(kRecordPrefix.size());
-    std::vector<std::string> fields = native_fields(head);
-    if (!summary) fields.push_back(std::string(kRecordPrefix).append(json_of(*entry.line)));
-    r = send_fields(fields);
+    const std::string_view d = entry.datagram;
+    if (summary) {
+      r = send_fields(native_fields(d));
+    } else {
+      std::vector<std::string> fields =
+          native_fields(d.substr(0, entry.line_at - kRecordPrefix.size()));
+      const std::string_view json = d.substr(entry.line_at, d.size() - entry.line_at - 1);
+      fields.push_back(std::string(kRecordPrefix).append(json));
+      r = send_fields(fields);
+    }
   }
   if (r < 0) {
     ++counts.failed;

@@ -3,14 +3,15 @@
 // sd_journal_sendv for what that socket cannot take.
 //
 // Both write to a blocking datagram socket: a stalled journald would stall the caller. So the
-// loop only writes the entry's fields (the MESSAGE sentence and the RDMA_* fields,
-// core/journal_entry.h) into a buffer and queues it (bounded), after the batch's records have
-// gone to the subscribers; one writer thread sends it, with the record's JSON line after it,
-// and gives the buffer back. The line is shared and immutable, the buffers are reused, so in
-// the steady state an entry allocates nothing, and nothing is freed on a thread other than the
-// one that allocated it. The loop hands over a batch's entries with one lock, and the writer
-// takes up to kWriterBatch at a time with one. When the queue is full the record is dropped for
-// the journal alone (counted, logged once) and still reaches every other sink. Failures are
+// loop only writes the entry (the MESSAGE sentence and the RDMA_* fields, core/journal_entry.h,
+// then the record's JSON line) into a buffer and queues it (bounded), after the batch's records
+// have gone to the subscribers; one writer thread sends it and gives the buffer back. The
+// buffers are reused, so in the steady state an entry allocates nothing, and nothing the loop
+// holds is shared with the writer: a record's line is copied (a few hundred bytes), not
+// referenced, so the loop alone owns the published records and can build new ones in them
+// (SubscriberHub::take_spare). The loop hands over a batch's entries with one lock, and the
+// writer takes up to kWriterBatch at a time with one. When the queue is full the record is dropped
+// for the journal alone (counted, logged once) and still reaches every other sink. Failures are
 // logged once when they start and once when writes work again.
 //
 // The queue's depth is also a signal for the daemon (backpressure, docs/architecture.md): it
@@ -51,10 +52,9 @@ class JournalSink final : public JournalQueue {
   JournalSink& operator=(const JournalSink&) = delete;
 
   // Writes the record's entry into a buffer of the batch that flush() queues. `line` is the
-  // record's JSON and its newline, as subscribers get it (RDMA_RECORD is the JSON); it may not
-  // change afterwards: the writer thread reads it. publish, flush, publish_summary and
-  // set_identifier are for one thread, the loop's.
-  void publish(const Record& record, std::shared_ptr<const std::string> line);
+  // record's JSON and its newline, as subscribers get it (RDMA_RECORD is the JSON). publish,
+  // flush, publish_summary and set_identifier are for one thread, the loop's.
+  void publish(const Record& record, std::string_view line);
   // Queues the entries published since the last flush, as far as the queue has room.
   void flush();
   // Queues one entry of ready-made fields ("KEY=value"): a summary of the journal budget
@@ -84,10 +84,10 @@ class JournalSink final : public JournalQueue {
  private:
   // One entry, as the writer sends it.
   struct Entry {
-    // The fields in the native protocol; a record's end in "RDMA_RECORD=", which its line
-    // completes. Given back once sent.
-    std::string head;
-    std::shared_ptr<const std::string> line;  // the record's JSON and a newline; none for a summary
+    // The datagram: the fields in the native protocol; for a record, "RDMA_RECORD=" and its
+    // line last. Given back once sent.
+    std::string datagram;
+    size_t line_at = 0;  // where a record's line starts; 0 for a summary
   };
 
   // The writer's counts for one batch, added to stats_ under the lock.

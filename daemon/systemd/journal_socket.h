@@ -2,8 +2,8 @@
 //
 // sd_journal_sendv sends every entry with sendmsg() to the socket's path, so the kernel resolves
 // the path for each entry, and it builds the datagram from a vector of fields it scans again.
-// The writer instead writes the entry's fields ready (core/journal_native.h) and sends them,
-// with the record's shared line after them, as one datagram on this connected socket. Like
+// The writer instead has the entry written ready (core/journal_native.h) and sends it as one
+// datagram on this connected socket. Like
 // sd_journal_sendv's socket it blocks while journald's queue is full: only the writer thread ever
 // waits on it.
 //

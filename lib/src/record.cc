@@ -323,6 +323,11 @@ std::vector<std::string_view> changed_fields(const PortInfo& before, const PortI
 std::string to_json(const Record& r) {
   std::string out;
   out.reserve(640);
+  append_json(out, r);
+  return out;
+}
+
+void append_json(std::string& out, const Record& r) {
   write_common(out, r.seq, r.stream, r.time_us, r.host, event_name(r.event), r.event_type,
                r.severity, r.device, r.node_guid, r.port);
   JsonWriter w(out);
@@ -373,7 +378,6 @@ std::string to_json(const Record& r) {
   }
   if (has_vendor_object(r.event)) write_vendor(w, r.event, r.vendor.value_or(VendorEvent{}));
   w.end_object();
-  return out;
 }
 
 std::optional<Record> record_from_json(std::string_view text, std::string* error) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/record_json.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -26,6 +28,38 @@ TEST(PublishedRecord, KeepsTheLineWithItsNewlineAndTheFilterKey) {
   const LinePtr line = line_of(p);
   EXPECT_EQ(line.get(), &p->line);
   EXPECT_EQ(p.use_count(), 2);
+}
+
+TEST(PublishedRecord, BuiltInASpareEqualsOneBuiltNew) {
+  Record renamed;
+  renamed.seq = 1;
+  renamed.event = EventKind::kDeviceRenamed;
+  renamed.device = "mlx5_renamed_with_a_long_name";
+  renamed.old_name = "mlx5_0";
+  renamed.node_guid = std::string(40, 'g');  // on the heap
+  Record port;
+  port.seq = 2;
+  port.event = EventKind::kPortErr;
+  port.device = "mlx5_1";
+  port.node_guid = "248a:0703:00a1:b2c0";
+  port.port = 1;
+  port.port_info = PortInfo{};
+  const RecordPtr fresh = publish_record(port);
+  EXPECT_EQ(fresh->line, to_json(port) + "\n");
+
+  auto spare = std::const_pointer_cast<PublishedRecord>(publish_record(renamed));
+  const PublishedRecord* where = spare.get();
+  const RecordPtr reused = publish_record(port, std::move(spare));
+  EXPECT_EQ(reused.get(), where) << "built in the spare";
+  EXPECT_EQ(reused->line, fresh->line);
+  EXPECT_EQ(reused->seq, 2u);
+  // Nothing of the renamed record is left.
+  EXPECT_EQ(reused->event, EventKind::kPortErr);
+  EXPECT_EQ(reused->device, "mlx5_1");
+  EXPECT_EQ(reused->key().node_guid, "248a:0703:00a1:b2c0");
+  EXPECT_EQ(reused->key().old_name, "");
+  EXPECT_TRUE(reused->port_scoped);
+  EXPECT_EQ(reused->port, 1u);
 }
 
 TEST(PublishedRecord, KeepsTheNodeGuidOfAnyLength) {

@@ -13,6 +13,8 @@ namespace rdma_eventd {
 
 // One line of JSON, no trailing newline.
 std::string to_json(const Record& record);
+// The same, appended to `out` (a buffer that is reused keeps its capacity).
+void append_json(std::string& out, const Record& record);
 std::string to_json(const PortSnapshot& snapshot);
 
 // Appends "2026-11-22T10:15:30.123456Z" (format_rfc3339_us's text) without a string of its own.
