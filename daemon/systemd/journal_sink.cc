@@ -44,7 +44,11 @@ JournalSink::~JournalSink() {
 }
 
 std::string JournalSink::spare_buffer() {
-  if (spare_.empty()) return {};
+  if (spare_.empty()) {
+    std::string buffer;
+    buffer.reserve(kNewBufferBytes);
+    return buffer;
+  }
   std::string buffer = std::move(spare_.back());
   spare_.pop_back();
   buffer.clear();  // keeps its capacity: no allocation once it is large enough
@@ -66,14 +70,19 @@ void JournalSink::flush() {
   {
     std::lock_guard lock(mu_);
     queue_pending_locked();
-    // The writer's given-back records, for the next batches to copy into.
-    for (std::string& buffer : given_back_) {
-      if (spare_.size() >= kMaxSpareBuffers) break;
-      spare_.push_back(std::move(buffer));
-    }
-    given_back_.clear();  // beyond kMaxSpareRecords: freed here, on the thread that made them
+    take_given_back_locked();
   }
   wake_.notify_one();
+}
+
+void JournalSink::take_given_back_locked() {
+  for (std::string& buffer : given_back_) {
+    // Beyond the pool's size, or grown for an unusually large entry: freed here, on the thread
+    // that made it.
+    if (spare_.size() < kMaxSpareBuffers && buffer.capacity() <= kMaxSpareBufferBytes)
+      spare_.push_back(std::move(buffer));
+  }
+  given_back_.clear();
 }
 
 void JournalSink::queue_pending_locked() {
@@ -85,7 +94,8 @@ void JournalSink::queue_pending_locked() {
             "they still reach subscribers",
             max_queued_, stats_.dropped);
       }
-      if (spare_.size() < kMaxSpareBuffers) spare_.push_back(std::move(entry.datagram));
+      if (spare_.size() < kMaxSpareBuffers && entry.datagram.capacity() <= kMaxSpareBufferBytes)
+        spare_.push_back(std::move(entry.datagram));
       continue;
     }
     queue_.push_back(std::move(entry));
@@ -100,6 +110,7 @@ void JournalSink::publish_summary(const std::vector<std::string>& fields) {
   {
     std::lock_guard lock(mu_);
     queue_pending_locked();  // the records before it go first
+    take_given_back_locked();
     if (depth_locked() >= max_queued_ + kSummaryHeadroom) {
       // journald has stalled for long: records were dropped (and logged) before this
       ++stats_.dropped;

@@ -69,6 +69,11 @@ class JournalSink final : public JournalQueue {
   // journald keeps up. More are freed (after a stall, when up to the queue's capacity were in
   // use).
   static constexpr size_t kMaxSpareBuffers = 2048;
+  // A new buffer has room for a port event's entry (about 830 bytes); one that grew past
+  // kMaxSpareBufferBytes for a large entry (a long GID list) is not kept, so the pool holds
+  // 4 MiB at most.
+  static constexpr size_t kNewBufferBytes = 1024;
+  static constexpr size_t kMaxSpareBufferBytes = 2048;
   // SYSLOG_IDENTIFIER of the records published from now on.
   void set_identifier(std::string identifier);
   Stats stats() const;
@@ -105,6 +110,8 @@ class JournalSink final : public JournalQueue {
   void signal_wake();
   // Moves pending_ into queue_, as far as it has room; mu_ held.
   void queue_pending_locked();
+  // Moves the writer's given-back buffers into spare_, as far as they are kept; mu_ held.
+  void take_given_back_locked();
   size_t depth_locked() const { return queue_.size() + in_flight_; }
 
   // The loop's side: entries not yet queued, buffers to write them into, the identifier.
