@@ -17,8 +17,7 @@ std::string_view message_id(EventKind kind);
 // A record's entry in the journal's native protocol (core/journal_native.h): MESSAGE,
 // PRIORITY, MESSAGE_ID, SYSLOG_IDENTIFIER and the RDMA_* fields, appended to `out`, then
 // "RDMA_RECORD=". The record's line (its JSON and a newline, the buffer subscribers are sent)
-// completes the entry as it is, since JSON text holds no raw newline: what the journal writer
-// sends, in two parts, so the line is neither scanned nor copied on its way.
+// completes the entry as it is, appended without a scan, since JSON text holds no raw newline.
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier);
 
 }  // namespace rdma_eventd::daemon

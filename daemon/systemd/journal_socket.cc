@@ -1,7 +1,6 @@
 #include "systemd/journal_socket.h"
 
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <cerrno>
@@ -23,12 +22,7 @@ int JournalSocket::connect() {
   return 0;
 }
 
-int JournalSocket::send(std::string_view head, std::string_view tail) {
-  iovec iov[2] = {{const_cast<char*>(head.data()), head.size()},
-                  {const_cast<char*>(tail.data()), tail.size()}};
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = tail.empty() ? 1 : 2;
+int JournalSocket::send(std::string_view datagram) {
   // Twice at most: a connection to a journald that has since restarted fails once
   // (ECONNREFUSED, then ENOTCONN) and is made again.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -37,7 +31,7 @@ int JournalSocket::send(std::string_view head, std::string_view tail) {
     }
     ssize_t n;
     do {
-      n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+      n = ::send(fd_.get(), datagram.data(), datagram.size(), MSG_NOSIGNAL);
     } while (n < 0 && errno == EINTR);
     if (n >= 0) return 0;
     const int err = errno;

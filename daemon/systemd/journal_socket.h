@@ -38,9 +38,8 @@ class JournalSocket {
 
   explicit JournalSocket(std::string path = kPath) : path_(std::move(path)) {}
 
-  // Sends one datagram of the native protocol, `head` and then `tail` (which may be empty):
-  // one sendmsg, two iovecs, nothing copied here. 0, or -errno.
-  int send(std::string_view head, std::string_view tail = {});
+  // Sends one datagram of the native protocol, as it is. 0, or -errno.
+  int send(std::string_view datagram);
 
  private:
   int connect();

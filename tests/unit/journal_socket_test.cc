@@ -63,16 +63,6 @@ TEST_F(JournalSocketTest, SendsEachEntryAsOneDatagramAsItWasGiven) {
   EXPECT_EQ(receive(receiver), "<none>");
 }
 
-TEST_F(JournalSocketTest, AnEntryInTwoPartsIsOneDatagram) {
-  UniqueFd receiver = bind_receiver();
-  JournalSocket socket(path());
-  ASSERT_EQ(socket.send("MESSAGE=two parts\nRDMA_RECORD=", "{\"seq\":1}\n"), 0);
-  ASSERT_EQ(socket.send("MESSAGE=one part\n", ""), 0);
-  EXPECT_EQ(receive(receiver), "MESSAGE=two parts\nRDMA_RECORD={\"seq\":1}\n");
-  EXPECT_EQ(receive(receiver), "MESSAGE=one part\n");
-  EXPECT_EQ(receive(receiver), "<none>");
-}
-
 TEST_F(JournalSocketTest, FollowsAJournaldThatWasReplacedByANewSocketAtThePath) {
   UniqueFd first = bind_receiver();
   JournalSocket socket(path());
