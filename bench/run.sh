@@ -28,10 +28,16 @@
 #   --fanout-count N       events per fan-out storm (default 10000)
 #   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
 #   --idle-seconds S       the idle window (default 60)
-#   --profile FILE         also run one more 1-device storm under `perf record` and write the
-#                          daemon's profile (perf report) to FILE, then one with the journal
+#   --profile FILE         also run one more 1-device and one more 16-device storm under
+#                          `perf record` and write the daemon's profiles (perf report) to
+#                          FILE, then a 1-device one with the journal
 #                          on (a tenth of the events), with journald's CPU per record, and
 #                          the journal floor: as many entries sent to journald by a bare sender
+#   --instructions FILE    also run a 1-device and a 16-device storm with the daemon under
+#                          callgrind and write the instructions it runs per event (user
+#                          space; a count that the machine's load does not move) and where,
+#                          to FILE (needs valgrind)
+#   --instructions-count N events per callgrind storm (default 20000)
 #   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
 #                          idle runs (default: its own, 1 MiB)
 #   --storm-queued-bytes N socket.max_queued_bytes in the throughput storms (default 8388608:
@@ -46,6 +52,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 original_args=("$@")
 runs="" out="$here/docs/benchmarks.md" smoke=0 results_copy="" only="" profile="" note=""
+instructions="" instructions_count=20000
 max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
@@ -66,6 +73,8 @@ while [ $# -gt 0 ]; do
     --subscribers) subscribers=$2; shift ;;
     --idle-seconds) idle_seconds=$2; shift ;;
     --profile) profile=$(abs "$2"); shift ;;
+    --instructions) instructions=$(abs "$2"); shift ;;
+    --instructions-count) instructions_count=$2; shift ;;
     --note) note=$2; shift ;;
     --max-queued-bytes) max_queued_bytes=$2; shift ;;
     --storm-queued-bytes) storm_queued_bytes=$2; shift ;;
@@ -397,25 +406,65 @@ if wants idle; then
   idle_runs no_udev off
 fi
 
-if [ -n "$profile" ]; then
-  log "profile: one more 1-device storm under perf record"
-  start_daemon "$one" mlx5_0 profile --no-journal
-  perf record -F 4999 -o "$work/perf.data" -p "$daemon_pid" </dev/null >/dev/null 2>"$work/perf.log" &
+# One storm under `perf record`, journal off; its profile goes to the profile file.
+profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
+  local fab=$1 conf=$2 count=$3 targets=$4 title=$5
+  start_daemon "$fab" "$conf" profile --no-journal
+  perf record ${PERF_G:-} -F 4999 -o "$work/perf.data" -p "$daemon_pid" </dev/null >/dev/null 2>"$work/perf.log" &
   perf_pid=$!
   pids+=($perf_pid)
   wait_until 20 "perf record" test -s "$work/perf.data"
-  "$bench" storm --sim "$one" --socket "$sock" --daemon-pid "$daemon_pid" \
-    --count "$storm_count" --targets mlx5_0/1 >"$work/profile-storm.json"
+  "$bench" storm --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
+    --count "$count" --targets "$targets" >"$work/profile-storm.json"
   kill -INT "$perf_pid"
   wait "$perf_pid" || true
   forget "$perf_pid"
   stop_pid "$daemon_pid"
   {
-    echo "# perf profile of rdma-eventd in a 1-device storm of $storm_count events, journal off"
+    echo "# perf profile of rdma-eventd in a $title storm of $count events, journal off"
     echo "# storm: $(cat "$work/profile-storm.json")"
-    perf report -i "$work/perf.data" --stdio --sort dso,symbol --percent-limit 0.5 2>/dev/null |
+    perf report -i "$work/perf.data" --stdio ${PERF_REP:---sort dso,symbol} --percent-limit 0.5 2>/dev/null |
       grep -v '^$' | sed 's/  */ /g'
-  } >"$profile"
+    echo
+  } >>"$profile"
+}
+
+# One storm with the daemon under callgrind, journal off: the instructions it runs per event in
+# user space (its own code and its libraries'; not the kernel's), counted from the storm's
+# start to its end. A count, not a time: it does not move with the machine's load.
+count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE
+  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 out=$work/callgrind.out
+  rm -f "$out"*
+  sock=$work/instructions.sock
+  env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$out" "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$sock" \
+    --no-journal </dev/null >/dev/null 2>"$work/instructions.log" &
+  daemon_pid=$!
+  pids+=($daemon_pid)
+  wait_until 120 "the daemon under callgrind" grep -q "ready:" "$work/instructions.log"
+  callgrind_control -i on "$daemon_pid" >/dev/null 2>&1
+  "$bench" storm --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
+    --count "$count" --targets "$targets" --max-queued-bytes "$storm_queued_bytes" \
+    >"$work/instructions-storm.json"
+  callgrind_control -i off "$daemon_pid" >/dev/null 2>&1
+  stop_pid "$daemon_pid"
+  local total
+  total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+  {
+    echo "# instructions of rdma-eventd in a $title storm of $count events, journal off: $total," \
+      "$(awk -v t="$total" -v n="$count" 'BEGIN { printf "%.0f", t / n }') per event"
+    echo "# storm: $(cat "$work/instructions-storm.json")"
+    callgrind_annotate --inclusive=no "$out" 2>/dev/null | grep -v '^-*$' | sed -n '1,75p'
+    echo
+  } >>"$instructions"
+}
+
+if [ -n "$profile" ]; then
+  : >"$profile"
+  log "profile: one more 1-device storm under perf record"
+  profile_storm "$one" mlx5_0 "$storm_count" mlx5_0/1 1-device
+  log "profile: one more 16-device storm under perf record"
+  profile_storm "$sixteen" storm-all "$storm16_count" all "16-device"
 
   # The same with the journal on (every thread of the daemon: the loop and the journal
   # writer), a tenth of the events: journald sets the pace. journald's own CPU time over the
@@ -441,7 +490,6 @@ if [ -n "$profile" ]; then
   stop_pid "$daemon_pid"
   hz=$(getconf CLK_TCK)
   {
-    echo
     echo "# perf profile of rdma-eventd in a 1-device storm of $journal_count events, journal on"
     echo "# storm: $(cat "$work/profile-journal-storm.json")"
     awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
@@ -465,6 +513,14 @@ if [ -n "$profile" ]; then
     awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
       'BEGIN { printf "# journald: %.2f s of CPU over the floor, %.2f us per entry\n", t / hz, t / hz / n * 1e6 }'
   } >>"$profile"
+fi
+
+if [ -n "$instructions" ]; then
+  : >"$instructions"
+  log "instructions: a 1-device storm under callgrind ($instructions_count events)"
+  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 1-device
+  log "instructions: a 16-device storm under callgrind ($instructions_count events)"
+  count_instructions "$sixteen" storm-all "$instructions_count" all 16-device
 fi
 
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
