@@ -138,6 +138,21 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+char* write_json_string(char* p, std::string_view s) {
+  if (!has_special(s)) {
+    *p++ = '"';
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    p += s.size();
+    *p++ = '"';
+    return p;
+  }
+  // Rare (a name with a quote, a control character or non-ASCII text): one escaper for both.
+  std::string escaped;
+  append_json_string(escaped, s);
+  std::memcpy(p, escaped.data(), escaped.size());
+  return p + escaped.size();
+}
+
 void JsonWriter::key(std::string_view k) {
   // Keys are the program's own names: plain ASCII with nothing to escape.
   const size_t at = out_.size();
@@ -161,14 +176,15 @@ void JsonWriter::value(uint64_t v) {
   value_prefix();
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, end);
+  // (pointer, length), not (first, last): the iterator form goes through replace().
+  out_.append(buf, static_cast<size_t>(end - buf));
 }
 
 void JsonWriter::value(int64_t v) {
   value_prefix();
   char buf[24];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, end);
+  out_.append(buf, static_cast<size_t>(end - buf));
 }
 
 void JsonWriter::value(double v) {
@@ -180,7 +196,7 @@ void JsonWriter::value(double v) {
   char buf[32];
   // Shortest representation that round-trips: 200 stays "200", 2.5 stays "2.5".
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, end);
+  out_.append(buf, static_cast<size_t>(end - buf));
 }
 
 void JsonWriter::value(bool v) {

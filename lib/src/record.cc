@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "json_reader.h"
@@ -48,57 +49,111 @@ void write_pkeys(JsonWriter& w, std::string_view key, const std::vector<PkeyEntr
   });
 }
 
-// Appends a string literal, its terminating NUL left out.
-template <size_t N>
-void append_literal(std::string& out, const char (&text)[N]) {
-  out.append(text, N - 1);
-}
+// Writes through a pointer into a buffer its caller sized for everything it will write: a
+// record's common part is some twenty small pieces, and appending each to the string would
+// cost a capacity check and a library call.
+class FlatWriter {
+ public:
+  explicit FlatWriter(char* p) : p_(p) {}
+  char* end() const { return p_; }
 
-template <typename Int>
-void append_number(std::string& out, Int v) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, end);
-}
+  // A string literal, its terminating NUL left out: a copy of known size, inlined.
+  template <size_t N>
+  void literal(const char (&text)[N]) {
+    std::memcpy(p_, text, N - 1);
+    p_ += N - 1;
+  }
+  void text(std::string_view s) {
+    if (!s.empty()) std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  // A name of the schema's own vocabulary (event_name, severity_name: lowercase letters,
+  // digits and '_', which Record.SchemaNamesNeedNoEscaping checks), quoted without being
+  // scanned for characters to escape.
+  void schema_name(std::string_view name) {
+    *p_++ = '"';
+    text(name);
+    *p_++ = '"';
+  }
+  void string(std::string_view s) { p_ = write_json_string(p_, s); }
+  template <typename Int>
+  void number(Int v) {
+    p_ = std::to_chars(p_, p_ + kNumberBound, v).ptr;
+  }
+  void time(int64_t time_us) { p_ = write_rfc3339_us(p_, time_us); }
 
-// A name of the schema's own vocabulary (event_name, severity_name: lowercase letters, digits
-// and '_', which Record.SchemaNamesNeedNoEscaping checks), quoted without being scanned for
-// characters to escape.
-void append_schema_name(std::string& out, std::string_view name) {
+  static constexpr size_t kNumberBound = 20;  // the digits of any 64-bit integer, and a sign
+
+ private:
+  char* p_;
+};
+
+// Writes what `write` writes into `out`, given the most bytes it may write: in a buffer on the
+// stack when that bound fits (every record but those with huge names), appended at once.
+template <typename Write>
+void append_flat(std::string& out, size_t bound, Write write) {
+  char stack[2048];
+  if (bound <= sizeof stack) {
+    FlatWriter w(stack);
+    write(w);
+    out.append(stack, static_cast<size_t>(w.end() - stack));
+    return;
+  }
   const size_t at = out.size();
-  out.append(name.size() + 2, '"');
-  name.copy(out.data() + at + 1, name.size());
+  out.resize(at + bound);
+  FlatWriter w(out.data() + at);
+  write(w);
+  out.resize(static_cast<size_t>(w.end() - out.data()));
 }
 
-// "{" and the keys every record and snapshot record begins with, up to "port" and its value.
-// Written as runs of literal text between the values: the keys and their order never change,
-// and this is every record's longest part (the bytes are JsonWriter's, docs/records.md).
-void write_common(std::string& out, uint64_t seq, const std::string& stream, int64_t time_us,
-                  const std::string& host, std::string_view event, int event_type,
-                  Severity severity, const std::string& device, const std::string& node_guid,
-                  uint32_t port) {
-  append_literal(out, "{\"schema\":");
-  append_number(out, kSchemaVersion);
-  append_literal(out, ",\"seq\":");
-  append_number(out, seq);
-  append_literal(out, ",\"stream\":");
-  append_json_string(out, stream);
-  append_literal(out, ",\"time\":\"");
-  append_rfc3339_us(out, time_us);  // digits and separators: nothing to escape
-  append_literal(out, "\",\"host\":");
-  append_json_string(out, host);
-  append_literal(out, ",\"event\":");
-  append_schema_name(out, event);
-  append_literal(out, ",\"event_type\":");
-  append_number(out, event_type);
-  append_literal(out, ",\"severity\":");
-  append_schema_name(out, severity_name(severity));
-  append_literal(out, ",\"device\":");
-  append_json_string(out, device);
-  append_literal(out, ",\"node_guid\":");
-  append_json_string(out, node_guid);
-  append_literal(out, ",\"port\":");
-  append_number(out, port);
+// The keys every record and snapshot record begins with, up to "port" and its value.
+struct CommonKeys {
+  uint64_t seq;
+  const std::string& stream;
+  int64_t time_us;
+  const std::string& host;
+  std::string_view event;
+  int event_type;
+  Severity severity;
+  const std::string& device;
+  const std::string& node_guid;
+  uint32_t port;
+
+  // The most bytes write_common writes: its literal text (under 160 bytes), four numbers, the
+  // time, the two names and the four strings, each escaped at worst.
+  size_t bound() const {
+    return 160 + 4 * FlatWriter::kNumberBound + kRfc3339UsSize + event.size() +
+           severity_name(severity).size() + json_string_bound(stream) + json_string_bound(host) +
+           json_string_bound(device) + json_string_bound(node_guid);
+  }
+};
+
+// "{" and the common keys, as runs of literal text between the values: the keys and their
+// order never change, and this is every record's longest part (the bytes are JsonWriter's,
+// docs/records.md).
+void write_common(FlatWriter& w, const CommonKeys& k) {
+  w.literal("{\"schema\":");
+  w.number(kSchemaVersion);
+  w.literal(",\"seq\":");
+  w.number(k.seq);
+  w.literal(",\"stream\":");
+  w.string(k.stream);
+  w.literal(",\"time\":\"");
+  w.time(k.time_us);  // digits and separators: nothing to escape
+  w.literal("\",\"host\":");
+  w.string(k.host);
+  w.literal(",\"event\":");
+  w.schema_name(k.event);
+  w.literal(",\"event_type\":");
+  w.number(k.event_type);
+  w.literal(",\"severity\":");
+  w.schema_name(severity_name(k.severity));
+  w.literal(",\"device\":");
+  w.string(k.device);
+  w.literal(",\"node_guid\":");
+  w.string(k.node_guid);
+  w.literal(",\"port\":");
+  w.number(k.port);
 }
 
 // The port block's text, each key with its leading comma (",\"link_layer\":...,\"rate_gbps\":N"),
@@ -328,18 +383,23 @@ std::string to_json(const Record& r) {
 }
 
 void append_json(std::string& out, const Record& r) {
-  write_common(out, r.seq, r.stream, r.time_us, r.host, event_name(r.event), r.event_type,
-               r.severity, r.device, r.node_guid, r.port);
+  const CommonKeys common{r.seq,        r.stream,   r.time_us, r.host,      event_name(r.event),
+                          r.event_type, r.severity, r.device,  r.node_guid, r.port};
+  // A port record's block, rendered once per port state; "changes" is empty when the record
+  // changes nothing it shows, which is most of them.
+  thread_local PortBlockCache port_blocks;
+  const std::string* block = r.port_info ? &port_blocks.text(*r.port_info) : nullptr;
+  const bool no_changes = block && (!r.previous || *r.previous == *r.port_info);
+  static constexpr char kNoChanges[] = ",\"changes\":{}";
+  const size_t bound = common.bound() + (block ? block->size() + sizeof kNoChanges : 0);
+  append_flat(out, bound, [&](FlatWriter& w) {
+    write_common(w, common);
+    if (block) w.text(*block);
+    if (no_changes) w.literal(kNoChanges);
+  });
   JsonWriter w(out);
   w.resume_object();
-  if (r.port_info) {
-    thread_local PortBlockCache port_blocks;
-    out += port_blocks.text(*r.port_info);
-    if (!r.previous || *r.previous == *r.port_info)
-      append_literal(out, ",\"changes\":{}");  // most records change nothing they show
-    else
-      write_changes(w, *r.previous, *r.port_info);
-  }
+  if (block && !no_changes) write_changes(w, *r.previous, *r.port_info);
   if (r.event == EventKind::kGidChange) {
     write_gids(w, "gids_added", r.gids_added);
     write_gids(w, "gids_removed", r.gids_removed);
@@ -419,8 +479,9 @@ std::optional<Record> record_from_json(std::string_view text, std::string* error
 std::string to_json(const PortSnapshot& s) {
   std::string out;
   out.reserve(1024);
-  write_common(out, s.seq, s.stream, s.time_us, s.host, kSnapshotEvent, -1, Severity::kInfo,
-               s.device, s.node_guid, s.port.port);
+  const CommonKeys common{s.seq, s.stream,        s.time_us, s.host,      kSnapshotEvent,
+                          -1,    Severity::kInfo, s.device,  s.node_guid, s.port.port};
+  append_flat(out, common.bound(), [&](FlatWriter& w) { write_common(w, common); });
   JsonWriter w(out);
   w.resume_object();
   write_port_block(w, s.port);

@@ -30,7 +30,7 @@ void append_gbps(std::string& s, double gbps) {
     // What "%g" writes: the standard defines to_chars with a precision so.
     end = std::to_chars(buf, buf + sizeof buf, gbps, std::chars_format::general, 6).ptr;
   }
-  s.append(buf, end);
+  s.append(buf, static_cast<size_t>(end - buf));
 }
 
 void append_rate(std::string& s, const PortInfo& p) {

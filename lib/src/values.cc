@@ -34,7 +34,7 @@ std::optional<uint64_t> hex_value(std::string_view digits) {
 
 }  // namespace
 
-void append_rfc3339_us(std::string& out, int64_t time_us) {
+char* write_rfc3339_us(char* p, int64_t time_us) {
   int64_t secs = time_us / 1000000;
   int64_t micros = time_us % 1000000;
   if (micros < 0) {
@@ -55,11 +55,16 @@ void append_rfc3339_us(std::string& out, int64_t time_us) {
     std::memcpy(cached, buf, sizeof cached);
     cached_secs = secs;
   }
-  char text[27];
-  std::memcpy(text, cached, sizeof cached);
+  std::memcpy(p, cached, sizeof cached);
   for (int i = 25; i >= 20; --i, micros /= 10)
-    text[i] = static_cast<char>('0' + micros % 10);
-  text[26] = 'Z';
+    p[i] = static_cast<char>('0' + micros % 10);
+  p[26] = 'Z';
+  return p + kRfc3339UsSize;
+}
+
+void append_rfc3339_us(std::string& out, int64_t time_us) {
+  char text[kRfc3339UsSize];
+  write_rfc3339_us(text, time_us);
   out.append(text, sizeof text);
 }
 

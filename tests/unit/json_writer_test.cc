@@ -117,5 +117,27 @@ TEST(JsonWriter, EverySpecialByteIsEscapedAtEveryPositionAndItsNeighboursAreNot)
   }
 }
 
+TEST(JsonWriter, WritingThroughAPointerGivesTheAppendedBytesWithinTheBound) {
+  // write_json_string is what records use: the same bytes as append_json_string, for plain,
+  // escaped, UTF-8 and invalid text, and never more than json_string_bound says.
+  const std::string cases[] = {"",
+                               "mlx5_0",
+                               "248a:0703:00a1:b2c0",
+                               std::string("a\"b\\c\n\t\x01", 8),
+                               std::string(40, '\x1f'),
+                               "ok \xC3\xA9 bad \xFF\xC3 end",
+                               std::string(33, '\xFF')};
+  for (const std::string& s : cases) {
+    std::string appended;
+    append_json_string(appended, s);
+    std::string buffer(json_string_bound(s) + 8, '#');
+    char* end = write_json_string(buffer.data(), s);
+    const auto written = static_cast<size_t>(end - buffer.data());
+    ASSERT_LE(written, json_string_bound(s)) << appended;
+    EXPECT_EQ(buffer.substr(0, written), appended);
+    EXPECT_EQ(buffer.substr(written), std::string(buffer.size() - written, '#')) << appended;
+  }
+}
+
 }  // namespace
 }  // namespace rdma_eventd

@@ -153,6 +153,34 @@ TEST(Record, BytesArePinned) {
             R"("active_mtu":4096,"width":"4x","speed":"hdr","rate_gbps":200,"changes":{}})");
 }
 
+TEST(Record, NamesTooLongForTheStackBufferAreWrittenWhole) {
+  // A record's common keys are written into a buffer on the stack when they fit (2 KiB, with
+  // every name at its escaped worst), else straight into the line: both give the same bytes.
+  for (const size_t n : {size_t{100}, size_t{400}, size_t{5000}}) {
+    Record r = port_err_record();
+    r.previous = r.port_info;
+    r.host = std::string(n, '\x01');
+    std::string escaped;
+    for (size_t i = 0; i < n; ++i)
+      escaped += "\\u0001";
+    const std::string text = to_json(r);
+    EXPECT_EQ(text,
+              R"({"schema":1,"seq":42,"stream":"0123456789abcdef0123456789abcdef",)"
+              R"("time":"2026-11-22T10:15:30.123456Z","host":")" +
+                  escaped +
+                  R"(","event":"port_err","event_type":10,"severity":"error",)"
+                  R"("device":"mlx5_0","node_guid":"248a:0703:00a1:b2c0","port":1,)"
+                  R"("link_layer":"infiniband","state":"down","phys_state":"polling","lid":0,)"
+                  R"("sm_lid":0,"sm_sl":0,"lmc":0,"active_mtu":4096,"width":"4x",)"
+                  R"("speed":"hdr","rate_gbps":200,"changes":{}})")
+        << n;
+    std::string error;
+    auto back = record_from_json(text, &error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(*back, r);
+  }
+}
+
 TEST(Record, APortsBlockIsAlwaysItsOwnWhateverCameBefore) {
   // Port blocks are rendered once per port state and reused: records of many ports and
   // states, in turns (more ports than the reuse keeps), each read back as written.

@@ -97,4 +97,13 @@ void write_object_array(JsonWriter& w, std::string_view key, const Entries& entr
 // the output is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
 
+// The most bytes write_json_string writes for s: every byte escaped as \u00XX, and the quotes.
+constexpr size_t json_string_bound(std::string_view s) {
+  return 6 * s.size() + 2;
+}
+
+// Writes s as append_json_string does, at p, which has room for json_string_bound(s) bytes.
+// Returns the end of what it wrote.
+char* write_json_string(char* p, std::string_view s);
+
 }  // namespace rdma_eventd

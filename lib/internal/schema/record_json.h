@@ -19,6 +19,9 @@ std::string to_json(const PortSnapshot& snapshot);
 
 // Appends "2026-11-22T10:15:30.123456Z" (format_rfc3339_us's text) without a string of its own.
 void append_rfc3339_us(std::string& out, int64_t time_us);
+constexpr size_t kRfc3339UsSize = 27;
+// The same written at p, which has room for its kRfc3339UsSize bytes; returns the end.
+char* write_rfc3339_us(char* p, int64_t time_us);
 
 // Writes the port block's keys (link_layer ... rate_gbps) into the object being written.
 void write_port_block(JsonWriter& w, const PortInfo& port);
