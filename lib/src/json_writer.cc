@@ -47,27 +47,69 @@ constexpr std::array<bool, 256> kSpecial = [] {
   return t;
 }();
 
-// True when s has a byte that kSpecial marks, checked 8 bytes at a time: almost every string
-// a record holds (names, GUIDs, GIDs, times) has none, and is then copied as it is.
-bool has_special(std::string_view s) {
+uint64_t load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+uint32_t load4(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// True when one of the 8 bytes of w is one kSpecial marks.
+bool special_in_word(uint64_t w) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   // Non-zero exactly when some byte of v is zero (which byte may be misplaced by a borrow;
   // only whether there is one matters here).
   auto zero_byte = [](uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    if (w & kHigh) return true;  // a byte >= 0x80: UTF-8 to check
-    // w's bytes are all < 0x80 here. The lowest byte below 0x20 gets no borrow from the bytes
-    // under it and wraps to 0xE0 or more; a byte >= 0x20 with no borrow stays below 0x80. So
-    // this is non-zero exactly when some byte is below 0x20.
-    const uint64_t control = (w - 0x20 * kOnes) & kHigh;
-    if (control | zero_byte(w ^ ('"' * kOnes)) | zero_byte(w ^ ('\\' * kOnes))) return true;
+  if (w & kHigh) return true;  // a byte >= 0x80: UTF-8 to check
+  // w's bytes are all < 0x80 here. The lowest byte below 0x20 gets no borrow from the bytes
+  // under it and wraps to 0xE0 or more; a byte >= 0x20 with no borrow stays below 0x80. So
+  // this is non-zero exactly when some byte is below 0x20.
+  const uint64_t control = (w - 0x20 * kOnes) & kHigh;
+  return (control | zero_byte(w ^ ('"' * kOnes)) | zero_byte(w ^ ('\\' * kOnes))) != 0;
+}
+
+#if defined(__GNUC__)
+// The same for 16 bytes at once (SSE2 on x86-64, NEON on arm64).
+bool special_in_16(const char* p) {
+  using Bytes = signed char __attribute__((vector_size(16)));
+  Bytes v;
+  std::memcpy(&v, p, 16);
+  // Signed: a byte >= 0x80 is negative, so "below 0x20" also finds the UTF-8 to check.
+  const Bytes m = (v < 0x20) | (v == '"') | (v == '\\');
+  uint64_t half[2];
+  std::memcpy(half, &m, 16);
+  return (half[0] | half[1]) != 0;
+}
+#else
+bool special_in_16(const char* p) {
+  return special_in_word(load8(p)) || special_in_word(load8(p + 8));
+}
+#endif
+
+// True when s has a byte that kSpecial marks. Almost every string a record holds (names,
+// GUIDs, the stream id) has none, and is then copied as it is; so this is on every record's
+// path. Strings are read in whole words, the last one overlapping the one before it, rather
+// than byte by byte: a byte read twice is still the same byte.
+bool has_special(std::string_view s) {
+  const char* p = s.data();
+  const size_t n = s.size();
+  if (n >= 16) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      if (special_in_16(p + i)) return true;
+    }
+    return i != n && special_in_16(p + n - 16);
   }
-  for (; i < s.size(); ++i) {
-    if (kSpecial[static_cast<unsigned char>(s[i])]) return true;
+  if (n >= 8) return special_in_word(load8(p)) || special_in_word(load8(p + n - 8));
+  if (n >= 4) return special_in_word(load4(p) | uint64_t{load4(p + n - 4)} << 32);
+  for (size_t i = 0; i < n; ++i) {
+    if (kSpecial[static_cast<unsigned char>(p[i])]) return true;
   }
   return false;
 }

@@ -84,13 +84,14 @@ std::string escaped_ascii(std::string_view s) {
 }
 
 TEST(JsonWriter, EverySpecialByteIsEscapedAtEveryPositionAndItsNeighboursAreNot) {
-  // Strings are scanned 8 bytes at a time: each byte that needs an escape, and each byte next
-  // to one in value, at every position of strings of 1 to 24 bytes among plain letters.
+  // Strings are scanned in words of 4, 8 and 16 bytes, the last overlapping the one before:
+  // each byte that needs an escape, and each byte next to one in value, at every position of
+  // strings of 1 to 40 bytes among plain letters.
   std::string bytes;
   for (int c = 0; c < 0x20; ++c)
     bytes += static_cast<char>(c);
   bytes += " !\"#[\\]\x7f";
-  for (size_t len = 1; len <= 24; ++len) {
+  for (size_t len = 1; len <= 40; ++len) {
     for (size_t at = 0; at < len; ++at) {
       for (const char c : bytes) {
         std::string s(len, 'a');
@@ -102,18 +103,20 @@ TEST(JsonWriter, EverySpecialByteIsEscapedAtEveryPositionAndItsNeighboursAreNot)
     }
   }
   // Bytes from 0x80 on start UTF-8, checked and kept, or replaced when invalid.
-  for (size_t at = 0; at < 16; ++at) {
-    std::string s(16, 'a');
-    s.replace(at, 1, "\xC3\xA9");
-    std::string out;
-    append_json_string(out, s);
-    EXPECT_EQ(out, '"' + s + '"');
-    s = std::string(16, 'a');
-    s[at] = '\xFF';
-    out.clear();
-    append_json_string(out, s);
-    EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(),
-              std::string(at, 'a') + "\xEF\xBF\xBD" + std::string(15 - at, 'a'));
+  for (size_t len = 1; len <= 40; ++len) {
+    for (size_t at = 0; at < len; ++at) {
+      std::string s(len, 'a');
+      s.replace(at, 1, "\xC3\xA9");
+      std::string out;
+      append_json_string(out, s);
+      EXPECT_EQ(out, '"' + s + '"');
+      s = std::string(len, 'a');
+      s[at] = '\xFF';
+      out.clear();
+      append_json_string(out, s);
+      EXPECT_EQ(nlohmann::json::parse(out).get<std::string>(),
+                std::string(at, 'a') + "\xEF\xBF\xBD" + std::string(len - 1 - at, 'a'));
+    }
   }
 }
 
