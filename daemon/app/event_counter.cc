@@ -13,22 +13,32 @@ bool link_up(PortState s) {
 
 }  // namespace
 
+EventCounter::Ports::value_type* EventCounter::find(std::string_view device, uint32_t port) {
+  Recent& recent = recent_[port % recent_.size()];
+  if (recent.entry && recent.entry->first.second == port && recent.entry->first.first == device)
+    return recent.entry;
+  auto it = ports_.find(std::pair<std::string_view, uint32_t>{device, port});
+  if (it == ports_.end()) {
+    if (ports_.size() >= max_ports_) return nullptr;
+    it = ports_.emplace(std::pair{std::string(device), port}, Counts{}).first;
+  }
+  recent.entry = &*it;
+  return recent.entry;
+}
+
 void EventCounter::count(const Record& r) {
   // Port-scoped as filters see it: a port block, or a port_health record (about one port).
-  const RecordKey key = key_of(r);
-  const uint32_t port = key.port_scoped ? r.port : 0;
-  auto it = ports_.find(std::pair<std::string_view, uint32_t>{r.device, port});
-  if (it == ports_.end()) {
-    if (ports_.size() >= max_ports_) {
-      ++untracked_;
-      return;
-    }
-    it = ports_.emplace(std::pair{r.device, port}, Counts{}).first;
+  const uint32_t port = key_of(r).port_scoped ? r.port : 0;
+  auto* entry = find(r.device, port);
+  if (!entry) {
+    ++untracked_;
+    return;
   }
+  Counts& counts = entry->second;
   const auto kind = static_cast<size_t>(r.event);
-  if (kind < it->second.events.size()) ++it->second.events[kind];
+  if (kind < counts.events.size()) ++counts.events[kind];
   if (r.port_info && r.previous && link_up(r.previous->state) && !link_up(r.port_info->state)) {
-    ++it->second.down_transitions;
+    ++counts.down_transitions;
   }
 }
 

@@ -42,8 +42,20 @@ class EventCounter {
       return std::tie(a.first, a.second) < std::tie(b.first, b.second);
     }
   };
+  using Ports = std::map<std::pair<std::string, uint32_t>, Counts, KeyLess>;  // port 0: the device
+  // An entry found before, kept by port number: a batch is one device's records, mostly about a
+  // few ports, so most records find their entry here with one name comparison instead of a walk
+  // of the map (whose entries never move and are never erased).
+  struct Recent {
+    Ports::value_type* entry = nullptr;
+  };
+  // The entry of (device, port), added when new; nullptr when it is new and there are
+  // max_ports_ already.
+  Ports::value_type* find(std::string_view device, uint32_t port);
+
   size_t max_ports_;
-  std::map<std::pair<std::string, uint32_t>, Counts, KeyLess> ports_;  // port 0: the device
+  Ports ports_;
+  std::array<Recent, 4> recent_{};
   uint64_t untracked_ = 0;
 };
 

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -68,6 +72,36 @@ TEST(EventCounter, ADownTransitionIsTheStateLeavingActive) {
   c.count(no_previous);
   ASSERT_EQ(c.counts().ports.size(), 1u);
   EXPECT_EQ(c.counts().ports[0].down_transitions, 1u);
+}
+
+TEST(EventCounter, InterleavedDevicesAndPortsAreEachCountedAsTheirOwn) {
+  // Entries found before are looked up again by port number first: records of devices whose
+  // names share a prefix, of ports that share that lookup (1 and 5, 2 and 6), in turns, each
+  // count only under their own device and port.
+  EventCounter c;
+  const std::vector<std::string> devices = {"mlx5_1", "mlx5_10", "mlx5_1 ", "mlx5_"};
+  std::map<std::pair<std::string, uint32_t>, uint64_t> want;
+  for (int round = 0; round < 3; ++round) {
+    for (uint32_t port = 1; port <= 6; ++port) {
+      for (size_t d = 0; d < devices.size(); ++d) {
+        // (d + port) records of this port in this round, so that every pair's total differs
+        for (size_t n = 0; n < d + port; ++n) {
+          c.count(port_record(EventKind::kPortErr, devices[d], port, PortState::kDown,
+                              PortState::kDown));
+          ++want[{devices[d], port}];
+        }
+      }
+    }
+  }
+  const StatusReply::EventCounts counts = c.counts();
+  ASSERT_EQ(counts.ports.size(), want.size());
+  for (const auto& p : counts.ports) {
+    ASSERT_EQ(p.events.size(), 1u) << p.device << " " << p.port;
+    EXPECT_EQ(p.events[0],
+              (std::pair<std::string, uint64_t>{"port_err", want.at({p.device, p.port})}))
+        << p.device << " " << p.port;
+  }
+  EXPECT_EQ(counts.untracked, 0u);
 }
 
 TEST(EventCounter, AFullTableCountsNewPortsAsUntracked) {
