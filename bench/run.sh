@@ -37,7 +37,7 @@
 #                          callgrind and write the instructions it runs per event (user
 #                          space; a count that the machine's load does not move) and where,
 #                          to FILE (needs valgrind)
-#   --instructions-count N events per callgrind storm (default 20000)
+#   --instructions-count N events per callgrind storm (default 100000)
 #   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
 #                          idle runs (default: its own, 1 MiB)
 #   --storm-queued-bytes N socket.max_queued_bytes in the throughput storms (default 8388608:
@@ -52,7 +52,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 original_args=("$@")
 runs="" out="$here/docs/benchmarks.md" smoke=0 results_copy="" only="" profile="" note=""
-instructions="" instructions_count=20000
+instructions="" instructions_count=100000
 max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""

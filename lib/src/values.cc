@@ -1,5 +1,6 @@
 // The values records write as text: RFC 3339 times with microseconds, GUIDs and P_Keys. Each
 // parser accepts exactly what its header documents, and the writers' output always reads back.
+#include <array>
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
@@ -56,8 +57,19 @@ char* write_rfc3339_us(char* p, int64_t time_us) {
     cached_secs = secs;
   }
   std::memcpy(p, cached, sizeof cached);
-  for (int i = 25; i >= 20; --i, micros /= 10)
-    p[i] = static_cast<char>('0' + micros % 10);
+  // The six digits of the microseconds, two at a time.
+  static constexpr std::array<char, 200> kPairs = [] {
+    std::array<char, 200> t{};
+    for (int i = 0; i < 100; ++i) {
+      t[2 * i] = static_cast<char>('0' + i / 10);
+      t[2 * i + 1] = static_cast<char>('0' + i % 10);
+    }
+    return t;
+  }();
+  const auto m = static_cast<uint32_t>(micros);
+  std::memcpy(p + 20, &kPairs[2 * (m / 10000)], 2);
+  std::memcpy(p + 22, &kPairs[2 * (m / 100 % 100)], 2);
+  std::memcpy(p + 24, &kPairs[2 * (m % 100)], 2);
   p[26] = 'Z';
   return p + kRfc3339UsSize;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -379,6 +380,15 @@ TEST(Time, Rfc3339WithMicrosecondsRoundTrips) {
   EXPECT_FALSE(parse_rfc3339_us("9999-12-31T23:59:60.000000Z"));
   EXPECT_EQ(parse_rfc3339_us("2028-02-29T00:00:00.000000Z"), 1835395200000000);
   EXPECT_EQ(parse_rfc3339_us("9999-12-31T23:59:59.999999Z"), 253402300799999999);
+  // Every digit of the microseconds in its place, and a time before 1970.
+  for (const int64_t micros : {0, 1, 9, 10, 99, 100, 4567, 10203, 99999, 100000, 909090, 999999}) {
+    char want[8];
+    std::snprintf(want, sizeof want, "%06dZ", static_cast<int>(micros));
+    const std::string text = format_rfc3339_us(1795342530000000 + micros);
+    EXPECT_EQ(text, "2026-11-22T10:15:30." + std::string(want)) << micros;
+    EXPECT_EQ(parse_rfc3339_us(text), 1795342530000000 + micros);
+  }
+  EXPECT_EQ(format_rfc3339_us(-1), "1969-12-31T23:59:59.999999Z");
 }
 
 TEST(Guid, FormatsAsSysfsAndParsesEveryAcceptedForm) {
