@@ -36,7 +36,7 @@
 #   --instructions FILE    also run a 1-device and a 16-device storm with the daemon under
 #                          callgrind and write the instructions it runs per event (user
 #                          space; a count that the machine's load does not move) and where,
-#                          to FILE (needs valgrind)
+#                          to FILE, the callgrind data beside it (needs valgrind)
 #   --instructions-count N events per callgrind storm (default 100000)
 #   --max-queued-bytes N   the daemon's socket.max_queued_bytes in the latency, fan-out and
 #                          idle runs (default: its own, 1 MiB)
@@ -457,6 +457,7 @@ count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE
     callgrind_annotate --inclusive=no "$out" 2>/dev/null | grep -v '^-*$' | sed -n '1,75p'
     echo
   } >>"$instructions"
+  cp "$out" "$instructions.$title.callgrind"  # for callgrind_annotate, line by line
 }
 
 if [ -n "$profile" ]; then

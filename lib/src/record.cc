@@ -183,11 +183,15 @@ class PortBlockCache {
   static constexpr size_t kSlots = 64;
 
   static size_t slot_of(const PortInfo& p) {
+    // Written out rather than looped over: this runs for every port record.
     size_t h = p.port;
-    for (const uint32_t v :
-         {static_cast<uint32_t>(p.state), static_cast<uint32_t>(p.phys_state), p.lid, p.sm_lid,
-          p.lanes, static_cast<uint32_t>(p.speed), static_cast<uint32_t>(p.link_layer)})
-      h = h * 31 + v;
+    h = h * 31 + static_cast<uint32_t>(p.state);
+    h = h * 31 + static_cast<uint32_t>(p.phys_state);
+    h = h * 31 + p.lid;
+    h = h * 31 + p.sm_lid;
+    h = h * 31 + p.lanes;
+    h = h * 31 + static_cast<uint32_t>(p.speed);
+    h = h * 31 + static_cast<uint32_t>(p.link_layer);
     return h % kSlots;
   }
 
