@@ -68,7 +68,8 @@ void DeviceSet::process_batch(WatchedDevice& dev) {
   const FatalMeaning meaning = fatal ? meaning_of_fatal(index) : FatalMeaning::kFailure;
   DeviceView* view = lifecycle_.view(index);
   assert(view);  // open and watched: the lifecycle knows it
-  BatchOutcome out = enrich_batch(*view, batch_, *dev.device, meaning, std::move(spare_records_));
+  BatchOutcome out = enrich_batch(*view, batch_, *dev.device, meaning, std::move(spare_records_),
+                                  &enrich_scratch_);
   log_query_failures(dev, out.failures);
   stamp(out.records, now);
   if (fatal) {

@@ -106,6 +106,7 @@ class DeviceSet {
   std::vector<RawEvent> batch_;
   // The last batch's records, once published: the next batch is built in them (enrich_batch).
   std::vector<Record> spare_records_;
+  EnrichScratch enrich_scratch_;  // enrich_batch's working memory, reused batch to batch
   DeviceStats stats_;
   bool paused_ = false;
 };

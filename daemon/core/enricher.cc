@@ -6,27 +6,13 @@
 #include "core/table_diff.h"
 
 namespace rdma_eventd::daemon {
-namespace {
 
 // What one batch needs to know, per port (index = port number; 0 unused).
 struct QueryPlan {
-  std::vector<bool> port;
-  std::vector<bool> pkeys;
+  std::vector<uint8_t> port;  // bytes, not vector<bool>: assigned per batch, read per event
+  std::vector<uint8_t> pkeys;
   bool gids = false;
 };
-
-QueryPlan plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports) {
-  QueryPlan plan;
-  plan.port.assign(num_ports + 1, false);
-  plan.pkeys.assign(num_ports + 1, false);
-  for (const auto& ev : events) {
-    if (ev.port == 0) continue;
-    plan.port[ev.port] = true;
-    if (ev.kind == EventKind::kGidChange) plan.gids = true;
-    if (ev.kind == EventKind::kPkeyChange) plan.pkeys[ev.port] = true;
-  }
-  return plan;
-}
 
 // Fresh answers for this batch. Only what was read is held: the tables of ports that were not
 // queried (or whose query failed) stay in the view, uncopied.
@@ -36,6 +22,44 @@ struct Fresh {
   std::vector<std::optional<std::vector<uint16_t>>> pkeys;  // index = port number, when read
 };
 
+// One GID table change: an entry added (true) or removed (false).
+using GidChange = std::pair<bool, GidEntry>;
+
+struct GidWork {
+  std::vector<GidChange> changes;
+  size_t next = 0;
+  uint32_t events_left = 0;
+};
+
+struct EnrichScratch::Parts {
+  std::vector<DecodedEvent> decoded;
+  QueryPlan plan;
+  Fresh fresh;
+  std::vector<GidWork> gid_work;  // index = port number
+  // The device's GUID as records write it, formatted once per device rather than per batch.
+  uint64_t guid_of = 0;
+  std::string guid;
+};
+
+EnrichScratch::EnrichScratch() : parts_(std::make_unique<Parts>()) {}
+EnrichScratch::~EnrichScratch() = default;
+EnrichScratch::EnrichScratch(EnrichScratch&&) noexcept = default;
+EnrichScratch& EnrichScratch::operator=(EnrichScratch&&) noexcept = default;
+
+namespace {
+
+void plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports, QueryPlan& plan) {
+  plan.port.assign(num_ports + 1, 0);
+  plan.pkeys.assign(num_ports + 1, 0);
+  plan.gids = false;
+  for (const auto& ev : events) {
+    if (ev.port == 0) continue;
+    plan.port[ev.port] = 1;
+    if (ev.kind == EventKind::kGidChange) plan.gids = true;
+    if (ev.kind == EventKind::kPkeyChange) plan.pkeys[ev.port] = 1;
+  }
+}
+
 std::vector<uint32_t> gid_table_lengths(const DeviceView& view) {
   std::vector<uint32_t> lens;
   lens.reserve(view.ports.size());
@@ -44,11 +68,12 @@ std::vector<uint32_t> gid_table_lengths(const DeviceView& view) {
   return lens;
 }
 
-Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, BatchOutcome& out) {
+void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, BatchOutcome& out,
+                 Fresh& fresh) {
   const uint32_t n = view.num_ports();
-  Fresh fresh;
   fresh.info.resize(n + 1);
-  fresh.pkeys.resize(n + 1);
+  fresh.gids.reset();
+  fresh.pkeys.assign(n + 1, std::nullopt);
   for (uint32_t p = 1; p <= n; ++p) {
     PortView& pv = *view.port(p);
     fresh.info[p] = pv.info;
@@ -82,11 +107,7 @@ Fresh run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Bat
       fresh.pkeys[p] = std::move(table);
     }
   }
-  return fresh;
 }
-
-// One GID table change: an entry added (true) or removed (false).
-using GidChange = std::pair<bool, GidEntry>;
 
 std::vector<GidChange> gid_changes_in_index_order(GidDiff d) {
   std::vector<GidChange> all;
@@ -100,12 +121,6 @@ std::vector<GidChange> gid_changes_in_index_order(GidDiff d) {
   });
   return all;
 }
-
-struct GidWork {
-  std::vector<GidChange> changes;
-  size_t next = 0;
-  uint32_t events_left = 0;
-};
 
 void take_gid_changes(GidWork& work, Record& r) {
   const bool last = --work.events_left == 0;
@@ -199,8 +214,10 @@ void reset_record(Record& r) {
 }
 
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
-                          DeviceQueries& queries, FatalMeaning fatal,
-                          std::vector<Record> recycled) {
+                          DeviceQueries& queries, FatalMeaning fatal, std::vector<Record> recycled,
+                          EnrichScratch* scratch) {
+  std::optional<EnrichScratch> own;  // only when the caller keeps none
+  EnrichScratch::Parts& work = (scratch ? *scratch : own.emplace()).parts();
   BatchOutcome out;
   out.records = std::move(recycled);
   // The next record to build: a recycled one reset to its defaults, else a new one.
@@ -214,18 +231,20 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     ++built;
     return out.records.emplace_back();
   };
-  std::vector<DecodedEvent> decoded;
-  decoded.reserve(events.size());
+  std::vector<DecodedEvent>& decoded = work.decoded;
+  decoded.clear();
   for (const auto& raw : events)
     decoded.push_back(decode_event(raw, view.num_ports()));
 
-  const QueryPlan plan = plan_queries(decoded, view.num_ports());
-  Fresh fresh = run_queries(plan, view, queries, out);
+  plan_queries(decoded, view.num_ports(), work.plan);
+  Fresh& fresh = work.fresh;
+  run_queries(work.plan, view, queries, out, fresh);
 
   // GID changes are handed out one entry per GID_CHANGE record, in index order: the kernel
   // sends one event per entry added or removed, so a batch of n events normally carries n
   // entries. Any surplus goes to the port's last GID_CHANGE record of the batch.
-  std::vector<GidWork> gid_work(view.num_ports() + 1);
+  std::vector<GidWork>& gid_work = work.gid_work;
+  gid_work.assign(view.num_ports() + 1, GidWork{});
   for (const auto& ev : decoded) {
     if (ev.kind == EventKind::kGidChange) ++gid_work[ev.port].events_left;
   }
@@ -237,7 +256,11 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     pv.gids = std::move(now);
   }
 
-  const std::string guid = format_guid(view.node_guid);  // every record of the batch has it
+  if (work.guid.empty() || work.guid_of != view.node_guid) {
+    work.guid = format_guid(view.node_guid);  // every record of the batch has it
+    work.guid_of = view.node_guid;
+  }
+  const std::string& guid = work.guid;
   out.records.reserve(decoded.size());
   for (const auto& ev : decoded) {
     if (ev.kind == EventKind::kDeviceFatal && fatal == FatalMeaning::kRemoval) {

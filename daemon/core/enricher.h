@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,13 +48,33 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
 // the device list before the records are built (DeviceLifecycle::meaning_of_fatal).
 enum class FatalMeaning { kFailure, kRemoval };
 
+// The working memory of enrich_batch, kept by its caller from one batch to the next: its
+// vectors keep their capacity, so that a batch allocates nothing once they have grown to the
+// device's size (events one at a time, at a modest rate, would otherwise allocate a dozen
+// times each). Nothing in it carries over into the next batch's records: each batch starts by
+// overwriting what it uses.
+class EnrichScratch {
+ public:
+  EnrichScratch();
+  ~EnrichScratch();
+  EnrichScratch(EnrichScratch&&) noexcept;
+  EnrichScratch& operator=(EnrichScratch&&) noexcept;
+
+  struct Parts;  // enricher.cc's
+  Parts& parts() { return *parts_; }
+
+ private:
+  std::unique_ptr<Parts> parts_;
+};
+
 // `recycled`: the records of an earlier batch, handed back so that the new ones are built in
 // them and reuse their strings' buffers (a storm's records would otherwise allocate their
 // stream, host and GUID text one by one). Each is reset to a default Record first: nothing of
-// an earlier record survives but the capacity of its strings and vectors.
+// an earlier record survives but the capacity of its strings and vectors. `scratch`: see
+// EnrichScratch (none: the batch's working memory is its own).
 BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
                           DeviceQueries& queries, FatalMeaning fatal = FatalMeaning::kFailure,
-                          std::vector<Record> recycled = {});
+                          std::vector<Record> recycled = {}, EnrichScratch* scratch = nullptr);
 
 // Sets every field of `r` to a default Record's, keeping the buffers of its strings and
 // vectors (the optional parts are reset): what enrich_batch does to each recycled record.

@@ -360,6 +360,96 @@ TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBu
   EXPECT_EQ(out.records[0].node_guid.data(), guid_buffer);
 }
 
+TEST(EnrichScratch, KeptFromBatchToBatchOfTwoDevicesItChangesNothingInTheOutcome) {
+  // One scratch for every batch, as the daemon keeps it, against a new one for each: batches
+  // of two devices (2 and 4 ports, two GUIDs) in turns, with port, GID and P_Key changes, a
+  // failed query and a fatal error, give the same records, failures and queries.
+  struct Device {
+    FakeDevice dev;
+    DeviceView view;
+  };
+  auto make = [](std::string name, uint64_t guid, uint32_t ports) {
+    Device d{FakeDevice(ports), {}};
+    d.view.name = std::move(name);
+    d.view.node_guid = guid;
+    EXPECT_TRUE(load_view(d.dev, ports, d.view).empty());
+    return d;
+  };
+  std::vector<Device> kept = {make("mlx5_0", 0x248a070300a1b2c0ull, 2),
+                              make("mlx5_1", 0x248a070300a1b2c8ull, 4)};
+  std::vector<Device> fresh = kept;
+  EnrichScratch scratch;
+
+  // Changes the devices' answers before batch `step`, the same on both sides.
+  auto change = [](std::vector<Device>& ds, int step) {
+    FakeDevice& a = ds[0].dev;
+    FakeDevice& b = ds[1].dev;
+    switch (step) {
+      case 1:
+        a.attrs[1].info.state = PortState::kDown;
+        a.gids[0] = {GidEntry{0, "fe80::248a:703:a1:b2c0", GidType::kIb, ""}};
+        break;
+      case 2:
+        b.attrs[4].info.lid = 99;
+        b.pkeys[3] = {0xffff, 0x8001, 0, 0};
+        b.gids[2] = {GidEntry{1, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"}};
+        break;
+      case 3:
+        a.attrs[1].info.state = PortState::kActive;
+        a.pkeys[2] = {0xffff, 0x7fff, 0, 0};
+        a.gids[0].clear();
+        break;
+      case 4:
+        b.port_error = EIO;
+        break;
+      case 5:
+        b.port_error = 0;
+        b.attrs[1].info.state = PortState::kInit;
+        break;
+    }
+  };
+  const std::vector<std::pair<size_t, std::vector<RawEvent>>> batches = {
+      {0, {{10, 1}, {18, 1}, {12, 2}}},           // port_err, gid_change, pkey_change
+      {1, {{11, 4}, {12, 3}, {18, 3}, {18, 3}}},  // lid_change, pkey_change, gid_change x2
+      {0, {{9, 1}, {12, 2}, {18, 1}, {13, 2}}},   // port_active, pkey, gid, sm_change
+      {1, {{10, 2}, {10, 4}}},                    // the port queries fail
+      {1, {{10, 1}, {8, 0}}},                     // port_err, device_fatal
+      {0, {{17, 2}}},                             // client_reregister
+  };
+  for (size_t step = 0; step < batches.size(); ++step) {
+    change(kept, static_cast<int>(step));
+    change(fresh, static_cast<int>(step));
+    const auto& [which, events] = batches[step];
+    Device& k = kept[which];
+    Device& f = fresh[which];
+    const BatchOutcome got =
+        enrich_batch(k.view, events, k.dev, FatalMeaning::kFailure, {}, &scratch);
+    const BatchOutcome want = enrich_batch(f.view, events, f.dev);
+    ASSERT_EQ(got.records.size(), want.records.size()) << "batch " << step;
+    for (size_t i = 0; i < got.records.size(); ++i)
+      EXPECT_TRUE(got.records[i] == want.records[i])
+          << "batch " << step << ", record " << i << ": " << to_json(got.records[i]) << "\n"
+          << to_json(want.records[i]);
+    ASSERT_EQ(got.failures.size(), want.failures.size()) << "batch " << step;
+    for (size_t i = 0; i < got.failures.size(); ++i) {
+      EXPECT_EQ(got.failures[i].what, want.failures[i].what);
+      EXPECT_EQ(got.failures[i].port, want.failures[i].port);
+      EXPECT_EQ(got.failures[i].error, want.failures[i].error);
+    }
+    EXPECT_EQ(got.port_queries, want.port_queries) << "batch " << step;
+    EXPECT_EQ(got.gid_queries, want.gid_queries) << "batch " << step;
+    EXPECT_EQ(got.pkey_queries, want.pkey_queries) << "batch " << step;
+  }
+  // Both sides' views moved the same way.
+  for (size_t d = 0; d < kept.size(); ++d) {
+    for (uint32_t p = 1; p <= kept[d].view.num_ports(); ++p) {
+      EXPECT_EQ(kept[d].view.port(p)->info, fresh[d].view.port(p)->info) << d << " " << p;
+      EXPECT_EQ(kept[d].view.port(p)->gids, fresh[d].view.port(p)->gids) << d << " " << p;
+      EXPECT_EQ(kept[d].view.port(p)->pkeys, fresh[d].view.port(p)->pkeys) << d << " " << p;
+    }
+  }
+}
+
 TEST_F(EnricherTest, FewerRecycledRecordsThanEventsAreToppedUpWithNewOnes) {
   open(1);
   std::vector<RawEvent> events(5, RawEvent{10, 1});
