@@ -432,13 +432,15 @@ profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
 # One storm with the daemon under callgrind, journal off: the instructions it runs per event in
 # user space (its own code and its libraries'; not the kernel's), counted from the storm's
 # start to its end. A count, not a time: it does not move with the machine's load.
-count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE [RATE]
-  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 rate=${6:-} out=$work/callgrind.out
+count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL (RATE: "" for a storm)
+  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 rate=$6 journal=$7 out=$work/callgrind.out
+  local no_journal=--no-journal
+  [ "$journal" = off ] || no_journal=
   rm -f "$out"*
   sock=$work/instructions.sock
   env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$out" "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$sock" \
-    --no-journal </dev/null >/dev/null 2>"$work/instructions.log" &
+    $no_journal </dev/null >/dev/null 2>"$work/instructions.log" &
   daemon_pid=$!
   pids+=($daemon_pid)
   wait_until 120 "the daemon under callgrind" grep -q "ready:" "$work/instructions.log"
@@ -452,19 +454,21 @@ count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE [RATE]
       --count "$count" --targets "$targets" --max-queued-bytes "$storm_queued_bytes" \
       >"$work/instructions-storm.json"
   fi
+  # The journal's entries are sent by its writer thread, after the records: all of them.
+  [ "$journal" = off ] || journalctl --sync
   callgrind_control -i off "$daemon_pid" >/dev/null 2>&1
   stop_pid "$daemon_pid"
   local total
   total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
   {
-    echo "# instructions of rdma-eventd in a $title of $count events, journal off: $total," \
+    echo "# instructions of rdma-eventd in a $title of $count events, journal $journal: $total," \
       "$(awk -v t="$total" -v n="$count" 'BEGIN { printf "%.0f", t / n }') per event"
     echo "# storm: $(cat "$work/instructions-storm.json")"
     callgrind_annotate --inclusive=no "$out" 2>/dev/null | grep -v '^-*$' | sed -n '1,75p'
     echo
   } >>"$instructions"
-  # For callgrind_annotate, line by line: FILE.1-device-storm.callgrind and so on.
-  cp "$out" "$instructions.$(printf '%s' "$title" | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//').callgrind"
+  # For callgrind_annotate, line by line: FILE.1-device-storm-journal-off.callgrind and so on.
+  cp "$out" "$instructions.$(printf "%s journal %s" "$title" "$journal" | tr -cs "A-Za-z0-9" "-").callgrind"
 }
 
 if [ -n "$profile" ]; then
@@ -526,11 +530,13 @@ fi
 if [ -n "$instructions" ]; then
   : >"$instructions"
   log "instructions: a 1-device storm under callgrind ($instructions_count events)"
-  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 "1-device storm"
+  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 "1-device storm" "" off
   log "instructions: a 16-device storm under callgrind ($instructions_count events)"
-  count_instructions "$sixteen" storm-all "$instructions_count" all "16-device storm"
+  count_instructions "$sixteen" storm-all "$instructions_count" all "16-device storm" "" off
   log "instructions: 2,000 events at 1,000 events/s, 1 subscriber, under callgrind"
-  count_instructions "$sixteen" all 2000 mlx5_0/1 "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000
+  count_instructions "$sixteen" all 2000 mlx5_0/1 "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000 off
+  log "instructions: a 1-device storm with the journal on, under callgrind ($((instructions_count / 5)) events)"
+  count_instructions "$one" storm-mlx5_0 "$((instructions_count / 5))" mlx5_0/1 "1-device storm" "" on
 fi
 
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
