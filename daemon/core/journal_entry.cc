@@ -82,15 +82,12 @@ constexpr std::string_view kRecordField = "RDMA_RECORD";
 
 void append_journal_entry_head(std::string& out, const Record& r, std::string_view identifier) {
   append_native_message(out, r);
+  NativeFieldWriter w(out);
   // A value the daemon wrote itself (a number, a name of the schema, a message id) holds no
   // newline: `plain` does not look for one. Any other (names from the configuration, the
   // kernel or a reporter; text kept in a record) may: `text` looks.
-  const auto text = [&out](std::string_view key, std::string_view value) {
-    append_native_field(out, key, value);
-  };
-  const auto plain = [&out](std::string_view key, std::string_view value) {
-    append_plain_native_field(out, key, value);
-  };
+  const auto text = [&w](std::string_view key, std::string_view value) { w.text(key, value); };
+  const auto plain = [&w](std::string_view key, std::string_view value) { w.plain(key, value); };
   plain("PRIORITY", Decimal(syslog_priority(r.severity)));
   plain("MESSAGE_ID", message_id(r.event));
   text("SYSLOG_IDENTIFIER", identifier);
@@ -125,7 +122,8 @@ void append_journal_entry_head(std::string& out, const Record& r, std::string_vi
   }
   plain("RDMA_SEQ", Decimal(r.seq));
   text("RDMA_STREAM", r.stream);
-  out.append(kRecordField).append(1, '=');
+  w.raw(kRecordField);
+  w.raw("=");
 }
 
 }  // namespace rdma_eventd::daemon

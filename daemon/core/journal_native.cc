@@ -5,36 +5,43 @@
 
 namespace rdma_eventd::daemon {
 
-void append_native_field(std::string& out, std::string_view key, std::string_view value) {
-  // A newline would end the field early: such a value goes with its length in front instead.
-  const bool framed = value.find('\n') != std::string_view::npos;
-  // Sized once and written in place: an entry has some twenty fields.
-  const size_t at = out.size();
-  out.resize(at + key.size() + (framed ? 9 : 1) + value.size() + 1);
-  char* p = out.data() + at;
-  std::memcpy(p, key.data(), key.size());
-  p += key.size();
-  if (framed) {
-    *p++ = '\n';
-    uint64_t size = value.size();
-    for (int i = 0; i < 8; ++i, size >>= 8)
-      *p++ = static_cast<char>(size & 0xff);
-  } else {
-    *p++ = '=';
+void NativeFieldWriter::put(std::string_view s) {
+  if (s.size() > room()) {
+    flush();
+    if (s.size() > sizeof buf_) {  // larger than the buffer: straight to the string
+      out_.append(s);
+      return;
+    }
   }
-  std::memcpy(p, value.data(), value.size());
-  p[value.size()] = '\n';
+  copy(s);
+}
+
+void NativeFieldWriter::flush() {
+  out_.append(buf_, static_cast<size_t>(p_ - buf_));
+  p_ = buf_;
+}
+
+void NativeFieldWriter::framed(std::string_view key, std::string_view value) {
+  // A newline would end the field early: the value goes with its length in front instead.
+  put(key);
+  put("\n");
+  char size[8];
+  uint64_t n = value.size();
+  for (char& byte : size) {
+    byte = static_cast<char>(n & 0xff);
+    n >>= 8;
+  }
+  put(std::string_view(size, sizeof size));
+  put(value);
+  put("\n");
+}
+
+void append_native_field(std::string& out, std::string_view key, std::string_view value) {
+  NativeFieldWriter(out).text(key, value);
 }
 
 void append_plain_native_field(std::string& out, std::string_view key, std::string_view value) {
-  const size_t at = out.size();
-  out.resize(at + key.size() + 1 + value.size() + 1);
-  char* p = out.data() + at;
-  std::memcpy(p, key.data(), key.size());
-  p += key.size();
-  *p++ = '=';
-  std::memcpy(p, value.data(), value.size());
-  p[value.size()] = '\n';
+  NativeFieldWriter(out).plain(key, value);
 }
 
 void append_native_field(std::string& out, std::string_view key_equals_value) {

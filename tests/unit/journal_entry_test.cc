@@ -178,6 +178,37 @@ TEST(NativeProtocol, AValueWithANewlineGoesWithItsLengthInLittleEndian) {
   EXPECT_EQ(out, std::string("MESSAGE\n\x2d\x01\0\0\0\0\0\0", 16) + long_value + "\n");
 }
 
+TEST(NativeProtocol, AWriterThatFillsItsBufferManyTimesOverWritesEveryFieldWhole) {
+  // The writer goes through a 2 KiB buffer: fields that cross its end, values larger than it,
+  // framed and plain, after what the string held before, are each written whole, in order.
+  // The protocol, written out plainly.
+  const auto field = [](std::string_view key, std::string_view value) {
+    std::string f(key);
+    if (value.find('\n') == std::string_view::npos) return f + "=" + std::string(value) + "\n";
+    f += '\n';
+    for (int i = 0; i < 8; ++i)
+      f += static_cast<char>((value.size() >> (8 * i)) & 0xff);
+    return f + std::string(value) + "\n";
+  };
+  std::string got = "BEFORE=1\n";
+  std::string want = got;
+  {
+    NativeFieldWriter w(got);
+    for (const size_t size : {0, 1, 7, 100, 1000, 2030, 2047, 2048, 2049, 4100, 3, 9000, 5}) {
+      const std::string value(size, static_cast<char>('a' + size % 26));
+      std::string framed = value;
+      if (!framed.empty()) framed[framed.size() / 2] = '\n';
+      w.plain("PLAIN", value);
+      w.text("TEXT", value);
+      w.text("FRAMED", framed);
+      w.raw("RAW=");
+      want += field("PLAIN", value) + field("TEXT", value) + field("FRAMED", framed) + "RAW=";
+    }
+  }  // flushed when it goes
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
+}
+
 TEST(NativeProtocol, FieldsReadBackAsTheyWereWrittenAndACutShortOneEndsThem) {
   std::string d;
   append_native_field(d, "A", "1");
