@@ -131,6 +131,12 @@ for f in "$bin/rdma-eventd" "$bin/rdma-sim" "$bench" "$bin/rdma-eventd-bench-raw
   [ -x "$f" ] || { echo "run.sh: $f is missing (build it, or drop --no-build)" >&2; exit 1; }
 done
 command -v ibv_asyncwatch >/dev/null || { echo "run.sh: ibv_asyncwatch is missing (apt-get install ibverbs-utils)" >&2; exit 1; }
+if [ -n "$instructions" ]; then
+  command -v valgrind >/dev/null || { echo "run.sh: --instructions needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+fi
+if [ -n "$profile" ]; then
+  command -v perf >/dev/null || { echo "run.sh: --profile needs perf (apt-get install linux-perf)" >&2; exit 1; }
+fi
 
 work=$(mktemp -d /tmp/rdma-eventd-bench.XXXXXX)
 results=${results_copy:-$work/results.jsonl}  # written as the measurements go
@@ -406,6 +412,17 @@ if wants idle; then
   idle_runs no_udev off
 fi
 
+# Stops `perf record` as Ctrl-C does. Again until it has gone: a SIGINT that comes while perf is
+# still setting up (a short storm) is lost.
+stop_perf() {  # PID
+  while kill -INT "$1" 2>/dev/null; do
+    sleep 0.1
+    kill -0 "$1" 2>/dev/null || break
+  done
+  wait "$1" || true
+  forget "$1"
+}
+
 # One storm under `perf record`, journal off; its profile goes to the profile file.
 profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
   local fab=$1 conf=$2 count=$3 targets=$4 title=$5
@@ -416,9 +433,7 @@ profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
   wait_until 20 "perf record" test -s "$work/perf.data"
   "$bench" storm --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
     --count "$count" --targets "$targets" >"$work/profile-storm.json"
-  kill -INT "$perf_pid"
-  wait "$perf_pid" || true
-  forget "$perf_pid"
+  stop_perf "$perf_pid"
   stop_pid "$daemon_pid"
   {
     echo "# perf profile of rdma-eventd in a $title storm of $count events, journal off"
@@ -496,9 +511,7 @@ if [ -n "$profile" ]; then
   # The records are read back from the socket before journald has stored them all.
   journalctl --sync
   journald_after=$(ticks "$journald_pid")
-  kill -INT "$perf_pid"
-  wait "$perf_pid" || true
-  forget "$perf_pid"
+  stop_perf "$perf_pid"
   stop_pid "$daemon_pid"
   hz=$(getconf CLK_TCK)
   {
