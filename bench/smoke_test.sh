@@ -19,7 +19,14 @@ fail() {
   exit 1
 }
 
-"$here/bench/run.sh" --smoke --no-build --build-dir "$build" --out "$report" --results "$results"
+# The instruction counts too (--instructions), where valgrind is installed and the build is not
+# sanitized (valgrind cannot run a build with AddressSanitizer).
+instructions=()
+if command -v valgrind >/dev/null && ! grep -q '^RDMA_EVENTD_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  instructions=(--instructions "$tmp/instructions.txt")
+fi
+"$here/bench/run.sh" --smoke --no-build --build-dir "$build" --out "$report" --results "$results" \
+  "${instructions[@]}"
 
 # Every measurement, once, to completion.
 expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off storm.one.asyncwatch
@@ -70,4 +77,11 @@ targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || tru
 # The memory target is read a while after the fan-out storm, once the daemon is quiet.
 [ "$(jq -s -r '[.[] | select(.figure == "fanout.1000") | .rss_settled_kib][0] > 0' "$results")" = true ] ||
   fail "fanout.1000 has no settled RSS"
+# Four counts, each of more than nothing, each with its callgrind data beside it.
+if [ ${#instructions[@]} -gt 0 ]; then
+  counts=$(grep -c '^# instructions of rdma-eventd in .* [1-9][0-9]* per event$' "$tmp/instructions.txt" || true)
+  [ "$counts" = 4 ] || { cat "$tmp/instructions.txt" >&2; fail "--instructions: $counts counts, expected 4"; }
+  files=$(ls "$tmp"/instructions.txt.*.callgrind | wc -l)
+  [ "$files" = 4 ] || fail "--instructions: $files callgrind files, expected 4"
+fi
 echo "bench_smoke: the harness ran every measurement; the report has every section"

@@ -53,7 +53,8 @@ need_root() {
 # above, and scdoc). systemd-journal-remote: the central journal's test (journal-upload on
 # each simulated host, one journal-remote receiving). prometheus (with promtool),
 # prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
-# namespace's loopback) and the alert rules' checks.
+# namespace's loopback) and the alert rules' checks. valgrind: the benchmark harness's
+# instruction counts (bench/run.sh --instructions), which its smoke test runs.
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -64,6 +65,7 @@ PACKAGES=(
   debhelper dpkg-dev fakeroot lintian
   systemd-journal-remote
   prometheus prometheus-node-exporter curl
+  valgrind
 )
 
 deps() {
