@@ -7,6 +7,9 @@
 
 namespace rdma_eventd::daemon {
 
+// A batch's working memory. These types are outside the anonymous namespace because
+// EnrichScratch::Parts, which the header declares, holds them.
+
 // What one batch needs to know, per port (index = port number; 0 unused).
 struct QueryPlan {
   std::vector<uint8_t> port;  // bytes, not vector<bool>: assigned per batch, read per event
