@@ -21,7 +21,7 @@
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
 #                          (latency, fan-out and memory), startup, idle, health (the
 #                          1-device storm with port health off and on, interleaved); none:
-#                          only what --profile asks for
+#                          only what --profile and --instructions ask for
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -30,11 +30,12 @@
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device and one more 16-device storm under
 #                          `perf record` and write the daemon's profiles (perf report) to
-#                          FILE, then a 1-device one with the journal
-#                          on (a tenth of the events), with journald's CPU per record, and
-#                          the journal floor: as many entries sent to journald by a bare sender
-#   --instructions FILE    also run a 1-device and a 16-device storm with the daemon under
-#                          callgrind and write the instructions it runs per event (user
+#                          FILE, then a 1-device one with the journal on (a tenth of the
+#                          events), with journald's CPU per record, and the journal floor:
+#                          as many entries sent to journald by a bare sender (needs perf)
+#   --instructions FILE    also run the daemon under callgrind (a 1-device and a 16-device
+#                          storm, events one at a time at 1,000/s, a 1-device storm with the
+#                          journal on) and write the instructions it runs per event (user
 #                          space; a count that the machine's load does not move) and where,
 #                          to FILE, the callgrind data beside it (needs valgrind)
 #   --instructions-count N events per callgrind storm (default 100000; --smoke: 2000); the
