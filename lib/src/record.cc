@@ -111,6 +111,35 @@ void append_flat(std::string& out, size_t bound, Write write) {
   out.resize(static_cast<size_t>(w.end() - out.data()));
 }
 
+// Whether two short texts are the same: 8 bytes at a time, the last 8 overlapping the ones
+// before, inlined where a cache checks its key for every record (a call to memcmp per string
+// costs more than the compare).
+inline bool same_text(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  const auto load8 = [](const char* s) {
+    uint64_t v;
+    std::memcpy(&v, s, sizeof v);
+    return v;
+  };
+  const auto load4 = [](const char* s) {
+    uint32_t v;
+    std::memcpy(&v, s, sizeof v);
+    return v;
+  };
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 < n; i += 8)
+      if (load8(p + i) != load8(q + i)) return false;
+    return load8(p + n - 8) == load8(q + n - 8);
+  }
+  if (n >= 4) return load4(p) == load4(q) && load4(p + n - 4) == load4(q + n - 4);
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
+
 // The keys every record and snapshot record begins with, up to "port" and its value.
 struct CommonKeys {
   uint64_t seq;
@@ -123,27 +152,18 @@ struct CommonKeys {
   const std::string& device;
   const std::string& node_guid;
   uint32_t port;
-
-  // The most bytes write_common writes: its literal text (under 160 bytes), three numbers, the
-  // time, the two names and the four strings, each escaped at worst.
-  size_t bound() const {
-    return 160 + 3 * FlatWriter::kNumberBound + kRfc3339UsSize + event.size() +
-           severity_name(severity).size() + json_string_bound(stream) + json_string_bound(host) +
-           json_string_bound(device) + json_string_bound(node_guid);
-  }
 };
 
-// "{" and the common keys, as runs of literal text between the values: the keys and their
-// order never change, and this is every record's longest part (the bytes are JsonWriter's,
-// docs/records.md).
-void write_common(FlatWriter& w, const CommonKeys& k) {
-  static_assert(kSchemaVersion == 1, "the literal below writes the schema version");
-  w.literal("{\"schema\":1,\"seq\":");
-  w.number(k.seq);
-  w.literal(",\"stream\":");
-  w.string(k.stream);
-  w.literal(",\"time\":\"");
-  w.time(k.time_us);  // digits and separators: nothing to escape
+// The most bytes write_identity writes: its literal text (79 bytes, counted as 96), two numbers,
+// the two names and the three strings, each escaped at worst.
+size_t identity_bound(const CommonKeys& k) {
+  return 96 + 2 * FlatWriter::kNumberBound + k.event.size() + severity_name(k.severity).size() +
+         json_string_bound(k.host) + json_string_bound(k.device) + json_string_bound(k.node_guid);
+}
+
+// From the time's closing quote to the port's number: "\",\"host\":...,\"port\":N". These keys
+// name where the record comes from and what happened, and repeat from record to record.
+void write_identity(FlatWriter& w, const CommonKeys& k) {
   w.literal("\",\"host\":");
   w.string(k.host);
   w.literal(",\"event\":");
@@ -158,6 +178,119 @@ void write_common(FlatWriter& w, const CommonKeys& k) {
   w.string(k.node_guid);
   w.literal(",\"port\":");
   w.number(k.port);
+}
+
+// write_identity's text, rendered once per port and event and reused: a storm repeats the same
+// few ports' same events thousands of times, and comparing the keys costs less than scanning
+// and escaping three strings. A few dozen slots, chosen by a hash of the port, the event and
+// the device's name, hold the ports of a large host; a slot holding other keys is rendered
+// again.
+class IdentityCache {
+ public:
+  const std::string& text(const CommonKeys& k) {
+    Slot& slot = slots_[slot_of(k)];
+    if (!slot.used || !slot.holds(k)) {
+      slot.text.clear();
+      append_flat(slot.text, identity_bound(k), [&](FlatWriter& w) { write_identity(w, k); });
+      slot.host = k.host;
+      slot.event = k.event;
+      slot.event_type = k.event_type;
+      slot.severity = k.severity;
+      slot.device = k.device;
+      slot.node_guid = k.node_guid;
+      slot.port = k.port;
+      slot.used = true;
+    }
+    return slot.text;
+  }
+
+ private:
+  struct Slot {
+    std::string host;
+    std::string event;
+    int event_type = 0;
+    Severity severity = Severity::kInfo;
+    std::string device;
+    std::string node_guid;
+    uint32_t port = 0;
+    std::string text;
+    bool used = false;
+
+    bool holds(const CommonKeys& k) const {
+      return port == k.port && event_type == k.event_type && severity == k.severity &&
+             same_text(event, k.event) && same_text(device, k.device) &&
+             same_text(node_guid, k.node_guid) && same_text(host, k.host);
+    }
+  };
+  static constexpr size_t kSlots = 128;
+
+  static size_t slot_of(const CommonKeys& k) {
+    // The device's name by its length and last byte, where the names of one host differ
+    // (mlx5_0, mlx5_1, ..., mlx5_10).
+    size_t h = k.device.size();
+    if (!k.device.empty()) h = h * 31 + static_cast<unsigned char>(k.device.back());
+    h = h * 31 + k.port;
+    h = h * 31 + static_cast<uint32_t>(k.event_type);
+    h = h * 31 + static_cast<uint32_t>(k.severity);
+    return h % kSlots;
+  }
+
+  std::array<Slot, kSlots> slots_;
+};
+
+// ",\"stream\":...,\"time\":\"", rendered once per stream: a daemon's records all carry the one
+// stream id of its run, 32 hex digits.
+class StreamCache {
+ public:
+  const std::string& text(const std::string& stream) {
+    if (!used_ || !same_text(stream_, stream)) {
+      text_.clear();
+      append_flat(text_, 32 + json_string_bound(stream), [&](FlatWriter& w) {
+        w.literal(",\"stream\":");
+        w.string(stream);
+        w.literal(",\"time\":\"");
+      });
+      stream_ = stream;
+      used_ = true;
+    }
+    return text_;
+  }
+
+ private:
+  std::string stream_;
+  std::string text_;
+  bool used_ = false;
+};
+
+// The two cached texts of a record's common keys (this thread's caches).
+struct CommonTexts {
+  const std::string& stream;    // StreamCache's
+  const std::string& identity;  // IdentityCache's
+};
+
+// The bound of write_common: its literal text (18 bytes, counted as 24), the seq, the time and
+// the two texts as rendered.
+size_t common_bound(const CommonTexts& t) {
+  return 24 + FlatWriter::kNumberBound + kRfc3339UsSize + t.stream.size() + t.identity.size();
+}
+
+// "{" and the common keys, as runs of literal text between the values: the keys and their
+// order never change, and this is every record's longest part (the bytes are JsonWriter's,
+// docs/records.md). `t` holds the texts of the same keys.
+void write_common(FlatWriter& w, const CommonKeys& k, const CommonTexts& t) {
+  static_assert(kSchemaVersion == 1, "the literal below writes the schema version");
+  w.literal("{\"schema\":1,\"seq\":");
+  w.number(k.seq);
+  w.text(t.stream);
+  w.time(k.time_us);  // digits and separators: nothing to escape
+  w.text(t.identity);
+}
+
+// The cached texts of `k`, from this thread's caches: valid until its next call.
+CommonTexts common_texts(const CommonKeys& k) {
+  thread_local StreamCache streams;
+  thread_local IdentityCache identities;
+  return CommonTexts{streams.text(k.stream), identities.text(k)};
 }
 
 // The port block's text, each key with its leading comma (",\"link_layer\":...,\"rate_gbps\":N"),
@@ -399,9 +532,10 @@ void append_json(std::string& out, const Record& r) {
   const std::string* block = r.port_info ? &port_blocks.text(*r.port_info) : nullptr;
   const bool no_changes = block && (!r.previous || *r.previous == *r.port_info);
   static constexpr char kNoChanges[] = ",\"changes\":{}";
-  const size_t bound = common.bound() + (block ? block->size() + sizeof kNoChanges : 0);
+  const CommonTexts texts = common_texts(common);
+  const size_t bound = common_bound(texts) + (block ? block->size() + sizeof kNoChanges : 0);
   append_flat(out, bound, [&](FlatWriter& w) {
-    write_common(w, common);
+    write_common(w, common, texts);
     if (block) w.text(*block);
     if (no_changes) w.literal(kNoChanges);
   });
@@ -489,7 +623,8 @@ std::string to_json(const PortSnapshot& s) {
   out.reserve(1024);
   const CommonKeys common{s.seq, s.stream,        s.time_us, s.host,      kSnapshotEvent,
                           -1,    Severity::kInfo, s.device,  s.node_guid, s.port.port};
-  append_flat(out, common.bound(), [&](FlatWriter& w) { write_common(w, common); });
+  const CommonTexts texts = common_texts(common);
+  append_flat(out, common_bound(texts), [&](FlatWriter& w) { write_common(w, common, texts); });
   JsonWriter w(out);
   w.resume_object();
   write_port_block(w, s.port);

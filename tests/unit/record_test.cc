@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "schema/raw_values.h"
 #include "schema/record_json.h"
@@ -202,6 +204,65 @@ TEST(Record, APortsBlockIsAlwaysItsOwnWhateverCameBefore) {
       ASSERT_EQ(to_json(r), text);
     }
   }
+}
+
+TEST(Record, TheKeysBeforeThePortBlockAreAlwaysTheRecordsOwn) {
+  // The stream and the keys from "host" to "port" are rendered once and reused while they
+  // repeat. Records that differ in one of them only, in turns (more combinations than the reuse
+  // keeps; "mlx4_0" and "mlx5_0" are alike in length and last byte), each read back as
+  // written, and written as a thread that never wrote another record writes it.
+  struct EventCase {
+    EventKind event;
+    int type;
+    Severity severity;
+  };
+  const std::vector<std::string> hosts = {"node17", "node18", "n\"q\x01", ""};
+  const std::vector<std::string> devices = {"mlx5_0", "mlx4_0", "mlx5_10", "ib0"};
+  const std::vector<std::string> guids = {"248a:0703:00a1:b2c0", "348a:0703:00a1:b2c1"};
+  const std::vector<std::string> streams = {"0123456789abcdef0123456789abcdef",
+                                            "0123456789abcdef0123456789abcdff", "s"};
+  const std::vector<EventCase> events = {{EventKind::kPortErr, 10, Severity::kError},
+                                         {EventKind::kPortErr, 10, Severity::kWarning},
+                                         {EventKind::kPortActive, 9, Severity::kInfo}};
+  std::vector<Record> records;
+  for (const auto& host : hosts)
+    for (const auto& device : devices)
+      for (const auto& guid : guids)
+        for (const auto& stream : streams)
+          for (const auto& e : events)
+            for (uint32_t port = 1; port <= 2; ++port) {
+              Record r = port_err_record();
+              r.host = host;
+              r.device = device;
+              r.node_guid = guid;
+              r.stream = stream;
+              r.event = e.event;
+              r.event_type = e.type;
+              r.severity = e.severity;
+              r.port = port;
+              r.port_info->port = port;
+              r.previous->port = port;
+              r.seq = records.size() + 1;
+              records.push_back(r);
+            }
+  std::vector<std::string> alone(records.size());
+  for (size_t i = 0; i < records.size(); ++i)
+    std::thread([&] { alone[i] = to_json(records[i]); }).join();
+  for (int round = 0; round < 3; ++round) {
+    for (size_t k = 0; k < records.size(); ++k) {
+      // Round 0 in order, round 1 backwards, round 2 striding through them.
+      const size_t i = round == 0   ? k
+                       : round == 1 ? records.size() - 1 - k
+                                    : (k * 37) % records.size();
+      const std::string text = to_json(records[i]);
+      ASSERT_EQ(text, alone[i]) << "round " << round << ", record " << i;
+      std::string error;
+      auto back = record_from_json(text, &error);
+      ASSERT_TRUE(back) << error;
+      ASSERT_EQ(*back, records[i]) << text;
+    }
+  }
+  ASSERT_EQ(std::gcd(size_t{37}, records.size()), size_t{1}) << "the stride visits every record";
 }
 
 TEST(Record, RoundTripsThroughJson) {
