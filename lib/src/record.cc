@@ -182,9 +182,9 @@ void write_identity(FlatWriter& w, const CommonKeys& k) {
 
 // write_identity's text, rendered once per port and event and reused: a storm repeats the same
 // few ports' same events thousands of times, and comparing the keys costs less than scanning
-// and escaping three strings. A few dozen slots, chosen by a hash of the port, the event and
-// the device's name, hold the ports of a large host; a slot holding other keys is rendered
-// again.
+// and escaping three strings. 128 slots, chosen by a hash of the port, the event and the
+// device's name, hold the events of a large host's ports; a slot holding other keys is
+// rendered again.
 class IdentityCache {
  public:
   const std::string& text(const CommonKeys& k) {
