@@ -13,7 +13,8 @@
 #
 # Options:
 #   --runs N               runs of every measurement (default 5; --smoke: 1)
-#   --out FILE             the report (default docs/benchmarks.md)
+#   --out FILE             the report (default docs/benchmarks.md; with --only none, no
+#                          report unless --out names one)
 #   --smoke                tiny counts and a 2 s idle window: checks that the harness works
 #                          (what ctest's bench_smoke runs); the numbers mean nothing
 #   --results FILE         also keep every measurement there, one JSON object per line,
@@ -21,7 +22,7 @@
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
 #                          (latency, fan-out and memory), startup, idle, health (the
 #                          1-device storm with port health off and on, interleaved); none:
-#                          only what --profile and --instructions ask for
+#                          only what --profile and --instructions ask for, and no report
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -54,7 +55,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 original_args=("$@")
-runs="" out="$here/docs/benchmarks.md" smoke=0 results_copy="" only="" profile="" note=""
+runs="" out="$here/docs/benchmarks.md" out_given=0 smoke=0 results_copy="" only="" profile="" note=""
 instructions="" instructions_count=""
 max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
@@ -65,7 +66,7 @@ abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
-    --out) out=$(abs "$2"); shift ;;
+    --out) out=$(abs "$2") out_given=1; shift ;;
     --smoke) smoke=1 ;;
     --results) results_copy=$(abs "$2"); shift ;;
     --only) only=$2; shift ;;
@@ -108,6 +109,16 @@ for section in ${only//,/ }; do
   esac
 done
 wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+# With --only none, only --profile and --instructions run: the report would hold nothing, so it
+# is written only where --out asks for it (the default is the project's own docs/benchmarks.md).
+measures_none=1
+for section in storm slow latency startup idle health; do
+  if wants "$section"; then measures_none=0; fi
+done
+if [ $measures_none = 1 ] && [ -z "$profile$instructions" ]; then
+  echo "run.sh: --only none measures nothing by itself: add --profile FILE or --instructions FILE" >&2
+  exit 64
+fi
 
 if [ "$(id -u)" != 0 ]; then
   echo "run.sh: needs root (a private mount namespace and journald): run it with sudo" >&2
@@ -556,6 +567,11 @@ if [ -n "$instructions" ]; then
     "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000 off
   log "instructions: a 1-device storm with the journal on, under callgrind ($((instructions_count / 5)) events)"
   count_instructions "$one" storm-mlx5_0 "$((instructions_count / 5))" mlx5_0/1 "1-device storm" "" on
+fi
+
+if [ $measures_none = 1 ] && [ $out_given = 0 ]; then
+  log "--only none: no report written (nothing in it was measured; --out FILE writes one)"
+  exit 0
 fi
 
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")

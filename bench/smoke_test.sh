@@ -84,4 +84,22 @@ if [ ${#instructions[@]} -gt 0 ]; then
   files=$(ls "$tmp"/instructions.txt.*.callgrind | wc -l)
   [ "$files" = 4 ] || fail "--instructions: $files callgrind files, expected 4"
 fi
+# --only none runs what --profile and --instructions ask for and writes no report unless --out
+# names one: the project's own docs/benchmarks.md, the default, is left as it is. Alone it
+# measures nothing, and says so.
+status=0
+err=$("$here/bench/run.sh" --only none --no-build --build-dir "$build" 2>&1 >/dev/null) || status=$?
+[ "$status" = 64 ] && [[ $err == *"--only none measures nothing by itself"* ]] ||
+  fail "--only none alone: exit $status, '$err'; expected exit 64 and why"
+if [ ${#instructions[@]} -gt 0 ]; then
+  docs=$here/docs/benchmarks.md
+  before=$(sha256sum "$docs")
+  "$here/bench/run.sh" --only none --no-build --build-dir "$build" \
+    --instructions "$tmp/none.txt" --instructions-count 500 >"$tmp/none.log" 2>&1 ||
+    { cat "$tmp/none.log" >&2; fail "--only none --instructions failed"; }
+  [ "$(sha256sum "$docs")" = "$before" ] || fail "--only none rewrote $docs"
+  grep -q 'no report written' "$tmp/none.log" || fail "--only none did not say that it wrote no report"
+  counts=$(grep -c '^# instructions of rdma-eventd in .* [1-9][0-9]* per event$' "$tmp/none.txt" || true)
+  [ "$counts" = 4 ] || fail "--only none --instructions: $counts counts, expected 4"
+fi
 echo "bench_smoke: the harness ran every measurement; the report has every section"
