@@ -3,6 +3,7 @@
 #include <event2/event.h>
 #include <pthread.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -155,6 +156,40 @@ void SignalWatch::on_readable() {
     break;  // EAGAIN: all taken
   }
   if (taken) cb_();
+}
+
+PeriodicTimer::PeriodicTimer(EventLoop& loop, std::function<void()> cb) : cb_(std::move(cb)) {
+  fd_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+  if (!fd_) throw std::runtime_error(std::string("timerfd: ") + std::strerror(errno));
+  watch_ = std::make_unique<IoWatch>(loop, fd_.get(), Priority::kControl,
+                                     [this](bool, bool) { on_readable(); });
+  watch_->watch(true, false);
+}
+
+void PeriodicTimer::start(std::chrono::microseconds period) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(period.count() / 1000000);
+  ts.tv_nsec = static_cast<long>(period.count() % 1000000) * 1000;
+  const itimerspec spec{ts, ts};  // every period, the first one period from now
+  if (timerfd_settime(fd_.get(), 0, &spec, nullptr) != 0)
+    throw std::runtime_error(std::string("timerfd_settime: ") + std::strerror(errno));
+}
+
+void PeriodicTimer::stop() {
+  const itimerspec none{};
+  timerfd_settime(fd_.get(), 0, &none, nullptr);  // cannot fail for a valid fd and zero
+  uint64_t expired;
+  while (::read(fd_.get(), &expired, sizeof expired) < 0 && errno == EINTR) {
+  }
+}
+
+void PeriodicTimer::on_readable() {
+  uint64_t expired = 0;
+  ssize_t n;
+  while ((n = ::read(fd_.get(), &expired, sizeof expired)) < 0 && errno == EINTR) {
+  }
+  // Nothing read: stopped since the fd was found readable, or a spurious readiness.
+  if (n == static_cast<ssize_t>(sizeof expired) && expired > 0) cb_();
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {

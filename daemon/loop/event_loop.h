@@ -134,6 +134,33 @@ class SignalWatch {
   std::unique_ptr<IoWatch> watch_;
 };
 
+// A timer that fires every period from its start, from a timerfd the loop watches. Its wakeups
+// come when they are due and not otherwise: libevent's timers read the coarse monotonic clock
+// (a tick of up to 4 ms), so the loop can wake at a timer's due time, read a time a tick behind
+// it, and sleep once more before it runs the timer, a wakeup for nothing. A period missed while
+// the loop was busy runs the callback once. Nothing runs (no wakeup) while it is stopped.
+class PeriodicTimer {
+ public:
+  // Throws std::runtime_error when no timerfd can be made.
+  PeriodicTimer(EventLoop& loop, std::function<void()> cb);
+  PeriodicTimer(const PeriodicTimer&) = delete;
+  PeriodicTimer& operator=(const PeriodicTimer&) = delete;
+  PeriodicTimer(PeriodicTimer&&) = delete;
+  PeriodicTimer& operator=(PeriodicTimer&&) = delete;
+
+  // (Re)starts it: the first run is one period from now. Throws std::runtime_error when the
+  // timerfd refuses the period.
+  void start(std::chrono::microseconds period);
+  // Stops it; an expiry not yet run is dropped.
+  void stop();
+
+ private:
+  void on_readable();
+  internal::UniqueFd fd_;  // the timerfd; declared before the watch, so it is closed after it
+  std::function<void()> cb_;
+  std::unique_ptr<IoWatch> watch_;
+};
+
 // A one-shot timer; nothing runs (no wakeup) while it is not armed.
 class Timer {
  public:

@@ -19,8 +19,8 @@ ServiceManager::ServiceManager(EventLoop& loop, FailureHandler on_failure)
   // > 0 only when WATCHDOG_USEC is set and WATCHDOG_PID, if set, names this process.
   if (supervised_ && sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
     watchdog_usec_ = std::chrono::microseconds(usec);
-    watchdog_ = std::make_unique<Timer>(loop_, [this] { ping(); });
-    watchdog_->arm(*watchdog_usec_ / 2);
+    watchdog_ = std::make_unique<PeriodicTimer>(loop_, [this] { ping(); });
+    watchdog_->start(*watchdog_usec_ / 2);
   }
 }
 
@@ -50,7 +50,7 @@ void ServiceManager::reloading() {
 }
 
 void ServiceManager::stopping() {
-  if (watchdog_) watchdog_->cancel();
+  if (watchdog_) watchdog_->stop();
   send("STOPPING=1");
 }
 
@@ -63,7 +63,6 @@ void ServiceManager::status(const std::string& text) {
 
 void ServiceManager::ping() {
   send("WATCHDOG=1");
-  watchdog_->arm(*watchdog_usec_ / 2);
 }
 
 void ServiceManager::send(const std::string& state) {

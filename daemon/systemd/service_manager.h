@@ -32,7 +32,7 @@ class ServiceManager {
   // service manager that went away would otherwise be reported on every ping and status change.
   using FailureHandler = std::function<void(const std::string& reason)>;
 
-  // Arms the watchdog timer on `loop` when the service manager asked for pings.
+  // Starts the watchdog's pings on `loop` when the service manager asked for them.
   ServiceManager(EventLoop& loop, FailureHandler on_failure);
   ServiceManager(const ServiceManager&) = delete;
   ServiceManager& operator=(const ServiceManager&) = delete;
@@ -65,7 +65,7 @@ class ServiceManager {
   FailureHandler on_failure_;
   bool supervised_ = false;
   std::optional<std::chrono::microseconds> watchdog_usec_;
-  std::unique_ptr<Timer> watchdog_;
+  std::unique_ptr<PeriodicTimer> watchdog_;
   std::string last_status_;
   bool ready_ = false;
   bool failing_ = false;  // the last notification failed (reported already)

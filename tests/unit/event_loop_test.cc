@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rdma_eventd::daemon {
@@ -231,6 +233,67 @@ TEST(Timer, FiresOnceWhenArmedAndNotWhenCancelled) {
   stopper.arm(std::chrono::microseconds(2000));
   loop.run();
   EXPECT_EQ(fired, 0);
+}
+
+TEST(PeriodicTimer, FiresEveryPeriodUntilStopped) {
+  EventLoop loop;
+  int fired = 0;
+  Timer stopper(loop, [&] { loop.stop(); });
+  PeriodicTimer ticks(loop, [&] {
+    if (++fired == 3) {
+      ticks.stop();
+      stopper.arm(std::chrono::milliseconds(20));  // time for 20 more periods, were it running
+    }
+  });
+  ticks.start(std::chrono::milliseconds(1));
+  loop.run();
+  EXPECT_EQ(fired, 3);
+}
+
+TEST(PeriodicTimer, PeriodsMissedWhileTheLoopWasBusyRunTheCallbackOnce) {
+  // The first run keeps the loop busy for ten periods; the next turn finds them all expired
+  // and runs the callback once, not ten times.
+  EventLoop loop;
+  int fired = 0;
+  PeriodicTimer ticks(loop, [&] {
+    if (++fired == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return;
+    }
+    ticks.stop();
+    loop.stop();
+  });
+  ticks.start(std::chrono::milliseconds(1));
+  loop.run();
+  EXPECT_EQ(fired, 2);
+}
+
+TEST(PeriodicTimer, AnExpiryNotYetRunIsDroppedWhenStopped) {
+  EventLoop loop;
+  int fired = 0;
+  PeriodicTimer ticks(loop, [&] { ++fired; });
+  Timer stopper(loop, [&] { loop.stop(); });
+  ticks.start(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // expired, the loop not turning
+  ticks.stop();
+  stopper.arm(std::chrono::milliseconds(10));
+  loop.run();
+  EXPECT_EQ(fired, 0);
+}
+
+TEST(PeriodicTimer, RestartedItRunsAgain) {
+  EventLoop loop;
+  int fired = 0;
+  PeriodicTimer ticks(loop, [&] {
+    ++fired;
+    ticks.stop();
+    if (fired == 2) loop.stop();
+  });
+  ticks.start(std::chrono::milliseconds(1));
+  Timer restart(loop, [&] { ticks.start(std::chrono::milliseconds(1)); });
+  restart.arm(std::chrono::milliseconds(10));
+  loop.run();
+  EXPECT_EQ(fired, 2);
 }
 
 }  // namespace
