@@ -102,17 +102,18 @@ if [ ${#sub_counts[@]} != 3 ]; then
   echo "run.sh: --subscribers takes three counts (e.g. 1,100,1000)" >&2
   exit 64
 fi
+sections=(storm slow latency startup idle health)  # what --only names, and none
 for section in ${only//,/ }; do
-  case $section in
-    storm | slow | latency | startup | idle | health | none) ;;
-    *) echo "run.sh: --only: unknown section '$section' (storm, slow, latency, startup, idle, health, none)" >&2; exit 64 ;;
-  esac
+  if [[ " ${sections[*]} none " != *" $section "* ]]; then
+    echo "run.sh: --only: unknown section '$section' ($(printf '%s, ' "${sections[@]}")none)" >&2
+    exit 64
+  fi
 done
 wants() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 # With --only none, only --profile and --instructions run: the report would hold nothing, so it
 # is written only where --out asks for it (the default is the project's own docs/benchmarks.md).
 measures_none=1
-for section in storm slow latency startup idle health; do
+for section in "${sections[@]}"; do
   if wants "$section"; then measures_none=0; fi
 done
 if [ $measures_none = 1 ] && [ -z "$profile$instructions" ]; then

@@ -176,11 +176,9 @@ void PeriodicTimer::start(std::chrono::microseconds period) {
 }
 
 void PeriodicTimer::stop() {
+  // Setting a timerfd also clears the expiries it holds: one not yet read is not run.
   const itimerspec none{};
   timerfd_settime(fd_.get(), 0, &none, nullptr);  // cannot fail for a valid fd and zero
-  uint64_t expired;
-  while (::read(fd_.get(), &expired, sizeof expired) < 0 && errno == EINTR) {
-  }
 }
 
 void PeriodicTimer::on_readable() {
@@ -188,8 +186,8 @@ void PeriodicTimer::on_readable() {
   ssize_t n;
   while ((n = ::read(fd_.get(), &expired, sizeof expired)) < 0 && errno == EINTR) {
   }
-  // Nothing read: stopped since the fd was found readable, or a spurious readiness.
-  if (n == static_cast<ssize_t>(sizeof expired) && expired > 0) cb_();
+  // Nothing read: stopped since the fd was found readable.
+  if (n == static_cast<ssize_t>(sizeof expired)) cb_();
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {

@@ -91,8 +91,9 @@ class FlatWriter {
 
 // Writes what `write` writes into `out`, given the most bytes it may write: in a buffer on the
 // stack when that bound fits (every record but those with huge names), appended at once.
-// The bounds are counted by hand (CommonKeys::bound): a key added to what is written without
-// its bytes in the bound stops the Debug builds (the sanitizers' tests) here.
+// The bounds are counted by hand (identity_bound, common_bound, StreamCache): a key added to
+// what is written without its bytes in the bound stops the Debug builds (the sanitizers'
+// tests) here.
 template <typename Write>
 void append_flat(std::string& out, size_t bound, Write write) {
   char stack[2048];
@@ -189,7 +190,7 @@ class IdentityCache {
  public:
   const std::string& text(const CommonKeys& k) {
     Slot& slot = slots_[slot_of(k)];
-    if (!slot.used || !slot.holds(k)) {
+    if (slot.text.empty() || !slot.holds(k)) {
       slot.text.clear();
       append_flat(slot.text, identity_bound(k), [&](FlatWriter& w) { write_identity(w, k); });
       slot.host = k.host;
@@ -199,7 +200,6 @@ class IdentityCache {
       slot.device = k.device;
       slot.node_guid = k.node_guid;
       slot.port = k.port;
-      slot.used = true;
     }
     return slot.text;
   }
@@ -213,8 +213,7 @@ class IdentityCache {
     std::string device;
     std::string node_guid;
     uint32_t port = 0;
-    std::string text;
-    bool used = false;
+    std::string text;  // empty: the slot was never used (a rendered text never is)
 
     bool holds(const CommonKeys& k) const {
       return port == k.port && event_type == k.event_type && severity == k.severity &&
@@ -243,7 +242,7 @@ class IdentityCache {
 class StreamCache {
  public:
   const std::string& text(const std::string& stream) {
-    if (!used_ || !same_text(stream_, stream)) {
+    if (text_.empty() || !same_text(stream_, stream)) {
       text_.clear();
       append_flat(text_, 32 + json_string_bound(stream), [&](FlatWriter& w) {
         w.literal(",\"stream\":");
@@ -251,15 +250,13 @@ class StreamCache {
         w.literal(",\"time\":\"");
       });
       stream_ = stream;
-      used_ = true;
     }
     return text_;
   }
 
  private:
   std::string stream_;
-  std::string text_;
-  bool used_ = false;
+  std::string text_;  // empty: nothing rendered yet (a rendered text never is)
 };
 
 // The two cached texts of a record's common keys (this thread's caches).
@@ -301,13 +298,12 @@ class PortBlockCache {
  public:
   const std::string& text(const PortInfo& p) {
     Slot& slot = slots_[slot_of(p)];
-    if (!slot.used || !(slot.port == p)) {
+    if (slot.text.empty() || !(slot.port == p)) {
       slot.text.clear();
       JsonWriter w(slot.text);
       w.resume_object();
       write_port_block(w, p);
       slot.port = p;
-      slot.used = true;
     }
     return slot.text;
   }
@@ -315,8 +311,7 @@ class PortBlockCache {
  private:
   struct Slot {
     PortInfo port;
-    std::string text;
-    bool used = false;
+    std::string text;  // empty: the slot was never used (a rendered block never is)
   };
   static constexpr size_t kSlots = 64;
 
