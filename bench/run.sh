@@ -97,6 +97,10 @@ fi
 : "${runs:=5}" "${storm_count:=1000000}" "${storm16_count:=1000000}" "${latency_events:=10000}"
 : "${instructions_count:=100000}"
 : "${fanout_count:=10000}" "${subscribers:=1,100,1000}" "${idle_seconds:=60}"
+if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
+  echo "run.sh: --runs takes a count of 1 or more, not '$runs'" >&2
+  exit 64
+fi
 IFS=, read -r -a sub_counts <<<"$subscribers"
 if [ ${#sub_counts[@]} != 3 ]; then
   echo "run.sh: --subscribers takes three counts (e.g. 1,100,1000)" >&2

@@ -91,6 +91,10 @@ status=0
 err=$("$here/bench/run.sh" --only none --no-build --build-dir "$build" 2>&1 >/dev/null) || status=$?
 [ "$status" = 64 ] && [[ $err == *"--only none measures nothing by itself"* ]] ||
   fail "--only none alone: exit $status, '$err'; expected exit 64 and why"
+status=0
+err=$("$here/bench/run.sh" --runs 0 --no-build --build-dir "$build" 2>&1 >/dev/null) || status=$?
+[ "$status" = 64 ] && [[ $err == *"--runs takes a count of 1 or more"* ]] ||
+  fail "--runs 0: exit $status, '$err'; expected exit 64 and why"
 if [ ${#instructions[@]} -gt 0 ]; then
   docs=$here/docs/benchmarks.md
   before=$(sha256sum "$docs")
