@@ -14,6 +14,14 @@
 // per event and the reader's share of the CPU compare one to one with the daemon's: what the
 // writer needs is the least a daemon needs that reads every event from the device and writes
 // it to every subscriber's socket.
+//
+// --steps adds parts of the daemon's work to the writer, one by one or together: libevent's
+// loop instead of its own epoll_wait, ibv_query_port for each event's port, and each line
+// written as a record by the daemon's record writer (as long as the daemon's, the port block
+// decoded as the daemon decodes it). What the writer then costs per event, against the bare
+// writer, is what those parts cost any daemon built on them, on this machine.
+#include <endian.h>
+#include <event2/event.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <sys/epoll.h>
@@ -23,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -30,8 +39,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "core/decode.h"
 #include "latency_samples.h"
 #include "proc_stats.h"
+#include "rdma_eventd/record.h"
+#include "schema/record_json.h"
 #include "sim_control.h"
 #include "subscribers.h"
 
@@ -87,12 +99,130 @@ ibv_context* open_device(const std::string& name) {
   return ctx;
 }
 
-// The writer process: returns the exit status. Exits when the stop pipe closes.
-int run_writer(int listen_fd, int stop_fd, const std::string& device, size_t record_bytes) {
-  ibv_context* ctx = open_device(device);
-  if (!ctx) return 4;
-  const int async_fd = ctx->async_fd;
-  if (::fcntl(async_fd, F_SETFL, ::fcntl(async_fd, F_GETFL) | O_NONBLOCK) != 0) return 2;
+// What the writer does per event beyond reading it and writing a line (--steps): each is one
+// part of the daemon's work, added on its own, to show what each costs a wakeup.
+struct Steps {
+  bool query = false;   // ibv_query_port for the event's port, as enrichment does
+  bool record = false;  // the line is a record (lib/schema's writer) instead of padding
+  bool loop = false;    // libevent's loop watches the fds instead of a bare epoll_wait
+
+  static Steps parse(const std::string& list) {
+    Steps s;
+    for (size_t at = 0; at < list.size();) {
+      const size_t end = std::min(list.find(',', at), list.size());
+      const std::string step = list.substr(at, end - at);
+      if (step == "query")
+        s.query = true;
+      else if (step == "record")
+        s.record = true;
+      else if (step == "libevent")
+        s.loop = true;
+      else if (!step.empty())
+        throw BenchError("--steps: unknown step '" + step + "' (query, record, libevent)");
+      at = end + 1;
+    }
+    return s;
+  }
+};
+
+// The port block as the daemon decodes it (daemon/core/decode.h).
+PortInfo port_info_of(const ibv_port_attr& a, uint32_t port) {
+  daemon::RawPortAttr raw;
+  raw.state = a.state;
+  raw.phys_state = a.phys_state;
+  raw.link_layer = a.link_layer;
+  raw.active_mtu = a.active_mtu;
+  raw.active_width = a.active_width;
+  raw.active_speed = a.active_speed;
+  raw.lid = a.lid;
+  raw.sm_lid = a.sm_lid;
+  raw.sm_sl = a.sm_sl;
+  raw.lmc = a.lmc;
+  return daemon::decode_port(port, raw);
+}
+
+class Writer {
+ public:
+  Writer(ibv_context* ctx, int listen_fd, size_t record_bytes, Steps steps, std::string device)
+      : ctx_(ctx), listen_fd_(listen_fd), record_bytes_(record_bytes), steps_(steps) {
+    record_.stream = "a5d2c1e0000040008000000000000000";  // as long as the daemon's
+    record_.host = host_name();
+    record_.device = std::move(device);
+    record_.node_guid = format_guid(be64toh(::ibv_get_device_guid(ctx->device)));
+  }
+
+  bool accept_all() {
+    static const std::string hello = R"({"type":"hello","seq":0})"
+                                     "\n";
+    for (int fd; (fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) !=
+          static_cast<ssize_t>(hello.size()))
+        return false;
+      subs_.push_back(fd);
+    }
+    return true;
+  }
+
+  // The events that are ready together go out together: one send per subscriber per batch, as
+  // the daemon writes (one write per subscriber per batch of records).
+  bool drain() {
+    batch_.clear();
+    ibv_async_event event;
+    while (::ibv_get_async_event(ctx_, &event) == 0) {
+      const auto port = static_cast<uint32_t>(event.element.port_num);
+      const auto type = event.event_type;
+      ::ibv_ack_async_event(&event);
+      ibv_port_attr attr{};
+      if (steps_.query && ::ibv_query_port(ctx_, static_cast<uint8_t>(port), &attr) != 0)
+        return false;
+      if (steps_.record) {
+        append_record(port, type, attr);
+      } else {
+        batch_ += line_for(++seq_, record_bytes_);
+      }
+    }
+    if (errno != EAGAIN && errno != EINTR) return false;
+    for (int fd : subs_)
+      if (!send_all(fd, batch_)) ++failed_sends_;
+    return true;
+  }
+
+  uint64_t failed_sends() const { return failed_sends_; }
+
+ private:
+  static std::string host_name() {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "localhost";
+  }
+
+  void append_record(uint32_t port, ibv_event_type type, const ibv_port_attr& attr) {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    record_.seq = ++seq_;
+    record_.time_us = ts.tv_sec * 1'000'000 + ts.tv_nsec / 1'000;
+    record_.event = type == IBV_EVENT_PORT_ERR ? EventKind::kPortErr : EventKind::kUnknown;
+    record_.event_type = type;
+    record_.severity = Severity::kError;
+    record_.port = port;
+    const PortInfo now = port_info_of(attr, port);
+    record_.previous = record_.port_info.value_or(now);
+    record_.port_info = now;
+    append_json(batch_, record_);
+    batch_ += '\n';
+  }
+
+  ibv_context* ctx_;
+  int listen_fd_;
+  size_t record_bytes_;
+  Steps steps_;
+  Record record_;
+  std::string batch_;
+  std::vector<int> subs_;
+  uint64_t seq_ = 0;
+  uint64_t failed_sends_ = 0;
+};
+
+int loop_epoll(Writer& w, int listen_fd, int stop_fd, int async_fd) {
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) return 2;
   for (const int fd : {listen_fd, stop_fd, async_fd}) {
@@ -101,40 +231,65 @@ int run_writer(int listen_fd, int stop_fd, const std::string& device, size_t rec
     ev.data.fd = fd;
     if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) return 2;
   }
-  const std::string hello = R"({"type":"hello","seq":0})"
-                            "\n";
-  std::vector<int> subs;
-  uint64_t seq = 0;
-  uint64_t failed_sends = 0;
   for (;;) {
     epoll_event ready[3];
     const int n = ::epoll_wait(ep, ready, 3, -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return 2;
     for (int i = 0; i < n; ++i) {
-      if (ready[i].data.fd == stop_fd) return failed_sends == 0 ? 0 : 3;
-      if (ready[i].data.fd == listen_fd) {
-        for (int fd; (fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
-          if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) !=
-              static_cast<ssize_t>(hello.size()))
-            return 2;
-          subs.push_back(fd);
-        }
-        continue;
-      }
-      // The events that are ready together go out together: one send per subscriber per
-      // batch, as the daemon writes (one write per subscriber per batch of records).
-      std::string batch;
-      ibv_async_event event;
-      while (::ibv_get_async_event(ctx, &event) == 0) {
-        ::ibv_ack_async_event(&event);
-        batch += line_for(++seq, record_bytes);
-      }
-      if (errno != EAGAIN && errno != EINTR) return 2;
-      for (int fd : subs)
-        if (!send_all(fd, batch)) ++failed_sends;
+      if (ready[i].data.fd == stop_fd) return w.failed_sends() == 0 ? 0 : 3;
+      const bool ok = ready[i].data.fd == listen_fd ? w.accept_all() : w.drain();
+      if (!ok) return 2;
     }
   }
+}
+
+// The same with libevent's loop (as the daemon's daemon/loop runs it: one event_base, a
+// persistent read event per fd).
+int loop_libevent(Writer& w, int listen_fd, int stop_fd, int async_fd) {
+  struct State {
+    Writer* w;
+    event_base* base;
+    int rc = 0;
+  };
+  event_base* base = ::event_base_new();
+  if (!base) return 2;
+  State st{&w, base};
+  auto on_listen = [](evutil_socket_t, short, void* p) {
+    auto* s = static_cast<State*>(p);
+    if (!s->w->accept_all()) s->rc = 2, ::event_base_loopbreak(s->base);
+  };
+  auto on_async = [](evutil_socket_t, short, void* p) {
+    auto* s = static_cast<State*>(p);
+    if (!s->w->drain()) s->rc = 2, ::event_base_loopbreak(s->base);
+  };
+  auto on_stop = [](evutil_socket_t, short, void* p) {
+    auto* s = static_cast<State*>(p);
+    s->rc = s->w->failed_sends() == 0 ? 0 : 3;
+    ::event_base_loopbreak(s->base);
+  };
+  event* evs[] = {::event_new(base, listen_fd, EV_READ | EV_PERSIST, on_listen, &st),
+                  ::event_new(base, async_fd, EV_READ | EV_PERSIST, on_async, &st),
+                  ::event_new(base, stop_fd, EV_READ | EV_PERSIST, on_stop, &st)};
+  for (event* e : evs)
+    if (!e || ::event_add(e, nullptr) != 0) return 2;
+  if (::event_base_dispatch(base) < 0) st.rc = 2;
+  for (event* e : evs)
+    ::event_free(e);
+  ::event_base_free(base);
+  return st.rc;
+}
+
+// The writer process: returns the exit status. Exits when the stop pipe closes.
+int run_writer(int listen_fd, int stop_fd, const std::string& device, size_t record_bytes,
+               Steps steps) {
+  ibv_context* ctx = open_device(device);
+  if (!ctx) return 4;
+  const int async_fd = ctx->async_fd;
+  if (::fcntl(async_fd, F_SETFL, ::fcntl(async_fd, F_GETFL) | O_NONBLOCK) != 0) return 2;
+  Writer w(ctx, listen_fd, record_bytes, steps, device);
+  return steps.loop ? loop_libevent(w, listen_fd, stop_fd, async_fd)
+                    : loop_epoll(w, listen_fd, stop_fd, async_fd);
 }
 
 }  // namespace
@@ -142,10 +297,11 @@ int run_writer(int listen_fd, int stop_fd, const std::string& device, size_t rec
 int cmd_floor(int argc, char** argv) {
   const Args a(argc, argv,
                {"sim", "socket", "target", "subscribers", "events", "rate", "record-bytes",
-                "figure", "run", "results"},
+                "figure", "run", "results", "steps"},
                {});
   const uint64_t events = a.num("events");
   const uint64_t rate = a.num("rate", 1000);
+  const Steps steps = Steps::parse(a.str("steps", ""));
   const size_t nsubs = a.num("subscribers", 1);
   const size_t record_bytes = a.num("record-bytes", 560);
   const std::string path = a.str("socket");
@@ -162,7 +318,8 @@ int cmd_floor(int argc, char** argv) {
   if (writer == 0) {
     ::close(stop[1]);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::_exit(run_writer(listener.get(), stop[0], target.substr(0, target.find('/')), record_bytes));
+    ::_exit(run_writer(listener.get(), stop[0], target.substr(0, target.find('/')), record_bytes,
+                       steps));
   }
   ::close(stop[0]);
   listener = UniqueFd();
@@ -190,6 +347,11 @@ int cmd_floor(int argc, char** argv) {
         {"rate", rate},
         {"target", target},
         {"record_bytes", record_bytes},
+        {"steps", a.str("steps", "")},
+        {"bytes", totals.bytes},
+        // Bytes per line as sent (the hello is not counted): the record's length with --steps
+        // record, record_bytes otherwise.
+        {"record_bytes_sent", totals.bytes / std::max<uint64_t>(totals.records, 1)},
         {"complete", complete},
         {"records", totals.records},
         {"missing", totals.missing + totals.lost_records},

@@ -58,6 +58,7 @@ int cmd_latency(int argc, char** argv) {
       {"injection_seconds", static_cast<double>(in.end_ns - in.start_ns) / 1e9},
       {"max_injection_lateness_us", static_cast<double>(in.late_ns) / 1e3},
       {"records", totals.records},
+      {"bytes", totals.bytes},  // the records' lines, newlines included (the hello is not)
       {"lost_records", totals.lost_records},
       {"missing", totals.missing},
       {"unexpected", totals.unexpected},

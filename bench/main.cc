@@ -16,6 +16,7 @@ The measurements of bench/run.sh (which starts the simulators, journald and daem
   consumers  the same storm read by other programs (ibv_asyncwatch, the raw loop)
   latency    injection-to-read latency at a fixed event rate
   floor      the same with a bare writer: one send per subscriber per event, nothing else
+             (--steps libevent,query,record adds those parts of the daemon's work)
   journal-floor  the daemon's journal entries sent to journald by a bare sender, nothing else
   startup    exec to READY=1 (or the "ready:" log line)
   idle       context switches and notifications of an idle daemon

@@ -19,6 +19,35 @@ void annotate(std::vector<TargetRow>& targets, const std::string& prefix, const 
     if (t.figure.rfind(prefix, 0) == 0) t.met += "; " + note;
 }
 
+// The bare writer at 1 subscriber with the daemon's parts added (floor.cc, --steps), next to
+// the bare writer and the daemon: how much of the daemon's CPU per event at 1,000 events/s any
+// daemon built on these parts needs.
+void parts_paragraph(std::ostringstream& out, const Results& r) {
+  const std::string parts = floor_figure("1") + ".parts";
+  if (r.of(parts).empty()) return;
+  out << "**The daemon's parts on the bare writer.** At 1 subscriber the bare writer runs "
+         "once more with three parts of the daemon's work added (`rdma-eventd-bench floor "
+         "--steps libevent,query,record`): libevent's loop in place of its own `epoll_wait`, "
+         "`ibv_query_port` for each event's port, as enrichment does, and each line written by "
+         "the daemon's own record writer (`append_json`: the common keys, the port block and "
+         "the changes, "
+      << grouped(r.first(parts).value("record_bytes_sent", 0.0))
+      << " bytes a line in this run). Nothing else of the daemon: no device view, no counts, no "
+         "replay ring, no queue, one device watched. The ratios are to the bare writer, run by "
+         "run.\n\n"
+         "| 1 subscriber, 1,000 events/s | CPU per event (µs) | × bare writer |\n"
+         "|---|---|---|\n";
+  const auto row = [&](const std::string& name, const std::string& fig) {
+    const auto ratio = r.ratio(fig, floor_figure("1"), "cpu_per_event_us");
+    out << "| " << name << " | " << with_spread(r.spread(fig, "cpu_per_event_us"), 2) << " | "
+        << (ratio ? with_spread(ratio, 2) : "–") << " |\n";
+  };
+  row("bare writer", floor_figure("1"));
+  row("bare writer with libevent, the port query and the record", parts);
+  row("rdma-eventd", "latency.1");
+  out << "\n";
+}
+
 }  // namespace
 
 void floor_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets) {
@@ -65,6 +94,8 @@ void floor_section(std::ostringstream& out, const Results& r, std::vector<Target
         << (spread_of(busy) ? fixed(spread_of(busy)->median, 0) + "%" : "–") << " |\n";
   }
   out << "\n";
+
+  parts_paragraph(out, r);
 
   const auto subscribers = [&](const std::string& role) {
     return grouped(r.first(floor_figure(role)).value("subscribers", 0.0));

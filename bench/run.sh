@@ -347,6 +347,12 @@ latency_runs() {  # RUN
       --sim "$sixteen" --socket "$work/floor.sock" --target mlx5_0/1 --results "$results" \
       --subscribers "$n" --events "$latency_events" --rate 1000 \
       --record-bytes "${record_bytes:-560}"
+    [ "$role" = 0 ] || continue
+    # At 1 subscriber, the same writer with three of the daemon's parts added: libevent's
+    # loop, the port query and the record's JSON (what one wakeup of any rdma-eventd runs).
+    on_fabric "$sixteen" "$bench" floor --figure floor.1.parts --run "$1" --sim "$sixteen" \
+      --socket "$work/floor.sock" --target mlx5_0/1 --results "$results" --subscribers "$n" \
+      --events "$latency_events" --rate 1000 --steps libevent,query,record
   done
 }
 

@@ -33,7 +33,7 @@ expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off stor
   storm.one.raw storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.devx_off
   storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  floor.1 floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on)
+  floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
@@ -56,6 +56,12 @@ incomplete=$(jq -r 'select(has("complete") and .complete != true) | .figure' "$r
 # The DEVX storms went through the DEVX channels.
 [ "$(jq -s -r '[.[] | select(.figure | endswith(".devx_off")) | .source] | unique | join(",")' "$results")" = devx ] ||
   fail "the DEVX storms did not run with --source devx"
+# The bare writer with the daemon's parts wrote records as long as the daemon's.
+[ "$(jq -s -r '[.[] | select(.figure == "floor.1.parts") | .steps][0]' "$results")" = libevent,query,record ] ||
+  fail "floor.1.parts did not run with the daemon's parts"
+[ "$(jq -s -r '[.[] | select(.figure == "floor.1.parts") | .record_bytes_sent][0]' "$results")" = \
+  "$(jq -s -r '[.[] | select(.figure == "latency.1") | .bytes / .records | floor][0]' "$results")" ] ||
+  fail "floor.1.parts: its records are not as long as the daemon's"
 [ "$(jq -s -r '[.[] | select(.figure == "startup") | .devices][0]' "$results")" = 16 ] ||
   fail "start-up was not measured with 16 devices"
 
@@ -68,6 +74,8 @@ for section in "## Reproduce" "## This run" "## Targets" "## Storm throughput" \
 done
 [ "$(grep -c '^| rdma-eventd → 1 subscriber, journal off, \*\*DEVX storm\*\* |' "$report")" = 2 ] ||
   fail "the storm tables lack the DEVX storm's row"
+grep -qF "**The daemon's parts on the bare writer.**" "$report" ||
+  fail "the floor section lacks the daemon's parts"
 for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |"; do
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done
