@@ -36,6 +36,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -103,7 +104,8 @@ ibv_context* open_device(const std::string& name) {
 // part of the daemon's work, added on its own, to show what each costs a wakeup.
 struct Steps {
   bool query = false;   // ibv_query_port for the event's port, as enrichment does
-  bool record = false;  // the line is a record (lib/schema's writer) instead of padding
+  bool record = false;  // the line is a record (lib/schema's writer) instead of padding;
+                        // without query its port block is that of a zeroed ibv_port_attr
   bool loop = false;    // libevent's loop watches the fds instead of a bare epoll_wait
 
   static Steps parse(const std::string& list) {
@@ -223,17 +225,17 @@ class Writer {
 };
 
 int loop_epoll(Writer& w, int listen_fd, int stop_fd, int async_fd) {
-  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
-  if (ep < 0) return 2;
+  const UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+  if (!ep) return 2;
   for (const int fd : {listen_fd, stop_fd, async_fd}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) return 2;
+    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return 2;
   }
   for (;;) {
     epoll_event ready[3];
-    const int n = ::epoll_wait(ep, ready, 3, -1);
+    const int n = ::epoll_wait(ep.get(), ready, 3, -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return 2;
     for (int i = 0; i < n; ++i) {
@@ -244,39 +246,42 @@ int loop_epoll(Writer& w, int listen_fd, int stop_fd, int async_fd) {
   }
 }
 
-// The same with libevent's loop (as the daemon's daemon/loop runs it: one event_base, a
-// persistent read event per fd).
+// The same with libevent's loop: one event_base, a persistent read event per fd (the daemon's
+// loop also has priorities, a callback limit per iteration and timers; this one does not).
 int loop_libevent(Writer& w, int listen_fd, int stop_fd, int async_fd) {
   struct State {
     Writer* w;
     event_base* base;
     int rc = 0;
+    void fail(int code) {
+      rc = code;
+      ::event_base_loopbreak(base);
+    }
   };
-  event_base* base = ::event_base_new();
+  const std::unique_ptr<event_base, decltype(&event_base_free)> base(::event_base_new(),
+                                                                     &event_base_free);
   if (!base) return 2;
-  State st{&w, base};
+  State st{&w, base.get()};
   auto on_listen = [](evutil_socket_t, short, void* p) {
     auto* s = static_cast<State*>(p);
-    if (!s->w->accept_all()) s->rc = 2, ::event_base_loopbreak(s->base);
+    if (!s->w->accept_all()) s->fail(2);
   };
   auto on_async = [](evutil_socket_t, short, void* p) {
     auto* s = static_cast<State*>(p);
-    if (!s->w->drain()) s->rc = 2, ::event_base_loopbreak(s->base);
+    if (!s->w->drain()) s->fail(2);
   };
   auto on_stop = [](evutil_socket_t, short, void* p) {
     auto* s = static_cast<State*>(p);
-    s->rc = s->w->failed_sends() == 0 ? 0 : 3;
-    ::event_base_loopbreak(s->base);
+    s->fail(s->w->failed_sends() == 0 ? 0 : 3);
   };
-  event* evs[] = {::event_new(base, listen_fd, EV_READ | EV_PERSIST, on_listen, &st),
-                  ::event_new(base, async_fd, EV_READ | EV_PERSIST, on_async, &st),
-                  ::event_new(base, stop_fd, EV_READ | EV_PERSIST, on_stop, &st)};
-  for (event* e : evs)
-    if (!e || ::event_add(e, nullptr) != 0) return 2;
-  if (::event_base_dispatch(base) < 0) st.rc = 2;
-  for (event* e : evs)
-    ::event_free(e);
-  ::event_base_free(base);
+  using Event = std::unique_ptr<event, decltype(&event_free)>;
+  const Event evs[] = {
+      Event(::event_new(base.get(), listen_fd, EV_READ | EV_PERSIST, on_listen, &st), &event_free),
+      Event(::event_new(base.get(), async_fd, EV_READ | EV_PERSIST, on_async, &st), &event_free),
+      Event(::event_new(base.get(), stop_fd, EV_READ | EV_PERSIST, on_stop, &st), &event_free)};
+  for (const Event& e : evs)
+    if (!e || ::event_add(e.get(), nullptr) != 0) return 2;
+  if (::event_base_dispatch(base.get()) < 0) return 2;
   return st.rc;
 }
 
