@@ -34,14 +34,26 @@ RecordPtr make_published(const Record& r, std::string_view json) {
 }
 
 RecordPtr publish_record(const Record& r, std::shared_ptr<PublishedRecord> spare) {
-  if (!spare) {
+  // A line the replay ring keeps (4,096 of them by default) holds about its own length, not
+  // room for the longest record. A new one is given the last new line's length and a little
+  // (most lines are alike); a buffer that grew past that by doubling, or was given far more,
+  // is cut back to the line.
+  constexpr size_t kSlack = 32;
+  thread_local size_t last_new = 0;
+  const bool fresh = !spare;
+  if (fresh) {
     spare = std::make_shared<PublishedRecord>();
-    spare->line.reserve(640);  // most records' JSON fits
+    spare->line.reserve(last_new + kSlack);
   }
-  set_key_fields(*spare, r);
+  const size_t capacity = spare->line.capacity();
   spare->line.clear();
   append_json(spare->line, r);
   spare->line += '\n';
+  const size_t size = spare->line.size();
+  if (spare->line.capacity() != capacity || (fresh && capacity > size + kSlack))
+    spare->line.shrink_to_fit();
+  if (fresh) last_new = size;
+  set_key_fields(*spare, r);
   return spare;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
@@ -60,6 +62,46 @@ TEST(PublishedRecord, BuiltInASpareEqualsOneBuiltNew) {
   EXPECT_EQ(reused->key().old_name, "");
   EXPECT_TRUE(reused->port_scoped);
   EXPECT_EQ(reused->port, 1u);
+}
+
+// The replay ring keeps thousands of lines: each holds about its own length, not room for a
+// longer record, and a spare's buffer is reused when the line fits in it.
+TEST(PublishedRecord, ALineBufferIsAsLongAsItsLine) {
+  Record port;
+  port.seq = 7;
+  port.event = EventKind::kPortErr;
+  port.device = "mlx5_0";
+  port.node_guid = "248a:0703:00a1:b2c0";
+  port.port = 1;
+  port.port_info = PortInfo{};
+  Record longer = port;
+  longer.seq = 8;
+  longer.device = "mlx5_with_a_much_longer_name_than_the_first";
+
+  // New records: each line's buffer within 32 bytes of its length, whether the one before was
+  // longer, shorter or the same.
+  constexpr size_t kSlack = 32;
+  std::vector<RecordPtr> kept;
+  for (const Record* r : {&longer, &port, &port, &longer, &longer, &port}) {
+    kept.push_back(publish_record(*r));
+    EXPECT_EQ(kept.back()->line, to_json(*r) + "\n");
+    EXPECT_LE(kept.back()->line.capacity(), kept.back()->line.size() + kSlack);
+  }
+  auto first = std::const_pointer_cast<PublishedRecord>(kept.back());
+  kept.clear();
+
+  // Longer than the spare's buffer: a new buffer, exactly as long.
+  auto grown = std::const_pointer_cast<PublishedRecord>(publish_record(longer, std::move(first)));
+  EXPECT_EQ(grown->line, to_json(longer) + "\n");
+  EXPECT_EQ(grown->line.capacity(), grown->line.size());
+
+  // Shorter: built in the same buffer.
+  const char* buffer = grown->line.data();
+  const size_t capacity = grown->line.capacity();
+  const RecordPtr reused = publish_record(port, std::move(grown));
+  EXPECT_EQ(reused->line, to_json(port) + "\n");
+  EXPECT_EQ(reused->line.data(), buffer);
+  EXPECT_EQ(reused->line.capacity(), capacity);
 }
 
 TEST(PublishedRecord, KeepsTheNodeGuidOfAnyLength) {
