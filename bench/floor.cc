@@ -18,8 +18,8 @@
 // --steps adds parts of the daemon's work to the writer, one by one or together: libevent's
 // loop instead of its own epoll_wait, ibv_query_port for each event's port, and each line
 // written as a record by the daemon's record writer (as long as the daemon's, the port block
-// decoded as the daemon decodes it). What the writer then costs per event, against the bare
-// writer, is what those parts cost any daemon built on them, on this machine.
+// decoded by the daemon's own verbs::port_attr_of). What the writer then costs per event,
+// against the bare writer, is what those parts cost any daemon built on them, on this machine.
 #include <endian.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -40,13 +40,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "core/decode.h"
 #include "latency_samples.h"
 #include "proc_stats.h"
 #include "rdma_eventd/record.h"
 #include "schema/record_json.h"
 #include "sim_control.h"
 #include "subscribers.h"
+#include "verbs/verbs.h"
 
 namespace rdma_eventd::bench {
 namespace {
@@ -127,22 +127,6 @@ struct Steps {
   }
 };
 
-// The port block as the daemon decodes it (daemon/core/decode.h).
-PortInfo port_info_of(const ibv_port_attr& a, uint32_t port) {
-  daemon::RawPortAttr raw;
-  raw.state = a.state;
-  raw.phys_state = a.phys_state;
-  raw.link_layer = a.link_layer;
-  raw.active_mtu = a.active_mtu;
-  raw.active_width = a.active_width;
-  raw.active_speed = a.active_speed;
-  raw.lid = a.lid;
-  raw.sm_lid = a.sm_lid;
-  raw.sm_sl = a.sm_sl;
-  raw.lmc = a.lmc;
-  return daemon::decode_port(port, raw);
-}
-
 class Writer {
  public:
   Writer(ibv_context* ctx, int listen_fd, size_t record_bytes, Steps steps, std::string device)
@@ -206,7 +190,7 @@ class Writer {
     record_.event_type = type;
     record_.severity = Severity::kError;
     record_.port = port;
-    const PortInfo now = port_info_of(attr, port);
+    const PortInfo now = daemon::verbs::port_attr_of(port, attr).info;
     record_.previous = record_.port_info.value_or(now);
     record_.port_info = now;
     append_json(batch_, record_);

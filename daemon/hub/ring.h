@@ -62,8 +62,8 @@ using LinePtr = std::shared_ptr<const std::string>;
 RecordPtr make_published(const Record& record, std::string_view json);
 // The record published: its line is its JSON (schema/record_json.h) and a newline, serialized
 // here. Built in `spare` when there is one (a published record that nothing holds any more,
-// SubscriberHub::take_spare), so that its buffers are reused when the line fits; else new. A
-// new line buffer is as long as the line.
+// SubscriberHub::take_spare), so that its buffers are reused when the line fits; else new.
+// The line's buffer is left within a few dozen bytes of the line's length.
 RecordPtr publish_record(const Record& record, std::shared_ptr<PublishedRecord> spare = nullptr);
 // The record's line, sharing the record's buffer (no copy).
 inline LinePtr line_of(const RecordPtr& r) {

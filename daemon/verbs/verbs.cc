@@ -154,9 +154,7 @@ Context::ReadResult Context::read_event(RawEvent& out, int* error) {
   return ReadResult::kEvent;
 }
 
-int Context::query_port(uint32_t port, PortAttr& out) {
-  ibv_port_attr a{};
-  if (int err = ibv_query_port(ctx_, static_cast<uint8_t>(port), &a); err != 0) return err;
+DeviceQueries::PortAttr port_attr_of(uint32_t port, const ibv_port_attr& a) {
   RawPortAttr raw;
   raw.state = a.state;
   raw.phys_state = a.phys_state;
@@ -168,9 +166,17 @@ int Context::query_port(uint32_t port, PortAttr& out) {
   raw.sm_lid = a.sm_lid;
   raw.sm_sl = a.sm_sl;
   raw.lmc = a.lmc;
+  DeviceQueries::PortAttr out;
   out.info = decode_port(port, raw);
   out.gid_tbl_len = static_cast<uint32_t>(a.gid_tbl_len);
   out.pkey_tbl_len = a.pkey_tbl_len;
+  return out;
+}
+
+int Context::query_port(uint32_t port, PortAttr& out) {
+  ibv_port_attr a{};
+  if (int err = ibv_query_port(ctx_, static_cast<uint8_t>(port), &a); err != 0) return err;
+  out = port_attr_of(port, a);
   return 0;
 }
 

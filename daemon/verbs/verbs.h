@@ -17,8 +17,12 @@
 
 struct ibv_context;
 struct ibv_device;
+struct ibv_port_attr;
 
 namespace rdma_eventd::daemon::verbs {
+
+// A port's attributes as ibv_query_port gave them, decoded (core/decode.h).
+DeviceQueries::PortAttr port_attr_of(uint32_t port, const ibv_port_attr& attr);
 
 // The last successful ibv_get_device_list result, kept until the next one so its devices can
 // be opened.

@@ -2,12 +2,25 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
 namespace {
+
+// A port_err record of port 1, built to be published.
+Record port_err(uint64_t seq, std::string device) {
+  Record r;
+  r.seq = seq;
+  r.event = EventKind::kPortErr;
+  r.device = std::move(device);
+  r.node_guid = "248a:0703:00a1:b2c0";
+  r.port = 1;
+  r.port_info = PortInfo{};
+  return r;
+}
 
 RecordPtr published(uint64_t seq) {
   Record r;
@@ -39,13 +52,7 @@ TEST(PublishedRecord, BuiltInASpareEqualsOneBuiltNew) {
   renamed.device = "mlx5_renamed_with_a_long_name";
   renamed.old_name = "mlx5_0";
   renamed.node_guid = std::string(40, 'g');  // on the heap
-  Record port;
-  port.seq = 2;
-  port.event = EventKind::kPortErr;
-  port.device = "mlx5_1";
-  port.node_guid = "248a:0703:00a1:b2c0";
-  port.port = 1;
-  port.port_info = PortInfo{};
+  const Record port = port_err(2, "mlx5_1");
   const RecordPtr fresh = publish_record(port);
   EXPECT_EQ(fresh->line, to_json(port) + "\n");
 
@@ -67,16 +74,8 @@ TEST(PublishedRecord, BuiltInASpareEqualsOneBuiltNew) {
 // The replay ring keeps thousands of lines: each holds about its own length, not room for a
 // longer record, and a spare's buffer is reused when the line fits in it.
 TEST(PublishedRecord, ALineBufferIsAsLongAsItsLine) {
-  Record port;
-  port.seq = 7;
-  port.event = EventKind::kPortErr;
-  port.device = "mlx5_0";
-  port.node_guid = "248a:0703:00a1:b2c0";
-  port.port = 1;
-  port.port_info = PortInfo{};
-  Record longer = port;
-  longer.seq = 8;
-  longer.device = "mlx5_with_a_much_longer_name_than_the_first";
+  const Record port = port_err(7, "mlx5_0");
+  const Record longer = port_err(8, "mlx5_with_a_much_longer_name_than_the_first");
 
   // New records: each line's buffer within 32 bytes of its length, whether the one before was
   // longer, shorter or the same.
