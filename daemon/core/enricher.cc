@@ -12,8 +12,8 @@ namespace rdma_eventd::daemon {
 
 // What one batch needs to know, per port (index = port number; 0 unused).
 struct QueryPlan {
-  std::vector<uint8_t> port;  // bytes, not vector<bool>: assigned per batch, read per event
-  std::vector<uint8_t> pkeys;
+  std::vector<uint8_t> port;   // bytes, not vector<bool>: assigned per batch, read per event
+  std::vector<uint8_t> pkeys;  // empty when the batch has no P_Key change (most batches)
   bool gids = false;
 };
 
@@ -53,13 +53,16 @@ namespace {
 
 void plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports, QueryPlan& plan) {
   plan.port.assign(num_ports + 1, 0);
-  plan.pkeys.assign(num_ports + 1, 0);
+  plan.pkeys.clear();
   plan.gids = false;
   for (const auto& ev : events) {
     if (ev.port == 0) continue;
     plan.port[ev.port] = 1;
     if (ev.kind == EventKind::kGidChange) plan.gids = true;
-    if (ev.kind == EventKind::kPkeyChange) plan.pkeys[ev.port] = 1;
+    if (ev.kind == EventKind::kPkeyChange) {
+      if (plan.pkeys.empty()) plan.pkeys.assign(num_ports + 1, 0);
+      plan.pkeys[ev.port] = 1;
+    }
   }
 }
 
@@ -76,7 +79,11 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
   const uint32_t n = view.num_ports();
   fresh.info.resize(n + 1);
   fresh.gids.reset();
-  fresh.pkeys.assign(n + 1, std::nullopt);
+  // Indexed only by the ports of the batch's P_Key changes: sized when there are any.
+  if (plan.pkeys.empty())
+    fresh.pkeys.clear();
+  else
+    fresh.pkeys.assign(n + 1, std::nullopt);
   for (uint32_t p = 1; p <= n; ++p) {
     PortView& pv = *view.port(p);
     fresh.info[p] = pv.info;
@@ -100,7 +107,7 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
       fresh.gids = std::move(per_port);
     }
   }
-  for (uint32_t p = 1; p <= n; ++p) {
+  for (uint32_t p = 1; p < plan.pkeys.size(); ++p) {
     if (!plan.pkeys[p]) continue;
     std::vector<uint16_t> table;
     ++out.pkey_queries;
@@ -246,17 +253,20 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
   // GID changes are handed out one entry per GID_CHANGE record, in index order: the kernel
   // sends one event per entry added or removed, so a batch of n events normally carries n
   // entries. Any surplus goes to the port's last GID_CHANGE record of the batch.
+  // A batch without a GID change (most batches) leaves the work as it is: no record reads it.
   std::vector<GidWork>& gid_work = work.gid_work;
-  gid_work.assign(view.num_ports() + 1, GidWork{});
-  for (const auto& ev : decoded) {
-    if (ev.kind == EventKind::kGidChange) ++gid_work[ev.port].events_left;
-  }
-  for (uint32_t p = 1; p <= view.num_ports(); ++p) {
-    if (gid_work[p].events_left == 0 || !fresh.gids || p > fresh.gids->size()) continue;
-    PortView& pv = *view.port(p);
-    std::vector<GidEntry>& now = (*fresh.gids)[p - 1];
-    gid_work[p].changes = gid_changes_in_index_order(diff_gids(pv.gids, now));
-    pv.gids = std::move(now);
+  if (work.plan.gids) {
+    gid_work.assign(view.num_ports() + 1, GidWork{});
+    for (const auto& ev : decoded) {
+      if (ev.kind == EventKind::kGidChange) ++gid_work[ev.port].events_left;
+    }
+    for (uint32_t p = 1; p <= view.num_ports(); ++p) {
+      if (gid_work[p].events_left == 0 || !fresh.gids || p > fresh.gids->size()) continue;
+      PortView& pv = *view.port(p);
+      std::vector<GidEntry>& now = (*fresh.gids)[p - 1];
+      gid_work[p].changes = gid_changes_in_index_order(diff_gids(pv.gids, now));
+      pv.gids = std::move(now);
+    }
   }
 
   if (work.guid.empty() || work.guid_of != view.node_guid) {
@@ -285,13 +295,15 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
       r.port_info = fresh.info[ev.port];
       pv.info = fresh.info[ev.port];
       if (ev.kind == EventKind::kGidChange) take_gid_changes(gid_work[ev.port], r);
-      if (auto& table = fresh.pkeys[ev.port]; ev.kind == EventKind::kPkeyChange && table) {
+      if (ev.kind == EventKind::kPkeyChange) {
         // The first PKEY_CHANGE record of the port carries the change; later ones see none.
-        PkeyDiff d = diff_pkeys(pv.pkeys, *table);
-        r.pkeys_added = std::move(d.added);
-        r.pkeys_removed = std::move(d.removed);
-        pv.pkeys = std::move(*table);
-        table.reset();
+        if (auto& table = fresh.pkeys[ev.port]; table) {
+          PkeyDiff d = diff_pkeys(pv.pkeys, *table);
+          r.pkeys_added = std::move(d.added);
+          r.pkeys_removed = std::move(d.removed);
+          pv.pkeys = std::move(*table);
+          table.reset();
+        }
       }
     }
   }

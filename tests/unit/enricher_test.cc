@@ -363,7 +363,8 @@ TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBu
 TEST(EnrichScratch, KeptFromBatchToBatchOfTwoDevicesItChangesNothingInTheOutcome) {
   // One scratch for every batch, as the daemon keeps it, against a new one for each: batches
   // of two devices (2 and 4 ports, two GUIDs) in turns, with port, GID and P_Key changes, a
-  // failed query and a fatal error, give the same records, failures and queries.
+  // failed query and a fatal error, give the same records, failures and queries. The last
+  // batch has GID and P_Key changes after one without: the scratch left from before serves.
   struct Device {
     FakeDevice dev;
     DeviceView view;
@@ -406,6 +407,10 @@ TEST(EnrichScratch, KeptFromBatchToBatchOfTwoDevicesItChangesNothingInTheOutcome
         b.port_error = 0;
         b.attrs[1].info.state = PortState::kInit;
         break;
+      case 6:
+        a.gids[0] = {GidEntry{2, "fe80::248a:703:a1:b2c1", GidType::kIb, ""}};
+        a.pkeys[2] = {0xffff, 0x8002, 0, 0};
+        break;
     }
   };
   const std::vector<std::pair<size_t, std::vector<RawEvent>>> batches = {
@@ -415,6 +420,7 @@ TEST(EnrichScratch, KeptFromBatchToBatchOfTwoDevicesItChangesNothingInTheOutcome
       {1, {{10, 2}, {10, 4}}},                    // the port queries fail
       {1, {{10, 1}, {8, 0}}},                     // port_err, device_fatal
       {0, {{17, 2}}},                             // client_reregister
+      {0, {{18, 1}, {12, 2}, {18, 1}}},           // after a batch with neither: gid, pkey, gid
   };
   for (size_t step = 0; step < batches.size(); ++step) {
     change(kept, static_cast<int>(step));
