@@ -170,18 +170,20 @@ TEST_F(EventsTest, EveryEventIsReadAndAckedByTheDaemon) {
   step({"port", "down", "mlx5_0/1"});
   step({"lid", "mlx5_0/1", "9"});
   step({"fatal", "mlx5_1"});
-  // After DEVICE_FATAL the daemon closes mlx5_1 (deferred): every context it opened ends with
-  // everything queued to it read and acked.
+  // After DEVICE_FATAL the daemon closes mlx5_1 (deferred: a moment after it acks the event,
+  // so the wait is for the close too): every context it opened ends with everything queued to
+  // it read and acked.
   const json stats = sim_.wait_stats(
       [&](const json& s) {
         auto ctx = contexts_of(s, daemon_.process().pid());
         if (ctx.size() != 2) return false;
         for (const auto& c : ctx) {
           if (c["read"] != c["queued"] || c["acked"] != c["queued"]) return false;
+          if (c["device"] == "mlx5_1" && c["open"] != false) return false;
         }
         return true;
       },
-      20s, "every queued event read and acked");
+      20s, "every queued event read and acked, and mlx5_1 closed");
   auto ctx = contexts_of(stats, daemon_.process().pid());
   std::map<std::string, json> by_device;
   for (const auto& c : ctx)
