@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/clock.h"
 #include "hub/subscriber.h"
@@ -62,7 +63,7 @@ void SubscriberHub::publish(const RecordPtr& rec) {
   RecordPtr evicted = ring_.push(rec);
   const RecordKey key = rec->key();
   const LinePtr line = line_of(rec);
-  for (auto& [id, ptr] : subscribers_) {
+  for (Subscriber* ptr : walk_) {
     Subscriber& s = *ptr;
     if (s.closed) continue;
     if (s.replay_next) {
@@ -83,7 +84,7 @@ void SubscriberHub::publish(const RecordPtr& rec) {
 
 void SubscriberHub::flush() {
   clock_us_ = monotonic_us();
-  for (auto& [id, ptr] : subscribers_) {
+  for (Subscriber* ptr : walk_) {
     Subscriber& s = *ptr;
     if (!s.pending_write || s.closed) continue;
     write(s);
@@ -249,6 +250,7 @@ void SubscriberHub::reap(uint64_t id) {
   totals_.records_lost += st.records_lost;
   totals_.lost_notices += st.lost_notices;
   totals_.rate_limited += it->second->rate_limited;
+  std::erase(walk_, it->second.get());
   subscribers_.erase(it);
 }
 

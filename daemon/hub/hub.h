@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "config/config.h"
 #include "hub/access_policy.h"
@@ -155,6 +156,10 @@ class SubscriberHub final {
   RecordRing ring_;
   RecordPtr spare_;  // take_spare()
   std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
+  // The same subscribers in id order, for the walks that every record and every batch make
+  // (publish, flush): a vector is read straight through, where a map walk follows a node per
+  // subscriber. Added to and removed from with subscribers_, and nowhere else.
+  std::vector<Subscriber*> walk_;
   size_t open_count_ = 0;  // subscribers holding a slot (closed ones wait to be reaped)
   uint64_t next_id_ = 1;
   HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors

@@ -127,6 +127,7 @@ void SubscriberHub::accept_one(internal::UniqueFd conn) {
   hello.max_request_bytes = config_.max_request_bytes;
   s.out.push_control(std::make_shared<const std::string>(hello_json(hello) + "\n"));
   subscribers_.emplace(s.id, std::move(owned));
+  walk_.push_back(&s);  // ids only grow: the walk stays in id order
   ++open_count_;
   count_user(s.uid, +1);
   ++totals_.accepted;

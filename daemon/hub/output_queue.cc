@@ -103,11 +103,13 @@ void OutputQueue::drop_backlog() {
 
 size_t OutputQueue::gather(iovec* iov, size_t max) const {
   size_t n = 0;
-  for (size_t i = 0; i < entries_.size() && n < max; ++i, ++n) {
-    const std::string& s = *entries_[i].line;
-    const size_t skip = i == 0 ? head_offset_ : 0;
+  size_t skip = head_offset_;  // only the first entry can be partly written
+  // Iterators, not indexes: a deque's operator[] finds the entry's block anew each time.
+  for (auto it = entries_.begin(); it != entries_.end() && n < max; ++it, ++n) {
+    const std::string& s = *it->line;
     iov[n].iov_base = const_cast<char*>(s.data() + skip);
     iov[n].iov_len = s.size() - skip;
+    skip = 0;
   }
   return n;
 }
@@ -122,8 +124,10 @@ void OutputQueue::consume(size_t n) {
       return;
     }
     n -= left;
-    if (e.kind() == Kind::kRecord) ++stats_.records_sent;
-    if (e.kind() == Kind::kLost) {
+    const Kind kind = e.kind();
+    if (kind == Kind::kRecord) {
+      ++stats_.records_sent;
+    } else if (kind == Kind::kLost) {
       ++stats_.lost_notices;
       lost_.erase(lost_.begin());
     }
