@@ -21,8 +21,9 @@ struct QueryPlan {
 // queried (or whose query failed) stay in the view, uncopied.
 struct Fresh {
   std::vector<PortInfo> info;  // index = port number; the cached state when not read
-  std::optional<std::vector<std::vector<GidEntry>>> gids;   // per_port[p - 1], when read
-  std::vector<std::optional<std::vector<uint16_t>>> pkeys;  // index = port number, when read
+  std::optional<std::vector<std::vector<GidEntry>>> gids;  // per_port[p - 1], when read
+  // Index = port number, when read; empty when the batch has no P_Key change.
+  std::vector<std::optional<std::vector<uint16_t>>> pkeys;
 };
 
 // One GID table change: an entry added (true) or removed (false).
@@ -38,7 +39,8 @@ struct EnrichScratch::Parts {
   std::vector<DecodedEvent> decoded;
   QueryPlan plan;
   Fresh fresh;
-  std::vector<GidWork> gid_work;  // index = port number
+  // Index = port number; set by a batch with a GID change, and read only by that batch.
+  std::vector<GidWork> gid_work;
   // The device's GUID as records write it, formatted once per device rather than per batch.
   uint64_t guid_of = 0;
   std::string guid;
