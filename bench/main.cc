@@ -19,6 +19,7 @@ The measurements of bench/run.sh (which starts the simulators, journald and daem
              (--steps libevent,query,record adds those parts of the daemon's work)
   journal-floor  the daemon's journal entries sent to journald by a bare sender, nothing else
   startup    exec to READY=1 (or the "ready:" log line)
+  syscall    what one system call costs on this machine (a read() of an empty pipe)
   idle       context switches and notifications of an idle daemon
   report     docs/benchmarks.md from the results
 Each measurement appends one JSON line to --results FILE (stdout without it).
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
                                   {"floor", cmd_floor},
                                   {"journal-floor", cmd_journal_floor},
                                   {"startup", cmd_startup},
+                                  {"syscall", cmd_syscall},
                                   {"idle", cmd_idle},
                                   {"report", cmd_report}};
   for (const Sub& s : kSubs) {

@@ -182,7 +182,21 @@ std::string machine_load(const Args& a) {
          " at the start, " + n1 + ", " + n5 + " at the end |\n";
 }
 
-std::string machine_table(const Args& a) {
+// The price of one system call over the runs (bench/syscall_cost.cc), and what sets it.
+std::string syscall_row(const Results& r) {
+  const auto s = r.spread("syscall", "read_ns");
+  if (!s) return "";
+  const nlohmann::json first = r.first("syscall");
+  const std::string meltdown = first.value("meltdown", "");
+  return "| system call | " + with_spread(s, 0, true) +
+         " ns: a non-blocking `read()` of an empty pipe (median of 5 loops of " +
+         grouped(first.value("calls", 0.0)) +
+         " calls, per run); meltdown: " + (meltdown.empty() ? "unknown" : meltdown) +
+         "; PCID: " + (first.value("pcid", false) ? "yes" : "no") +
+         (first.value("hypervisor", false) ? "; under a hypervisor" : "") + " |\n";
+}
+
+std::string machine_table(const Args& a, const Results& r) {
   utsname u{};
   uname(&u);
   const double mem_kib = std::strtod(first_line_with("/proc/meminfo", "MemTotal").c_str(), nullptr);
@@ -199,6 +213,7 @@ std::string machine_table(const Args& a) {
     << "| command | `" << a.str("command", "bench/run.sh") << "` |\n"
     << "| runs | " << a.num("runs", 0)
     << ": every figure is the **median** of the runs, with the spread (min–max) |\n";
+  t << syscall_row(r);
   t << machine_load(a);
   if (!a.str("note", "").empty()) t << "| note | " << a.str("note") << " |\n";
   return t.str();
@@ -247,7 +262,7 @@ int cmd_report(int argc, char** argv) {
          "for the instructions it runs per event, counted by callgrind). The numbers depend on "
          "the machine and on what else runs on it.\n\n"
       << "## This run\n\n"
-      << machine_table(a) << "\n"
+      << machine_table(a, r) << "\n"
       << "## Targets\n\n"
       << "| figure | median | spread (min–max) | target | met |\n|---|---|---|---|---|\n";
   for (const TargetRow& t : targets)

@@ -374,6 +374,8 @@ health_storm() {  # RUN off|on
 }
 
 for run in $(seq 1 "$runs"); do
+  # What a system call costs here, for "This run": the ratios to the bare loops follow it.
+  measure syscall --run "$run"
   if wants storm; then
     log "run $run/$runs: storms, 1 device ($storm_count events)"
     storm_topology "$run" one "$one" mlx5_0 "$storm_count" mlx5_0/1 mlx5_0

@@ -33,7 +33,8 @@ expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off stor
   storm.one.raw storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.devx_off
   storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on)
+  floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on
+  syscall)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
@@ -76,7 +77,8 @@ done
   fail "the storm tables lack the DEVX storm's row"
 grep -qF "**The daemon's parts on the bare writer.**" "$report" ||
   fail "the floor section lacks the daemon's parts"
-for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |"; do
+for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |" \
+  "| system call |"; do
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done
 targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
