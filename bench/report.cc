@@ -132,20 +132,6 @@ std::string met_text(std::optional<bool> met) {
 
 namespace {
 
-std::string first_line_with(const std::string& path, const std::string& key) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) {
-      const size_t colon = line.find_first_of(":=");
-      std::string v = colon == std::string::npos ? line : line.substr(colon + 1);
-      v.erase(0, v.find_first_not_of(" \t\""));
-      while (!v.empty() && (v.back() == '"' || v.back() == ' '))
-        v.pop_back();
-      return v;
-    }
-  return "unknown";
-}
-
 // The "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal ...
 std::vector<double> cpu_jiffies(const std::string& path) {
   std::ifstream in(path);
@@ -189,8 +175,9 @@ std::string syscall_row(const Results& r) {
   const nlohmann::json first = r.first("syscall");
   const std::string meltdown = first.value("meltdown", "");
   return "| system call | " + with_spread(s, 0, true) +
-         " ns: a non-blocking `read()` of an empty pipe (median of 5 loops of " +
-         grouped(first.value("calls", 0.0)) +
+         " ns: a non-blocking `read()` of an empty pipe (median of " +
+         std::to_string(first.value("read_ns_each", nlohmann::json::array()).size()) +
+         " loops of " + grouped(first.value("calls", 0.0)) +
          " calls, per run); meltdown: " + (meltdown.empty() ? "unknown" : meltdown) +
          "; PCID: " + (first.value("pcid", false) ? "yes" : "no") +
          (first.value("hypervisor", false) ? "; under a hypervisor" : "") + " |\n";

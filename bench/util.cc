@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 
 namespace rdma_eventd::bench {
 
@@ -81,6 +82,20 @@ std::vector<std::string> split(const std::string& text, char sep) {
     start = end + 1;
   }
   return out;
+}
+
+std::string first_line_with(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) {
+      const size_t colon = line.find_first_of(":=");
+      std::string v = colon == std::string::npos ? line : line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t\""));
+      while (!v.empty() && (v.back() == '"' || v.back() == ' '))
+        v.pop_back();
+      return v;
+    }
+  return "unknown";
 }
 
 UniqueFd connect_unix(const std::string& path) {

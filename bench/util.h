@@ -52,6 +52,10 @@ class Args {
 
 std::vector<std::string> split(const std::string& text, char sep);
 
+// The value of the first line of the file `path` that starts with `key` (what follows its first
+// ':' or '=', trimmed of blanks and quotes; the whole line when it has neither), or "unknown".
+std::string first_line_with(const std::string& path, const std::string& key);
+
 // A connected AF_UNIX stream socket (blocking, close-on-exec).
 UniqueFd connect_unix(const std::string& path);
 
