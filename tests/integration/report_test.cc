@@ -36,7 +36,7 @@ std::string own_cgroup() {
 }
 
 // "key=value" out of the report program's "ready pid=1 qp=2 cq=3" line.
-std::string field(const std::string& line, const std::string& key) {
+std::string ready_field(const std::string& line, const std::string& key) {
   const size_t at = line.find(key + "=");
   EXPECT_NE(at, std::string::npos) << key << " in " << line;
   if (at == std::string::npos) return "";
@@ -79,14 +79,14 @@ TEST(Reports, AnApplicationReportsAQpFatalAndEverySinkSeesWhoItIs) {
 
   Process app = sim.spawn({rdmatest::bin("report_app"), daemon.socket(), "mlx5_0", "1"});
   const std::string ready = app.require_next_line(20s);
-  const int pid = std::stoi(field(ready, "pid"));
+  const int pid = std::stoi(ready_field(ready, "pid"));
   ASSERT_EQ(pid, app.pid()) << ready;
   // QP_FATAL (1) to the application's context only, carrying its QP as the kernel would.
-  inject(sim, {"event", "mlx5_0", "1", "--element", field(ready, "qp"), "--context",
+  inject(sim, {"event", "mlx5_0", "1", "--element", ready_field(ready, "qp"), "--context",
                context_of(sim, pid, "mlx5_0")});
   const std::string reported = app.require_next_line(20s);
   ASSERT_EQ(reported.rfind("reported 1 seq=", 0), 0u) << reported;
-  const uint64_t seq = std::stoull(field(reported, "seq"));
+  const uint64_t seq = std::stoull(ready_field(reported, "seq"));
   EXPECT_TRUE(app.require_exit(20s).success()) << app.describe();
 
   const json record = subscriber.require_json(10s);

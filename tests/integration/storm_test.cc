@@ -23,7 +23,7 @@ namespace {
 using nlohmann::json;
 using rdmatest::Clock;
 
-constexpr uint64_t kEvents = 1000000;
+constexpr uint64_t kStormEvents = 1000000;
 constexpr int kFast = 45;
 constexpr int kSlow = 2;     // read 16 KiB every 100 ms
 constexpr int kStalled = 3;  // read nothing until the storm is over
@@ -62,7 +62,7 @@ struct Reader {
 };
 
 // Reads some fast subscribers as fast as the daemon writes, on a thread of its own, until each
-// has seen kEvents records (or the deadline passes).
+// has seen kStormEvents records (or the deadline passes).
 void read_fast(std::vector<Reader*> readers, Clock::time_point deadline) {
   const rdma_eventd::internal::UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
   for (size_t i = 0; i < readers.size(); ++i) {
@@ -77,10 +77,10 @@ void read_fast(std::vector<Reader*> readers, Clock::time_point deadline) {
     const int n = epoll_wait(ep.get(), events, 64, 100);
     for (int k = 0; k < n; ++k) {
       Reader& r = *readers[events[k].data.u64];
-      const bool was_done = r.check.next_seq() > kEvents;
+      const bool was_done = r.check.next_seq() > kStormEvents;
       r.conn->read_available(4 << 20);
       r.check.feed(r.conn->take_complete_lines());
-      if (!was_done && r.check.next_seq() > kEvents) ++done;
+      if (!was_done && r.check.next_seq() > kStormEvents) ++done;
     }
   }
 }
@@ -152,17 +152,17 @@ TEST(Storm, AMillionEventsReachEverySubscriberThatKeepsUpAndTheJournalExactlyOnc
 
   const auto start = Clock::now();
   follow(fast, sipping, start + kStormTimeout, [&] {
-    inject(sim, {"storm", "--count", std::to_string(kEvents)});
+    inject(sim, {"storm", "--count", std::to_string(kStormEvents)});
   });
   const auto storm_s = std::chrono::duration<double>(Clock::now() - start).count();
-  std::cout << "[ storm    ] " << kEvents << " records to " << kFast << " fast subscribers in "
+  std::cout << "[ storm    ] " << kStormEvents << " records to " << kFast << " fast subscribers in "
             << storm_s << " s; journal: " << daemon.status()["journal"].dump() << std::endl;
 
   // Everyone who kept up: every record, once, in order, nothing lost.
   for (size_t i = 0; i < fast.size(); ++i) {
     SCOPED_TRACE("fast subscriber " + std::to_string(i));
     EXPECT_EQ(fast[i].check.problem(), "");
-    EXPECT_EQ(fast[i].check.records(), kEvents);
+    EXPECT_EQ(fast[i].check.records(), kStormEvents);
     EXPECT_EQ(fast[i].check.lost_records(), 0u) << json(fast[i].check.losses()).dump();
   }
 
@@ -186,8 +186,8 @@ TEST(Storm, AMillionEventsReachEverySubscriberThatKeepsUpAndTheJournalExactlyOnc
     }
     ASSERT_EQ(r.check.replies().size(), 1u) << "no reply to the ping";
     EXPECT_EQ(r.check.problem(), "");
-    EXPECT_EQ(r.check.next_seq(), kEvents + 1);
-    EXPECT_EQ(r.check.records() + r.check.lost_records(), kEvents);
+    EXPECT_EQ(r.check.next_seq(), kStormEvents + 1);
+    EXPECT_EQ(r.check.records() + r.check.lost_records(), kStormEvents);
     EXPECT_GE(r.check.lost_notices(), 1u);
     lost_total += r.check.lost_records();
   }
@@ -197,12 +197,12 @@ TEST(Storm, AMillionEventsReachEverySubscriberThatKeepsUpAndTheJournalExactlyOnc
 
   // The journal: every record, once, in order (written once each, so there is no entry beyond
   // these). Nothing dropped or failed on the way.
-  const std::vector<uint64_t> seqs = journal_seqs(daemon.stream(), kEvents);
-  ASSERT_EQ(seqs.size(), kEvents);
-  for (uint64_t i = 0; i < kEvents; ++i)
+  const std::vector<uint64_t> seqs = journal_seqs(daemon.stream(), kStormEvents);
+  ASSERT_EQ(seqs.size(), kStormEvents);
+  for (uint64_t i = 0; i < kStormEvents; ++i)
     ASSERT_EQ(seqs[i], i + 1) << "journal entry " << i;
   const json journal = daemon.status()["journal"];
-  EXPECT_EQ(journal["written"], kEvents);
+  EXPECT_EQ(journal["written"], kStormEvents);
   EXPECT_EQ(journal["dropped"], 0);
   EXPECT_EQ(journal["failed"], 0);
   EXPECT_EQ(journal["stalls"], 0);

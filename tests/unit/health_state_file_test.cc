@@ -6,15 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.h"
 #include "core/port_health.h"
 
 namespace rdma_eventd::daemon {
 namespace {
 
 constexpr std::string_view kBoot = "6f2f1b0c-8d5e-4a57-9a58-2f4c7f0e1d33";
-constexpr int64_t kSecond = 1000000;
-const Instant kSaved{.wall_us = 1795342530000000, .mono_us = 5000 * kSecond};
-const Instant kLater{.wall_us = 1795342531000000, .mono_us = 5001 * kSecond};
+const Instant kSaved{.wall_us = 1795342530000000, .mono_us = 5000 * kMicrosPerSecond};
+const Instant kLater{.wall_us = 1795342531000000, .mono_us = 5001 * kMicrosPerSecond};
 
 // A state with every field away from its default.
 std::vector<DeviceHealthState> sample() {
@@ -22,15 +22,17 @@ std::vector<DeviceHealthState> sample() {
   flapping.port = 1;
   flapping.health = PortHealth::kFlapping;
   flapping.reason = HealthReason::kFlapsInWindow;
-  flapping.since = {.wall_us = 1795342529000001, .mono_us = 4000 * kSecond};
+  flapping.since = {.wall_us = 1795342529000001, .mono_us = 4000 * kMicrosPerSecond};
   flapping.ever_up = true;
   flapping.link_up = true;
   flapping.rate = {1, LinkSpeed::kHdr};
   flapping.last_healthy = {4, LinkSpeed::kHdr};
-  flapping.downs_mono_us = {3000 * kSecond, 3500 * kSecond, 4000 * kSecond};
+  flapping.downs_mono_us = {3000 * kMicrosPerSecond, 3500 * kMicrosPerSecond,
+                            4000 * kMicrosPerSecond};
   flapping.flapping = true;
-  flapping.quiet_since_mono_us = 4100 * kSecond;
-  flapping.errors[0] = {{4200 * kSecond, 4300 * kSecond}, true, 4300 * kSecond};
+  flapping.quiet_since_mono_us = 4100 * kMicrosPerSecond;
+  flapping.errors[0] = {
+      {4200 * kMicrosPerSecond, 4300 * kMicrosPerSecond}, true, 4300 * kMicrosPerSecond};
 
   PortHealthState gone;
   gone.port = 2;
@@ -39,8 +41,8 @@ std::vector<DeviceHealthState> sample() {
   gone.gone = true;
   gone.fatal = true;
   gone.gone_reason = HealthReason::kDeviceMissing;
-  gone.gone_since_mono_us = 4900 * kSecond;
-  gone.errors[1] = {{4400 * kSecond}, false, 4400 * kSecond};
+  gone.gone_since_mono_us = 4900 * kMicrosPerSecond;
+  gone.errors[1] = {{4400 * kMicrosPerSecond}, false, 4400 * kMicrosPerSecond};
 
   PortHealthState never_up;  // defaults: down, never_up
   never_up.port = 1;
@@ -133,7 +135,7 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
   EXPECT_EQ(
       rejection(health_state_from_json(edited([](auto& d) {
                                          d["devices"][0]["ports"][0]["downs_monotonic_us"][2] =
-                                             6000 * kSecond;
+                                             6000 * kMicrosPerSecond;
                                        }),
                                        kBoot, kLater)),
       "corrupt: devices[0].ports[0].downs_monotonic_us[2]: not a time in order before the "
@@ -141,7 +143,7 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
   EXPECT_EQ(
       rejection(health_state_from_json(edited([](auto& d) {
                                          d["devices"][0]["ports"][0]["downs_monotonic_us"][0] =
-                                             3600 * kSecond;
+                                             3600 * kMicrosPerSecond;
                                        }),
                                        kBoot, kLater)),
       "corrupt: devices[0].ports[0].downs_monotonic_us[1]: not a time in order before the "
@@ -154,19 +156,20 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
       "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
   const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(
-      rejection(health_state_from_json(text, kBoot, {.wall_us = 0, .mono_us = 4999 * kSecond})),
-      "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
+  EXPECT_EQ(rejection(health_state_from_json(text, kBoot,
+                                             {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
+            "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }
 
 TEST(HealthStateFile, ADocumentLargerThanTheDaemonWouldWriteIsRejected) {
-  EXPECT_EQ(rejection(health_state_from_json(
-                edited([](auto& d) {
-                  for (int i = 0; i < 101; ++i)
-                    d["devices"][0]["ports"][0]["downs_monotonic_us"].push_back(4000 * kSecond);
-                }),
-                kBoot, kLater)),
-            "corrupt: devices[0].ports[0].downs_monotonic_us: more than 100 entries");
+  EXPECT_EQ(
+      rejection(health_state_from_json(
+          edited([](auto& d) {
+            for (int i = 0; i < 101; ++i)
+              d["devices"][0]["ports"][0]["downs_monotonic_us"].push_back(4000 * kMicrosPerSecond);
+          }),
+          kBoot, kLater)),
+      "corrupt: devices[0].ports[0].downs_monotonic_us: more than 100 entries");
   EXPECT_EQ(rejection(health_state_from_json(
                 edited([](auto& d) { d["devices"][0]["ports"][0]["port"] = 0; }), kBoot, kLater)),
             "corrupt: devices[0].ports[0].port: not a port number (1 to 255)");

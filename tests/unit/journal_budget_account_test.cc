@@ -6,12 +6,11 @@
 #include <map>
 #include <random>
 
+#include "core/clock.h"
 #include "core/journal_budget.h"
 
 namespace rdma_eventd::daemon {
 namespace {
-
-constexpr int64_t kSecond = 1000000;
 
 Instant at(int64_t us) {
   return {.wall_us = 1795342530000000 + us, .mono_us = us};
@@ -72,7 +71,7 @@ TEST(JournalBudgetAccounting, TheJournalAndTheSummariesAccountForEveryRecordOfAL
   std::vector<BudgetSummary> summaries;
   int64_t t = 0;
   for (uint64_t seq = 1; seq <= 200000; ++seq) {
-    t += rng() % 100 == 0 ? static_cast<int64_t>(rng() % (5 * kSecond))
+    t += rng() % 100 == 0 ? static_cast<int64_t>(rng() % (5 * kMicrosPerSecond))
                           : static_cast<int64_t>(rng() % 2000);
     while (auto d = b.next_deadline()) {
       if (*d > t) break;
@@ -100,7 +99,7 @@ TEST(JournalBudgetAccounting, TheJournalAndTheSummariesAccountForEveryRecordOfAL
     const std::string key = key_of(s);
     summarized += s.not_journaled;
     // At most one summary per port per interval, and intervals never overlap.
-    EXPECT_LE(s.duration_us, c.summary_interval_s * kSecond);
+    EXPECT_LE(s.duration_us, c.summary_interval_s * kMicrosPerSecond);
     if (const BudgetSummary* p = previous[key]) {
       EXPECT_GE(s.start.mono_us, p->start.mono_us + p->duration_us) << key;
       EXPECT_GT(s.first_seq, p->last_seq) << key;
@@ -155,7 +154,7 @@ TEST(JournalBudgetDefaults, AStormOnEveryPortStaysUnderJournaldsDefaultRateLimit
   JournalBudget b(c, 0);
   std::vector<int64_t> entries;  // when each journal entry is written
   uint64_t seq = 0;
-  for (int64_t t = 0; t < 120 * kSecond; t += 1000) {
+  for (int64_t t = 0; t < 120 * kMicrosPerSecond; t += 1000) {
     while (auto d = b.next_deadline()) {
       if (*d > t) break;
       std::vector<BudgetSummary> due;
@@ -174,7 +173,7 @@ TEST(JournalBudgetDefaults, AStormOnEveryPortStaysUnderJournaldsDefaultRateLimit
   }
   size_t most = 0;
   for (size_t first = 0, last = 0; first < entries.size(); ++first) {
-    while (last < entries.size() && entries[last] <= entries[first] + 30 * kSecond)
+    while (last < entries.size() && entries[last] <= entries[first] + 30 * kMicrosPerSecond)
       ++last;
     most = std::max(most, last - first);
   }

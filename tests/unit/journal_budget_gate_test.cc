@@ -9,20 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
-constexpr int64_t kSecond = 1000000;
-constexpr int64_t kWallBase = 1795342530000000;
+constexpr int64_t kWallStart = 1795342530000000;
 
 class DrivenClock final : public Clock {
  public:
   Instant now() const override { return at; }
-  Instant at{kWallBase, 0};
+  Instant at{kWallStart, 0};
 };
 
 Instant at_second(int64_t s) {
-  return {kWallBase + s * kSecond, s * kSecond};
+  return {kWallStart + s * kMicrosPerSecond, s * kMicrosPerSecond};
 }
 
 class JournalBudgetGateTest : public ::testing::Test {
@@ -91,14 +92,14 @@ TEST_F(JournalBudgetGateTest, ARefusedRecordArmsTheTimerAtTheEndOfItsInterval) {
   // is armed for the end of the interval that the first refused one started.
   EXPECT_EQ(admit(8, at_second(0)), 5);
   gate_.after_batch(at_second(0));
-  EXPECT_EQ(gate_.armed_for(), 10 * kSecond);
+  EXPECT_EQ(gate_.armed_for(), 10 * kMicrosPerSecond);
   EXPECT_EQ(gate_.stats().not_journaled, 3u);
   EXPECT_TRUE(written_.empty());
 
   // More refused records in the same interval leave the timer as it is.
   EXPECT_EQ(admit(2, at_second(0)), 0);
   gate_.after_batch(at_second(0));
-  EXPECT_EQ(gate_.armed_for(), 10 * kSecond);
+  EXPECT_EQ(gate_.armed_for(), 10 * kMicrosPerSecond);
 }
 
 TEST_F(JournalBudgetGateTest, TheTimerWritesTheSummaryWhenTheIntervalEndsAndGoes) {
@@ -116,7 +117,7 @@ TEST_F(JournalBudgetGateTest, TheTimerWritesTheSummaryWhenTheIntervalEndsAndGoes
   EXPECT_EQ(s.first_seq, 6u);
   EXPECT_EQ(s.last_seq, 8u);
   EXPECT_EQ(s.journaled_between, 0u);
-  EXPECT_EQ(s.duration_us, 10 * kSecond);
+  EXPECT_EQ(s.duration_us, 10 * kMicrosPerSecond);
   EXPECT_EQ(gate_.stats().summaries, 1u);
   EXPECT_FALSE(gate_.armed_for()) << "nothing is pending: no timer";
 }
@@ -128,7 +129,7 @@ TEST_F(JournalBudgetGateTest, AReloadThatChangesTheBudgetWritesWhatIsPendingFirs
   // The same configuration again changes nothing.
   gate_.set_config(small(), at_second(4));
   EXPECT_TRUE(written_.empty());
-  EXPECT_EQ(gate_.armed_for(), 10 * kSecond);
+  EXPECT_EQ(gate_.armed_for(), 10 * kMicrosPerSecond);
 
   JournalBudgetConfig bigger = small();
   bigger.port_burst = 50;
@@ -137,7 +138,7 @@ TEST_F(JournalBudgetGateTest, AReloadThatChangesTheBudgetWritesWhatIsPendingFirs
   EXPECT_EQ(written_[0].not_journaled, 2u);
   EXPECT_EQ(written_[0].first_seq, 6u);
   EXPECT_EQ(written_[0].last_seq, 7u);
-  EXPECT_EQ(written_[0].duration_us, 4 * kSecond);  // cut short at the reload
+  EXPECT_EQ(written_[0].duration_us, 4 * kMicrosPerSecond);  // cut short at the reload
   EXPECT_FALSE(gate_.armed_for());
   EXPECT_EQ(gate_.config().port_burst, 50u);
 
@@ -153,7 +154,7 @@ TEST_F(JournalBudgetGateTest, FlushWritesEverySummaryPendingAndDisarmsTheTimer) 
   EXPECT_EQ(written_[0].not_journaled, 4u);
   EXPECT_EQ(written_[0].first_seq, 6u);
   EXPECT_EQ(written_[0].last_seq, 9u);
-  EXPECT_EQ(written_[0].duration_us, 2 * kSecond);
+  EXPECT_EQ(written_[0].duration_us, 2 * kMicrosPerSecond);
   EXPECT_FALSE(gate_.armed_for());
   gate_.flush(at_second(3));
   EXPECT_EQ(written_.size(), 1u) << "a summary is written once";

@@ -5,10 +5,11 @@
 
 #include <algorithm>
 
+#include "core/clock.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
-constexpr int64_t kSecond = 1000000;
 constexpr int64_t kWallBase = 1795342530000000;
 
 class JournalBudgetTest : public ::testing::Test {
@@ -26,7 +27,7 @@ class JournalBudgetTest : public ::testing::Test {
   }
 
   Instant at(double seconds) const {
-    const auto us = static_cast<int64_t>(seconds * kSecond);
+    const auto us = static_cast<int64_t>(seconds * kMicrosPerSecond);
     return {.wall_us = kWallBase + us, .mono_us = us};
   }
 
@@ -83,7 +84,7 @@ TEST_F(JournalBudgetTest, UnderBudgetEverythingIsJournaledAndNoTimerIsWanted) {
 TEST_F(JournalBudgetTest, APortOverItsBudgetGetsItsBurstThenOneExactSummaryPerInterval) {
   JournalBudget b(small(), 0);
   EXPECT_EQ(send(b, 8, 0), 5);  // seq 1-5 journaled, 6-8 not
-  EXPECT_EQ(b.next_deadline(), 10 * kSecond);
+  EXPECT_EQ(b.next_deadline(), 10 * kMicrosPerSecond);
   EXPECT_EQ(send(b, 2, 1), 1);  // a token came back: seq 9 journaled, 10 not
   EXPECT_TRUE(due(b, 9.999999).empty());
 
@@ -93,7 +94,7 @@ TEST_F(JournalBudgetTest, APortOverItsBudgetGetsItsBurstThenOneExactSummaryPerIn
   want.port = 1;
   want.stream = "stream-1";
   want.start = at(0);
-  want.duration_us = 10 * kSecond;
+  want.duration_us = 10 * kMicrosPerSecond;
   want.not_journaled = 4;
   want.first_seq = 6;
   want.last_seq = 10;
@@ -137,13 +138,13 @@ TEST_F(JournalBudgetTest, ARecordAfterTheDeadlineClosesTheIntervalBeforeTheTimer
   send(b, 6, 0);                 // seq 6 not journaled, interval [0, 10 s)
   EXPECT_EQ(send(b, 7, 12), 5);  // late timer: 5 tokens back (capped by the burst), 2 not
   // The first interval ended at 10 s with seq 6 alone; the second started at 12 s.
-  EXPECT_EQ(b.next_deadline(), 10 * kSecond);
+  EXPECT_EQ(b.next_deadline(), 10 * kMicrosPerSecond);
   const std::vector<BudgetSummary> s = due(b, 12);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].first_seq, 6u);
   EXPECT_EQ(s[0].last_seq, 6u);
-  EXPECT_EQ(s[0].duration_us, 10 * kSecond);
-  EXPECT_EQ(b.next_deadline(), 22 * kSecond);
+  EXPECT_EQ(s[0].duration_us, 10 * kMicrosPerSecond);
+  EXPECT_EQ(b.next_deadline(), 22 * kMicrosPerSecond);
   const std::vector<BudgetSummary> s2 = due(b, 22);
   ASSERT_EQ(s2.size(), 1u);
   EXPECT_EQ(s2[0].first_seq, 12u);
@@ -180,8 +181,8 @@ TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecord
   EXPECT_EQ(out[1].ranges, (std::vector<SeqRange>{{3, 3, 1}}));
   EXPECT_EQ(out[1].over_host_budget, 1u);
   EXPECT_EQ(out[1].over_port_budget, 0u);
-  EXPECT_EQ(out[1].journaled_between, 0u);     // seq 6 came after the range
-  EXPECT_EQ(out[1].duration_us, 3 * kSecond);  // cut short: the daemon stops
+  EXPECT_EQ(out[1].journaled_between, 0u);              // seq 6 came after the range
+  EXPECT_EQ(out[1].duration_us, 3 * kMicrosPerSecond);  // cut short: the daemon stops
   EXPECT_EQ(out[2].port, 2u);
   EXPECT_EQ(out[2].ranges, (std::vector<SeqRange>{{4, 4, 1}}));
   EXPECT_FALSE(b.next_deadline().has_value());
@@ -246,7 +247,7 @@ TEST_F(JournalBudgetTest, AReloadRefillsTheBucketsAndKeepsWhatIsPending) {
   bigger.port_burst = 50;
   b.set_config(bigger, at(1));
   EXPECT_EQ(send(b, 60, 1), 50);
-  EXPECT_EQ(b.next_deadline(), 10 * kSecond);
+  EXPECT_EQ(b.next_deadline(), 10 * kMicrosPerSecond);
   const std::vector<BudgetSummary> s = due(b, 10);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].not_journaled, 2u + 10u);
@@ -267,7 +268,7 @@ TEST(BudgetSummaryText, TheMessageSaysHowManyWhyAndWhichSeqs) {
   s.device = "mlx5_0";
   s.port = 1;
   s.not_journaled = 4812;
-  s.duration_us = 10 * kSecond;
+  s.duration_us = 10 * kMicrosPerSecond;
   s.health = "flapping";
   s.first_seq = 1200;
   s.last_seq = 6011;
@@ -288,8 +289,8 @@ TEST(BudgetSummaryText, TheJournalFieldsCarryTheExactAccount) {
   s.node_guid = "0c42:a103:00f6:5e44";
   s.port = 1;
   s.stream = "847eff512abbab7d6f447f3d16f8a903";
-  s.start = {.wall_us = 1795342530123456, .mono_us = 7 * kSecond};
-  s.duration_us = 10 * kSecond;
+  s.start = {.wall_us = 1795342530123456, .mono_us = 7 * kMicrosPerSecond};
+  s.duration_us = 10 * kMicrosPerSecond;
   s.not_journaled = 5;
   s.first_seq = 10;
   s.last_seq = 20;
