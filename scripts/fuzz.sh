@@ -55,6 +55,7 @@ deps() {
 }
 
 build_targets() {
+  local start=$SECONDS
   # The compiler is chosen when the directory is first configured: naming it again, even as
   # another name of the same clang, would make CMake start over without the options.
   local compilers=()
@@ -66,6 +67,7 @@ build_targets() {
   local only=()
   [ ${#TARGETS[@]} -lt 5 ] && only=(--target "${TARGETS[@]}")
   cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"
+  echo "fuzz: $build configured and built in $((SECONDS - start)) s"
 }
 
 # Runs one target in $build/fuzz-run/TARGET: a copy of the corpus (libFuzzer adds what it finds
