@@ -93,7 +93,7 @@ configure_and_build() {
 # The build the demo and the tests run: optimised as released (RelWithDebInfo's -O2), with line
 # tables (-g1) rather than full debug information. Backtraces, sanitizers, perf and valgrind
 # name the file, line and function from them; full -g only adds what a debugger shows of
-# variables, and makes this build, the first thing CI does, a quarter slower. For a debugger,
+# variables, and makes this build, the first thing CI does, a fifth slower. For a debugger,
 # build by hand (README.md, "Building by hand").
 build() {
   deps
