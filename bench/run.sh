@@ -14,7 +14,9 @@
 # Options:
 #   --runs N               runs of every measurement (default 5; --smoke: 1)
 #   --out FILE             the report (default docs/benchmarks.md; with --only none, no
-#                          report unless --out names one)
+#                          report unless --out names one); what FILE holds from the line
+#                          "<!-- Written by hand from here on: ..." to its end is kept,
+#                          after the new report
 #   --smoke                tiny counts and a 2 s idle window: checks that the harness works
 #                          (what ctest's bench_smoke runs); the numbers mean nothing
 #   --results FILE         also keep every measurement there, one JSON object per line,

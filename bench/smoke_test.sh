@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest bench_smoke: bench/run.sh --smoke on the build under test (1 run, tiny counts, a 2 s
 # idle window), its report written to a temporary file. Checks that the harness works: every
-# measurement ran to completion and the report has every section and every target with a
-# figure. It never checks the numbers: performance is reported, not asserted.
+# measurement ran to completion, the report has every section and every target with a figure,
+# and the hand-written part of the report it replaces is kept. It never checks the numbers: performance is reported, not asserted.
 #
 #   bench/smoke_test.sh BUILD_DIR
 set -euo pipefail
@@ -25,6 +25,12 @@ instructions=()
 if command -v valgrind >/dev/null && ! grep -q '^RDMA_EVENTD_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
   instructions=(--instructions "$tmp/instructions.txt")
 fi
+# The report it replaces has a part written by hand, from the marker line on: kept byte for
+# byte, after the new generated part; the old generated part goes.
+marker='<!-- Written by hand from here on: bench/run.sh keeps this line and everything after it when it writes the report again. -->'
+printf '# Benchmarks\n\nan old generated part\n\n%s\n\n## Analysis\n\nkept *as written*, `twice`:\n\n| a | b |\n|---|---|\n\n  trailing spaces  \n' \
+  "$marker" >"$report"
+sed -n "/^<!-- Written by hand from here on: /,\$p" "$report" >"$tmp/hand.md"
 "$here/bench/run.sh" --smoke --no-build --build-dir "$build" --out "$report" --results "$results" \
   "${instructions[@]}"
 
@@ -77,6 +83,13 @@ done
   fail "the storm tables lack the DEVX storm's row"
 grep -qF "**The daemon's parts on the bare writer.**" "$report" ||
   fail "the floor section lacks the daemon's parts"
+# The hand-written part, after the new report's last section.
+! grep -qF "an old generated part" "$report" || fail "the old generated part was kept"
+[ "$(grep -cxF "$marker" "$report")" = 1 ] || fail "the hand-written part's marker is not there once"
+sed -n "/^<!-- Written by hand from here on: /,\$p" "$report" | cmp -s - "$tmp/hand.md" ||
+  fail "the hand-written part was not kept as it was"
+[ "$(grep -nxF "## Port health" "$report" | cut -d: -f1)" -lt "$(grep -nxF "$marker" "$report" | cut -d: -f1)" ] ||
+  fail "the hand-written part is not after the generated sections"
 for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| command |" \
   "| system call |"; do
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
