@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -210,25 +211,26 @@ std::string machine_table(const Args& a, const Results& r) {
   return t.str();
 }
 
-// The line after which a report is written by hand: the analysis of measurements made apart
-// from the runs (before and after a change, on another machine), which no run can regenerate.
+// The line from which a report is written by hand: the analysis of measurements made apart from
+// the runs (before and after a change, on another machine), which no run can regenerate.
 constexpr std::string_view kHandWrittenMarker =
     "<!-- Written by hand from here on: bench/run.sh keeps this line and everything after it "
     "when it writes the report again. -->";
 
-// What `path` holds from the marker line on (the marker included), or nothing when it does not
-// exist or has no such line.
+// What `path` holds from the marker line on (the marker included), exactly as it is there; or
+// nothing when the file does not exist or has no such line.
 std::string hand_written_part(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return {};
-  std::string line;
-  std::ostringstream kept;
-  bool found = false;
-  while (std::getline(in, line)) {
-    if (!found && line == kHandWrittenMarker) found = true;
-    if (found) kept << line << '\n';
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const size_t n = kHandWrittenMarker.size();
+  for (size_t at = text.find(kHandWrittenMarker); at != std::string::npos;
+       at = text.find(kHandWrittenMarker, at + 1)) {
+    const bool whole_line =
+        (at == 0 || text[at - 1] == '\n') && (at + n == text.size() || text[at + n] == '\n');
+    if (whole_line) return text.substr(at);
   }
-  return kept.str();
+  return {};
 }
 
 }  // namespace

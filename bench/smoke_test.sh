@@ -2,7 +2,8 @@
 # ctest bench_smoke: bench/run.sh --smoke on the build under test (1 run, tiny counts, a 2 s
 # idle window), its report written to a temporary file. Checks that the harness works: every
 # measurement ran to completion, the report has every section and every target with a figure,
-# and the hand-written part of the report it replaces is kept. It never checks the numbers: performance is reported, not asserted.
+# and the hand-written part of the report it replaces is kept. It never checks the numbers:
+# performance is reported, not asserted.
 #
 #   bench/smoke_test.sh BUILD_DIR
 set -euo pipefail
