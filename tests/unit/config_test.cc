@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -31,6 +32,21 @@ TEST(Config, TheShippedDefaultFileIsValidAndMatchesTheBuiltInDefaults) {
   ConfigResult r = load_config(std::string(RDMA_EVENTD_SOURCE_DIR) + "/config/rdma-eventd.json");
   ASSERT_TRUE(std::holds_alternative<Config>(r)) << std::get<ConfigError>(r).message();
   EXPECT_EQ(std::get<Config>(r), Config{});
+}
+
+// The shipped file is where an operator looks up what can be changed: it lists the severity of
+// every event whose severity is configurable, so that a new event kind cannot be left out.
+TEST(Config, TheShippedDefaultFileListsEveryConfigurableSeverity) {
+  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/config/rdma-eventd.json");
+  const nlohmann::json severity = nlohmann::json::parse(in).at("severity");
+  std::vector<std::string> missing;
+  for (int k = 0; k < kEventKindCount; ++k) {
+    const auto kind = static_cast<EventKind>(k);
+    if (kind == EventKind::kPortHealth) continue;  // takes its verdict's severity
+    if (!severity.contains(std::string(event_name(kind)))) missing.emplace_back(event_name(kind));
+  }
+  EXPECT_EQ(missing, std::vector<std::string>{});
+  EXPECT_FALSE(severity.contains("port_health"));
 }
 
 TEST(Config, AnEmptyObjectMeansDefaults) {
