@@ -12,6 +12,10 @@
 
 namespace rdma_eventd::bench {
 
+// The figure `run.sh --instructions` writes for the 1-device storm with the journal off: the
+// instructions the daemon ran per event under callgrind ("per_event").
+inline constexpr const char* kInstructionsFigure = "instructions.storm.one.journal_off";
+
 // The median and the spread of one figure over the runs.
 struct Spread {
   double median = 0, min = 0, max = 0;

@@ -478,11 +478,15 @@ profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
 # One storm with the daemon under callgrind, journal off: the instructions it runs per event in
 # user space (its own code and its libraries'; not the kernel's), counted from the storm's
 # start to its end. A count, not a time: it does not move with the machine's load.
-count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL (RATE: "" for a storm)
-  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 rate=$6 journal=$7 out=$work/callgrind.out
+# The count per event also goes into the results as FIGURE ("per_event"), for the report's
+# targets.
+count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL FIGURE (RATE: "" for a storm)
+  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 rate=$6 journal=$7 figure=$8
+  local out=$work/callgrind.out
   local no_journal=--no-journal
   [ "$journal" = off ] || no_journal=
-  rm -f "$out"*
+  # The last count's log goes first: its "ready:" would otherwise be read as this daemon's.
+  rm -f "$out"* "$work/instructions.log"
   sock=$work/instructions.sock
   env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$out" "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$sock" \
@@ -513,6 +517,9 @@ count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL (RATE: 
     callgrind_annotate --inclusive=no "$out" 2>/dev/null | grep -v '^-*$' | sed -n '1,75p'
     echo
   } >>"$instructions"
+  jq -cn --arg figure "$figure" --argjson total "$total" --argjson count "$count" \
+    '{figure: $figure, run: 1, instructions: $total, count: $count, per_event: ($total / $count)}' \
+    >>"$results"
   # For callgrind_annotate, line by line: FILE.1-device-storm-journal-off.callgrind and so on.
   cp "$out" "$instructions.$(printf "%s journal %s" "$title" "$journal" | tr -cs "A-Za-z0-9" "-").callgrind"
 }
@@ -574,14 +581,17 @@ fi
 if [ -n "$instructions" ]; then
   : >"$instructions"
   log "instructions: a 1-device storm under callgrind ($instructions_count events)"
-  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 "1-device storm" "" off
+  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 "1-device storm" "" off \
+    instructions.storm.one.journal_off
   log "instructions: a 16-device storm under callgrind ($instructions_count events)"
-  count_instructions "$sixteen" storm-all "$instructions_count" all "16-device storm" "" off
+  count_instructions "$sixteen" storm-all "$instructions_count" all "16-device storm" "" off \
+    instructions.storm.sixteen.journal_off
   log "instructions: $((instructions_count / 50)) events at 1,000 events/s, 1 subscriber, under callgrind"
   count_instructions "$sixteen" all "$((instructions_count / 50))" mlx5_0/1 \
-    "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000 off
+    "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000 off instructions.rate1000
   log "instructions: a 1-device storm with the journal on, under callgrind ($((instructions_count / 5)) events)"
-  count_instructions "$one" storm-mlx5_0 "$((instructions_count / 5))" mlx5_0/1 "1-device storm" "" on
+  count_instructions "$one" storm-mlx5_0 "$((instructions_count / 5))" mlx5_0/1 "1-device storm" "" on \
+    instructions.storm.one.journal_on
 fi
 
 if [ $measures_none = 1 ] && [ $out_given = 0 ]; then

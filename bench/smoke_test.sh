@@ -42,6 +42,10 @@ expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off stor
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
   floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on
   syscall)
+# The instruction counts, each a result too (the targets table reads the 1-device storm's).
+[ ${#instructions[@]} -eq 0 ] ||
+  expect_figures+=(instructions.storm.one.journal_off instructions.storm.sixteen.journal_off
+    instructions.rate1000 instructions.storm.one.journal_on)
 for f in "${expect_figures[@]}"; do
   n=$(jq -s --arg f "$f" '[.[] | select(.figure == $f)] | length' "$results")
   [ "$n" = 1 ] || fail "figure $f: $n results, expected 1"
@@ -96,7 +100,14 @@ for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| co
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done
 targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
-[ "$targets" = 10 ] || fail "$targets target rows, expected 10"
+[ "$targets" = 20 ] || fail "$targets target rows, expected 20"
+# None of the retired targets, and the machine-independent one with its count.
+! sed -n '/^## Targets$/,/^## /p' "$report" | grep -qE '≥ 1\.0×|≤ 50 µs|≤ 3×' ||
+  fail "the targets table prints a retired target"
+if [ ${#instructions[@]} -gt 0 ]; then
+  grep -qE '^\| instructions per event, 1-device storm, journal off .*\| [1-9][0-9,]* \| ' "$report" ||
+    fail "the targets table has no instructions per event"
+fi
 ! grep -qi "not measured" "$report" || fail "a figure was not measured"
 # The memory target is read a while after the fan-out storm, once the daemon is quiet.
 [ "$(jq -s -r '[.[] | select(.figure == "fanout.1000") | .rss_settled_kib][0] > 0' "$results")" = true ] ||
