@@ -57,6 +57,15 @@ json devx_of(const json& status, const std::string& device) {
   return json();
 }
 
+// The port queries `pid` made on `device`, over its contexts there (the simulator counts them).
+uint64_t port_queries(const SimFabric& sim, int pid, const std::string& device) {
+  uint64_t n = 0;
+  for (const json& c : contexts_of(sim.stats(), pid)) {
+    if (c["device"] == device) n += c["port_queries"].get<uint64_t>();
+  }
+  return n;
+}
+
 class Devx : public ::testing::Test {
  protected:
   void SetUp() override { JournalSandbox::instance(); }
@@ -147,6 +156,7 @@ TEST_F(Devx, AnAllocationFailureIsOneLossRecordBetweenExactRecords) {
   inject(sim, {"module", "unplug", "mlx5_1/1"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_unplugged", "warning", "mlx5_1", 1, 2));
+  const uint64_t queried = port_queries(sim, daemon.process().pid(), "mlx5_1");
   // The kernel fails to allocate the next event, which is dropped: the channel does not even
   // become readable. The next event brings EOVERFLOW first, then itself.
   inject(sim, {"alloc-fail", "mlx5_1"});
@@ -154,9 +164,11 @@ TEST_F(Devx, AnAllocationFailureIsOneLossRecordBetweenExactRecords) {
   inject(sim, {"module", "unplug", "mlx5_1/2"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             record("vendor_events_lost", -1, "warning", "mlx5_1", 0));
-  // The ports were re-read after the loss; nothing changed, so no port_state follows.
+  // The ports were re-read after the loss, each once (mlx5_1 has two), and nothing else was:
+  // nothing changed, so no port_state follows.
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_unplugged", "warning", "mlx5_1", 2, 2));
+  EXPECT_EQ(port_queries(sim, daemon.process().pid(), "mlx5_1"), queried + 2);
   inject(sim, {"module", "plug", "mlx5_1/2"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_plugged", "notice", "mlx5_1", 2, 1));
