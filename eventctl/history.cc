@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "format.h"
+#include "history_repeats.h"
 #include "history_time.h"
 #include "journal_reader.h"
 
@@ -148,24 +149,6 @@ class Summary {
   std::map<std::tuple<std::string, std::string, uint32_t>, Row> rows_;
 };
 
-// A journal may hold a record twice: systemd-journal-upload sends again, when it starts, what
-// it sent after the last cursor it saved (and systemd 252 the entry at that cursor itself).
-// A stream's records are in seq order in its host's journal, so one that is not after the
-// highest seq seen of its stream is such a copy. One number per daemon run.
-class Repeats {
- public:
-  bool seen_before(const JournalEntry& e) {
-    auto [it, inserted] = last_seq_.try_emplace(e.stream, e.seq);
-    if (inserted) return false;
-    if (e.seq <= it->second) return true;
-    it->second = e.seq;
-    return false;
-  }
-
- private:
-  std::map<std::string, uint64_t> last_seq_;
-};
-
 // One entry as a line: the record as monitor shows it, after the host. A record this client
 // cannot read is shown by the journal's MESSAGE.
 std::string readable(const JournalEntry& e, const std::optional<Record>& record, bool color) {
@@ -194,11 +177,11 @@ int run_history(const Global& g, int argc, char** argv) {
   }
   const bool color = !o.json && !o.summary && use_color(o.color_when, STDOUT_FILENO);
   Summary summary;
-  Repeats repeats;
+  SeenRecords seen;
   const bool ok = reader->for_each(
       [&](const JournalEntry& e) {
         if (e.record.empty()) return;  // not a record: a journal budget summary, say
-        if (repeats.seen_before(e)) return;
+        if (seen.seen_before(e.stream, e.seq)) return;
         std::string parse_error;
         const std::optional<Record> record = record_from_json(e.record, &parse_error);
         if (!passes(o.filter, record)) return;

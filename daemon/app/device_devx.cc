@@ -32,8 +32,10 @@ void DeviceSet::watch_devx(WatchedDevice& dev) {
                devx::event_names(dev.devx.status.events), fd);
 }
 
-// The channel ends for good: no more callbacks, the status says why. The device itself goes on
-// (its async events are read as before) until its own events close it.
+// The channel ends for good: no more callbacks, the status says why, and resuming after a pause
+// (pause_reading) leaves it stopped. The watch stays until the device closes: this runs inside its
+// callback. The device itself goes on (its async events are read as before) until its own events
+// close it; reopening it opens a new channel.
 void DeviceSet::stop_devx(WatchedDevice& dev, DevxState state, std::string reason) {
   dev.devx_watch->watch(false, false);
   spdlog::warn("{}: vendor events stopped: {}", dev.device->entry().name, reason);

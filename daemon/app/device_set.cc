@@ -116,7 +116,11 @@ void DeviceSet::pause_reading(bool paused) {
   for (auto& [index, d] : devices_) {
     if (d->close_queued) continue;
     d->watch->watch(!paused, false);
-    if (d->devx_watch) d->devx_watch->watch(!paused, false);
+    // A DEVX channel stopped for good (stop_devx) stays stopped: only reopening the device
+    // makes a new one.
+    if (d->devx_watch && d->devx.status.state == DevxState::kActive) {
+      d->devx_watch->watch(!paused, false);
+    }
   }
 }
 

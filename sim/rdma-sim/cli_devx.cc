@@ -100,6 +100,16 @@ std::vector<Spec> with_devx_specs(std::vector<Spec> specs) {
          }
          return send(g, req);
        }},
+      {"devx-destroy",
+       1,
+       1,
+       {"--channel"},
+       {},
+       [](const Global& g, const Args& a) {
+         json req = {{"cmd", "devx_destroy"}, {"device", a.positional[0]}};
+         if (auto v = option(a, "--channel")) req["channel"] = number(*v, "--channel", UINT64_MAX);
+         return send(g, req);
+       }},
       {"alloc-fail",
        1,
        1,

@@ -120,6 +120,17 @@ std::optional<json> Simulator::handle_devx(const std::string& cmd, const json& r
                   f.raise_eqe(device, devx::raw_eqe(type, subtype, data_field(req))));
   }
   if (cmd == "devx_storm") return handle_devx_storm(req);
+  if (cmd == "devx_destroy") {
+    const std::string device = need<std::string>(req, "device");
+    const std::vector<uint64_t> ids = f.destroy_channels(device, opt<uint64_t>(req, "channel"));
+    std::string list;
+    for (uint64_t id : ids)
+      list += (list.empty() ? "" : ", ") + std::to_string(id);
+    return json{{"ok", true},
+                {"message",
+                 device + ": DEVX channel" + (ids.size() == 1 ? " " : "s ") + list + " destroyed"},
+                {"channels", ids}};
+  }
   if (cmd == "alloc_fail") {
     const std::string device = need<std::string>(req, "device");
     const uint64_t count = opt<uint64_t>(req, "count").value_or(1);

@@ -146,6 +146,18 @@ void ChannelRegistry::destroy_device(int32_t device_index) {
     if (c->owner.device_index == device_index) destroy(*c);
 }
 
+std::vector<uint64_t> ChannelRegistry::destroy_channels(int32_t device_index,
+                                                        std::optional<uint64_t> channel_id) {
+  std::vector<uint64_t> ids;
+  for (auto& [id, c] : channels_)
+    if (c->owner.device_index == device_index && !c->destroyed && !c->is_closed &&
+        (!channel_id || *channel_id == id)) {
+      destroy(*c);
+      ids.push_back(id);
+    }
+  return ids;
+}
+
 void ChannelRegistry::closed(Channel& c) {
   destroy(c);
   c.is_closed = true;

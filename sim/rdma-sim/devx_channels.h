@@ -67,6 +67,9 @@ class ChannelRegistry {
   // closes.
   void destroy_context(uint64_t context_id);
   void destroy_device(int32_t device_index);
+  // The same for the device's open channels (one by id, or all) while the device and its
+  // contexts go on: a channel ended under its reader. Returns the ids destroyed.
+  std::vector<uint64_t> destroy_channels(int32_t device_index, std::optional<uint64_t> channel_id);
 
   // Delivers one EQE to the device's channels.
   DevxCounts deliver(int32_t device_index, const devx::Eqe& eqe);

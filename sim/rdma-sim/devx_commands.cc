@@ -49,6 +49,17 @@ uint64_t Fabric::devx_storm(const std::vector<DeviceEntry*>& devices,
   return queued;
 }
 
+std::vector<uint64_t> Fabric::destroy_channels(const std::string& device,
+                                               std::optional<uint64_t> channel) {
+  DeviceEntry& e = devx_device(device);
+  std::vector<uint64_t> ids = channels_.destroy_channels(e.index, channel);
+  if (ids.empty())
+    throw CommandError(channel
+                           ? "no open DEVX channel " + std::to_string(*channel) + " on " + device
+                           : "no open DEVX channel on " + device);
+  return ids;
+}
+
 std::vector<uint64_t> Fabric::fail_allocations(const std::string& device,
                                                std::optional<uint64_t> channel, uint64_t count) {
   DeviceEntry& e = devx_device(device);

@@ -127,6 +127,8 @@ class Fabric {
   uint64_t devx_storm(const std::vector<DeviceEntry*>& devices, const std::vector<uint8_t>& types,
                       uint64_t count);
   // Arms allocation failures on one channel of the device or on all its data-mode channels.
+  std::vector<uint64_t> destroy_channels(const std::string& device,
+                                         std::optional<uint64_t> channel);
   std::vector<uint64_t> fail_allocations(const std::string& device, std::optional<uint64_t> channel,
                                          uint64_t count);
 

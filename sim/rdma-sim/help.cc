@@ -120,6 +120,10 @@ const Help kHelp[] = {
      "(i div D) mod K (default port_module_event), its sequence number i in EQE bytes 52..59.\n"
      "Devices default to every live mlx5 device with DEVX. Prints the count, the seconds and the\n"
      "rate. At most 10,000,000 events."},
+    {"devx-destroy", "rdma-sim devx-destroy DEV [--channel ID]",
+     "Destroy DEVX channel ID (see stats), or every open channel of DEV, as the kernel does on\n"
+     "disassociation: pending events freed, subscriptions gone, readers see EAGAIN (EIO when\n"
+     "blocking) and poll reports IN|RDHUP. The device and its contexts go on, with no event."},
     {"alloc-fail", "rdma-sim alloc-fail DEV [--channel ID] [--count N]",
      "The kernel fails to allocate the next N events (default 1) queued on DEVX channel ID (see\n"
      "stats), or on every channel of DEV that keeps event data: each is dropped, and the\n"

@@ -73,7 +73,8 @@ class Simulator {
   nlohmann::json handle_storm(const nlohmann::json& request);
   nlohmann::json handle_cycle(const nlohmann::json& request);
   nlohmann::json stats() const;
-  // control_devx.cc: module, temp-warn, general-event, devx-event, devx-storm, alloc-fail.
+  // control_devx.cc: module, temp-warn, general-event, devx-event, devx-storm, alloc-fail,
+  // devx-destroy.
   std::optional<nlohmann::json> handle_devx(const std::string& cmd, const nlohmann::json& request);
   nlohmann::json handle_devx_storm(const nlohmann::json& request);
 

@@ -9,6 +9,7 @@
 #include "daemon_process.h"
 #include "harness.h"
 #include "journal_sandbox.h"
+#include "line_client.h"
 #include "paths.h"
 #include "test_support.h"
 
@@ -54,6 +55,15 @@ json devx_of(const json& status, const std::string& device) {
   }
   ADD_FAILURE() << device << " not in the status reply: " << status.dump();
   return json();
+}
+
+// The port queries `pid` made on `device`, over its contexts there (the simulator counts them).
+uint64_t port_queries(const SimFabric& sim, int pid, const std::string& device) {
+  uint64_t n = 0;
+  for (const json& c : contexts_of(sim.stats(), pid)) {
+    if (c["device"] == device) n += c["port_queries"].get<uint64_t>();
+  }
+  return n;
 }
 
 class Devx : public ::testing::Test {
@@ -146,6 +156,7 @@ TEST_F(Devx, AnAllocationFailureIsOneLossRecordBetweenExactRecords) {
   inject(sim, {"module", "unplug", "mlx5_1/1"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_unplugged", "warning", "mlx5_1", 1, 2));
+  const uint64_t queried = port_queries(sim, daemon.process().pid(), "mlx5_1");
   // The kernel fails to allocate the next event, which is dropped: the channel does not even
   // become readable. The next event brings EOVERFLOW first, then itself.
   inject(sim, {"alloc-fail", "mlx5_1"});
@@ -153,9 +164,11 @@ TEST_F(Devx, AnAllocationFailureIsOneLossRecordBetweenExactRecords) {
   inject(sim, {"module", "unplug", "mlx5_1/2"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             record("vendor_events_lost", -1, "warning", "mlx5_1", 0));
-  // The ports were re-read after the loss; nothing changed, so no port_state follows.
+  // The ports were re-read after the loss, each once (mlx5_1 has two), and nothing else was:
+  // nothing changed, so no port_state follows.
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_unplugged", "warning", "mlx5_1", 2, 2));
+  EXPECT_EQ(port_queries(sim, daemon.process().pid(), "mlx5_1"), queried + 2);
   inject(sim, {"module", "plug", "mlx5_1/2"});
   EXPECT_EQ(stable_part(next_json(daemon)),
             module_record("module_plugged", "notice", "mlx5_1", 2, 1));
@@ -220,6 +233,57 @@ TEST_F(Devx, EveryCaseWithoutVendorEventsSaysWhyAndTheRestWorks) {
   EXPECT_EQ(down["device"], "rxe0");
   inject(sim, {"port", "down", "mlx5_3/1"});
   EXPECT_EQ(stable_part(next_json(daemon))["device"], "mlx5_3");
+}
+
+// How many of the daemon's log lines so far contain `text`.
+size_t log_count(DaemonProcess& daemon, const std::string& text) {
+  daemon.process().pump();
+  size_t n = 0;
+  for (const std::string& line : daemon.process().stderr_lines()) {
+    if (line.find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+TEST_F(Devx, AStoppedChannelStaysStoppedThroughJournalBackpressure) {
+  // Given mlx5_1's DEVX channel destroyed under the daemon (mlx5_1 itself goes on), then a
+  // storm while journald is frozen, so that reading device events pauses for the journal and
+  // resumes, the channel stays stopped: "vendor events stopped" is logged once, and the vendor
+  // records after it are mlx5_0's only.
+  JournalSandbox& journal = JournalSandbox::instance();
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(
+      sim, DaemonOptions{.config_json = R"({"journal": {"budget": {"enabled": false}}})",
+                         .print_records = false});
+  const std::string stopped = "mlx5_1: vendor events stopped: the event channel was destroyed";
+  inject(sim, {"devx-destroy", "mlx5_1"});
+  daemon.require_log(stopped);
+  EXPECT_EQ(devx_of(daemon.status(), "mlx5_1")["state"], "closed");
+
+  journal.freeze_journald(true);
+  inject(sim, {"storm", "--count", "30000"});
+  daemon.require_log("journal: journald took no entry for 2 s; reading device events again");
+  journal.freeze_journald(false);
+  daemon.require_log("journal: journald takes entries again");
+  const json backpressure = daemon.status()["journal"];
+  EXPECT_GE(backpressure["waits"].get<uint64_t>(), 1u) << backpressure.dump();
+  EXPECT_GE(backpressure["stalls"].get<uint64_t>(), 1u) << backpressure.dump();
+
+  // Vendor events of both devices: only mlx5_0's arrive. The loop has read mlx5_1's channel
+  // by then, had it been watched again.
+  rdmatest::LineClient subscriber(daemon.socket());
+  subscriber.require_json(10s);  // hello
+  subscriber.send(R"({"op":"subscribe","id":1,"events":["module_unplugged"]})"
+                  "\n");
+  subscriber.read_until(rdmatest::reply_to(1), 10s);
+  inject(sim, {"module", "unplug", "mlx5_1/1"});
+  inject(sim, {"module", "unplug", "mlx5_0/1"});
+  EXPECT_EQ(stable_part(subscriber.require_json(30s)),
+            module_record("module_unplugged", "warning", "mlx5_0", 1, 2));
+  EXPECT_EQ(log_count(daemon, "vendor events stopped"), 1u) << daemon.log_tail(40);
+  const json devx = devx_of(daemon.status(), "mlx5_1");
+  EXPECT_EQ(devx["state"], "closed");
+  EXPECT_EQ(devx["reason"], "the event channel was destroyed");
 }
 
 TEST_F(Devx, TheChannelOpensAndClosesWithAHotPluggedDevice) {

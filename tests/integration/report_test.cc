@@ -12,6 +12,7 @@
 #include "journal_sandbox.h"
 #include "line_client.h"
 #include "paths.h"
+#include "rdma_eventd/client.h"
 #include "test_support.h"
 
 namespace rdma_eventd::test {
@@ -122,6 +123,48 @@ TEST(Reports, AnApplicationReportsAQpFatalAndEverySinkSeesWhoItIs) {
   EXPECT_EQ(e["RDMA_REPORTER_COMM"], "report_app");
   EXPECT_EQ(json::parse(e["RDMA_RECORD"].get<std::string>()), record);
   EXPECT_EQ(status_reports(daemon.socket())["accepted"], 1);
+}
+
+TEST(Reports, TheDocsExampleReportsAQpFatalOnItsOwnContext) {
+  // Given the C example of docs/protocol.md ("report") linked into a program that opens mlx5_0
+  // and runs it, a QP_FATAL the simulator raises on that program's context is reported: a
+  // subscriber reads the app_report record, with the program as the reporter.
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  LineClient subscriber(daemon.socket());
+  subscribe_to_reports(subscriber);
+
+  // The example reports to the default socket (RDMAEV_DEFAULT_SOCKET): in a mount namespace of
+  // its own, that path is this test's daemon's socket, and the host's /run is left alone.
+  const std::string script =
+      "mount -t tmpfs -o mode=0755 tmpfs /run && mkdir /run/rdma-eventd && "
+      ": >" RDMAEV_DEFAULT_SOCKET " && mount --bind \"$1\" " RDMAEV_DEFAULT_SOCKET
+      " && exec \"$2\" mlx5_0";
+  Process app = sim.spawn({"unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                           "sh", daemon.socket(), rdmatest::bin("report_example")});
+  const std::string ready = app.require_next_line(20s);
+  const int pid = std::stoi(ready_field(ready, "pid"));
+  ASSERT_EQ(pid, app.pid()) << ready;
+  // QP_FATAL (1) to the example's context only, carrying its QP as the kernel would.
+  inject(sim, {"event", "mlx5_0", "1", "--element", ready_field(ready, "qp"), "--context",
+               context_of(sim, pid, "mlx5_0")});
+
+  const json record = subscriber.require_json(10s);
+  EXPECT_EQ(record["event"], "app_report");
+  EXPECT_EQ(record["event_type"], 1);
+  EXPECT_EQ(record["severity"], "error");
+  EXPECT_EQ(record["device"], "mlx5_0");
+  EXPECT_EQ(record["reported_event"], "qp_fatal");
+  EXPECT_EQ(record["object"], "qp");
+  EXPECT_EQ(record["object_id"], 4660);
+  EXPECT_EQ(record["reporter"]["pid"], pid);
+  EXPECT_EQ(record["reporter"]["uid"], getuid());
+  EXPECT_EQ(record["reporter"]["comm"], "report_example");
+  EXPECT_EQ(daemon.next_record().seq, record["seq"].get<uint64_t>());
+  EXPECT_EQ(status_reports(daemon.socket())["accepted"], 1);
+  // The example reads events until it is stopped; it was still running, having reported.
+  EXPECT_TRUE(app.running()) << app.describe();
+  app.stop();
 }
 
 TEST(Reports, OnlyTheAllowedMayReport) {

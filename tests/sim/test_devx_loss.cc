@@ -174,5 +174,31 @@ TEST(DevxLoss, ClosingTheContextDestroysItsChannels) {
   EXPECT_EQ(sh("get " + ch + " 72")["errno_name"], "EAGAIN");
 }
 
+TEST(DevxLoss, DevxDestroyEndsAChannelAndTheDeviceGoesOn) {
+  // rdma-sim devx-destroy: one channel ends as on disassociation, with no event; the other
+  // channel and the context go on.
+  Sim sim(devx_variants());
+  DevxShell sh(sim);
+  const std::string ctx = sh.open("mlx5_0");
+  const std::string ended = sh.channel(ctx, "0x16", 1);
+  const std::string kept = sh.channel(ctx, "0x16", 2);
+  ctl_ok(sim, {"module", "plug", "mlx5_0/1"});
+  EXPECT_EQ(ctl_ok(sim, {"devx-destroy", "mlx5_0", "--channel", "1"}),
+            "mlx5_0: DEVX channel 1 destroyed\n");
+  expect_refused(sim, {"devx-destroy", "mlx5_0", "--channel", "1"},
+                 "no open DEVX channel 1 on mlx5_0");
+  EXPECT_EQ(sh("poll " + ended + " 0"), json({{"ret", 1}, {"revents", {"IN", "RDNORM", "RDHUP"}}}));
+  sh("nonblock " + ended + " 1");
+  EXPECT_EQ(sh("get " + ended + " 72")["errno_name"], "EAGAIN");
+  ctl_ok(sim, {"module", "unplug", "mlx5_0/1"});
+  EXPECT_EQ(module_status(sh, kept), 1);
+  EXPECT_EQ(module_status(sh, kept), 2);
+  ctl_ok(sim, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(sh("get_async " + ctx), json({{"type", IBV_EVENT_PORT_ERR}, {"port", 1}}));
+  const json stats = sim.stats();
+  EXPECT_EQ(stats["channels"][0]["state"], "destroyed");
+  EXPECT_EQ(stats["channels"][1]["state"], "open");
+}
+
 }  // namespace
 }  // namespace simtest
