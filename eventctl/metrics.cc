@@ -1,12 +1,10 @@
 // rdma-eventctl metrics: the daemon's state as Prometheus exposition text, printed once, or kept
 // in node_exporter's textfile directory (--textfile) and rewritten whenever a record arrives.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +15,7 @@
 
 #include "commands.h"
 #include "metrics_text.h"
+#include "rdma_eventd/internal/atomic_file.h"
 #include "schema/health_reply.h"
 #include "schema/status_reply.h"
 
@@ -110,28 +109,14 @@ extern "C" void remove_and_exit(int) {
 }
 
 // Writes the temporary file, then renames it over the textfile: node_exporter reads either the
-// old file or the new one, never half of one. false (and *why) when it could not.
+// old file or the new one, never half of one. Readable by node_exporter's user whatever the
+// umask; not synced (it is rewritten from the daemon's state, and removed at exit). false (and
+// *why) when it could not.
 bool write_textfile(const std::string& text, std::string* why) {
-  const int fd = ::open(g_temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *why = g_temp + ": " + std::strerror(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    done += static_cast<size_t>(n);
-  }
-  int error = done == text.size() ? 0 : errno;
-  // Readable by node_exporter's user whatever the umask.
-  if (!error && ::fchmod(fd, 0644) != 0) error = errno;
-  if (::close(fd) != 0 && !error) error = errno;
-  if (!error && ::rename(g_temp.c_str(), g_file.c_str()) != 0) error = errno;
-  if (!error) return true;
+  const int error = internal::write_file_atomically(
+      g_file, text, {.temp_path = g_temp, .mode = 0644, .sync = false});
+  if (error == 0) return true;
   *why = g_temp + ": " + std::strerror(error);
-  ::unlink(g_temp.c_str());
   return false;
 }
 

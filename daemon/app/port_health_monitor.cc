@@ -1,30 +1,29 @@
 #include "app/port_health_monitor.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "core/health_state_file.h"
+#include "rdma_eventd/internal/atomic_file.h"
+#include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
 namespace {
 
-constexpr auto kSaveDelay = std::chrono::seconds(1);  // at most one write a second
+// What changes no verdict (a down or an error counted within its window) is written at most
+// once a second; a verdict that changes is written at once (docs/health.md, "When the state is
+// written").
+constexpr auto kSaveDelay = std::chrono::seconds(1);
 
 std::string read_boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
+  std::string id = internal::read_small_file("/proc/sys/kernel/random/boot_id", 64).text;
+  return id.substr(0, id.find('\n'));
 }
 
 // Whether a record can change what the model knows (port_health records are its own).
@@ -32,34 +31,11 @@ bool may_change_health(const Record& r) {
   return r.event != EventKind::kPortHealth;
 }
 
-// Writes `text` to `path` whole or not at all: a temporary file beside it, synced, renamed.
-// Returns 0 or an errno.
-int write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  size_t done = 0;
-  int err = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      err = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) ::unlink(tmp.c_str());
-  return err;
-}
-
 }  // namespace
 
 std::string health_state_path() {
-  const char* dir = std::getenv("STATE_DIRECTORY");
+  // secure_getenv: a daemon started setuid would not take its state directory from the caller.
+  const char* dir = ::secure_getenv("STATE_DIRECTORY");
   std::string d = dir && *dir ? dir : "/var/lib/rdma-eventd";
   // systemd passes a colon-separated list when there are several: the first is ours.
   d = d.substr(0, d.find(':'));
@@ -99,17 +75,19 @@ PortHealthMonitor::PortHealthMonitor(EventLoop& loop, const Clock& clock, Record
 
 void PortHealthMonitor::restore(Instant now) {
   if (!enabled_) return;
-  std::ifstream in(state_path_);
-  if (!in) {
-    if (errno != ENOENT) {
-      spdlog::warn("port health: cannot read {}: {}; starting fresh", state_path_,
-                   std::strerror(errno));
-    }
+  const internal::SmallFile file = internal::read_small_file(state_path_, kMaxStateBytes);
+  if (file.error == ENOENT) return;
+  if (file.too_large) {
+    spdlog::warn("port health: ignoring {}: larger than {} bytes; starting fresh", state_path_,
+                 kMaxStateBytes);
     return;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  HealthStateResult result = health_state_from_json(text.str(), boot_id_, now);
+  if (!file.ok()) {
+    spdlog::warn("port health: cannot read {}: {}; starting fresh", state_path_,
+                 std::strerror(file.error));
+    return;
+  }
+  HealthStateResult result = health_state_from_json(file.text, boot_id_, now);
   if (auto* rejected = std::get_if<HealthStateRejected>(&result)) {
     spdlog::warn("port health: ignoring {}: {}; starting fresh", state_path_, rejected->reason);
     return;
@@ -149,6 +127,9 @@ std::vector<Record> PortHealthMonitor::take_records(Instant now) {
   for (const HealthTransition& t : pending_)
     out.push_back(record_of(t));
   pending_.clear();
+  // A verdict changed: saved before its record goes out, so that a subscriber never sees a
+  // verdict that a restart would lose. One write for the batch, however many verdicts it changed.
+  if (!out.empty()) save_now();
   after_change(now);
   return out;
 }
@@ -167,10 +148,8 @@ void PortHealthMonitor::set_config(HealthConfig config) {
 
 void PortHealthMonitor::stop() {
   if (!enabled_) return;
-  if (save_armed_) save_timer_.cancel();
-  save_armed_ = false;
   dirty_ = true;  // at a clean exit, always: the restart reads it back
-  save();
+  save_now();
 }
 
 HealthReply PortHealthMonitor::reply(Instant now) const {
@@ -186,6 +165,7 @@ HealthReply PortHealthMonitor::reply(Instant now) const {
   const HostVerdict host = model_.host_verdict();
   if (host.worst) h.host = health_name(*host.worst);
   h.not_counted = host.not_counted;
+  h.state_write_failures = save_failures_;
   return h;
 }
 
@@ -244,12 +224,26 @@ void PortHealthMonitor::arm_deadline(Instant now) {
   armed_for_ = deadline;
 }
 
-// A failure is logged once until a write succeeds again: the daemon goes on without it.
+void PortHealthMonitor::save_now() {
+  if (save_armed_) save_timer_.cancel();  // what it would have written is in this write
+  save_armed_ = false;
+  save();
+}
+
+// Whole or not at all (a temporary file beside it, fsync, rename). A failure is counted, and
+// logged once until a write succeeds again: the daemon goes on without it.
 void PortHealthMonitor::save() {
   if (!dirty_) return;
   dirty_ = false;
-  const std::string text = health_state_to_json(model_.export_state(), boot_id_, clock_.now());
-  const int err = write_atomically(state_path_, text + "\n");
+  const std::string text =
+      health_state_to_json(model_.export_state(), boot_id_, clock_.now()) + "\n";
+  // Never more than restore() reads back.
+  const int err =
+      text.size() > kMaxStateBytes
+          ? EFBIG
+          : internal::write_file_atomically(
+                state_path_, text, {.temp_path = state_path_ + ".tmp", .mode = 0644, .sync = true});
+  if (err != 0) ++save_failures_;
   if (err != 0 && !save_failing_) {
     spdlog::warn("port health: cannot write {}: {} (the state will not survive a restart)",
                  state_path_, std::strerror(err));

@@ -4,8 +4,10 @@
 //
 // Time: the model's deadlines (a flapping port that stays up becomes healthy after the quiet
 // period; a gone device is forgotten) are met by one one-shot timer armed at next_deadline(),
-// only while there is one. The state file is written when the model changed, at most once a
-// second (a second one-shot timer armed on the first change coalesces a burst), and at stop.
+// only while there is one. The state file is written when a verdict changes, before its record
+// is published (once per batch of records); a change that is no verdict's (a down counted in
+// its window) at most once a second, from a second one-shot timer armed on the first change;
+// and at stop.
 #pragma once
 
 #include <functional>
@@ -58,6 +60,8 @@ class PortHealthMonitor {
   // The health request's answer: every port's verdict and the host's.
   HealthReply reply(Instant now) const;
   const PortHealthModel& model() const { return model_; }
+  // Writes of the state file that failed (each one logged until one succeeds again).
+  uint64_t state_write_failures() const { return save_failures_; }
 
  private:
   void on_deadline();
@@ -65,6 +69,7 @@ class PortHealthMonitor {
   void arm_deadline(Instant now);
   Record record_of(const HealthTransition& t);
   void publish_pending(Instant now);
+  void save_now();  // and the delayed write is not needed any more
   void save();
 
   const bool enabled_;  // health.enabled, read at start
@@ -81,6 +86,7 @@ class PortHealthMonitor {
   Timer save_timer_;
   bool save_armed_ = false;
   bool save_failing_ = false;  // logged once until a write succeeds
+  uint64_t save_failures_ = 0;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -25,6 +25,8 @@ inline constexpr int kHealthStateVersion = 1;
 inline constexpr size_t kMaxStateDevices = 1024;
 inline constexpr size_t kMaxStatePorts = 256;         // per device
 inline constexpr size_t kMaxStateErrorTimes = 10000;  // per port and source
+// The file's size: a host's state is a few KiB; a larger file is not read (it is not ours).
+inline constexpr size_t kMaxStateBytes = 16 * 1024 * 1024;
 
 // One line of JSON.
 std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,

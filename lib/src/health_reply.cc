@@ -27,6 +27,7 @@ void write_health(JsonWriter& w, const HealthReply& h) {
   w.field("enabled", h.enabled);
   w.field("host", h.host);
   w.field("not_counted", h.not_counted);
+  w.field("state_write_failures", h.state_write_failures);
   write_object_array(w, "ports", h.ports, [&](const HealthReply::Port& p) {
     w.field("device", p.device);
     w.field("node_guid", p.node_guid);
@@ -51,6 +52,7 @@ std::optional<HealthReply> health_from_json(std::string_view reply_line, std::st
       rd.object(reply_line, "health reply", reply) && (body = rd.object_at(reply, "health")) &&
       rd.boolean(*body, "enabled", h.enabled) && rd.str(*body, "host", h.host) &&
       rd.u32(*body, "not_counted", h.not_counted) &&
+      rd.u64(*body, "state_write_failures", h.state_write_failures) &&
       rd.entries(*body, "ports", h.ports,
                  [&](const json& item, HealthReply::Port& p) { return read_port(rd, item, p); });
   if (ok) return h;

@@ -4,6 +4,7 @@
 // period (from the daemon's timer: no record causes it); a restart keeps the verdict (the state
 // file); a corrupt state file is logged and ignored.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -154,6 +155,103 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
   for (const Record& r : before)
     ADD_FAILURE() << "unexpected record before the quiet period ended: " << event_name(r.event)
                   << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
+}
+
+// A verdict is saved before its record goes out: a daemon killed (SIGKILL: no exit path runs)
+// the moment a subscriber reads `flapping` comes back with the port still flapping.
+TEST(PortHealth, AVerdictReadFromTheSocketSurvivesSigkill) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonOptions o = health_options(state.path(), 600);
+  json config = json::parse(o.config_json);
+  config["health"]["flap_downs"] = 3;  // the third down makes the port flapping
+  o.config_json = config.dump();
+  o.print_records = false;
+  {
+    DaemonProcess d(sim, o);
+    LineClient c(d.socket());
+    c.require_json(10s, "the hello");
+    // The first verdicts are in the state file: what follows is what the restart must keep.
+    ASSERT_TRUE(rdmatest::wait_until(
+        [&] { return std::ifstream(state.file("port-health.json")).good(); }, 10s));
+    for (int i = 0; i < 3; ++i) {
+      inject(sim, {"port", "down", "mlx5_0/1"});
+      if (i < 2) inject(sim, {"port", "up", "mlx5_0/1"});
+    }
+    const std::vector<json> read = c.read_until(
+        [](const json& r) {
+          return r.value("event", "") == "port_health" && r.value("health", "") == "flapping";
+        },
+        20s);
+    d.process().signal(SIGKILL);
+    EXPECT_EQ(d.process().require_exit(10s).signal, SIGKILL);
+    json flapping = stable_part(read.back());
+    flapping.erase("since");
+    flapping.erase("cause_seq");
+    // healthy, or down when the third down came before the link was back up: the simulator's
+    // timing, not the daemon's.
+    flapping.erase("previous_health");
+    EXPECT_EQ(flapping, (json{{"schema", 1},
+                              {"event", "port_health"},
+                              {"event_type", -1},
+                              {"severity", "error"},
+                              {"device", "mlx5_0"},
+                              {"node_guid", "0c42:a103:00f6:5e44"},
+                              {"port", 1},
+                              {"health", "flapping"},
+                              {"reason", "flaps_in_window"},
+                              {"downs_in_window", 3},
+                              {"errors_in_window", 0},
+                              {"window_s", 10},
+                              {"quiet_s", 600}}));
+  }
+  inject(sim, {"port", "up", "mlx5_0/1"});  // while no daemon runs
+
+  DaemonProcess d(sim, o);
+  EXPECT_TRUE(d.logged("port health: restored 2 devices")) << d.log_tail();
+  const rdmatest::CommandResult js = health(d, {"--json"});
+  EXPECT_EQ(js.exit_code(), 1) << js.out << js.err;
+  const json h = json::parse(js.out)["health"];
+  EXPECT_EQ(h["host"], "flapping");
+  EXPECT_EQ(h["state_write_failures"], 0);
+  ASSERT_EQ(h["ports"].size(), 3u) << h;
+  const json& port = h["ports"][0];
+  EXPECT_EQ(port["device"], "mlx5_0");
+  EXPECT_EQ(port["port"], 1);
+  EXPECT_EQ(port["health"], "flapping");
+  EXPECT_EQ(port["reason"], "flaps_in_window");
+  EXPECT_EQ(port["link_up"], true);
+  EXPECT_EQ(h["ports"][1]["health"], "healthy");
+  EXPECT_EQ(h["ports"][2]["health"], "healthy");
+}
+
+// A state directory that is not there: every write fails, is counted, and is logged once; the
+// daemon goes on publishing verdicts.
+TEST(PortHealth, AStateFileThatCannotBeWrittenIsCountedAndLoggedOnce) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-health");
+  DaemonOptions o = health_options(state.file("none"), 600);
+  o.print_records = false;
+  DaemonProcess d(sim, o);
+  LineClient c(d.socket());
+  c.require_json(10s, "the hello");
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  c.read_until(
+      [](const json& r) {
+        return r.value("event", "") == "port_health" && r.value("health", "") == "down";
+      },
+      20s);
+  const rdmatest::CommandResult js = health(d, {"--json"});
+  EXPECT_EQ(js.exit_code(), 1) << js.out << js.err;
+  // The first verdicts at start, then the down: two writes at least (a record that changes no
+  // verdict adds one a second later).
+  EXPECT_GE(json::parse(js.out)["health"]["state_write_failures"].get<int>(), 2) << js.out;
+  const std::string line = "port health: cannot write " + state.file("none/port-health.json") +
+                           ": No such file or directory";
+  const std::string log = d.process().stderr_text();
+  const size_t first = log.find(line);
+  EXPECT_NE(first, std::string::npos) << d.log_tail();
+  EXPECT_EQ(log.find(line, first + 1), std::string::npos) << "logged more than once";
 }
 
 // rdma-eventctl report DEV/PORT qp_fatal: one application report, published.

@@ -1,9 +1,12 @@
 // The internal helpers the daemon, the simulator and the benchmark share: one owner per
-// descriptor, and reading a small file whole.
+// descriptor, reading a small file whole, and replacing one whole.
 #include "rdma_eventd/internal/small_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <string>
 
+#include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/unique_fd.h"
 
 namespace rdma_eventd::internal {
@@ -77,6 +81,67 @@ TEST_F(SmallFile, SaysWhyItCouldNotRead) {
   const auto dir = read_small_file(dir_, 100);
   EXPECT_EQ(dir.error, EISDIR);
   EXPECT_EQ(dir.text, "");
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+class AtomicFile : public SmallFile {
+ protected:
+  std::string file() const { return std::string(dir_) + "/state.json"; }
+  AtomicWrite how(bool sync) const { return {std::string(dir_) + "/state.json.tmp", 0644, sync}; }
+};
+
+TEST_F(AtomicFile, ReplacesTheFileWholeWithItsModeWhateverTheUmask) {
+  write("state.json", "old");
+  const mode_t umask_was = ::umask(077);
+  const std::string text(100000, 'n');  // more than one write() may take
+  const int err = write_file_atomically(file(), text, how(true));
+  ::umask(umask_was);
+  ASSERT_EQ(err, 0);
+  EXPECT_EQ(read_small_file(file(), text.size()).text, text);
+  EXPECT_FALSE(exists(how(true).temp_path));
+  struct stat st {};
+  ASSERT_EQ(::stat(file().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  // Without the fsync: the same file.
+  ASSERT_EQ(write_file_atomically(file(), "short", how(false)), 0);
+  EXPECT_EQ(read_small_file(file(), 100).text, "short");
+}
+
+// A write that fails halfway (the file size limit: EFBIG after a partial write) leaves the old
+// file as it was and no temporary file.
+TEST_F(AtomicFile, AWriteThatFailsHalfwayLeavesTheOldFileAndNoTemporaryFile) {
+  write("state.json", "old");
+  rlimit was{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &was), 0);
+  const auto sigxfsz_was = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = was;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const int err = write_file_atomically(file(), std::string(10000, 'n'), how(true));
+  ::setrlimit(RLIMIT_FSIZE, &was);
+  ::signal(SIGXFSZ, sigxfsz_was);
+  EXPECT_EQ(err, EFBIG);
+  EXPECT_EQ(read_small_file(file(), 100).text, "old");
+  EXPECT_FALSE(exists(how(true).temp_path));
+}
+
+// The rename fails (a directory is in the file's place): the temporary file is gone, and so is
+// everything it held.
+TEST_F(AtomicFile, ARenameThatFailsLeavesNoTemporaryFile) {
+  ASSERT_EQ(::mkdir(file().c_str(), 0755), 0);
+  write("state.json/inside", "x");
+  EXPECT_EQ(write_file_atomically(file(), "new", how(false)), EISDIR);
+  EXPECT_FALSE(exists(how(false).temp_path));
+  EXPECT_EQ(read_small_file(file() + "/inside", 100).text, "x");
+}
+
+TEST_F(AtomicFile, SaysWhyItCouldNotStart) {
+  const AtomicWrite nowhere{std::string(dir_) + "/none/state.json.tmp", 0644, false};
+  EXPECT_EQ(write_file_atomically(std::string(dir_) + "/none/state.json", "new", nowhere), ENOENT);
 }
 
 }  // namespace
