@@ -141,9 +141,9 @@ struct rdmaev_event_report {
 };
 /* Sends the report over a connection of its own, opened and closed within the call, and waits
  * at most timeout_ms in all for the daemon's reply (negative: no limit; do not). For scripts
- * and tools: it waits, so an application's async-event loop uses a reporter (below) instead. A daemon that is not running is
- * RDMAEV_E_CONNECT at once; a refusal (report_denied, rate_limited, bad_report, bad_request)
- * is RDMAEV_E_REFUSED. *seq (when not NULL) receives the app_report record's seq. On failure
+ * and tools: it waits, so an application's async-event loop uses a reporter (below) instead.
+ * A daemon that is not running is RDMAEV_E_CONNECT at once; a refusal (report_denied,
+ * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. *seq (when not NULL) receives the app_report record's seq. On failure
  * rdmaev_last_error(NULL) says why (per thread). path NULL: RDMAEV_DEFAULT_SOCKET. */
 RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event_report* report,
                                      int timeout_ms, uint64_t* seq);
