@@ -143,8 +143,9 @@ struct rdmaev_event_report {
  * at most timeout_ms in all for the daemon's reply (negative: no limit; do not). For scripts
  * and tools: it waits, so an application's async-event loop uses a reporter (below) instead.
  * A daemon that is not running is RDMAEV_E_CONNECT at once; a refusal (report_denied,
- * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. *seq (when not NULL) receives the app_report record's seq. On failure
- * rdmaev_last_error(NULL) says why (per thread). path NULL: RDMAEV_DEFAULT_SOCKET. */
+ * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. *seq (when not NULL) receives
+ * the app_report record's seq. On failure rdmaev_last_error(NULL) says why (per thread). path
+ * NULL: RDMAEV_DEFAULT_SOCKET. */
 RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event_report* report,
                                      int timeout_ms, uint64_t* seq);
 
@@ -188,8 +189,7 @@ RDMA_EVENTD_EXPORT int rdmaev_reporter_get_fd(const struct rdmaev_reporter* repo
  * RDMAEV_E_CLOSED (the daemon closed the connection, as when it restarts: close the reporter
  * and open a new one), RDMAEV_E_INVAL. *id (when not NULL) receives the id its reply carries. */
 RDMA_EVENTD_EXPORT int rdmaev_reporter_send(struct rdmaev_reporter* reporter,
-                                            const struct rdmaev_event_report* report,
-                                            uint64_t* id);
+                                            const struct rdmaev_event_report* report, uint64_t* id);
 /* The next reply, without waiting: RDMAEV_OK (*id: the report's id, *seq: its app_report
  * record's seq), RDMAEV_E_REFUSED (*id: the report's id, 0 when the daemon refused the
  * connection itself; rdmaev_reporter_last_error() gives the daemon's code and message),
