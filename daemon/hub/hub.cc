@@ -171,6 +171,14 @@ void SubscriberHub::handle_lines(Subscriber& s) {
 void SubscriberHub::write(Subscriber& s) {
   s.pending_write = false;
   for (;;) {
+    if (s.hung_up) {
+      // Nobody reads the answers: they are dropped, and the requests they held back go on.
+      s.replay_next.reset();
+      s.out.discard_all();
+      if (s.broken || s.report || s.in.find('\n') == std::string::npos) break;
+      handle_lines(s);
+      continue;
+    }
     fill_replay(s);
     if (s.out.empty()) break;
     iovec iov[kIovPerWrite];
@@ -188,6 +196,11 @@ void SubscriberHub::write(Subscriber& s) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET) && !s.broken) {
+      spdlog::debug("subscriber {} (pid {}): gone; reading what it sent", s.id, s.pid);
+      s.hung_up = true;
+      continue;
+    }
     if (n < 0) {
       close_later(s, std::string("writing: ") + std::strerror(errno));
       return;

@@ -61,6 +61,13 @@ void OutputQueue::discard_unstarted() {
   }
 }
 
+void OutputQueue::discard_all() {
+  entries_.clear();
+  lost_.clear();
+  bytes_ = 0;
+  head_offset_ = 0;
+}
+
 void OutputQueue::drop_backlog() {
   std::deque<Entry> kept;
   std::vector<Lost> kept_lost;

@@ -52,6 +52,8 @@ class OutputQueue {
   // Drops every line not yet started (records, replies, notices alike): the queue keeps only
   // the rest of a line partly written, so that what the client reads stays whole lines.
   void discard_unstarted();
+  // Drops every line, the one partly written too: for a client that reads no more.
+  void discard_all();
 
   // The unsent bytes, oldest first, as at most `max` iovecs.
   size_t gather(iovec* iov, size_t max) const;

@@ -61,6 +61,10 @@ struct SubscriberHub::Subscriber {
   // The client broke the protocol (a request over the size limit): nothing more is read or
   // replayed; the connection closes once the error line is written.
   bool broken = false;
+  // Writing failed: the client is gone (or reads no more). What it sent before is still read
+  // and handled, so that a report written just before the application closed or exited is
+  // published; the answers are dropped. The connection closes at end of file.
+  bool hung_up = false;
   // No longer counted against socket.max_subscribers and max_subscribers_per_user: closed, or
   // left out by a reload and only waiting to hand over its error line.
   bool slot_released = false;

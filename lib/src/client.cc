@@ -232,6 +232,8 @@ std::string_view client_status_name(ClientStatus s) {
       return "RDMAEV_E_REFUSED";
     case ClientStatus::kNoMemory:
       return "RDMAEV_E_NOMEM";
+    case ClientStatus::kFull:
+      return "RDMAEV_E_FULL";
   }
   return "RDMAEV_E_UNKNOWN";
 }

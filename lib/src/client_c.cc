@@ -8,6 +8,7 @@
 
 #include "rdma_eventd/client.h"
 #include "rdma_eventd/client.hpp"
+#include "thread_error.h"
 
 using rdma_eventd::Client;
 using rdma_eventd::ClientStatus;
@@ -27,9 +28,16 @@ struct rdmaev_filter {
   rdma_eventd::Filter f;
 };
 
+std::string& rdma_eventd::thread_last_error() {
+  thread_local std::string error;
+  return error;
+}
+
 namespace {
 
-thread_local std::string connect_error;
+std::string& connect_error() {
+  return rdma_eventd::thread_last_error();
+}
 
 int code(ClientStatus s) {
   return static_cast<int>(s);
@@ -76,7 +84,7 @@ int rdmaev_connect(const char* path, int timeout_ms, rdmaev_client** client) {
     const ClientStatus s = Client::connect(path ? path : RDMAEV_DEFAULT_SOCKET,
                                            Client::Duration(timeout_ms), c, &error);
     if (s != ClientStatus::kOk) {
-      connect_error = error;
+      connect_error() = error;
       return code(s);
     }
     auto* out = new rdmaev_client;
@@ -91,7 +99,7 @@ void rdmaev_close(rdmaev_client* client) {
 }
 
 const char* rdmaev_last_error(const rdmaev_client* client) {
-  if (!client) return connect_error.c_str();
+  if (!client) return connect_error().c_str();
   return client->error.empty() ? client->client->last_error().c_str() : client->error.c_str();
 }
 
@@ -219,9 +227,9 @@ int rdmaev_report(const char* path, const struct rdmaev_event_report* report, in
     r.port = report->port;
     r.object_id = report->object_id;
     if (report->detail) r.detail = report->detail;
-    connect_error.clear();  // rdmaev_last_error(NULL) says why it failed
+    connect_error().clear();  // rdmaev_last_error(NULL) says why it failed
     return code(rdma_eventd::report_event(path ? path : RDMAEV_DEFAULT_SOCKET, r,
-                                          Client::Duration(timeout_ms), seq, &connect_error));
+                                          Client::Duration(timeout_ms), seq, &connect_error()));
   });
 }
 

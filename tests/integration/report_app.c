@@ -1,7 +1,7 @@
-/* An RDMA application that reports the affiliated async events it reads, as docs/protocol.md
- * ("report") tells applications to: ibv_get_async_event(), rdmaev_report_verbs(), then
- * ibv_ack_async_event(). Linked against libibverbs (run on the simulator's stand-in) and
- * librdma-eventd.
+/* An RDMA application that reports the affiliated async events it reads with the waiting
+ * rdmaev_report() (docs/protocol.md, "report"), so that each outcome is printed in order:
+ * ibv_get_async_event(), rdmaev_report(), then ibv_ack_async_event(). Linked against
+ * libibverbs (run on the simulator's stand-in) and librdma-eventd.
  *
  *   report_app SOCKET DEVICE COUNT
  *

@@ -39,7 +39,8 @@ enum rdmaev_status {
   RDMAEV_E_CLOSED = -6,   /* the daemon closed the connection */
   RDMAEV_E_PROTOCOL = -7, /* the daemon sent something this library does not understand */
   RDMAEV_E_REFUSED = -8,  /* the daemon answered with an error line */
-  RDMAEV_E_NOMEM = -9
+  RDMAEV_E_NOMEM = -9,
+  RDMAEV_E_FULL = -10 /* a reporter's queue is full: the report was not sent */
 };
 
 /* What a message is. */
@@ -138,14 +139,65 @@ struct rdmaev_event_report {
   int64_t object_id;  /* the QP number, or the CQ/SRQ/WQ handle; -1: none */
   const char* detail; /* NULL or "": none; at most 256 bytes, no control characters */
 };
-/* Sends the report over a connection of its own, opened and closed within the call (so any
- * thread may call it, an async-event thread too), and waits at most timeout_ms in all for the
- * daemon's reply (negative: no limit; do not). A daemon that is not running is
- * RDMAEV_E_CONNECT at once; a refusal (report_denied, rate_limited, bad_report, bad_request)
- * is RDMAEV_E_REFUSED. *seq (when not NULL) receives the app_report record's seq. On failure
- * rdmaev_last_error(NULL) says why (per thread). path NULL: RDMAEV_DEFAULT_SOCKET. */
+/* Sends the report over a connection of its own, opened and closed within the call, and waits
+ * at most timeout_ms in all for the daemon's reply (negative: no limit; do not). For scripts
+ * and tools: it waits, so an application's async-event loop uses a reporter (below) instead.
+ * A daemon that is not running is RDMAEV_E_CONNECT at once; a refusal (report_denied,
+ * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. *seq (when not NULL) receives
+ * the app_report record's seq. On failure rdmaev_last_error(NULL) says why (per thread). path
+ * NULL: RDMAEV_DEFAULT_SOCKET. */
 RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event_report* report,
                                      int timeout_ms, uint64_t* seq);
+
+/* A reporter: reports that never wait, for an application's async-event loop.
+ * rdmaev_report() waits for the daemon's reply; a reporter sends and returns at once, and the
+ * replies, for those who want them, come through an fd to poll.
+ *
+ *   struct rdmaev_reporter *r;
+ *   rdmaev_reporter_open(NULL, &r);         (once; RDMAEV_E_CONNECT: no daemon running)
+ *   rdmaev_reporter_send(r, &report, &id);  (per event, after ibv_ack_async_event)
+ *   rdmaev_reporter_close(r);
+ *
+ * No call blocks. rdmaev_reporter_send() writes the report to the socket, or, when the socket
+ * takes no more (the daemon is stopped or busy), keeps it in a queue of
+ * RDMAEV_REPORTER_QUEUE_BYTES that later calls write out; a full queue is RDMAEV_E_FULL. A
+ * report written to the socket is published by the daemon when it reads it, also after the
+ * reporter is closed or the application has exited; a report still in the queue when the
+ * reporter is closed is dropped. Replies: rdmaev_reporter_next_reply(). Reading them is
+ * optional: the reporter keeps the last RDMAEV_REPORTER_KEPT_REPLIES replies not yet read. A
+ * reporter is not thread-safe: one per thread that reports (the async-event thread).
+ * rdmaev_reporter_last_error() says why a call failed; for rdmaev_reporter_open(),
+ * rdmaev_last_error(NULL) does (per thread). Nothing is printed, no signal is raised. */
+struct rdmaev_reporter;
+
+#define RDMAEV_REPORTER_QUEUE_BYTES 65536
+#define RDMAEV_REPORTER_KEPT_REPLIES 64
+
+/* Connects to the socket (NULL: RDMAEV_DEFAULT_SOCKET) without waiting: a daemon listening,
+ * even stopped, takes the connection at once; nobody listening (or a full backlog) is
+ * RDMAEV_E_CONNECT. On failure *reporter is NULL. */
+RDMA_EVENTD_EXPORT int rdmaev_reporter_open(const char* path, struct rdmaev_reporter** reporter);
+/* Writes what the socket takes of the queue, without waiting, and closes. NULL: nothing. */
+RDMA_EVENTD_EXPORT void rdmaev_reporter_close(struct rdmaev_reporter* reporter);
+RDMA_EVENTD_EXPORT const char* rdmaev_reporter_last_error(const struct rdmaev_reporter* reporter);
+/* The fd to poll and the events to poll it for (POLLIN, and POLLOUT while reports are queued;
+ * events may be NULL). Ask again after each call: the events change, the fd does not. When
+ * poll says the fd is ready, call rdmaev_reporter_next_reply(): it also writes the queue. */
+RDMA_EVENTD_EXPORT int rdmaev_reporter_get_fd(const struct rdmaev_reporter* reporter, int* fd,
+                                              short* events);
+/* Sends the report, never waiting: RDMAEV_OK (written, or queued), RDMAEV_E_FULL,
+ * RDMAEV_E_CLOSED (the daemon closed the connection, as when it restarts: close the reporter
+ * and open a new one), RDMAEV_E_INVAL. *id (when not NULL) receives the id its reply carries. */
+RDMA_EVENTD_EXPORT int rdmaev_reporter_send(struct rdmaev_reporter* reporter,
+                                            const struct rdmaev_event_report* report, uint64_t* id);
+/* The next reply, without waiting: RDMAEV_OK (*id: the report's id, *seq: its app_report
+ * record's seq), RDMAEV_E_REFUSED (*id: the report's id, 0 when the daemon refused the
+ * connection itself; rdmaev_reporter_last_error() gives the daemon's code and message),
+ * RDMAEV_E_NO_MESSAGE (none yet: spurious wakeups are normal), RDMAEV_E_CLOSED (none left and
+ * the daemon closed the connection). id and seq may be NULL. Replies come in the order of the
+ * reports. */
+RDMA_EVENTD_EXPORT int rdmaev_reporter_next_reply(struct rdmaev_reporter* reporter, uint64_t* id,
+                                                  uint64_t* seq);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,7 @@ enum class ClientStatus : int {
   kProtocol = -7,  // the daemon sent something this library does not understand
   kRefused = -8,   // the daemon answered a request with an error line
   kNoMemory = -9,
+  kFull = -10,  // a reporter's queue is full (client.h, rdmaev_reporter_send)
 };
 RDMA_EVENTD_EXPORT std::string_view client_status_name(ClientStatus s);
 

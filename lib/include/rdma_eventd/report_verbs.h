@@ -1,14 +1,17 @@
-/* Reporting an affiliated async event in one call, from the struct ibv_async_event the
- * application just read (docs/protocol.md, "report"). For programs that use libibverbs: this
- * header includes <infiniband/verbs.h>; librdma-eventd itself does not link libibverbs.
+/* Reporting an affiliated async event from the struct ibv_async_event the application just
+ * read (docs/protocol.md, "report"). For programs that use libibverbs: this header includes
+ * <infiniband/verbs.h>; librdma-eventd itself does not link libibverbs.
  *
  *   struct ibv_async_event ev;
  *   if (ibv_get_async_event(ctx, &ev) == 0) {
- *     rdmaev_report_verbs(ctx, &ev, NULL);  // the daemon journals and publishes it
+ *     struct rdmaev_event_report r;
+ *     rdmaev_report_from_verbs(ctx, &ev, NULL, &r);  // plain values: still valid after the ack
  *     ibv_ack_async_event(&ev);
+ *     rdmaev_reporter_send(reporter, &r, NULL);      // never waits (client.h)
  *   }
  *
- * Report before acking: after ibv_ack_async_event() the event's QP may be destroyed. */
+ * rdmaev_report_verbs() waits for the daemon's reply (RDMAEV_REPORT_TIMEOUT_MS at most): for
+ * tools, not for an async-event loop, whose ack (and every destroy waiting on it) it holds. */
 #ifndef RDMA_EVENTD_REPORT_VERBS_H
 #define RDMA_EVENTD_REPORT_VERBS_H
 
@@ -65,6 +68,18 @@ static inline int rdmaev_report_verbs(struct ibv_context* context,
   if (!context || !event) return RDMAEV_E_INVAL;
   rdmaev_report_from_verbs(context, event, detail, &r);
   return rdmaev_report(NULL, &r, RDMAEV_REPORT_TIMEOUT_MS, NULL);
+}
+
+/* Reports the event through a reporter (client.h), never waiting: rdmaev_reporter_send()'s
+ * return codes. */
+static inline int rdmaev_reporter_send_verbs(struct rdmaev_reporter* reporter,
+                                             struct ibv_context* context,
+                                             const struct ibv_async_event* event,
+                                             const char* detail, uint64_t* id) {
+  struct rdmaev_event_report r;
+  if (!context || !event) return RDMAEV_E_INVAL;
+  rdmaev_report_from_verbs(context, event, detail, &r);
+  return rdmaev_reporter_send(reporter, &r, id);
 }
 
 #ifdef __cplusplus
