@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rdma_eventd/client.hpp"
+#include "client/client.hpp"
 
 namespace rdma_eventctl {
 

@@ -66,6 +66,7 @@ PACKAGES=(
   systemd-journal-remote
   prometheus prometheus-node-exporter curl
   valgrind
+  abigail-tools
 )
 
 deps() {

@@ -1,4 +1,4 @@
-#include "rdma_eventd/client.hpp"
+#include "client/client.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

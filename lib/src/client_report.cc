@@ -5,7 +5,7 @@
 #include <new>
 #include <string>
 
-#include "rdma_eventd/client.hpp"
+#include "client/client.hpp"
 
 namespace rdma_eventd {
 

@@ -14,10 +14,10 @@
 #include <new>
 #include <string>
 
+#include "c_api.h"
 #include "rdma_eventd/client.h"
 #include "rdma_eventd/internal/unique_fd.h"
 #include "schema/protocol_json.h"
-#include "thread_error.h"
 
 namespace {
 
@@ -41,20 +41,10 @@ uint64_t numeric_id(const std::string& id) {
   return ec == std::errc() && end == id.data() + id.size() ? n : 0;
 }
 
-template <typename Fn>
-int guarded(Fn&& fn) noexcept {
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return RDMAEV_E_NOMEM;
-  } catch (...) {
-    return RDMAEV_E_INVAL;
-  }
-}
+using rdma_eventd::c_api::guarded;
 
-}  // namespace
-
-struct rdmaev_reporter {
+// What a struct rdmaev_reporter* points to; the public struct stays incomplete (c_api.h).
+struct Reporter {
   rdma_eventd::internal::UniqueFd fd;
   std::string out;  // report lines the socket did not take yet: RDMAEV_REPORTER_QUEUE_BYTES
   std::string in;   // bytes read, up to the end of the last complete line
@@ -138,13 +128,22 @@ struct rdmaev_reporter {
   }
 };
 
+Reporter* box(rdmaev_reporter* r) {
+  return reinterpret_cast<Reporter*>(r);
+}
+const Reporter* box(const rdmaev_reporter* r) {
+  return reinterpret_cast<const Reporter*>(r);
+}
+
+}  // namespace
+
 extern "C" {
 
 int rdmaev_reporter_open(const char* path, rdmaev_reporter** reporter) {
   if (!reporter) return RDMAEV_E_INVAL;
   *reporter = nullptr;
   return guarded([&]() -> int {
-    std::string& error = rdma_eventd::thread_last_error();
+    std::string& error = rdma_eventd::c_api::thread_last_error();
     const std::string p = path ? path : RDMAEV_DEFAULT_SOCKET;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -153,7 +152,7 @@ int rdmaev_reporter_open(const char* path, rdmaev_reporter** reporter) {
       return RDMAEV_E_INVAL;
     }
     std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
-    auto r = std::make_unique<rdmaev_reporter>();
+    auto r = std::make_unique<Reporter>();
     r->fd = rdma_eventd::internal::UniqueFd(
         ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!r->fd) {
@@ -170,72 +169,69 @@ int rdmaev_reporter_open(const char* path, rdmaev_reporter** reporter) {
       error = p + ": " + std::strerror(errno);
       return RDMAEV_E_CONNECT;
     }
-    *reporter = r.release();
+    *reporter = reinterpret_cast<rdmaev_reporter*>(r.release());
     return RDMAEV_OK;
   });
 }
 
 void rdmaev_reporter_close(rdmaev_reporter* reporter) {
   if (!reporter) return;
-  reporter->flush();
-  delete reporter;
+  box(reporter)->flush();
+  delete box(reporter);
 }
 
 const char* rdmaev_reporter_last_error(const rdmaev_reporter* reporter) {
-  return reporter ? reporter->error.c_str() : "";
+  return reporter ? box(reporter)->error.c_str() : "";
 }
 
 int rdmaev_reporter_get_fd(const rdmaev_reporter* reporter, int* fd, short* events) {
   if (!reporter || !fd) return RDMAEV_E_INVAL;
-  *fd = reporter->fd.get();
-  if (events) *events = static_cast<short>(POLLIN | (reporter->out.empty() ? 0 : POLLOUT));
+  *fd = box(reporter)->fd.get();
+  if (events) *events = static_cast<short>(POLLIN | (box(reporter)->out.empty() ? 0 : POLLOUT));
   return RDMAEV_OK;
 }
 
 int rdmaev_reporter_send(rdmaev_reporter* reporter, const rdmaev_event_report* report,
                          uint64_t* id) {
   if (!reporter) return RDMAEV_E_INVAL;
-  if (!report || !report->device) return reporter->fail(RDMAEV_E_INVAL, "no report or device");
+  Reporter& r = *box(reporter);
   return guarded([&]() -> int {
-    reporter->read_available();
-    reporter->flush();
-    if (reporter->closed) return RDMAEV_E_CLOSED;
     rdma_eventd::Request request;
     request.op = rdma_eventd::Op::kReport;
-    request.report.event_type = report->event_type;
-    request.report.device = report->device;
-    request.report.port = report->port;
-    request.report.object_id = report->object_id;
-    if (report->detail) request.report.detail = report->detail;
-    const uint64_t n = reporter->next_id;
+    if (const int status = rdma_eventd::c_api::copy_report(report, request.report, r.error);
+        status != RDMAEV_OK)
+      return status;
+    r.read_available();
+    r.flush();
+    if (r.closed) return RDMAEV_E_CLOSED;
+    const uint64_t n = r.next_id;
     request.id = std::to_string(n);
     std::string line = rdma_eventd::request_json(request) + "\n";
-    if (reporter->out.size() + line.size() > RDMAEV_REPORTER_QUEUE_BYTES) {
-      return reporter->fail(RDMAEV_E_FULL, "the daemon has not read the last " +
-                                               std::to_string(reporter->out.size()) +
-                                               " bytes of reports; this one was not sent");
+    if (r.out.size() + line.size() > RDMAEV_REPORTER_QUEUE_BYTES) {
+      return r.fail(RDMAEV_E_FULL, "the daemon has not read the last " +
+                                       std::to_string(r.out.size()) +
+                                       " bytes of reports; this one was not sent");
     }
-    reporter->out += line;
-    ++reporter->next_id;
+    r.out += line;
+    ++r.next_id;
     if (id) *id = n;
-    reporter->flush();  // a failure shows on the next call: this report may be read already
+    r.flush();  // a failure shows on the next call: this report may be read already
     return RDMAEV_OK;
   });
 }
 
 int rdmaev_reporter_next_reply(rdmaev_reporter* reporter, uint64_t* id, uint64_t* seq) {
   if (!reporter) return RDMAEV_E_INVAL;
+  Reporter& r = *box(reporter);
   return guarded([&]() -> int {
-    reporter->flush();
-    reporter->read_available();
-    if (reporter->replies.empty()) {
-      return reporter->closed ? RDMAEV_E_CLOSED : RDMAEV_E_NO_MESSAGE;
-    }
-    ReplyEntry e = std::move(reporter->replies.front());
-    reporter->replies.pop_front();
+    r.flush();
+    r.read_available();
+    if (r.replies.empty()) return r.closed ? RDMAEV_E_CLOSED : RDMAEV_E_NO_MESSAGE;
+    ReplyEntry e = std::move(r.replies.front());
+    r.replies.pop_front();
     if (id) *id = e.id;
     if (seq) *seq = e.seq;
-    if (e.status != RDMAEV_OK) reporter->error = std::move(e.error);
+    if (e.status != RDMAEV_OK) r.error = std::move(e.error);
     return e.status;
   });
 }

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     /* The three lines an application adds (docs/protocol.md) are these, with its socket. */
-    struct rdmaev_event_report r;
+    struct rdmaev_event_report r = RDMAEV_EVENT_REPORT_INIT;
     rdmaev_report_from_verbs(ctx, &ev, "job 17 rank 3", &r);
     uint64_t seq = 0;
     const int rc = rdmaev_report(socket_path, &r, 5000, &seq);

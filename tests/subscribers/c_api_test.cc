@@ -1,5 +1,6 @@
 // The C API from a C program: built with the project (compiled as C, linked against the
 // shared library), and built again from the installed headers and library through pkg-config.
+// The header-only C++ API from a C++ program that does the same, against the same library.
 #include <gtest/gtest.h>
 
 #include "hub_support.h"
@@ -19,10 +20,11 @@ const std::vector<std::string> kUntilReady = {
     "ready",
 };
 
-TEST(CApi, ACProgramFollowsRecordsFromItsOwnPollLoop) {
+// The program (c_api_client or cxx_api_client) follows two records from its own poll loop.
+void follow_records_with(const std::string& program) {
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim);
-  Process client = Process::spawn({rdmatest::bin("c_api_client"), d.socket(), "2"});
+  Process client = Process::spawn({rdmatest::bin(program), d.socket(), "2"});
   for (const std::string& want : kUntilReady)
     EXPECT_EQ(client.require_next_line(10s), want);
   inject(sim, {"port", "down", "mlx5_1/1"});  // not its port
@@ -35,6 +37,14 @@ TEST(CApi, ACProgramFollowsRecordsFromItsOwnPollLoop) {
   EXPECT_EQ(client.require_next_line(10s), "reply op=ping id=3 seq=3");
   EXPECT_EQ(client.require_next_line(10s), "nothing more: RDMAEV_E_TIMEOUT");
   EXPECT_TRUE(client.require_exit(10s).success()) << client.describe();
+}
+
+TEST(CApi, ACProgramFollowsRecordsFromItsOwnPollLoop) {
+  follow_records_with("c_api_client");
+}
+
+TEST(CxxApi, ACxxProgramOnTheHeaderOnlyWrapperFollowsRecordsFromItsOwnPollLoop) {
+  follow_records_with("cxx_api_client");
 }
 
 TEST(CApi, TheInstalledLibraryBuildsACProgramThroughPkgConfig) {

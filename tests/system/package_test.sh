@@ -29,7 +29,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
 
 deb_dir=$SOURCE_DIR/build-deb
-packages=(rdma-eventd librdma-eventd1 librdma-eventd-dev rdma-eventd-sim)
+packages=(rdma-eventd librdma-eventd2 librdma-eventd-dev rdma-eventd-sim)
 sock=/run/rdma-eventd/events.sock
 config=/etc/rdma-eventd/rdma-eventd.json
 topology=/usr/share/rdma-sim/topologies/two-adapters.json
@@ -63,7 +63,7 @@ for deb in "${debs[@]}"; do
   tree=$scratch/prev/tree
   dpkg-deb -R "$deb_dir/$deb" "$tree"
   # The version, and the dependencies between the packages that name it (rdma-eventd on
-  # librdma-eventd1 (>= VERSION), librdma-eventd-dev on librdma-eventd1 (= VERSION)).
+  # librdma-eventd2 (>= VERSION), librdma-eventd-dev on librdma-eventd2 (= VERSION)).
   sed -i -E -e "s/^Version: $version\$/Version: $version~prev/" \
     -e "s/\((>?=) $version\)/(\1 $version~prev)/g" "$tree/DEBIAN/control"
   dpkg-deb --root-owner-group -b "$tree" "$scratch/prev/${deb/_"$version"_/_"$version"~prev_}" \

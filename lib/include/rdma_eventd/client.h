@@ -1,5 +1,5 @@
 /* The C API of the rdma-eventd subscriber client, for C programs and for other languages'
- * bindings. It wraps the C++ client (client.hpp) and follows the same model, librpma's
+ * bindings; rdma_eventd/client.hpp wraps it for C++, header-only. It follows librpma's
  * completion queue: one pollable fd (rdmaev_get_fd), a non-blocking rdmaev_next() that may
  * return RDMAEV_E_NO_MESSAGE (spurious wakeups are normal), and a blocking rdmaev_wait() /
  * rdmaev_next_wait() with a timeout.
@@ -131,21 +131,30 @@ RDMA_EVENTD_EXPORT const char* rdmaev_message_error_text(const struct rdmaev_mes
 
 /* Application reports (docs/protocol.md, "report"): an affiliated async event the application
  * read with ibv_get_async_event(), which the daemon cannot see. rdmaev_report_verbs() in
- * rdma_eventd/report_verbs.h fills this from the struct ibv_async_event itself. */
+ * rdma_eventd/report_verbs.h fills this from the struct ibv_async_event itself.
+ *
+ * The struct carries its size, so that later versions of the library can add members at its end
+ * without breaking programs built against this header: start from RDMAEV_EVENT_REPORT_INIT
+ * (size = sizeof, no port, no object, no detail) and set the members you have. The library reads
+ * only the members that fit in size, and ignores any it does not know. */
 struct rdmaev_event_report {
+  uint32_t size;      /* sizeof(struct rdmaev_event_report), as the caller was built */
   int event_type;     /* enum ibv_event_type: IBV_EVENT_QP_FATAL... (docs/protocol.md) */
   const char* device; /* ibv_get_device_name(context->device) */
   uint32_t port;      /* 0: none */
   int64_t object_id;  /* the QP number, or the CQ/SRQ/WQ handle; -1: none */
   const char* detail; /* NULL or "": none; at most 256 bytes, no control characters */
 };
+#define RDMAEV_EVENT_REPORT_INIT {(uint32_t)sizeof(struct rdmaev_event_report), 0, 0, 0, -1, 0}
+
 /* Sends the report over a connection of its own, opened and closed within the call, and waits
  * at most timeout_ms in all for the daemon's reply (negative: no limit; do not). For scripts
  * and tools: it waits, so an application's async-event loop uses a reporter (below) instead.
  * A daemon that is not running is RDMAEV_E_CONNECT at once; a refusal (report_denied,
- * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. *seq (when not NULL) receives
- * the app_report record's seq. On failure rdmaev_last_error(NULL) says why (per thread). path
- * NULL: RDMAEV_DEFAULT_SOCKET. */
+ * rate_limited, bad_report, bad_request) is RDMAEV_E_REFUSED. A report whose size does not
+ * reach its detail member (the members above, all of them) is RDMAEV_E_INVAL. *seq (when not
+ * NULL) receives the app_report record's seq. On failure rdmaev_last_error(NULL) says why (per
+ * thread). path NULL: RDMAEV_DEFAULT_SOCKET. */
 RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event_report* report,
                                      int timeout_ms, uint64_t* seq);
 

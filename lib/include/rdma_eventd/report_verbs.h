@@ -27,12 +27,14 @@ extern "C" {
 /* How long rdmaev_report_verbs() waits for the daemon at most, in all. */
 #define RDMAEV_REPORT_TIMEOUT_MS 200
 
-/* Fills *out from the event: its type, the device's name, the port (port events) and the QP
- * number or the CQ/SRQ handle or WQ number (the object the event is about). The port stays 0:
- * no reportable event is a port event, and the QP's port is the application's to add. */
+/* Fills *out from the event, its size included: its type, the device's name, the port (port
+ * events) and the QP number or the CQ/SRQ handle or WQ number (the object the event is about).
+ * The port stays 0: no reportable event is a port event, and the QP's port is the application's
+ * to add. */
 static inline void rdmaev_report_from_verbs(struct ibv_context* context,
                                             const struct ibv_async_event* event, const char* detail,
                                             struct rdmaev_event_report* out) {
+  out->size = (uint32_t)sizeof(*out);
   out->event_type = (int)event->event_type;
   out->device = ibv_get_device_name(context->device);
   out->port = 0;
@@ -64,7 +66,7 @@ static inline void rdmaev_report_from_verbs(struct ibv_context* context,
  * running, RDMAEV_E_REFUSED for a type the daemon does not take...). */
 static inline int rdmaev_report_verbs(struct ibv_context* context,
                                       const struct ibv_async_event* event, const char* detail) {
-  struct rdmaev_event_report r;
+  struct rdmaev_event_report r = RDMAEV_EVENT_REPORT_INIT;
   if (!context || !event) return RDMAEV_E_INVAL;
   rdmaev_report_from_verbs(context, event, detail, &r);
   return rdmaev_report(NULL, &r, RDMAEV_REPORT_TIMEOUT_MS, NULL);

@@ -6,9 +6,9 @@
 // or snapshot records) or protocol lines. Protocol lines always begin with a "type" key, which
 // records never have: hello, reply, error, lost. A client receives each as a Message.
 //
-// What a client needs is here; the daemon's side (request parsing, writing the lines) is not part
-// of the library's API. The structs are plain values whose layout is part of the ABI
-// (docs/protocol.md, "The client library's ABI"); Message is opaque.
+// Internal to the project (the daemon, rdma-eventctl, the tests): linked statically, never
+// installed, never exported by librdma-eventd.so, whose API is the C API (client.h). The
+// daemon's side (request parsing, writing the lines) lives in internal/schema.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include "rdma_eventd/export.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd {
@@ -31,7 +30,7 @@ inline constexpr const char* kDefaultSocketPath = "/run/rdma-eventd/events.sock"
 // A device pattern: a node GUID ("248a:0703:00a1:b2c0" or "0x248a070300a1b2c0"), a shell glob
 // on the device name ("mlx5_*"), or a plain name. The daemon's devices.include and
 // devices.exclude are read as these too.
-class RDMA_EVENTD_EXPORT DevicePattern {
+class DevicePattern {
  public:
   // nullopt (and *error) for an empty pattern.
   static std::optional<DevicePattern> parse(std::string_view text, std::string* error);
@@ -49,7 +48,7 @@ class RDMA_EVENTD_EXPORT DevicePattern {
 };
 
 // "DEV/PORT": a device pattern and a port number, e.g. "mlx5_0/1" or "mlx5_*/2".
-struct RDMA_EVENTD_EXPORT PortPattern {
+struct PortPattern {
   DevicePattern device;
   uint32_t port = 0;
 
@@ -70,11 +69,11 @@ struct RecordKey {
   // too, so that a subscriber that named the device hears that it was renamed.
   std::string_view old_name;
 };
-RDMA_EVENTD_EXPORT RecordKey key_of(const Record& record);
+RecordKey key_of(const Record& record);
 
 // Which records a subscriber receives. Every list that is not empty must match (a list matches
 // when one of its entries does); an empty list and no min_severity match everything.
-struct RDMA_EVENTD_EXPORT Filter {
+struct Filter {
   std::vector<EventKind> events;
   std::vector<DevicePattern> devices;
   // A port-scoped record matches when one pattern names its device and port; a device-wide
@@ -95,8 +94,8 @@ struct RDMA_EVENTD_EXPORT Filter {
 // --- requests ---------------------------------------------------------------------------------
 
 enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing, kReport, kHealth };
-RDMA_EVENTD_EXPORT std::string_view op_name(Op op);
-RDMA_EVENTD_EXPORT std::optional<Op> op_from_name(std::string_view name);
+std::string_view op_name(Op op);
+std::optional<Op> op_from_name(std::string_view name);
 
 // --- application reports ----------------------------------------------------------------------
 
@@ -110,8 +109,8 @@ struct ReportableEvent {
   std::string_view key;     // the request's key for the object's number: "qp_num", "cq", ...
 };
 // nullptr when the type (or name) is not one of them.
-RDMA_EVENTD_EXPORT const ReportableEvent* reportable_event(int type);
-RDMA_EVENTD_EXPORT const ReportableEvent* reportable_event(std::string_view name);
+const ReportableEvent* reportable_event(int type);
+const ReportableEvent* reportable_event(std::string_view name);
 
 inline constexpr size_t kMaxReportDetailBytes = 256;
 
@@ -149,8 +148,8 @@ enum class ErrorCode : uint8_t {
   kBadReport,           // "bad_report": a report names no watched device or a type not reportable
   kReportDenied,        // "report_denied": the peer is not in reports.allow_users/allow_groups
 };
-RDMA_EVENTD_EXPORT std::string_view error_code_name(ErrorCode code);
-RDMA_EVENTD_EXPORT std::optional<ErrorCode> error_code_from_name(std::string_view name);
+std::string_view error_code_name(ErrorCode code);
+std::optional<ErrorCode> error_code_from_name(std::string_view name);
 
 // An error line: a request (or the connection) refused.
 struct RequestError {
@@ -198,13 +197,12 @@ struct Reply {
 
 // What a line from the daemon is. Values only grow at the end.
 enum class MessageKind : uint8_t { kRecord, kSnapshot, kHello, kReply, kError, kLost };
-RDMA_EVENTD_EXPORT std::string_view message_kind_name(MessageKind kind);  // "record", ...
+std::string_view message_kind_name(MessageKind kind);  // "record", ...
 
-// One line from the daemon, parsed: what Client::next() returns. Opaque, so that the library can
-// read new kinds of lines without changing the ABI. The accessor of the message's kind returns
-// its value; the others return nullptr. A default-constructed (or moved-from) message is empty:
-// every accessor returns nullptr and text() is "".
-class RDMA_EVENTD_EXPORT Message {
+// One line from the daemon, parsed: what Client::next() returns. The accessor of the message's kind
+// returns its value; the others return nullptr. A default-constructed (or moved-from) message is
+// empty: every accessor returns nullptr and text() is "".
+class Message {
  public:
   Message();
   ~Message();

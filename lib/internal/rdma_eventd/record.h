@@ -12,10 +12,9 @@
 // A key never changes type with its content: arrays stay arrays (possibly empty), objects stay
 // objects. docs/records.md is the reference, with an example of every event.
 //
-// The structs here are the C++ form of schema v1 for clients: plain values whose layout is part
-// of librdma-eventd.so.1's ABI, so they change only with a new soname (docs/protocol.md, "The
-// client library's ABI"). A key that schema v1 gains meanwhile reaches C++ clients through the
-// line's text (Message::text()).
+// The structs here are the C++ form of schema v1 inside the project (the daemon, rdma-eventctl,
+// the tests), linked statically: no part of librdma-eventd.so's ABI, so they may grow freely.
+// Other programs read records through the C API (client.h) or its C++ wrapper (client.hpp).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +23,6 @@
 #include <string_view>
 #include <vector>
 
-#include "rdma_eventd/export.h"
 #include "rdma_eventd/types.h"
 
 namespace rdma_eventd {
@@ -147,25 +145,24 @@ struct Record {
 // Parses one record line (a line of the subscriber socket, the journal's RDMA_RECORD). Returns
 // nullopt and sets *error (naming the key and the problem) when the text is not a valid v1
 // record.
-RDMA_EVENTD_EXPORT std::optional<Record> record_from_json(std::string_view text,
-                                                          std::string* error);
+std::optional<Record> record_from_json(std::string_view text, std::string* error);
 
 // "2026-11-22T10:15:30.123456Z"
-RDMA_EVENTD_EXPORT std::string format_rfc3339_us(int64_t time_us);
-RDMA_EVENTD_EXPORT std::optional<int64_t> parse_rfc3339_us(std::string_view text);
+std::string format_rfc3339_us(int64_t time_us);
+std::optional<int64_t> parse_rfc3339_us(std::string_view text);
 
 // 0x248a070300a1b2c0 (host order) → "248a:0703:00a1:b2c0"
-RDMA_EVENTD_EXPORT std::string format_guid(uint64_t guid);
+std::string format_guid(uint64_t guid);
 // Accepts exactly three forms, with hex digits in either case: "248a:0703:00a1:b2c0" (four
 // groups of four digits), "0x248a070300a1b2c0" (0x or 0X, then 16 digits) and
 // "248a070300a1b2c0" (16 digits). Nothing before, between or after.
-RDMA_EVENTD_EXPORT std::optional<uint64_t> parse_guid(std::string_view text);
+std::optional<uint64_t> parse_guid(std::string_view text);
 
 // "0x8001": 0x and four lowercase hex digits.
-RDMA_EVENTD_EXPORT std::string format_pkey(uint16_t pkey);
+std::string format_pkey(uint16_t pkey);
 // Accepts exactly "0x" and 1 to 4 hex digits in either case ("0x8001", "0xFFFF", "0x1"): no
 // sign, no space, nothing after.
-RDMA_EVENTD_EXPORT std::optional<uint16_t> parse_pkey(std::string_view text);
+std::optional<uint16_t> parse_pkey(std::string_view text);
 
 // A snapshot record: the state of one port as the daemon knows it, sent to a subscriber that
 // asked for a snapshot (docs/protocol.md). On the wire it has the common keys of a record with
@@ -188,11 +185,9 @@ struct PortSnapshot {
 
 inline constexpr std::string_view kSnapshotEvent = "snapshot";
 
-RDMA_EVENTD_EXPORT std::optional<PortSnapshot> snapshot_from_json(std::string_view text,
-                                                                  std::string* error);
+std::optional<PortSnapshot> snapshot_from_json(std::string_view text, std::string* error);
 
 // The names of the port-block fields that differ between two views, in wire order.
-RDMA_EVENTD_EXPORT std::vector<std::string_view> changed_fields(const PortInfo& before,
-                                                                const PortInfo& after);
+std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after);
 
 }  // namespace rdma_eventd

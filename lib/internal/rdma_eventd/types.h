@@ -12,8 +12,6 @@
 #include <optional>
 #include <string_view>
 
-#include "rdma_eventd/export.h"
-
 namespace rdma_eventd {
 
 // Record kinds. Verbs async events first, then records the daemon makes itself about the
@@ -48,20 +46,20 @@ enum class EventKind : uint8_t {
   kVendorEvent,
   kVendorEventsLost,
 };
-RDMA_EVENTD_EXPORT std::string_view event_name(EventKind kind);
-RDMA_EVENTD_EXPORT std::optional<EventKind> event_from_name(std::string_view name);
+std::string_view event_name(EventKind kind);
+std::optional<EventKind> event_from_name(std::string_view name);
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kVendorEventsLost) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };
-RDMA_EVENTD_EXPORT std::string_view severity_name(Severity s);
-RDMA_EVENTD_EXPORT std::optional<Severity> severity_from_name(std::string_view name);
-RDMA_EVENTD_EXPORT int syslog_priority(Severity s);
+std::string_view severity_name(Severity s);
+std::optional<Severity> severity_from_name(std::string_view name);
+int syslog_priority(Severity s);
 
 // ibv_port_state: 0 NOP .. 5 ACTIVE_DEFER.
 enum class PortState : uint8_t { kNop, kDown, kInit, kArmed, kActive, kActiveDefer, kUnknown };
-RDMA_EVENTD_EXPORT std::string_view port_state_name(PortState s);  // "down", "active", ...
-RDMA_EVENTD_EXPORT std::optional<PortState> port_state_from_name(std::string_view name);
+std::string_view port_state_name(PortState s);  // "down", "active", ...
+std::optional<PortState> port_state_from_name(std::string_view name);
 
 // IB PortInfo PhysicalPortState: 1 Sleep .. 7 PhyTest; 0 is "no state change" and reads as unknown.
 enum class PhysState : uint8_t {
@@ -74,24 +72,24 @@ enum class PhysState : uint8_t {
   kLinkErrorRecovery,
   kPhyTest,
 };
-RDMA_EVENTD_EXPORT std::string_view phys_state_name(PhysState s);
-RDMA_EVENTD_EXPORT std::optional<PhysState> phys_state_from_name(std::string_view name);
+std::string_view phys_state_name(PhysState s);
+std::optional<PhysState> phys_state_from_name(std::string_view name);
 
 enum class LinkLayer : uint8_t { kUnspecified, kInfiniband, kEthernet };
-RDMA_EVENTD_EXPORT std::string_view link_layer_name(LinkLayer l);
-RDMA_EVENTD_EXPORT std::optional<LinkLayer> link_layer_from_name(std::string_view name);
+std::string_view link_layer_name(LinkLayer l);
+std::optional<LinkLayer> link_layer_from_name(std::string_view name);
 
 // Per-lane signalling rate (ibv_port_attr.active_speed bits).
 enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr };
-RDMA_EVENTD_EXPORT std::string_view link_speed_name(LinkSpeed s);  // "hdr"
-RDMA_EVENTD_EXPORT std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
-RDMA_EVENTD_EXPORT double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
+std::string_view link_speed_name(LinkSpeed s);  // "hdr"
+std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
+double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
 
 // The active width as a lane count: "4x" -> 4, "unknown" -> 0.
-RDMA_EVENTD_EXPORT std::optional<uint32_t> lanes_from_name(std::string_view name);
+std::optional<uint32_t> lanes_from_name(std::string_view name);
 
 enum class GidType : uint8_t { kIb, kRoceV1, kRoceV2, kUnknown };
-RDMA_EVENTD_EXPORT std::string_view gid_type_name(GidType t);  // "ib", "roce_v1", "roce_v2"
-RDMA_EVENTD_EXPORT std::optional<GidType> gid_type_from_name(std::string_view name);
+std::string_view gid_type_name(GidType t);  // "ib", "roce_v1", "roce_v2"
+std::optional<GidType> gid_type_from_name(std::string_view name);
 
 }  // namespace rdma_eventd
