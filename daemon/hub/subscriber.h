@@ -9,9 +9,9 @@
 #include <string>
 #include <utility>
 
+#include "core/token_bucket.h"
 #include "hub/hub.h"
 #include "hub/output_queue.h"
-#include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/record.h"
