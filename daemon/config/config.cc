@@ -264,15 +264,16 @@ void parse_journal_budget(const json& v, JournalBudgetConfig& b) {
   number("summary_interval_s", b.summary_interval_s, 3600);
 }
 
-// health.expected[i]: {"devices": GLOB, "ports": [N...], "width": "4x", "speed": "hdr"}.
+// health.expected[i]: {"devices": PATTERN, "ports": [N...], "width": "4x", "speed": "hdr"}.
 PortExpectation parse_expectation(const json& v, const std::string& key) {
   expect(v, json::value_t::object, "an object", key);
   reject_unknown(v, {"devices", "ports", "width", "speed"}, key + ".");
   if (!v.contains("devices")) throw Bad{key + ".devices", "missing: a glob on device names"};
   PortExpectation e;
   expect(v["devices"], json::value_t::string, "a string", key + ".devices");
-  e.devices = v["devices"].get<std::string>();
-  if (e.devices.empty()) throw Bad{key + ".devices", "empty pattern"};
+  auto devices = DevicePattern::parse(v["devices"].get_ref<const std::string&>(), nullptr);
+  if (!devices) throw Bad{key + ".devices", "empty pattern"};
+  e.devices = std::move(*devices);
   if (v.contains("ports")) {
     expect(v["ports"], json::value_t::array, "an array of port numbers", key + ".ports");
     for (size_t i = 0; i < v["ports"].size(); ++i) {
