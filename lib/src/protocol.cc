@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_reader.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "schema/json_error.h"
 #include "schema/protocol_json.h"
 
@@ -397,10 +398,7 @@ std::string_view op_name(Op op) {
 }
 
 std::optional<Op> op_from_name(std::string_view name) {
-  for (size_t i = 0; i < kOpNames.size(); ++i) {
-    if (kOpNames[i] == name) return static_cast<Op>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<Op>(kOpNames, name);
 }
 
 std::string_view error_code_name(ErrorCode code) {
@@ -408,10 +406,7 @@ std::string_view error_code_name(ErrorCode code) {
 }
 
 std::optional<ErrorCode> error_code_from_name(std::string_view name) {
-  for (size_t i = 0; i < kErrorNames.size(); ++i) {
-    if (kErrorNames[i] == name) return static_cast<ErrorCode>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<ErrorCode>(kErrorNames, name);
 }
 
 std::string_view message_kind_name(MessageKind kind) {
