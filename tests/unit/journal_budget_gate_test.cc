@@ -29,13 +29,8 @@ Instant at_second(int64_t s) {
 class JournalBudgetGateTest : public ::testing::Test {
  protected:
   static JournalBudgetConfig small() {
-    JournalBudgetConfig c;
-    c.port_rate = 1;
-    c.port_burst = 5;
-    c.host_rate = 100;
-    c.host_burst = 100;
-    c.summary_interval_s = 10;
-    return c;
+    return {.port_rate = 1, .port_burst = 5, .host_rate = 100, .host_burst = 100,
+            .summary_interval_s = 10};
   }
 
   Record port_record() {

@@ -17,13 +17,8 @@ class JournalBudgetTest : public ::testing::Test {
   // Small numbers, so that the counts are easy to follow: 5 records at once, then 1 a second,
   // per port; 100 and 100 for the host; a summary every 10 s.
   static JournalBudgetConfig small() {
-    JournalBudgetConfig c;
-    c.port_rate = 1;
-    c.port_burst = 5;
-    c.host_rate = 100;
-    c.host_burst = 100;
-    c.summary_interval_s = 10;
-    return c;
+    return {.port_rate = 1, .port_burst = 5, .host_rate = 100, .host_burst = 100,
+            .summary_interval_s = 10};
   }
 
   Instant at(double seconds) const {
