@@ -87,9 +87,7 @@ void fanout_section(std::ostringstream& out, const Results& r, std::vector<Targe
   const json any = r.first(latency_figure("1")).is_null() ? storm : r.first(latency_figure("1"));
   out << "## Fan-out: the daemon's CPU time per event\n\n";
   if (any.is_null()) {
-    out << "Not measured in this run.\n\n";
-    targets.push_back({"CPU per event, 1,000 ÷ 1 subscriber, at 1,000 events/s", "–", "–", "≤ 3×",
-                       met_text(std::nullopt)});
+    not_measured(out, targets, "CPU per event, 1,000 ÷ 1 subscriber, at 1,000 events/s", "≤ 3×");
     return;
   }
   const bool schedstat = any.value("cpu_source", "") == "schedstat";
