@@ -470,72 +470,70 @@ std::variant<Request, RequestError> parse_request(std::string_view line) {
   return r;
 }
 
-std::string request_json(const Request& r) {
+namespace {
+
+// A JSON object: `fields` writes its members between the braces.
+template <typename Fields>
+std::string object_json(const Fields& fields) {
   std::string out;
   JsonWriter w(out);
   w.begin_object();
-  w.field("op", op_name(r.op));
-  write_id(w, r.id);
-  if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
-  if (r.op == Op::kSince) {
-    w.field("seq", r.seq);
-    if (!r.stream.empty()) w.field("stream", r.stream);
-  }
-  if (r.op == Op::kReport) write_report_fields(w, r.report);
+  fields(w);
   w.end_object();
   return out;
 }
 
+}  // namespace
+
+std::string request_json(const Request& r) {
+  return object_json([&](JsonWriter& w) {
+    w.field("op", op_name(r.op));
+    write_id(w, r.id);
+    if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
+    if (r.op == Op::kSince) {
+      w.field("seq", r.seq);
+      if (!r.stream.empty()) w.field("stream", r.stream);
+    }
+    if (r.op == Op::kReport) write_report_fields(w, r.report);
+  });
+}
+
 std::string filter_json(const Filter& f) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  write_filter_fields(w, f);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) { write_filter_fields(w, f); });
 }
 
 // --- lines from the daemon --------------------------------------------------------------------
 
 std::string hello_json(const Hello& h) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "hello");
-  w.field("protocol", h.protocol);
-  w.field("version", h.version);
-  w.field("stream", h.stream);
-  w.field("host", h.host);
-  w.field("seq", h.seq);
-  w.field("subscriber", h.subscriber);
-  w.field("max_request_bytes", h.max_request_bytes);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "hello");
+    w.field("protocol", h.protocol);
+    w.field("version", h.version);
+    w.field("stream", h.stream);
+    w.field("host", h.host);
+    w.field("seq", h.seq);
+    w.field("subscriber", h.subscriber);
+    w.field("max_request_bytes", h.max_request_bytes);
+  });
 }
 
 std::string lost_json(const Lost& l) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "lost");
-  w.field("first_seq", l.first_seq);
-  w.field("last_seq", l.last_seq);
-  w.field("records", l.records);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "lost");
+    w.field("first_seq", l.first_seq);
+    w.field("last_seq", l.last_seq);
+    w.field("records", l.records);
+  });
 }
 
 std::string error_json(const RequestError& e) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "error");
-  if (!e.op.empty()) w.field("op", e.op);
-  write_id(w, e.id);
-  w.field("error", error_code_name(e.code));
-  w.field("message", e.message);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "error");
+    if (!e.op.empty()) w.field("op", e.op);
+    write_id(w, e.id);
+    w.field("error", error_code_name(e.code));
+    w.field("message", e.message);
+  });
 }
 
 }  // namespace rdma_eventd
