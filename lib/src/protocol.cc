@@ -95,9 +95,22 @@ std::vector<std::string> filter_strings(const json& v, const std::string& key) {
   return out;
 }
 
+// req[key]: a list of patterns, each read by Pattern::parse (DevicePattern, PortPattern).
+template <typename Pattern>
+std::vector<Pattern> filter_patterns(const json& req, const std::string& key) {
+  std::vector<Pattern> out;
+  std::string error;
+  const auto texts = filter_strings(req[key], key);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto p = Pattern::parse(texts[i], &error);
+    if (!p) throw Bad{ErrorCode::kBadFilter, key + "[" + std::to_string(i) + "]: " + error};
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
 Filter parse_filter(const json& req) {
   Filter f;
-  std::string error;
   if (req.contains("events")) {
     const auto names = filter_strings(req["events"], "events");
     for (size_t i = 0; i < names.size(); ++i) {
@@ -109,22 +122,8 @@ Filter parse_filter(const json& req) {
       f.events.push_back(*kind);
     }
   }
-  if (req.contains("devices")) {
-    const auto patterns = filter_strings(req["devices"], "devices");
-    for (size_t i = 0; i < patterns.size(); ++i) {
-      auto p = DevicePattern::parse(patterns[i], &error);
-      if (!p) throw Bad{ErrorCode::kBadFilter, "devices[" + std::to_string(i) + "]: " + error};
-      f.devices.push_back(std::move(*p));
-    }
-  }
-  if (req.contains("ports")) {
-    const auto patterns = filter_strings(req["ports"], "ports");
-    for (size_t i = 0; i < patterns.size(); ++i) {
-      auto p = PortPattern::parse(patterns[i], &error);
-      if (!p) throw Bad{ErrorCode::kBadFilter, "ports[" + std::to_string(i) + "]: " + error};
-      f.ports.push_back(std::move(*p));
-    }
-  }
+  if (req.contains("devices")) f.devices = filter_patterns<DevicePattern>(req, "devices");
+  if (req.contains("ports")) f.ports = filter_patterns<PortPattern>(req, "ports");
   if (req.contains("min_severity")) {
     const json& v = req["min_severity"];
     if (!v.is_string()) throw Bad{ErrorCode::kBadFilter, "min_severity: expected a string"};
