@@ -62,9 +62,16 @@ TEST(Decode, AffiliatedEventsAreNeverReadAsPorts) {
 }
 
 TEST(Decode, PortAttributesBecomeTheSchemasValues) {
-  const RawPortAttr raw{.state = 4, .phys_state = 5, .link_layer = 1, .active_mtu = 5,
-                        .active_width = 2, .active_speed = 64, .lid = 17, .sm_lid = 1,
-                        .sm_sl = 3, .lmc = 1};
+  const RawPortAttr raw{.state = 4,
+                        .phys_state = 5,
+                        .link_layer = 1,
+                        .active_mtu = 5,
+                        .active_width = 2,
+                        .active_speed = 64,
+                        .lid = 17,
+                        .sm_lid = 1,
+                        .sm_sl = 3,
+                        .lmc = 1};
   const PortInfo p = decode_port(1, raw);
   PortInfo want;
   want.port = 1;
