@@ -318,35 +318,25 @@ int cmd_floor(int argc, char** argv) {
   json r;
   bool complete = false;
   {
-    SubscriberSet subs(path, nsubs);
     LatencySamples samples(nsubs, events);
-    subs.start(events, samples.hook(subs));
-    const CpuTime cpu_before = cpu_time(writer);
-    const Injection in = inject_port_errs(sim, target, events, rate, samples);
-    complete = subs.wait(in.end_ns + 30'000'000'000);
-    const CpuTime cpu = cpu_time(writer) - cpu_before;
-    const StreamTotals totals = subs.stop_and_total();
+    const PortErrRun run = run_port_errs(path, nsubs, sim, target, events, rate, writer, samples);
+    complete = run.complete;
+    const StreamTotals& totals = run.totals;
 
-    r = {
-        {"kind", "floor"},
-        {"figure", a.str("figure", "")},
-        {"run", a.num("run", 0)},
-        {"subscribers", nsubs},
-        {"events", events},
-        {"rate", rate},
-        {"target", target},
-        {"record_bytes", record_bytes},
-        {"steps", a.str("steps", "")},
-        {"bytes", totals.bytes},
-        // Bytes per line as sent (the hello is not counted): the record's length with --steps
-        // record, record_bytes otherwise.
-        {"record_bytes_sent", totals.bytes / std::max<uint64_t>(totals.records, 1)},
-        {"complete", complete},
-        {"records", totals.records},
-        {"missing", totals.missing + totals.lost_records},
-        {"reader_busy", totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0}};
+    r = port_err_result("floor", a, nsubs, events, rate, target);
+    r.update(json{{"record_bytes", record_bytes},
+                  {"steps", a.str("steps", "")},
+                  {"bytes", totals.bytes},
+                  // Bytes per line as sent (the hello is not counted): the record's length with
+                  // --steps record, record_bytes otherwise.
+                  {"record_bytes_sent", totals.bytes / std::max<uint64_t>(totals.records, 1)},
+                  {"complete", complete},
+                  {"records", totals.records},
+                  {"missing", totals.missing + totals.lost_records},
+                  {"reader_busy",
+                   totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0}});
     samples.summarize(r);
-    add_cpu(r, cpu, events);
+    add_cpu(r, run.cpu, events);
   }
   stop_w = UniqueFd();  // the writer exits
   int status = 0;

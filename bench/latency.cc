@@ -35,26 +35,16 @@ int cmd_latency(int argc, char** argv) {
   // The pacing sleeps: without this the kernel may wake this thread up to 50 us late.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
-  SubscriberSet subs(a.str("socket"), nsubs);
   LatencySamples samples(nsubs, events);
-  subs.start(events, samples.hook(subs));
-
-  const CpuTime cpu_before = cpu_time(pid);
-  const Injection in = inject_port_errs(sim, target, events, rate, samples);
-  const bool complete = subs.wait(in.end_ns + 30'000'000'000);
-  const CpuTime cpu = cpu_time(pid) - cpu_before;
-  const StreamTotals totals = subs.stop_and_total();
+  const PortErrRun run =
+      run_port_errs(a.str("socket"), nsubs, sim, target, events, rate, pid, samples);
+  const Injection& in = run.injection;
+  const StreamTotals& totals = run.totals;
   const Memory mem = memory(pid);
 
-  json r = {
-      {"kind", "latency"},
-      {"figure", a.str("figure", "")},
-      {"run", a.num("run", 0)},
-      {"subscribers", nsubs},
-      {"events", events},
-      {"rate", rate},
-      {"target", target},
-      {"complete", complete},
+  json r = port_err_result("latency", a, nsubs, events, rate, target);
+  r.update(json{
+      {"complete", run.complete},
       {"injection_seconds", static_cast<double>(in.end_ns - in.start_ns) / 1e9},
       {"max_injection_lateness_us", static_cast<double>(in.late_ns) / 1e3},
       {"records", totals.records},
@@ -65,11 +55,11 @@ int cmd_latency(int argc, char** argv) {
       {"reader_cpu_s", totals.reader_cpu_s},
       {"reader_busy", totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0},
       {"rss_kib", mem.rss_kib},
-      {"hwm_kib", mem.hwm_kib}};
+      {"hwm_kib", mem.hwm_kib}});
   samples.summarize(r);
-  add_cpu(r, cpu, events);
+  add_cpu(r, run.cpu, events);
   emit_result(a.str("results", ""), r.dump());
-  return complete ? 0 : 1;
+  return run.complete ? 0 : 1;
 }
 
 }  // namespace rdma_eventd::bench

@@ -83,4 +83,26 @@ void sleep_until(int64_t t_ns) {
   }
 }
 
+PortErrRun run_port_errs(const std::string& socket, size_t subscribers, const SimControl& sim,
+                         const std::string& target, uint64_t events, uint64_t rate, pid_t timed,
+                         LatencySamples& samples) {
+  SubscriberSet subs(socket, subscribers);
+  subs.start(events, samples.hook(subs));
+  PortErrRun run;
+  const CpuTime cpu_before = cpu_time(timed);
+  run.injection = inject_port_errs(sim, target, events, rate, samples);
+  run.complete = subs.wait(run.injection.end_ns + 30'000'000'000);
+  run.cpu = cpu_time(timed) - cpu_before;
+  run.totals = subs.stop_and_total();
+  return run;
+}
+
+nlohmann::json port_err_result(const char* kind, const Args& a, size_t subscribers, uint64_t events,
+                               uint64_t rate, const std::string& target) {
+  return {{"kind", kind},           {"figure", a.str("figure", "")},
+          {"run", a.num("run", 0)}, {"subscribers", subscribers},
+          {"events", events},       {"rate", rate},
+          {"target", target}};
+}
+
 }  // namespace rdma_eventd::bench

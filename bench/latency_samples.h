@@ -1,7 +1,7 @@
 // Injection-to-read latency samples, shared by the latency runs (latency.cc) and the floor under
 // fan-out (floor.cc): event k's injection time, and for every subscriber the time of the read
 // that completed the line of its record (seq hello_seq + 1 + k), in µs; and the injection both
-// use (inject_port_errs).
+// use (inject_port_errs) and the run around it (run_port_errs).
 #pragma once
 
 #include <atomic>
@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "proc_stats.h"
 #include "sim_control.h"
 #include "subscribers.h"
+#include "util.h"
 
 namespace rdma_eventd::bench {
 
@@ -50,6 +52,23 @@ struct Injection {
 // samples cover the same path from the injection to the consumer's read.
 Injection inject_port_errs(const SimControl& sim, const std::string& target, uint64_t events,
                            uint64_t rate, LatencySamples& samples);
+
+// A run of the latency runs and of the floor under fan-out: `subscribers` subscribers of
+// `socket` read while inject_port_errs injects; `timed` (the daemon, the writer) is timed in
+// CPU over it.
+struct PortErrRun {
+  bool complete = false;  // every subscriber got every record in time
+  CpuTime cpu;            // of `timed`
+  StreamTotals totals;
+  Injection injection;
+};
+PortErrRun run_port_errs(const std::string& socket, size_t subscribers, const SimControl& sim,
+                         const std::string& target, uint64_t events, uint64_t rate, pid_t timed,
+                         LatencySamples& samples);
+
+// What such a run's result starts with: kind, figure, run, subscribers, events, rate, target.
+nlohmann::json port_err_result(const char* kind, const Args& a, size_t subscribers, uint64_t events,
+                               uint64_t rate, const std::string& target);
 
 // Sleeps until CLOCK_MONOTONIC reaches `t_ns` (an absolute schedule: a late wakeup does not
 // delay the following ones).

@@ -135,6 +135,12 @@ std::string met_text(std::optional<bool> met) {
   return *met ? "yes" : "**no**";
 }
 
+void not_measured(std::ostringstream& out, std::vector<TargetRow>& targets, std::string figure,
+                  std::string target) {
+  out << "Not measured in this run.\n\n";
+  targets.push_back({std::move(figure), "–", "–", std::move(target), met_text(std::nullopt)});
+}
+
 namespace {
 
 // The "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal ...

@@ -61,6 +61,9 @@ struct TargetRow {
   std::string met;  // "yes", "**no**", or why it cannot be said
 };
 std::string met_text(std::optional<bool> met);
+// A section whose figures this run has none of: it says so, and its target is not measured.
+void not_measured(std::ostringstream& out, std::vector<TargetRow>& targets, std::string figure,
+                  std::string target);
 
 // The sections, in the report's order; each appends its targets to `targets`.
 void storm_section(std::ostringstream& out, const Results& r, std::vector<TargetRow>& targets);

@@ -78,8 +78,7 @@ void health_section(std::ostringstream& out, const Results& r, std::vector<Targe
   const std::string figure = "port health on ÷ off, CPU per event (1 device, journal off)";
   out << "## Port health\n\n";
   if (first.is_null() || r.of(kOn).empty()) {
-    out << "Not measured in this run.\n\n";
-    targets.push_back({figure, "–", "–", "≤ 1.05× (within noise)", met_text(std::nullopt)});
+    not_measured(out, targets, figure, "≤ 1.05× (within noise)");
     return;
   }
   const auto cost = on_over_off(r, "cpu_per_event_us");

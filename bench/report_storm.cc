@@ -203,18 +203,24 @@ void storm_section(std::ostringstream& out, const Results& r, std::vector<Target
          "raw loop reads DEVX events, so this row has no ratio.\n\n"
       << "Each consumer runs alone on the fabric; a run measures all of them one after the "
          "other. The ratios are taken run by run.\n\n";
-  out << "### 1 device, 1 port\n\n"
-      << (one.is_null() ? std::string("Not measured in this run.\n\n")
-                        : grouped(one.value("count", 0.0)) +
-                              " events on `mlx5_0/1` of `sim/topologies/two-adapters.json`; the "
-                              "daemon watches `mlx5_0` only.\n\n");
-  if (!one.is_null()) storm_table(out, r, "one", "ibv_asyncwatch -d mlx5_0");
-  out << "### 16 devices × 2 ports\n\n"
-      << (sixteen.is_null() ? std::string("Not measured in this run.\n\n")
-                            : grouped(sixteen.value("count", 0.0)) +
-                                  " events over the 32 ports of "
-                                  "`sim/topologies/sixteen-devices.json`.\n\n");
-  if (!sixteen.is_null()) storm_table(out, r, "sixteen", "16 × ibv_asyncwatch -d mlx5_N");
+  // One storm's subsection: what it injected where, and its table.
+  const auto storm = [&](const char* heading, const json& first, const char* where,
+                         const std::string& key, const std::string& asyncwatch) {
+    out << heading;
+    if (first.is_null()) {
+      out << "Not measured in this run.\n\n";
+      return;
+    }
+    out << grouped(first.value("count", 0.0)) << where;
+    storm_table(out, r, key, asyncwatch);
+  };
+  storm("### 1 device, 1 port\n\n", one,
+        " events on `mlx5_0/1` of `sim/topologies/two-adapters.json`; the daemon watches "
+        "`mlx5_0` only.\n\n",
+        "one", "ibv_asyncwatch -d mlx5_0");
+  storm("### 16 devices × 2 ports\n\n", sixteen,
+        " events over the 32 ports of `sim/topologies/sixteen-devices.json`.\n\n", "sixteen",
+        "16 × ibv_asyncwatch -d mlx5_N");
 
   const auto eps = r.spread("storm.one.daemon_off", "events_per_second");
   targets.push_back(
@@ -232,9 +238,7 @@ void slow_query_section(std::ostringstream& out, const Results& r,
   const json first = r.first(fig);
   out << "## Slow queries\n\n";
   if (first.is_null()) {
-    out << "Not measured in this run.\n\n";
-    targets.push_back({"storm with 20 µs queries, 16 × 2 ports (events/s)", "–", "–", "≥ 200,000",
-                       met_text(std::nullopt)});
+    not_measured(out, targets, "storm with 20 µs queries, 16 × 2 ports (events/s)", "≥ 200,000");
     return;
   }
   out << "The 16 devices × 2 ports storm again (" << grouped(first.value("count", 0.0))

@@ -66,6 +66,21 @@ void reject_unknown(const json& obj, std::initializer_list<std::string_view> kno
   }
 }
 
+// v[name], when it is there, as a boolean into `out`; prefix + name is its key in errors.
+void read_bool(const json& v, const std::string& prefix, const char* name, bool& out) {
+  if (!v.contains(name)) return;
+  expect(v[name], json::value_t::boolean, "a boolean", prefix + name);
+  out = v[name].get<bool>();
+}
+
+// v[name], when it is there, as a string into `out`; true when it was there.
+bool read_string(const json& v, const std::string& prefix, const char* name, std::string& out) {
+  if (!v.contains(name)) return false;
+  expect(v[name], json::value_t::string, "a string", prefix + name);
+  out = v[name].get<std::string>();
+  return true;
+}
+
 std::vector<DevicePattern> pattern_list(const json& v, const std::string& key) {
   expect(v, json::value_t::array, "an array of strings", key);
   std::vector<DevicePattern> out;
@@ -113,14 +128,10 @@ void parse_health(const json& v, HealthConfig& h);
 void parse_journal(const json& v, Config& c) {
   expect(v, json::value_t::object, "an object", "journal");
   reject_unknown(v, {"enabled", "identifier", "budget"}, "journal.");
-  if (v.contains("enabled")) {
-    expect(v["enabled"], json::value_t::boolean, "a boolean", "journal.enabled");
-    c.journal_enabled = v["enabled"].get<bool>();
-  }
-  if (v.contains("identifier")) {
-    expect(v["identifier"], json::value_t::string, "a string", "journal.identifier");
-    c.journal_identifier = v["identifier"].get<std::string>();
-    if (c.journal_identifier.empty()) throw Bad{"journal.identifier", "must not be empty"};
+  read_bool(v, "journal.", "enabled", c.journal_enabled);
+  if (read_string(v, "journal.", "identifier", c.journal_identifier) &&
+      c.journal_identifier.empty()) {
+    throw Bad{"journal.identifier", "must not be empty"};
   }
   if (v.contains("budget")) parse_journal_budget(v["budget"], c.journal_budget);
 }
@@ -133,6 +144,13 @@ uint64_t bounded(const json& v, const std::string& key, uint64_t min, uint64_t m
     throw Bad{key, "must be from " + std::to_string(min) + " to " + std::to_string(max)};
   }
   return n;
+}
+
+// v[name], when it is there, as an unsigned integer within [min, max] into `out`.
+template <typename T>
+void read_bounded(const json& v, const std::string& prefix, const char* name, T& out, uint64_t min,
+                  uint64_t max) {
+  if (v.contains(name)) out = static_cast<T>(bounded(v[name], prefix + name, min, max));
 }
 
 // socket.allow_users / allow_groups: names (strings) or ids (numbers), as ids.
@@ -164,18 +182,9 @@ std::vector<uint32_t> id_list(const json& v, bool user, const std::string& key) 
 }
 
 void parse_socket_limits(const json& v, SocketConfig& s) {
-  if (v.contains("max_subscribers_per_user")) {
-    s.max_subscribers_per_user = static_cast<uint32_t>(
-        bounded(v["max_subscribers_per_user"], "socket.max_subscribers_per_user", 1, 65536));
-  }
-  if (v.contains("max_filters")) {
-    s.max_filters =
-        static_cast<uint32_t>(bounded(v["max_filters"], "socket.max_filters", 1, 65536));
-  }
-  if (v.contains("max_requests_per_second")) {
-    s.max_requests_per_second = static_cast<uint32_t>(
-        bounded(v["max_requests_per_second"], "socket.max_requests_per_second", 1, 1000000));
-  }
+  read_bounded(v, "socket.", "max_subscribers_per_user", s.max_subscribers_per_user, 1, 65536);
+  read_bounded(v, "socket.", "max_filters", s.max_filters, 1, 65536);
+  read_bounded(v, "socket.", "max_requests_per_second", s.max_requests_per_second, 1, 1000000);
   if (v.contains("allow_users"))
     s.allow_users = id_list(v["allow_users"], true, "socket.allow_users");
   if (v.contains("allow_groups")) {
@@ -191,13 +200,8 @@ void parse_socket(const json& v, Config& c) {
                   "max_subscribers_per_user", "max_filters", "max_requests_per_second"},
                  "socket.");
   SocketConfig& s = c.socket;
-  if (v.contains("enabled")) {
-    expect(v["enabled"], json::value_t::boolean, "a boolean", "socket.enabled");
-    s.enabled = v["enabled"].get<bool>();
-  }
-  if (v.contains("path")) {
-    expect(v["path"], json::value_t::string, "a string", "socket.path");
-    s.path = v["path"].get<std::string>();
+  read_bool(v, "socket.", "enabled", s.enabled);
+  if (read_string(v, "socket.", "path", s.path)) {
     if (!s.path.starts_with("/")) throw Bad{"socket.path", "must be an absolute path"};
     if (s.path.size() > kMaxSocketPath) {
       throw Bad{"socket.path", "longer than " + std::to_string(kMaxSocketPath) +
@@ -218,26 +222,11 @@ void parse_socket(const json& v, Config& c) {
     }
     s.mode = mode;
   }
-  if (v.contains("group")) {
-    expect(v["group"], json::value_t::string, "a string", "socket.group");
-    s.group = v["group"].get<std::string>();
-  }
-  if (v.contains("max_subscribers")) {
-    s.max_subscribers =
-        static_cast<uint32_t>(bounded(v["max_subscribers"], "socket.max_subscribers", 1, 65536));
-  }
-  if (v.contains("max_queued_bytes")) {
-    s.max_queued_bytes =
-        bounded(v["max_queued_bytes"], "socket.max_queued_bytes", 65536, uint64_t{1} << 32);
-  }
-  if (v.contains("max_request_bytes")) {
-    s.max_request_bytes = static_cast<uint32_t>(
-        bounded(v["max_request_bytes"], "socket.max_request_bytes", 256, 1 << 20));
-  }
-  if (v.contains("ring_records")) {
-    s.ring_records =
-        static_cast<uint32_t>(bounded(v["ring_records"], "socket.ring_records", 0, 1 << 20));
-  }
+  read_string(v, "socket.", "group", s.group);
+  read_bounded(v, "socket.", "max_subscribers", s.max_subscribers, 1, 65536);
+  read_bounded(v, "socket.", "max_queued_bytes", s.max_queued_bytes, 65536, uint64_t{1} << 32);
+  read_bounded(v, "socket.", "max_request_bytes", s.max_request_bytes, 256, 1 << 20);
+  read_bounded(v, "socket.", "ring_records", s.ring_records, 0, 1 << 20);
   parse_socket_limits(v, s);
 }
 
@@ -248,31 +237,26 @@ void parse_journal_budget(const json& v, JournalBudgetConfig& b) {
   reject_unknown(
       v, {"enabled", "port_rate", "port_burst", "host_rate", "host_burst", "summary_interval_s"},
       "journal.budget.");
-  if (v.contains("enabled")) {
-    expect(v["enabled"], json::value_t::boolean, "a boolean", "journal.budget.enabled");
-    b.enabled = v["enabled"].get<bool>();
-  }
+  read_bool(v, "journal.budget.", "enabled", b.enabled);
   constexpr uint64_t kMaxRate = 1000000;
-  auto number = [&](std::string_view name, uint32_t& field, uint64_t max) {
-    const std::string key = "journal.budget." + std::string(name);
-    if (v.contains(name)) field = static_cast<uint32_t>(bounded(v[std::string(name)], key, 1, max));
-  };
-  number("port_rate", b.port_rate, kMaxRate);
-  number("port_burst", b.port_burst, kMaxRate);
-  number("host_rate", b.host_rate, kMaxRate);
-  number("host_burst", b.host_burst, kMaxRate);
-  number("summary_interval_s", b.summary_interval_s, 3600);
+
+  read_bounded(v, "journal.budget.", "port_rate", b.port_rate, 1, kMaxRate);
+  read_bounded(v, "journal.budget.", "port_burst", b.port_burst, 1, kMaxRate);
+  read_bounded(v, "journal.budget.", "host_rate", b.host_rate, 1, kMaxRate);
+  read_bounded(v, "journal.budget.", "host_burst", b.host_burst, 1, kMaxRate);
+  read_bounded(v, "journal.budget.", "summary_interval_s", b.summary_interval_s, 1, 3600);
 }
 
-// health.expected[i]: {"devices": GLOB, "ports": [N...], "width": "4x", "speed": "hdr"}.
+// health.expected[i]: {"devices": PATTERN, "ports": [N...], "width": "4x", "speed": "hdr"}.
 PortExpectation parse_expectation(const json& v, const std::string& key) {
   expect(v, json::value_t::object, "an object", key);
   reject_unknown(v, {"devices", "ports", "width", "speed"}, key + ".");
   if (!v.contains("devices")) throw Bad{key + ".devices", "missing: a glob on device names"};
   PortExpectation e;
   expect(v["devices"], json::value_t::string, "a string", key + ".devices");
-  e.devices = v["devices"].get<std::string>();
-  if (e.devices.empty()) throw Bad{key + ".devices", "empty pattern"};
+  auto devices = DevicePattern::parse(v["devices"].get_ref<const std::string&>(), nullptr);
+  if (!devices) throw Bad{key + ".devices", "empty pattern"};
+  e.devices = std::move(*devices);
   if (v.contains("ports")) {
     expect(v["ports"], json::value_t::array, "an array of port numbers", key + ".ports");
     for (size_t i = 0; i < v["ports"].size(); ++i) {
@@ -310,16 +294,10 @@ constexpr uint64_t kWeek = 7 * 24 * 3600;
 void parse_error_threshold(const json& v, const std::string& key, ErrorThreshold& t) {
   expect(v, json::value_t::object, "an object", key);
   reject_unknown(v, {"count", "errors", "window_s", "quiet_s"}, key + ".");
-  if (v.contains("count")) {
-    expect(v["count"], json::value_t::boolean, "a boolean", key + ".count");
-    t.counted = v["count"].get<bool>();
-  }
-  if (v.contains("errors"))
-    t.errors = static_cast<uint32_t>(bounded(v["errors"], key + ".errors", 1, kMaxErrorsCounted));
-  if (v.contains("window_s"))
-    t.window_s = static_cast<uint32_t>(bounded(v["window_s"], key + ".window_s", 1, kWeek));
-  if (v.contains("quiet_s"))
-    t.quiet_s = static_cast<uint32_t>(bounded(v["quiet_s"], key + ".quiet_s", 1, kWeek));
+  read_bool(v, key + ".", "count", t.counted);
+  read_bounded(v, key + ".", "errors", t.errors, 1, kMaxErrorsCounted);
+  read_bounded(v, key + ".", "window_s", t.window_s, 1, kWeek);
+  read_bounded(v, key + ".", "quiet_s", t.quiet_s, 1, kWeek);
 }
 
 // Port health (docs/health.md): when a port is flapping, how long it must stay quiet, what
@@ -330,24 +308,13 @@ void parse_health(const json& v, HealthConfig& h) {
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
                   "expected", "forget_gone_after_s", "enabled", "application_errors"},
                  "health.");
-  auto number = [&](std::string_view name, uint32_t& field, uint64_t min, uint64_t max) {
-    const std::string key = "health." + std::string(name);
-    if (v.contains(name))
-      field = static_cast<uint32_t>(bounded(v[std::string(name)], key, min, max));
-  };
-  number("flap_downs", h.flap_downs, 2, kMaxFlapDowns);
-  number("flap_window_s", h.flap_window_s, 1, kWeek);
-  number("flap_quiet_s", h.flap_quiet_s, 1, kWeek);
-  number("forget_gone_after_s", h.forget_gone_after_s, 1, kWeek);
-  if (v.contains("enabled")) {
-    expect(v["enabled"], json::value_t::boolean, "a boolean", "health.enabled");
-    h.enabled = v["enabled"].get<bool>();
-  }
-  if (v.contains("degraded_below_last_healthy")) {
-    expect(v["degraded_below_last_healthy"], json::value_t::boolean, "a boolean",
-           "health.degraded_below_last_healthy");
-    h.degraded_below_last_healthy = v["degraded_below_last_healthy"].get<bool>();
-  }
+
+  read_bounded(v, "health.", "flap_downs", h.flap_downs, 2, kMaxFlapDowns);
+  read_bounded(v, "health.", "flap_window_s", h.flap_window_s, 1, kWeek);
+  read_bounded(v, "health.", "flap_quiet_s", h.flap_quiet_s, 1, kWeek);
+  read_bounded(v, "health.", "forget_gone_after_s", h.forget_gone_after_s, 1, kWeek);
+  read_bool(v, "health.", "enabled", h.enabled);
+  read_bool(v, "health.", "degraded_below_last_healthy", h.degraded_below_last_healthy);
   if (v.contains("application_errors")) {
     parse_error_threshold(v["application_errors"], "health.application_errors",
                           h.errors[static_cast<size_t>(ErrorSource::kApplication)]);
@@ -371,10 +338,7 @@ void parse_reports(const json& v, ReportsConfig& r) {
   if (v.contains("allow_groups")) {
     r.allow_groups = id_list(v["allow_groups"], false, "reports.allow_groups");
   }
-  if (v.contains("max_per_second")) {
-    r.max_per_second =
-        static_cast<uint32_t>(bounded(v["max_per_second"], "reports.max_per_second", 1, 10000));
-  }
+  read_bounded(v, "reports.", "max_per_second", r.max_per_second, 1, 10000);
 }
 
 Config parse(const json& root) {
@@ -382,9 +346,7 @@ Config parse(const json& root) {
   reject_unknown(
       root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"}, "");
   Config c;
-  if (root.contains("log_level")) {
-    expect(root["log_level"], json::value_t::string, "a string", "log_level");
-    c.log_level = root["log_level"].get<std::string>();
+  if (read_string(root, "", "log_level", c.log_level)) {
     bool ok = false;
     for (auto l : kLogLevels)
       ok = ok || l == c.log_level;

@@ -5,40 +5,11 @@
 
 namespace rdma_eventd::daemon {
 
-BudgetBucket::BudgetBucket(uint32_t rate, uint32_t burst, int64_t now_us)
-    : rate_(rate), burst_(burst), level_(capacity()), last_us_(now_us) {}
-
-bool BudgetBucket::has_token(int64_t now_us) {
-  refill(now_us);
-  return level_ >= kUnit;
-}
-
-void BudgetBucket::take_token() {
-  level_ -= kUnit;
-}
-
-bool BudgetBucket::full(int64_t now_us) const {
-  return level_at(now_us) == capacity();
-}
-
-uint64_t BudgetBucket::level_at(int64_t now_us) const {
-  // A clock that went back adds nothing; the time to fill an empty bucket fills it anyway, and
-  // capping the elapsed time there keeps the product far from overflowing.
-  const int64_t fill_us = static_cast<int64_t>(capacity() / std::max<uint32_t>(rate_, 1)) + 1;
-  const int64_t elapsed = std::clamp<int64_t>(now_us - last_us_, 0, fill_us);
-  return std::min(capacity(), level_ + static_cast<uint64_t>(elapsed) * rate_);
-}
-
-void BudgetBucket::refill(int64_t now_us) {
-  level_ = level_at(now_us);
-  last_us_ = std::max(last_us_, now_us);
-}
-
 JournalBudget::JournalBudget(JournalBudgetConfig config, int64_t now_mono_us)
     : config_(config),
       host_bucket_(config.host_rate, config.host_burst, now_mono_us),
       // The host entry's own bucket is never used: its records take only host_bucket_.
-      host_(BudgetBucket(config.host_rate, config.host_burst, now_mono_us)) {}
+      host_(TokenBucket(config.host_rate, config.host_burst, now_mono_us)) {}
 
 int64_t JournalBudget::interval_us() const {
   return int64_t{config_.summary_interval_s} * kMicrosPerSecond;
@@ -173,10 +144,10 @@ std::optional<int64_t> JournalBudget::next_deadline() const {
 
 void JournalBudget::set_config(JournalBudgetConfig config, Instant now) {
   config_ = config;
-  host_bucket_ = BudgetBucket(config_.host_rate, config_.host_burst, now.mono_us);
+  host_bucket_ = TokenBucket(config_.host_rate, config_.host_burst, now.mono_us);
   for (auto& [device, ports] : ports_) {
     for (auto& [port, e] : ports)
-      e.bucket = BudgetBucket(config_.port_rate, config_.port_burst, now.mono_us);
+      e.bucket = TokenBucket(config_.port_rate, config_.port_burst, now.mono_us);
   }
 }
 
@@ -196,8 +167,7 @@ JournalBudget::Entry& JournalBudget::port_entry(std::string_view device, uint32_
   auto it = ports_.find(device);
   if (it == ports_.end())
     it = ports_.emplace(std::string(device), std::map<uint32_t, Entry>{}).first;
-  return it->second
-      .emplace(port, Entry(BudgetBucket(config_.port_rate, config_.port_burst, now_us)))
+  return it->second.emplace(port, Entry(TokenBucket(config_.port_rate, config_.port_burst, now_us)))
       .first->second;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/token_bucket.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -32,26 +33,6 @@ struct JournalBudgetConfig {
   uint32_t host_burst = 2000;
   uint32_t summary_interval_s = 10;
   friend bool operator==(const JournalBudgetConfig&, const JournalBudgetConfig&) = default;
-};
-
-// A token bucket with a rate and a burst of its own, exact in integers. Starts full.
-class BudgetBucket {
- public:
-  BudgetBucket(uint32_t rate, uint32_t burst, int64_t now_us);
-  bool has_token(int64_t now_us);  // refills up to now first
-  void take_token();               // only after has_token() said yes
-  bool full(int64_t now_us) const;
-
- private:
-  static constexpr uint64_t kUnit = 1000000;  // a token; a second refills `rate` of them
-  uint64_t capacity() const { return uint64_t{burst_} * kUnit; }
-  uint64_t level_at(int64_t now_us) const;
-  void refill(int64_t now_us);
-
-  uint32_t rate_;
-  uint32_t burst_;
-  uint64_t level_;
-  int64_t last_us_;
 };
 
 // Seqs [first, last] of one port: every record of that port in the range was not journaled,
@@ -120,8 +101,8 @@ class JournalBudget {
     bool run_listed = false;  // the current run is summary.ranges.back()
   };
   struct Entry {
-    explicit Entry(BudgetBucket b) : bucket(b) {}
-    BudgetBucket bucket;
+    explicit Entry(TokenBucket b) : bucket(b) {}
+    TokenBucket bucket;
     std::optional<Pending> pending;
     bool last_refused = false;  // the key's previous record in the interval was refused
     uint64_t journaled_since_refused = 0;
@@ -135,7 +116,7 @@ class JournalBudget {
   int64_t interval_us() const;
 
   JournalBudgetConfig config_;
-  BudgetBucket host_bucket_;
+  TokenBucket host_bucket_;
   Entry host_;  // the records not about one port
   std::map<std::string, std::map<uint32_t, Entry>, std::less<>> ports_;
   std::vector<BudgetSummary> closed_;  // ended while a record came, before take_due()

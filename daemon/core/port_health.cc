@@ -173,7 +173,7 @@ void PortHealthModel::on_device_added(const Record& r) {
     node.key() = r.device;
     auto moved = devices_.insert(std::move(node)).position;
     for (auto& [number, p] : moved->second.ports)
-      match_expectation(moved->first, number, p);
+      match_expectation(moved->first, moved->second, number, p);
     return;
   }
 }
@@ -186,7 +186,7 @@ void PortHealthModel::on_device_renamed(const Record& r) {
   devices_.erase(r.device);  // whatever was left under the new name is another, older device
   auto moved = devices_.insert(std::move(node)).position;
   for (auto& [number, p] : moved->second.ports)
-    match_expectation(moved->first, number, p);
+    match_expectation(moved->first, moved->second, number, p);
 }
 
 // An application's report of a failed QP, CQ, SRQ or WQ counts as one application error of the

@@ -104,7 +104,8 @@ class PortHealthModel {
   HealthTransition transition_of(const std::string& device, const Device& d, const Port& p,
                                  Instant now) const;
   uint32_t downs_in_window(const PortHealthState& s, int64_t now_us) const;
-  void match_expectation(const std::string& device, uint32_t port_number, Port& p) const;
+  void match_expectation(const std::string& device, const Device& d, uint32_t port_number,
+                         Port& p) const;
   const PortExpectation* expectation_of(const Port& p) const;
   void forget_gone(int64_t now_us);
 

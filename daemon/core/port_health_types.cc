@@ -1,5 +1,7 @@
 #include "core/port_health_types.h"
 
+#include "rdma_eventd/internal/enum_names.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -35,10 +37,7 @@ std::string_view health_name(PortHealth h) {
 }
 
 std::optional<PortHealth> health_from_name(std::string_view name) {
-  for (size_t i = 0; i < kHealthNames.size(); ++i) {
-    if (kHealthNames[i] == name) return static_cast<PortHealth>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<PortHealth>(kHealthNames, name);
 }
 
 std::string_view reason_name(HealthReason r) {
@@ -46,10 +45,7 @@ std::string_view reason_name(HealthReason r) {
 }
 
 std::optional<HealthReason> reason_from_name(std::string_view name) {
-  for (size_t i = 0; i < std::size(kReasonNames); ++i) {
-    if (kReasonNames[i] == name) return static_cast<HealthReason>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<HealthReason>(kReasonNames, name);
 }
 
 HealthReason error_reason(ErrorSource s) {

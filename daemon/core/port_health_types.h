@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "rdma_eventd/protocol.h"
 #include "rdma_eventd/types.h"
 
 namespace rdma_eventd::daemon {
@@ -69,10 +70,11 @@ struct ErrorThreshold {
   friend bool operator==(const ErrorThreshold&, const ErrorThreshold&) = default;
 };
 
-// What a port is expected to run at: ports of devices whose name matches `devices` (a shell
-// glob) are degraded below it, and counted as down when they never came up.
+// What a port is expected to run at: ports of the devices `devices` matches (a name, a shell
+// glob on the name, or a node GUID, as devices.include reads them) are degraded below it, and
+// counted as down when they never came up.
 struct PortExpectation {
-  std::string devices;
+  DevicePattern devices;
   std::vector<uint32_t> ports;            // empty: every port
   uint32_t lanes = 0;                     // 0: any width
   LinkSpeed speed = LinkSpeed::kUnknown;  // unknown: any speed

@@ -1,7 +1,5 @@
 // PortHealthModel's upkeep: what time alone does (deadlines, forgetting gone ports), reloads,
 // restarts, and the answers it gives (verdicts, the host's worst, the state to keep).
-#include <fnmatch.h>
-
 #include <algorithm>
 
 #include "core/port_health.h"
@@ -75,7 +73,7 @@ void PortHealthModel::set_config(HealthConfig config, Instant now, Transitions& 
       keep_newest(p.s.downs_mono_us, config_.flap_downs);
       for (size_t i = 0; i < kErrorSourceCount; ++i)
         keep_newest(p.s.errors[i].times_mono_us, config_.errors[i].errors);
-      match_expectation(name, number, p);
+      match_expectation(name, d, number, p);
       settle(name, d, p, now, out);
       judge(name, d, p, now, 0, HealthReason::kConfigChanged, out);
     }
@@ -174,7 +172,7 @@ void PortHealthModel::restore(std::vector<DeviceHealthState> devices, Instant no
         keep_newest(w.times_mono_us, config_.errors[i].errors);
         if (w.over) w.quiet_since_mono_us = now.mono_us;
       }
-      match_expectation(state.device, p.s.port, p);
+      match_expectation(state.device, d, p.s.port, p);
     }
   }
 }
@@ -184,23 +182,27 @@ std::pair<PortHealthModel::DeviceMap::iterator, PortHealthModel::Port*> PortHeal
   auto it = devices_.find(device);
   if (it == devices_.end()) it = devices_.emplace(std::string(device), Device{}).first;
   Device& d = it->second;
-  if (!node_guid.empty() && d.node_guid != node_guid) d.node_guid = std::string(node_guid);
+  if (!node_guid.empty() && d.node_guid != node_guid) {
+    d.node_guid = std::string(node_guid);
+    for (auto& [number, p] : d.ports)  // an expectation may name the device by its GUID
+      match_expectation(it->first, d, number, p);
+  }
   auto [pit, added] = d.ports.try_emplace(port);
   if (added) {
     pit->second.s.port = port;
-    match_expectation(it->first, port, pit->second);
+    match_expectation(it->first, d, port, pit->second);
   }
   return {it, &pit->second};
 }
 
-void PortHealthModel::match_expectation(const std::string& device, uint32_t port_number,
-                                        Port& p) const {
+void PortHealthModel::match_expectation(const std::string& device, const Device& d,
+                                        uint32_t port_number, Port& p) const {
   p.expectation = -1;
   for (size_t i = 0; i < config_.expected.size(); ++i) {
     const PortExpectation& e = config_.expected[i];
     const bool port_matches =
         e.ports.empty() || std::find(e.ports.begin(), e.ports.end(), port_number) != e.ports.end();
-    if (port_matches && fnmatch(e.devices.c_str(), device.c_str(), 0) == 0) {
+    if (port_matches && e.devices.matches(device, d.node_guid)) {
       p.expectation = static_cast<int>(i);
       return;
     }

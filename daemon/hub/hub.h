@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/token_bucket.h"
 #include "hub/access_policy.h"
 #include "hub/listener.h"
 #include "hub/output_queue.h"
 #include "hub/ring.h"
 #include "hub/state_source.h"
-#include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "schema/protocol_json.h"
 #include "schema/status_reply.h"

@@ -21,22 +21,6 @@ constexpr int64_t kBucketRefillUs = 1000000;
 // /proc/PID/cgroup is one line under cgroup v2; a hybrid system has a dozen.
 constexpr size_t kMaxCgroupFileBytes = 8192;
 
-std::string report_reply(const Request& r, uint64_t seq) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "reply");
-  w.field("op", op_name(Op::kReport));
-  if (!r.id.empty()) {
-    w.key("id");
-    w.raw(r.id);
-  }
-  w.field("seq", seq);
-  w.end_object();
-  out += '\n';
-  return out;
-}
-
 std::string device_names(const std::vector<const DeviceView*>& views) {
   std::string out;
   for (const DeviceView* d : views)
@@ -155,7 +139,8 @@ void SubscriberHub::publish_pending_report(uint64_t subscriber_id) {
   ++report_stats_.accepted;
   const std::unique_ptr<Subscriber::PendingReport> done = std::move(s.report);
   if (s.closed) return;  // published all the same: the reporter need not wait for the reply
-  s.out.push_control(std::make_shared<const std::string>(report_reply(done->request, seq)));
+  s.out.push_control(
+      std::make_shared<const std::string>(reply_line(Op::kReport, done->request, seq, nullptr)));
   handle_lines(s);  // the requests that waited for it
   s.pending_write = true;
   write(s);

@@ -15,7 +15,20 @@ namespace {
 
 using LinePtr = OutputQueue::LinePtr;
 
-// {"type":"reply","op":OP,"id":ID,"seq":SEQ, ...fields...}\n
+LinePtr shared(std::string s) {
+  return std::make_shared<const std::string>(std::move(s));
+}
+
+std::vector<PkeyEntry> pkey_entries(const std::vector<uint16_t>& table) {
+  std::vector<PkeyEntry> out;
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (table[i] != 0) out.push_back(PkeyEntry{static_cast<uint32_t>(i), table[i]});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string reply_line(Op op, const Request& r, uint64_t seq,
                        const std::function<void(JsonWriter&)>& fields) {
   std::string out;
@@ -34,20 +47,6 @@ std::string reply_line(Op op, const Request& r, uint64_t seq,
   out += '\n';
   return out;
 }
-
-LinePtr shared(std::string s) {
-  return std::make_shared<const std::string>(std::move(s));
-}
-
-std::vector<PkeyEntry> pkey_entries(const std::vector<uint16_t>& table) {
-  std::vector<PkeyEntry> out;
-  for (size_t i = 0; i < table.size(); ++i) {
-    if (table[i] != 0) out.push_back(PkeyEntry{static_cast<uint32_t>(i), table[i]});
-  }
-  return out;
-}
-
-}  // namespace
 
 void SubscriberHub::handle_line(Subscriber& s, std::string_view line) {
   ++s.requests;

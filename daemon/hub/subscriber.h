@@ -4,17 +4,19 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "core/token_bucket.h"
 #include "hub/hub.h"
 #include "hub/output_queue.h"
-#include "hub/token_bucket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/record.h"
+#include "schema/json_writer.h"
 
 namespace rdma_eventd::daemon {
 
@@ -73,5 +75,10 @@ struct SubscriberHub::Subscriber {
 
   bool draining() const { return eof || broken; }
 };
+
+// {"type":"reply","op":OP,"id":ID,"seq":SEQ, ...fields...}\n: the line that answers request r
+// (hub_requests.cc, hub_reports.cc); `fields`, when given, writes the op's own.
+std::string reply_line(Op op, const Request& r, uint64_t seq,
+                       const std::function<void(JsonWriter&)>& fields);
 
 }  // namespace rdma_eventd::daemon

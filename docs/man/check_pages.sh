@@ -57,6 +57,27 @@ check_options() { # PAGE WHAT HELP TEXT...: every option of HELP in one of the T
   done
 }
 
+# check_command PAGE COMMAND WHAT HELP...: PAGE has a subsection for COMMAND, and documents
+# every option the command's help (the output of HELP..., WHAT names it) names there or among
+# the program's options ($global). `help` has no options of its own.
+check_command() {
+  local page=$1 command=$2 what=$3 sub
+  shift 3
+  sub=$(section_of "$scratch/$page.txt" "$command" 3)
+  [ -n "$sub" ] || { fail "$page: no subsection for the command '$command'"; return; }
+  [ "$command" = help ] && return
+  check_options "$page" "$what" "$("$@")" "$sub" "$global"
+}
+
+# check_program PAGE NAME PROGRAM: PAGE documents every option of `NAME --help`; sets $page,
+# $global (the page's OPTIONS section) and $help (the program's help) for its commands' checks.
+check_program() {
+  page=$1
+  global=$(section_of "$scratch/$page.txt" OPTIONS 0)
+  help=$("$3" --help)
+  check_options "$page" "$2 --help" "$help" "$(cat "$scratch/$page.txt")"
+}
+
 # The commands listed under "Commands:" in a help text, one per line.
 commands_in() { awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print }' <<<"$1"; }
 
@@ -74,27 +95,15 @@ page=rdma-eventd.8
 check_options "$page" "rdma-eventd --help" "$("$eventd" --help)" "$(cat "$scratch/$page.txt")"
 
 echo "== rdma-eventctl(1): its options, every command, and each command's options"
-page=rdma-eventctl.1
-text=$(cat "$scratch/$page.txt")
-global=$(section_of "$scratch/$page.txt" OPTIONS 0)
-help=$("$eventctl" --help)
-check_options "$page" "rdma-eventctl --help" "$help" "$text"
+check_program rdma-eventctl.1 rdma-eventctl "$eventctl"
 commands=$(commands_in "$help" | awk '{ print $1 }')
 [ -n "$commands" ] || fail "no commands found in rdma-eventctl --help"
 for command in $commands; do
-  sub=$(section_of "$scratch/$page.txt" "$command" 3)
-  [ -n "$sub" ] || { fail "$page: no subsection for the command '$command'"; continue; }
-  [ "$command" = help ] && continue
-  check_options "$page" "rdma-eventctl $command --help" "$("$eventctl" "$command" --help)" \
-    "$sub" "$global"
+  check_command "$page" "$command" "rdma-eventctl $command --help" "$eventctl" "$command" --help
 done
 
 echo "== rdma-sim(1): its options, every command, and each command's options"
-page=rdma-sim.1
-text=$(cat "$scratch/$page.txt")
-global=$(section_of "$scratch/$page.txt" OPTIONS 0)
-help=$("$sim" --help)
-check_options "$page" "rdma-sim --help" "$help" "$text"
+check_program rdma-sim.1 rdma-sim "$sim"
 listed=0
 while read -r first second _; do
   listed=$((listed + 1))
@@ -110,10 +119,7 @@ while read -r first second _; do
     fail "rdma-sim help knows no command '$first' nor '$first $second'"
     continue
   fi
-  sub=$(section_of "$scratch/$page.txt" "$command" 3)
-  [ -n "$sub" ] || { fail "$page: no subsection for the command '$command'"; continue; }
-  [ "$command" = help ] && continue
-  check_options "$page" "rdma-sim help $command" "$command_help" "$sub" "$global"
+  check_command "$page" "$command" "rdma-sim help $command" printf '%s\n' "${command_help:-}"
 done < <(commands_in "$help")
 [ "$listed" -gt 0 ] || fail "no commands found in rdma-sim --help"
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_reader.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "schema/json_error.h"
 #include "schema/protocol_json.h"
 
@@ -94,9 +95,22 @@ std::vector<std::string> filter_strings(const json& v, const std::string& key) {
   return out;
 }
 
+// req[key]: a list of patterns, each read by Pattern::parse (DevicePattern, PortPattern).
+template <typename Pattern>
+std::vector<Pattern> filter_patterns(const json& req, const std::string& key) {
+  std::vector<Pattern> out;
+  std::string error;
+  const auto texts = filter_strings(req[key], key);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto p = Pattern::parse(texts[i], &error);
+    if (!p) throw Bad{ErrorCode::kBadFilter, key + "[" + std::to_string(i) + "]: " + error};
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
 Filter parse_filter(const json& req) {
   Filter f;
-  std::string error;
   if (req.contains("events")) {
     const auto names = filter_strings(req["events"], "events");
     for (size_t i = 0; i < names.size(); ++i) {
@@ -108,22 +122,8 @@ Filter parse_filter(const json& req) {
       f.events.push_back(*kind);
     }
   }
-  if (req.contains("devices")) {
-    const auto patterns = filter_strings(req["devices"], "devices");
-    for (size_t i = 0; i < patterns.size(); ++i) {
-      auto p = DevicePattern::parse(patterns[i], &error);
-      if (!p) throw Bad{ErrorCode::kBadFilter, "devices[" + std::to_string(i) + "]: " + error};
-      f.devices.push_back(std::move(*p));
-    }
-  }
-  if (req.contains("ports")) {
-    const auto patterns = filter_strings(req["ports"], "ports");
-    for (size_t i = 0; i < patterns.size(); ++i) {
-      auto p = PortPattern::parse(patterns[i], &error);
-      if (!p) throw Bad{ErrorCode::kBadFilter, "ports[" + std::to_string(i) + "]: " + error};
-      f.ports.push_back(std::move(*p));
-    }
-  }
+  if (req.contains("devices")) f.devices = filter_patterns<DevicePattern>(req, "devices");
+  if (req.contains("ports")) f.ports = filter_patterns<PortPattern>(req, "ports");
   if (req.contains("min_severity")) {
     const json& v = req["min_severity"];
     if (!v.is_string()) throw Bad{ErrorCode::kBadFilter, "min_severity: expected a string"};
@@ -397,10 +397,7 @@ std::string_view op_name(Op op) {
 }
 
 std::optional<Op> op_from_name(std::string_view name) {
-  for (size_t i = 0; i < kOpNames.size(); ++i) {
-    if (kOpNames[i] == name) return static_cast<Op>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<Op>(kOpNames, name);
 }
 
 std::string_view error_code_name(ErrorCode code) {
@@ -408,10 +405,7 @@ std::string_view error_code_name(ErrorCode code) {
 }
 
 std::optional<ErrorCode> error_code_from_name(std::string_view name) {
-  for (size_t i = 0; i < kErrorNames.size(); ++i) {
-    if (kErrorNames[i] == name) return static_cast<ErrorCode>(i);
-  }
-  return std::nullopt;
+  return internal::enum_from_name<ErrorCode>(kErrorNames, name);
 }
 
 std::string_view message_kind_name(MessageKind kind) {
@@ -475,72 +469,70 @@ std::variant<Request, RequestError> parse_request(std::string_view line) {
   return r;
 }
 
-std::string request_json(const Request& r) {
+namespace {
+
+// A JSON object: `fields` writes its members between the braces.
+template <typename Fields>
+std::string object_json(const Fields& fields) {
   std::string out;
   JsonWriter w(out);
   w.begin_object();
-  w.field("op", op_name(r.op));
-  write_id(w, r.id);
-  if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
-  if (r.op == Op::kSince) {
-    w.field("seq", r.seq);
-    if (!r.stream.empty()) w.field("stream", r.stream);
-  }
-  if (r.op == Op::kReport) write_report_fields(w, r.report);
+  fields(w);
   w.end_object();
   return out;
 }
 
+}  // namespace
+
+std::string request_json(const Request& r) {
+  return object_json([&](JsonWriter& w) {
+    w.field("op", op_name(r.op));
+    write_id(w, r.id);
+    if (r.op == Op::kSubscribe) write_filter_fields(w, r.filter);
+    if (r.op == Op::kSince) {
+      w.field("seq", r.seq);
+      if (!r.stream.empty()) w.field("stream", r.stream);
+    }
+    if (r.op == Op::kReport) write_report_fields(w, r.report);
+  });
+}
+
 std::string filter_json(const Filter& f) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  write_filter_fields(w, f);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) { write_filter_fields(w, f); });
 }
 
 // --- lines from the daemon --------------------------------------------------------------------
 
 std::string hello_json(const Hello& h) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "hello");
-  w.field("protocol", h.protocol);
-  w.field("version", h.version);
-  w.field("stream", h.stream);
-  w.field("host", h.host);
-  w.field("seq", h.seq);
-  w.field("subscriber", h.subscriber);
-  w.field("max_request_bytes", h.max_request_bytes);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "hello");
+    w.field("protocol", h.protocol);
+    w.field("version", h.version);
+    w.field("stream", h.stream);
+    w.field("host", h.host);
+    w.field("seq", h.seq);
+    w.field("subscriber", h.subscriber);
+    w.field("max_request_bytes", h.max_request_bytes);
+  });
 }
 
 std::string lost_json(const Lost& l) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "lost");
-  w.field("first_seq", l.first_seq);
-  w.field("last_seq", l.last_seq);
-  w.field("records", l.records);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "lost");
+    w.field("first_seq", l.first_seq);
+    w.field("last_seq", l.last_seq);
+    w.field("records", l.records);
+  });
 }
 
 std::string error_json(const RequestError& e) {
-  std::string out;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("type", "error");
-  if (!e.op.empty()) w.field("op", e.op);
-  write_id(w, e.id);
-  w.field("error", error_code_name(e.code));
-  w.field("message", e.message);
-  w.end_object();
-  return out;
+  return object_json([&](JsonWriter& w) {
+    w.field("type", "error");
+    if (!e.op.empty()) w.field("op", e.op);
+    write_id(w, e.id);
+    w.field("error", error_code_name(e.code));
+    w.field("message", e.message);
+  });
 }
 
 }  // namespace rdma_eventd

@@ -4,20 +4,14 @@
 #include <string>
 #include <string_view>
 
+#include "rdma_eventd/internal/enum_names.h"
 #include "schema/raw_values.h"
 #include "schema/record_text.h"
 
 namespace rdma_eventd {
 namespace {
 
-// Looks a name up in a table indexed by enum value.
-template <typename Enum, size_t N>
-std::optional<Enum> find_name(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (size_t i = 0; i < N; ++i) {
-    if (names[i] == name) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
+using internal::enum_from_name;
 
 constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
     "port_active",        "port_err",       "lid_change",
@@ -61,14 +55,14 @@ std::string_view event_name(EventKind kind) {
   return kEventNames[static_cast<size_t>(kind)];
 }
 std::optional<EventKind> event_from_name(std::string_view name) {
-  return find_name<EventKind>(kEventNames, name);
+  return enum_from_name<EventKind>(kEventNames, name);
 }
 
 std::string_view severity_name(Severity s) {
   return kSeverityNames[static_cast<size_t>(s)];
 }
 std::optional<Severity> severity_from_name(std::string_view name) {
-  return find_name<Severity>(kSeverityNames, name);
+  return enum_from_name<Severity>(kSeverityNames, name);
 }
 int syslog_priority(Severity s) {
   switch (s) {
@@ -98,7 +92,7 @@ std::string_view port_state_display(PortState s) {
   return kPortStateDisplay[static_cast<size_t>(s)];
 }
 std::optional<PortState> port_state_from_name(std::string_view name) {
-  return find_name<PortState>(kPortStateNames, name);
+  return enum_from_name<PortState>(kPortStateNames, name);
 }
 
 PhysState phys_state_from_raw(uint32_t raw) {
@@ -108,7 +102,7 @@ std::string_view phys_state_name(PhysState s) {
   return kPhysStateNames[static_cast<size_t>(s)];
 }
 std::optional<PhysState> phys_state_from_name(std::string_view name) {
-  return find_name<PhysState>(kPhysStateNames, name);
+  return enum_from_name<PhysState>(kPhysStateNames, name);
 }
 
 LinkLayer link_layer_from_raw(uint32_t raw) {
@@ -118,7 +112,7 @@ std::string_view link_layer_name(LinkLayer l) {
   return kLinkLayerNames[static_cast<size_t>(l)];
 }
 std::optional<LinkLayer> link_layer_from_name(std::string_view name) {
-  return find_name<LinkLayer>(kLinkLayerNames, name);
+  return enum_from_name<LinkLayer>(kLinkLayerNames, name);
 }
 
 LinkSpeed link_speed_from_raw(uint32_t raw) {
@@ -150,7 +144,7 @@ std::string_view link_speed_display(LinkSpeed s) {
   return kSpeedDisplay[static_cast<size_t>(s)];
 }
 std::optional<LinkSpeed> link_speed_from_name(std::string_view name) {
-  return find_name<LinkSpeed>(kSpeedNames, name);
+  return enum_from_name<LinkSpeed>(kSpeedNames, name);
 }
 double lane_gbps(LinkSpeed s) {
   return kLaneGbps[static_cast<size_t>(s)];
@@ -194,7 +188,7 @@ std::string_view gid_type_display(GidType t) {
   return kGidTypeDisplay[static_cast<size_t>(t)];
 }
 std::optional<GidType> gid_type_from_name(std::string_view name) {
-  return find_name<GidType>(kGidTypeNames, name);
+  return enum_from_name<GidType>(kGidTypeNames, name);
 }
 
 }  // namespace rdma_eventd

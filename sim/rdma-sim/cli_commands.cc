@@ -55,7 +55,37 @@ std::vector<std::string> split(const std::string& text, char sep) {
   }
 }
 
+json storm_request(const Args& a, const std::string& command, const std::string& cmd,
+                   const std::string& where, const std::function<json(const std::string&)>& type) {
+  auto count = option(a, "--count");
+  if (!count) throw UsageError(command + " needs --count N");
+  json req = {{"cmd", cmd}, {"count", number(*count, "--count", 10000000)}};
+  if (auto v = option(a, "--" + where); v && *v != "all") req[where] = split(*v, ',');
+  if (auto v = option(a, "--types")) {
+    json types = json::array();
+    for (const std::string& t : split(*v, ','))
+      types.push_back(type(t));
+    req["types"] = types;
+  }
+  return req;
+}
+
 namespace {
+
+// {"cmd": CMD, "port": PORT, KEY: N}: the commands of a port and a 16-bit number
+// (`lid mlx5_0/1 7`); `what` names the number in the usage error.
+json port_number_request(const std::string& cmd, const Args& a, const std::string& key,
+                         const std::string& what) {
+  return {{"cmd", cmd}, {"port", a.positional[0]}, {key, number(a.positional[1], what, 0xffff)}};
+}
+
+// A command that sends port_number_request and nothing more.
+Handler port_number_command(const std::string& cmd, const std::string& key,
+                            const std::string& what) {
+  return [cmd, key, what](const Global& g, const Args& a) {
+    return send(g, port_number_request(cmd, a, key, what));
+  };
+}
 
 json event_type(const std::string& text) {
   static const char* const kNames[] = {"port_active", "port_err",    "lid_change",
@@ -129,25 +159,14 @@ const std::vector<Spec>& specs() {
          if (auto v = option(a, "--sm-lid")) req["sm_lid"] = number(*v, "SM LID", 0xffff);
          return send(g, req);
        }},
-      {"lid",
-       2,
-       2,
-       {},
-       {},
-       [](const Global& g, const Args& a) {
-         return send(g, {{"cmd", "lid"},
-                         {"port", a.positional[0]},
-                         {"lid", number(a.positional[1], "LID", 0xffff)}});
-       }},
+      {"lid", 2, 2, {}, {}, port_number_command("lid", "lid", "LID")},
       {"sm",
        2,
        2,
        {"--sl"},
        {},
        [](const Global& g, const Args& a) {
-         json req = {{"cmd", "sm"},
-                     {"port", a.positional[0]},
-                     {"sm_lid", number(a.positional[1], "SM LID", 0xffff)}};
+         json req = port_number_request("sm", a, "sm_lid", "SM LID");
          if (auto v = option(a, "--sl")) req["sl"] = number(*v, "SM SL", 15);
          return send(g, req);
        }},
@@ -165,10 +184,9 @@ const std::vector<Spec>& specs() {
        {},
        {},
        [](const Global& g, const Args& a) {
-         return send(g, {{"cmd", "pkey"},
-                         {"port", a.positional[0]},
-                         {"index", number(a.positional[1], "P_Key index", 0xffff)},
-                         {"value", number(a.positional[2], "P_Key", 0xffff)}});
+         json req = port_number_request("pkey", a, "index", "P_Key index");
+         req["value"] = number(a.positional[2], "P_Key", 0xffff);
+         return send(g, req);
        }},
       {"gid add",
        2,
@@ -186,16 +204,7 @@ const std::vector<Spec>& specs() {
          if (auto v = option(a, "--netdev")) req["netdev"] = *v;
          return send(g, req);
        }},
-      {"gid del",
-       2,
-       2,
-       {},
-       {},
-       [](const Global& g, const Args& a) {
-         return send(g, {{"cmd", "gid_del"},
-                         {"port", a.positional[0]},
-                         {"index", number(a.positional[1], "GID index", 0xffff)}});
-       }},
+      {"gid del", 2, 2, {}, {}, port_number_command("gid_del", "index", "GID index")},
       {"gid add-ip",
        2,
        2,
@@ -291,17 +300,7 @@ const std::vector<Spec>& specs() {
        {"--count", "--targets", "--types"},
        {},
        [](const Global& g, const Args& a) {
-         auto count = option(a, "--count");
-         if (!count) throw UsageError("storm needs --count N");
-         json req = {{"cmd", "storm"}, {"count", number(*count, "--count", 10000000)}};
-         if (auto v = option(a, "--targets"); v && *v != "all") req["targets"] = split(*v, ',');
-         if (auto v = option(a, "--types")) {
-           json types = json::array();
-           for (const std::string& t : split(*v, ','))
-             types.push_back(event_type(t));
-           req["types"] = types;
-         }
-         return send(g, req);
+         return send(g, storm_request(a, "storm", "storm", "targets", event_type));
        }},
       {"no-rdma",
        1,

@@ -31,6 +31,11 @@ std::vector<Spec> with_devx_specs(std::vector<Spec> specs);
 uint64_t number(const std::string& text, const std::string& what, uint64_t max);
 std::optional<std::string> option(const Args& a, const std::string& name);
 std::vector<std::string> split(const std::string& text, char sep);
+// A storm request: {"cmd": CMD, "count": --count, WHERE: --WHERE split at commas unless "all",
+// "types": --types split at commas, each through `type`}. `command` names it in the usage error.
+nlohmann::json storm_request(const Args& a, const std::string& command, const std::string& cmd,
+                             const std::string& where,
+                             const std::function<nlohmann::json(const std::string&)>& type);
 // Sends a request and prints the reply: the message (or `human`), or the JSON with --json.
 int send(const Global& g, nlohmann::json req,
          const std::function<void(const nlohmann::json&)>& human = nullptr);

@@ -88,17 +88,10 @@ std::vector<Spec> with_devx_specs(std::vector<Spec> specs) {
        {"--count", "--devices", "--types"},
        {},
        [](const Global& g, const Args& a) {
-         auto count = option(a, "--count");
-         if (!count) throw UsageError("devx-storm needs --count N");
-         json req = {{"cmd", "devx_storm"}, {"count", number(*count, "--count", 10000000)}};
-         if (auto v = option(a, "--devices"); v && *v != "all") req["devices"] = split(*v, ',');
-         if (auto v = option(a, "--types")) {
-           json types = json::array();
-           for (const std::string& t : split(*v, ','))
-             types.push_back(named(devx::event_types(), t, "event type", 255));
-           req["types"] = types;
-         }
-         return send(g, req);
+         return send(
+             g, storm_request(a, "devx-storm", "devx_storm", "devices", [](const std::string& t) {
+               return named(devx::event_types(), t, "event type", 255);
+             }));
        }},
       {"devx-destroy",
        1,

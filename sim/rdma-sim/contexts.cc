@@ -238,13 +238,7 @@ size_t ContextRegistry::deliver(int32_t device_index, uint32_t type, uint64_t el
   size_t n = 0;
   for (Context* c : it->second) {
     if (c->silenced) continue;
-    if (!c->reader_closed) c->backlog.append(&ev, sizeof ev);
-    ++c->queued;
-    store_relaxed(shm_.contexts[c->slot].queued, c->queued);
-    if (!c->dirty) {
-      c->dirty = true;
-      dirty_.push_back(c);
-    }
+    queue(c, ev);
     ++n;
   }
   return n;
@@ -255,8 +249,11 @@ bool ContextRegistry::deliver_to(uint64_t context_id, int32_t device_index, uint
   auto it = open_.find(context_id);
   if (it == open_.end() || it->second->device_index != device_index || it->second->silenced)
     return false;
-  Context* c = it->second.get();
-  const AsyncEventDesc ev{element, type, 0};
+  queue(it->second.get(), AsyncEventDesc{element, type, 0});
+  return true;
+}
+
+void ContextRegistry::queue(Context* c, const AsyncEventDesc& ev) {
   if (!c->reader_closed) c->backlog.append(&ev, sizeof ev);
   ++c->queued;
   store_relaxed(shm_.contexts[c->slot].queued, c->queued);
@@ -264,7 +261,6 @@ bool ContextRegistry::deliver_to(uint64_t context_id, int32_t device_index, uint
     c->dirty = true;
     dirty_.push_back(c);
   }
-  return true;
 }
 
 void ContextRegistry::silence(int32_t device_index) {

@@ -75,6 +75,8 @@ class ContextRegistry {
  private:
   struct Context;
   void closed(Context* c);
+  // One event for `c`: into its backlog unless its reader is gone, counted either way.
+  void queue(Context* c, const AsyncEventDesc& ev);
   nlohmann::json context_json(const Context& c) const;
   void on_readable(Context* c, uint32_t events);
   uint32_t take_slot(uint64_t id);

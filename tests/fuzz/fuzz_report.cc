@@ -4,7 +4,8 @@
 //  - a report that parses names a reportable event, a device of 1 to 64 bytes, a port of 0 to
 //    255, an object number of -1 to 2^32-1 and at most 256 bytes of detail without control
 //    characters; request_json writes it back as a line that parses to the same request;
-//  - a refused one gives an error line that reads back with the same code, op and id;
+//  - a refused one gives an error line that reads back with the same code, op and id, and that
+//    is a fixed point of reading and writing;
 //  - the app_report record the daemon would make of it writes as JSON that reads back equal,
 //    its sentence is not empty, and a filter of app_report records matches it.
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <variant>
 
 #include "fuzz_check.h"
+#include "fuzz_request_line.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/record.h"
 #include "schema/protocol_json.h"
@@ -66,26 +68,9 @@ void check_report(const Request& request) {
   FUZZ_CHECK(f.matches(key_of(*back)), json);
 }
 
-void check_error(const RequestError& error) {
-  const std::string text = error_json(error);
-  std::string why;
-  auto line = parse_line(text, &why);
-  FUZZ_CHECK(line.has_value(), why + ": " + text);
-  const RequestError* reread = line->error();
-  FUZZ_CHECK(line->kind() == MessageKind::kError && reread != nullptr, text);
-  FUZZ_CHECK(reread->code == error.code && reread->op == error.op && reread->id == error.id, text);
-  FUZZ_CHECK(!error.message.empty(), text);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view line(reinterpret_cast<const char*>(data), size);
-  auto parsed = parse_request(line);
-  if (const auto* request = std::get_if<Request>(&parsed)) {
-    check_report(*request);
-  } else {
-    check_error(std::get<RequestError>(parsed));
-  }
+  fuzz::fuzz_request_line(data, size, check_report);
   return 0;
 }

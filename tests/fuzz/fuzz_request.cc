@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "fuzz_check.h"
+#include "fuzz_request_line.h"
 #include "rdma_eventd/protocol.h"
 #include "schema/protocol_json.h"
 
@@ -47,31 +48,9 @@ void check_request(const Request& request) {
   FUZZ_CHECK(!filter_json(f).empty(), text);
 }
 
-void check_error(const RequestError& error) {
-  const std::string text = error_json(error);
-  std::string why;
-  auto line = parse_line(text, &why);
-  FUZZ_CHECK(line.has_value(), why + ": " + text);
-  const RequestError* reread = line->error();
-  FUZZ_CHECK(line->kind() == MessageKind::kError && reread != nullptr, text);
-  FUZZ_CHECK(reread->code == error.code, text);
-  FUZZ_CHECK(reread->op == error.op, text);
-  FUZZ_CHECK(reread->id == error.id, text);
-  // The message may lose bytes that are not UTF-8 (the writer replaces them), once: after that
-  // the line reads and writes back unchanged.
-  FUZZ_CHECK(error_json(*reread) == text, text);
-  FUZZ_CHECK(!error.message.empty(), text);
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view line(reinterpret_cast<const char*>(data), size);
-  auto parsed = parse_request(line);
-  if (const auto* request = std::get_if<Request>(&parsed)) {
-    check_request(*request);
-  } else {
-    check_error(std::get<RequestError>(parsed));
-  }
+  fuzz::fuzz_request_line(data, size, check_request);
   return 0;
 }

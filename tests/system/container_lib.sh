@@ -8,6 +8,10 @@
 # The root file systems are kept in /var/cache/rdma-eventd-tests (RDMA_EVENTD_TEST_CACHE names
 # another place); a day's first run downloads one (a few minutes), and removes the older ones.
 
+# step, fail, wait_for, stop_pid.
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+
 container_cache_dir=${RDMA_EVENTD_TEST_CACHE:-/var/cache/rdma-eventd-tests}
 # What the container needs beyond a minimal system, for both tests, so that they share one
 # root: systemd itself; procps (kill, for ExecReload=; every real host has it); the daemon's
@@ -62,24 +66,8 @@ event_reaches_subscriber_and_journal() {
     grep -c "Defined-By: rdma-eventd" >/dev/null || fail "journalctl -x shows no catalog text"
 }
 
-step() { echo "== $*"; }
-
-fail() {
-  echo "FAIL: $*" >&2
-  if [ -n "$C" ] && [ -d "/proc/$C" ]; then diagnostics || true; fi
-  exit 1
-}
-
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, or fail naming WHAT.
-wait_for() {
-  local seconds=$1 what=$2
-  shift 2
-  local deadline=$((SECONDS + seconds))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "no $what after ${seconds}s"
-    sleep 0.1
-  done
-}
+# The container's diagnostics ask the container: fail() shows them only while it runs.
+can_diagnose() { [ -n "$C" ] && [ -d "/proc/$C" ]; }
 
 # inside COMMAND...: runs it in the container (bounded).
 inside() { timeout 60 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
@@ -168,4 +156,40 @@ container_boot() {
     degraded) inside systemctl --failed --no-legend --no-pager >&2 ;;
     *) fail "the container's system is '$state'" ;;
   esac
+}
+
+# --- the service on the simulator -----------------------------------------------------------
+
+sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
+
+# container_boot_staged: stages the install (DESTDIR) in $scratch/stage, boots the container
+# with it, the build tree (at $sim_build) and the simulator's topologies bound read-only, and
+# installs the staged tree in it as docs/operations.md says.
+container_boot_staged() {
+  step "staging the install and booting systemd in a container"
+  DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
+  container_boot --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
+    --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies"
+  step "installing the staged tree, as docs/operations.md says"
+  inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||
+    fail "cannot copy the staged install in"
+  inside bash -c 'ldconfig && systemd-sysusers && systemctl daemon-reload && journalctl --update-catalog' ||
+    fail "the install steps failed"
+}
+
+# start_simulator_unit RDMA_SIM LIB_DIR TOPOLOGY [LINE...]: RDMA_SIM (as the container names
+# it) runs TOPOLOGY as the unit rdma-sim, and the drop-in of docs/operations.md ("Trying it
+# without RDMA hardware") points the service at it, at its stand-in libraries in LIB_DIR, with
+# any more LINEs.
+start_simulator_unit() {
+  local rdma_sim=$1 lib_dir=$2 topology=$3
+  shift 3
+  inside systemd-run --unit=rdma-sim --quiet "$rdma_sim" start --foreground --dir /run/rdma-sim \
+    -t "$topology"
+  wait_for 30 "simulator's socket" test -S "/proc/$C/root/run/rdma-sim/sim.sock"
+  inside mkdir -p /etc/systemd/system/rdma-eventd.service.d
+  printf '%s\n' "[Service]" "Environment=LD_LIBRARY_PATH=$lib_dir" \
+    "Environment=RDMA_SIM_DIR=/run/rdma-sim" "$@" |
+    inside tee /etc/systemd/system/rdma-eventd.service.d/simulator.conf >/dev/null
+  inside systemctl daemon-reload
 }

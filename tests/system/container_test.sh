@@ -17,7 +17,6 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=container_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
 
-sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
 config=$SYSCONF_DIR/rdma-eventd/rdma-eventd.json
 sock=/run/rdma-eventd/events.sock
 client_pid=
@@ -33,39 +32,19 @@ container_setup
 scratch=$container_scratch
 
 # --- boot ---------------------------------------------------------------------------------------
-step "staging the install"
-DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
-
-step "booting systemd in a container"
-container_boot --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
-  --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies"
-
-step "installing the staged tree, as docs/operations.md says"
-inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||
-  fail "cannot copy the staged install in"
-inside bash -c 'ldconfig && systemd-sysusers && systemctl daemon-reload && journalctl --update-catalog' ||
-  fail "the install steps failed"
+container_boot_staged
 inside getent group rdma-events >/dev/null || fail "systemd-sysusers made no group rdma-events"
 
 step "the simulator and the drop-in"
-inside systemd-run --unit=rdma-sim --quiet "$sim_build/bin/rdma-sim" start --foreground \
-  --dir /run/rdma-sim -t /opt/rdma-sim-topologies/two-adapters.json
-wait_for 30 "simulator's socket" test -S "/proc/$C/root/run/rdma-sim/sim.sock"
-sim() { inside "$sim_build/bin/rdma-sim" --dir /run/rdma-sim "$@" >/dev/null; }
-dropin=(
-  "[Service]"
-  "Environment=LD_LIBRARY_PATH=$sim_build/lib/rdma-sim"
-  "Environment=RDMA_SIM_DIR=/run/rdma-sim"
-)
+sanitizer_env=()
 if [ "${SANITIZE:-0}" = 1 ]; then
   # LeakSanitizer stops the process with ptrace(), which the unit's system call filter
   # forbids; leaks are checked by the other suites, which run the same build unsandboxed.
-  dropin+=("Environment=ASAN_OPTIONS=detect_leaks=0")
+  sanitizer_env=("Environment=ASAN_OPTIONS=detect_leaks=0")
 fi
-inside mkdir -p /etc/systemd/system/rdma-eventd.service.d
-printf '%s\n' "${dropin[@]}" | inside tee /etc/systemd/system/rdma-eventd.service.d/simulator.conf \
-  >/dev/null
-inside systemctl daemon-reload
+start_simulator_unit "$sim_build/bin/rdma-sim" "$sim_build/lib/rdma-sim" \
+  /opt/rdma-sim-topologies/two-adapters.json "${sanitizer_env[@]}"
+sim() { inside "$sim_build/bin/rdma-sim" --dir /run/rdma-sim "$@" >/dev/null; }
 
 # --- socket activation --------------------------------------------------------------------------
 step "the socket listens before the service runs"

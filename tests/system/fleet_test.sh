@@ -16,9 +16,8 @@
 # Needs root and systemd-journal-remote (scripts/bootstrap.sh deps). Run by ctest.
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
-# step and wait_for (no container is booted here).
-# shellcheck source=tests/system/container_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 hosts=(1 2 3)
 receiver_ip=10.77.0.1
@@ -27,10 +26,8 @@ bin=$BUILD_DIR/bin
 eventctl=$bin/rdma-eventctl
 topology=$SOURCE_DIR/sim/topologies/two-adapters.json
 
-[ "$(id -u)" = 0 ] || { echo "fleet test: needs root (namespaces)" >&2; exit 1; }
-for tool in /lib/systemd/systemd-journal-remote /lib/systemd/systemd-journal-upload; do
-  [ -x "$tool" ] || { echo "fleet test: $tool missing: scripts/bootstrap.sh deps" >&2; exit 1; }
-done
+require_root_and_tools "fleet test" namespaces \
+  /lib/systemd/systemd-journal-remote /lib/systemd/systemd-journal-upload
 
 scratch=$(mktemp -d /tmp/rdma-fleet-XXXXXX)
 tag=$$
@@ -49,20 +46,6 @@ diagnostics() {
   done
   echo "--- receiver log"
   tail -n 20 "$scratch/remote.log" 2>/dev/null || true
-}
-
-# After container_lib.sh's: this test's diagnostics are the hosts' logs.
-fail() {
-  echo "FAIL: $*" >&2
-  diagnostics >&2 || true
-  exit 1
-}
-
-stop_pid() {
-  local pid=$1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  timeout 20 tail --pid="$pid" -f /dev/null || kill -KILL "$pid" 2>/dev/null || true
 }
 
 cleanup() {

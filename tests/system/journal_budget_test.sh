@@ -18,7 +18,6 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=container_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
 
-sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
 config=$SYSCONF_DIR/rdma-eventd/rdma-eventd.json
 sock=/run/rdma-eventd/events.sock
 summary_id=a105a327ff284edaa9d0ced1b833b9d9
@@ -45,14 +44,7 @@ eventctl_status() { inside "$BIN_DIR/rdma-eventctl" status --json; }
 container_setup
 scratch=$container_scratch
 
-step "staging the install and booting systemd in a container"
-DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
-container_boot --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
-  --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies"
-inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||
-  fail "cannot copy the staged install in"
-inside bash -c 'ldconfig && systemd-sysusers && systemctl daemon-reload && journalctl --update-catalog' ||
-  fail "the install steps failed"
+container_boot_staged
 
 step "journald's rate limit is its default, and the unit does not change it"
 overrides=$(inside systemd-analyze cat-config systemd/journald.conf | grep -E '^[[:space:]]*RateLimit' || true)
@@ -63,18 +55,12 @@ for p in LogRateLimitIntervalUSec LogRateLimitBurst; do
 done
 
 step "the simulator, the drop-in, a subscriber"
-inside systemd-run --unit=rdma-sim --quiet "$sim_build/bin/rdma-sim" start --foreground \
-  --dir /run/rdma-sim -t /opt/rdma-sim-topologies/two-adapters.json
-wait_for 30 "simulator's socket" test -S "/proc/$C/root/run/rdma-sim/sim.sock"
+start_simulator_unit "$sim_build/bin/rdma-sim" "$sim_build/lib/rdma-sim" \
+  /opt/rdma-sim-topologies/two-adapters.json
 sim() { inside "$sim_build/bin/rdma-sim" --dir /run/rdma-sim "$@" >/dev/null; }
-inside mkdir -p /etc/systemd/system/rdma-eventd.service.d
-printf '%s\n' "[Service]" "Environment=LD_LIBRARY_PATH=$sim_build/lib/rdma-sim" \
-  "Environment=RDMA_SIM_DIR=/run/rdma-sim" |
-  inside tee /etc/systemd/system/rdma-eventd.service.d/simulator.conf >/dev/null
 # The journal budget's defaults; a subscriber queue of 64 MiB, so that the subscriber (socat
 # writing a file) keeps up with a storm that the journal no longer slows down.
 printf '%s\n' '{"socket": {"max_queued_bytes": 67108864}}' | inside tee "$config" >/dev/null
-inside systemctl daemon-reload
 inside systemctl enable --now rdma-eventd.socket --quiet
 # Connecting starts the service: the subscriber is there from the first event on.
 inside socat -u "UNIX-CONNECT:$sock" - >"$scratch/stream.jsonl" 2>&1 &

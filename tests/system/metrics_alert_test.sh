@@ -18,9 +18,8 @@
 # (scripts/bootstrap.sh deps). Run by ctest.
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
-# step and wait_for.
-# shellcheck source=tests/system/container_lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/container_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 bin=$BUILD_DIR/bin
 eventctl=$bin/rdma-eventctl
@@ -29,10 +28,8 @@ rules=$SOURCE_DIR/config/prometheus/rdma-eventd.rules.yml
 node_port=19100
 prom_port=19090
 
-[ "$(id -u)" = 0 ] || { echo "metrics alert test: needs root (namespaces)" >&2; exit 1; }
-for tool in prometheus promtool prometheus-node-exporter curl jq; do
-  command -v "$tool" >/dev/null || { echo "metrics alert test: $tool missing: scripts/bootstrap.sh deps" >&2; exit 1; }
-done
+require_root_and_tools "metrics alert test" namespaces \
+  prometheus promtool prometheus-node-exporter curl jq
 
 scratch=$(mktemp -d /tmp/rdma-metrics-XXXXXX)
 ns=rdma-metrics-$$
@@ -51,19 +48,6 @@ diagnostics() {
   cat "$scratch/textfile/rdma_eventd.prom" 2>/dev/null || true
   echo "--- prometheus alerts"
   alerts 2>/dev/null || true
-}
-
-fail() {
-  echo "FAIL: $*" >&2
-  diagnostics >&2 || true
-  exit 1
-}
-
-stop_pid() {
-  local pid=$1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  timeout 20 tail --pid="$pid" -f /dev/null || kill -KILL "$pid" 2>/dev/null || true
 }
 
 cleanup() {

@@ -93,14 +93,7 @@ subscribe() {
 
 # start_simulator: rdma-sim from its package as a unit, and the drop-in of docs/operations.md.
 start_simulator() {
-  inside systemd-run --unit=rdma-sim --quiet rdma-sim start --foreground --dir /run/rdma-sim \
-    -t "$topology"
-  wait_for 30 "simulator's socket" test -S "/proc/$C/root/run/rdma-sim/sim.sock"
-  inside mkdir -p /etc/systemd/system/rdma-eventd.service.d
-  printf '%s\n' "[Service]" "Environment=LD_LIBRARY_PATH=/usr/lib/rdma-sim" \
-    "Environment=RDMA_SIM_DIR=/run/rdma-sim" |
-    inside tee /etc/systemd/system/rdma-eventd.service.d/simulator.conf >/dev/null
-  inside systemctl daemon-reload
+  start_simulator_unit rdma-sim /usr/lib/rdma-sim "$topology"
 }
 
 # stop_simulator: what start_simulator made goes (it is the operator's, not the packages').

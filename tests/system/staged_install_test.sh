@@ -6,10 +6,8 @@
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 scratch=$(mktemp -d /tmp/rdma-stage-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
@@ -17,7 +15,7 @@ root=$scratch/root
 DESTDIR=$root "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log" ||
   fail "cmake --install failed: $(cat "$scratch/install.log")"
 
-echo "== files"
+step "files"
 expected=(
   "$SBIN_DIR/rdma-eventd"
   "$BIN_DIR/rdma-eventctl"
@@ -70,7 +68,7 @@ fi
 [ -x "$root$SBIN_DIR/rdma-eventd" ] && [ -x "$root$BIN_DIR/rdma-eventctl" ] ||
   fail "the programs are not executable"
 
-echo "== the programs run from the staged tree"
+step "the programs run from the staged tree"
 export LD_LIBRARY_PATH=$root$LIB_DIR
 "$root$SBIN_DIR/rdma-eventd" --version | grep -q '^rdma-eventd ' || fail "rdma-eventd --version"
 # The daemon's default configuration is the installed one.
@@ -87,7 +85,7 @@ grep -qx "ExecStart=$SBIN_DIR/rdma-eventd --foreground" "$root$UNIT_DIR/rdma-eve
   fail "the service does not run $SBIN_DIR/rdma-eventd"
 unset LD_LIBRARY_PATH
 
-echo "== the client library through pkg-config"
+step "the client library through pkg-config"
 flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root$LIB_DIR/pkgconfig \
   pkg-config --cflags --libs rdma-eventd) || fail "pkg-config does not find rdma-eventd"
 echo "$flags"
@@ -133,13 +131,13 @@ c++ -std=c++17 -Wall -Werror $sanitize "$scratch/client.cc" -o "$scratch/client+
 out=$(LD_LIBRARY_PATH=$root$LIB_DIR "$scratch/client++")
 [ "$out" = "RDMAEV_E_INVAL, RDMAEV_OK, 0, RDMAEV_E_CONNECT" ] || fail "the C++ program says '$out'"
 
-echo "== the journal catalog"
+step "the journal catalog"
 journalctl --root="$root" --update-catalog || fail "journalctl cannot index the catalog"
 ids=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$root$CATALOG_DIR/rdma-eventd.catalog" | sort)
 listed=$(journalctl --root="$root" --list-catalog | awk '/ rdma-eventd: /{print $1}' | sort)
 [ -n "$ids" ] && [ "$ids" = "$listed" ] || fail "catalog entries $ids; journalctl lists $listed"
 
-echo "== a reinstall keeps an edited configuration"
+step "a reinstall keeps an edited configuration"
 echo '{"log_level": "debug"}' >"$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json"
 DESTDIR=$root "$CMAKE_COMMAND" --install "$BUILD_DIR" >/dev/null
 [ "$(cat "$root$SYSCONF_DIR/rdma-eventd/rdma-eventd.json")" = '{"log_level": "debug"}' ] ||

@@ -13,10 +13,8 @@ set -euo pipefail
 
 max_exposure=1.2
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 scratch=$(mktemp -d /tmp/rdma-units-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
@@ -31,7 +29,7 @@ grep -qx "ExecStart=$SBIN_DIR/rdma-eventd --foreground" "$service" ||
   fail "ExecStart= does not name $SBIN_DIR/rdma-eventd"
 [ -d "$SBIN_DIR" ] || fail "$SBIN_DIR does not exist on this machine: nowhere to mount the staged daemon"
 
-echo "== systemd-analyze verify"
+step "systemd-analyze verify"
 set +e
 unshare --mount --propagation private bash -c '
   mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3" "$4"' \
@@ -43,7 +41,7 @@ cat "$scratch/verify.out"
 [ ! -s "$scratch/verify.out" ] || fail "systemd-analyze verify printed the warnings above"
 echo "no warnings"
 
-echo "== systemd-analyze security --offline=yes"
+step "systemd-analyze security --offline=yes"
 set +e
 systemd-analyze security --offline=yes --no-pager "$service" >"$scratch/security.out" 2>&1
 rc=$?
@@ -58,7 +56,7 @@ awk -v s="$score" -v m="$max_exposure" 'BEGIN { exit !(s <= m) }' ||
   fail "exposure $score is above $max_exposure"
 echo "exposure $score (at most $max_exposure)"
 
-echo "== rdma-eventd-metrics.service: verify, and exposure 1.0 or less (docs/metrics.md)"
+step "rdma-eventd-metrics.service: verify, and exposure 1.0 or less (docs/metrics.md)"
 metrics=$root$UNIT_DIR/rdma-eventd-metrics.service
 [ -f "$metrics" ] || fail "the staged install has no $UNIT_DIR/rdma-eventd-metrics.service"
 set +e
@@ -78,7 +76,7 @@ score=$(sed -n 's/.*Overall exposure level for rdma-eventd-metrics.service: \([0
   fail "rdma-eventd-metrics.service exposure '$score' is not 1.0 or less"
 echo "exposure $score (at most 1.0)"
 
-echo "== udev rule"
+step "udev rule"
 rule=$root$UDEV_RULES_DIR/60-rdma-eventd.rules
 [ -f "$rule" ] || fail "no udev rule at $rule"
 [ -d /etc/udev/rules.d ] || fail "no /etc/udev/rules.d: install the udev package"

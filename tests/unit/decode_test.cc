@@ -62,17 +62,16 @@ TEST(Decode, AffiliatedEventsAreNeverReadAsPorts) {
 }
 
 TEST(Decode, PortAttributesBecomeTheSchemasValues) {
-  RawPortAttr raw;
-  raw.state = 4;
-  raw.phys_state = 5;
-  raw.link_layer = 1;
-  raw.active_mtu = 5;
-  raw.active_width = 2;
-  raw.active_speed = 64;
-  raw.lid = 17;
-  raw.sm_lid = 1;
-  raw.sm_sl = 3;
-  raw.lmc = 1;
+  const RawPortAttr raw{.state = 4,
+                        .phys_state = 5,
+                        .link_layer = 1,
+                        .active_mtu = 5,
+                        .active_width = 2,
+                        .active_speed = 64,
+                        .lid = 17,
+                        .sm_lid = 1,
+                        .sm_sl = 3,
+                        .lmc = 1};
   const PortInfo p = decode_port(1, raw);
   PortInfo want;
   want.port = 1;

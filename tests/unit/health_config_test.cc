@@ -46,7 +46,8 @@ TEST(HealthConfig, EveryHealthKeyIsRead) {
   h.flap_quiet_s = 120;
   h.degraded_below_last_healthy = false;
   h.forget_gone_after_s = 86400;
-  h.expected = {{"mlx5_*", {1, 2}, 4, LinkSpeed::kHdr}, {"rxe*", {}, 0, LinkSpeed::kUnknown}};
+  h.expected = {{*DevicePattern::parse("mlx5_*", nullptr), {1, 2}, 4, LinkSpeed::kHdr},
+                {*DevicePattern::parse("rxe*", nullptr), {}, 0, LinkSpeed::kUnknown}};
   h.errors[static_cast<size_t>(ErrorSource::kApplication)] = ErrorThreshold{false, 4, 30, 900};
   EXPECT_EQ(c.health, h);
 }

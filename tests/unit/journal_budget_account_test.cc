@@ -59,12 +59,11 @@ Record make_record(uint64_t seq, int which) {
 TEST(JournalBudgetAccounting, TheJournalAndTheSummariesAccountForEveryRecordOfALongStorm) {
   // 200,000 records on 4 ports and the host, in storms (gaps under 2 ms) with pauses of up to
   // 5 s now and then; the timer taken at each deadline, as the daemon arms it.
-  JournalBudgetConfig c;
-  c.port_rate = 5;
-  c.port_burst = 20;
-  c.host_rate = 50;
-  c.host_burst = 100;
-  c.summary_interval_s = 2;
+  const JournalBudgetConfig c{.port_rate = 5,
+                              .port_burst = 20,
+                              .host_rate = 50,
+                              .host_burst = 100,
+                              .summary_interval_s = 2};
   JournalBudget b(c, 0);
   std::mt19937_64 rng(20261122);
   std::vector<Sent> sent;

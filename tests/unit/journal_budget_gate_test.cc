@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "journal_budget_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -28,16 +29,6 @@ Instant at_second(int64_t s) {
 
 class JournalBudgetGateTest : public ::testing::Test {
  protected:
-  static JournalBudgetConfig small() {
-    JournalBudgetConfig c;
-    c.port_rate = 1;
-    c.port_burst = 5;
-    c.host_rate = 100;
-    c.host_burst = 100;
-    c.summary_interval_s = 10;
-    return c;
-  }
-
   Record port_record() {
     Record r;
     r.seq = ++seq_;
@@ -73,7 +64,7 @@ class JournalBudgetGateTest : public ::testing::Test {
   DrivenClock clock_;
   std::vector<BudgetSummary> written_;
   bool stop_on_write_ = false;
-  JournalBudgetGate gate_{loop_, clock_, small(), [this](BudgetSummary& s) {
+  JournalBudgetGate gate_{loop_, clock_, small_budget(), [this](BudgetSummary& s) {
                             written_.push_back(s);
                             if (stop_on_write_) loop_.stop();
                           }};
@@ -127,11 +118,11 @@ TEST_F(JournalBudgetGateTest, AReloadThatChangesTheBudgetWritesWhatIsPendingFirs
   gate_.after_batch(at_second(0));
 
   // The same configuration again changes nothing.
-  gate_.set_config(small(), at_second(4));
+  gate_.set_config(small_budget(), at_second(4));
   EXPECT_TRUE(written_.empty());
   EXPECT_EQ(gate_.armed_for(), 10 * kMicrosPerSecond);
 
-  JournalBudgetConfig bigger = small();
+  JournalBudgetConfig bigger = small_budget();
   bigger.port_burst = 50;
   gate_.set_config(bigger, at_second(4));
   ASSERT_EQ(written_.size(), 1u);
@@ -161,7 +152,7 @@ TEST_F(JournalBudgetGateTest, FlushWritesEverySummaryPendingAndDisarmsTheTimer) 
 }
 
 TEST_F(JournalBudgetGateTest, TurnedOffEveryRecordIsJournaled) {
-  JournalBudgetConfig off = small();
+  JournalBudgetConfig off = small_budget();
   off.enabled = false;
   gate_.set_config(off, at_second(0));
   EXPECT_EQ(admit(1000, at_second(0)), 1000);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "journal_budget_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -14,18 +15,6 @@ constexpr int64_t kWallBase = 1795342530000000;
 
 class JournalBudgetTest : public ::testing::Test {
  protected:
-  // Small numbers, so that the counts are easy to follow: 5 records at once, then 1 a second,
-  // per port; 100 and 100 for the host; a summary every 10 s.
-  static JournalBudgetConfig small() {
-    JournalBudgetConfig c;
-    c.port_rate = 1;
-    c.port_burst = 5;
-    c.host_rate = 100;
-    c.host_burst = 100;
-    c.summary_interval_s = 10;
-    return c;
-  }
-
   Instant at(double seconds) const {
     const auto us = static_cast<int64_t>(seconds * kMicrosPerSecond);
     return {.wall_us = kWallBase + us, .mono_us = us};
@@ -82,7 +71,7 @@ TEST_F(JournalBudgetTest, UnderBudgetEverythingIsJournaledAndNoTimerIsWanted) {
 }
 
 TEST_F(JournalBudgetTest, APortOverItsBudgetGetsItsBurstThenOneExactSummaryPerInterval) {
-  JournalBudget b(small(), 0);
+  JournalBudget b(small_budget(), 0);
   EXPECT_EQ(send(b, 8, 0), 5);  // seq 1-5 journaled, 6-8 not
   EXPECT_EQ(b.next_deadline(), 10 * kMicrosPerSecond);
   EXPECT_EQ(send(b, 2, 1), 1);  // a token came back: seq 9 journaled, 10 not
@@ -111,7 +100,7 @@ TEST_F(JournalBudgetTest, APortOverItsBudgetGetsItsBurstThenOneExactSummaryPerIn
 }
 
 TEST_F(JournalBudgetTest, AHealthVerdictIsAlwaysJournaledAndCountedInItsPortsSummary) {
-  JournalBudget b(small(), 0);
+  JournalBudget b(small_budget(), 0);
   EXPECT_EQ(send(b, 7, 0), 5);  // seq 1-5 journaled, 6-7 not
   Record verdict;
   verdict.seq = ++seq_;  // 8
@@ -134,7 +123,7 @@ TEST_F(JournalBudgetTest, AHealthVerdictIsAlwaysJournaledAndCountedInItsPortsSum
 }
 
 TEST_F(JournalBudgetTest, ARecordAfterTheDeadlineClosesTheIntervalBeforeTheTimerFires) {
-  JournalBudget b(small(), 0);
+  JournalBudget b(small_budget(), 0);
   send(b, 6, 0);                 // seq 6 not journaled, interval [0, 10 s)
   EXPECT_EQ(send(b, 7, 12), 5);  // late timer: 5 tokens back (capped by the burst), 2 not
   // The first interval ended at 10 s with seq 6 alone; the second started at 12 s.
@@ -153,7 +142,7 @@ TEST_F(JournalBudgetTest, ARecordAfterTheDeadlineClosesTheIntervalBeforeTheTimer
 }
 
 TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecords) {
-  JournalBudgetConfig c = small();
+  JournalBudgetConfig c = small_budget();
   c.port_burst = 2;
   c.host_rate = 2;
   c.host_burst = 2;
@@ -189,7 +178,7 @@ TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecord
 }
 
 TEST_F(JournalBudgetTest, ARecordRefusedByItsPortTakesNothingFromTheHost) {
-  JournalBudgetConfig c = small();
+  JournalBudgetConfig c = small_budget();
   c.port_burst = 1;
   c.host_burst = 2;
   c.host_rate = 1;
@@ -200,7 +189,7 @@ TEST_F(JournalBudgetTest, ARecordRefusedByItsPortTakesNothingFromTheHost) {
 }
 
 TEST_F(JournalBudgetTest, BeyondSixteenRunsTheRangeAndCountsStillAccount) {
-  JournalBudgetConfig c = small();
+  JournalBudgetConfig c = small_budget();
   c.port_rate = 10;  // a token every 100 ms: runs of refused records broken by journaled ones
   JournalBudget b(c, 0);
   std::vector<uint64_t> refused;
@@ -233,7 +222,7 @@ TEST_F(JournalBudgetTest, BeyondSixteenRunsTheRangeAndCountsStillAccount) {
 }
 
 TEST_F(JournalBudgetTest, ADisabledBudgetJournalsEverything) {
-  JournalBudgetConfig c = small();
+  JournalBudgetConfig c = small_budget();
   c.enabled = false;
   JournalBudget b(c, 0);
   EXPECT_EQ(send(b, 1000, 0), 1000);
@@ -241,9 +230,9 @@ TEST_F(JournalBudgetTest, ADisabledBudgetJournalsEverything) {
 }
 
 TEST_F(JournalBudgetTest, AReloadRefillsTheBucketsAndKeepsWhatIsPending) {
-  JournalBudget b(small(), 0);
+  JournalBudget b(small_budget(), 0);
   send(b, 7, 0);
-  JournalBudgetConfig bigger = small();
+  JournalBudgetConfig bigger = small_budget();
   bigger.port_burst = 50;
   b.set_config(bigger, at(1));
   EXPECT_EQ(send(b, 60, 1), 50);
@@ -255,7 +244,7 @@ TEST_F(JournalBudgetTest, AReloadRefillsTheBucketsAndKeepsWhatIsPending) {
 }
 
 TEST_F(JournalBudgetTest, IdlePortsAreForgottenBeyondTheBound) {
-  JournalBudget b(small(), 0);
+  JournalBudget b(small_budget(), 0);
   for (size_t i = 0; i < JournalBudget::kMaxPorts + 100; ++i) {
     // One record per port, 10 s apart: each bucket is full again before the next port comes.
     EXPECT_TRUE(b.admit(port_record(1, "dev" + std::to_string(i)), at(10.0 * i)));

@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/journal_native.h"
+#include "rdma_eventd/internal/small_file.h"
 #include "schema/record_text.h"
 
 namespace rdma_eventd::daemon {
@@ -308,11 +307,10 @@ namespace {
 
 TEST(Catalog, ExplainsEveryMessageId) {
   // journalctl -x finds an entry's explanation by MESSAGE_ID: every id needs its section.
-  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/systemd/rdma-eventd.catalog");
-  ASSERT_TRUE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string catalog = ss.str();
+  const internal::SmallFile file = internal::read_small_file(
+      std::string(RDMA_EVENTD_SOURCE_DIR) + "/systemd/rdma-eventd.catalog", 1 << 20);
+  ASSERT_TRUE(file.ok());
+  const std::string& catalog = file.text;
   for (int i = 0; i < kEventKindCount; ++i) {
     const std::string header = "-- " + std::string(message_id(static_cast<EventKind>(i))) + "\n";
     EXPECT_NE(catalog.find(header), std::string::npos)

@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/port_health.h"
@@ -25,6 +26,11 @@ inline constexpr int64_t kWallBase = 1795342530000000;  // 2026-11-22T...Z
 
 inline const std::string kGuid0 = "0c42:a103:00f6:5e44";
 inline const std::string kGuid1 = "0c42:a103:006d:0b3a";
+
+// A device pattern as the configuration reads one (a name, a glob or a node GUID).
+inline DevicePattern device_pattern(std::string_view text) {
+  return *DevicePattern::parse(text, nullptr);
+}
 
 class PortHealthTest : public ::testing::Test {
  protected:

@@ -189,7 +189,7 @@ TEST_F(PortHealthTest, ARetrainAt1xIsNotDegradedWhenThatCheckIsOff) {
 TEST_F(PortHealthTest, AnExpectedWidthPerDeviceGlobMakesASlowPortDegradedFromTheStart) {
   // mlx5_* ports must run at 4x HDR; mlx4_0 has no expectation.
   HealthConfig c;
-  c.expected = {{"mlx5_*", {}, 4, LinkSpeed::kHdr}};
+  c.expected = {{device_pattern("mlx5_*"), {}, 4, LinkSpeed::kHdr}};
   model_ = PortHealthModel(c);
   Transitions t = up(1, 1);
   HealthTransition w = want(PortHealth::kDegraded, std::nullopt, HealthReason::kRateBelowExpected);
@@ -209,7 +209,7 @@ TEST_F(PortHealthTest, AnExpectedWidthPerDeviceGlobMakesASlowPortDegradedFromThe
 
 TEST_F(PortHealthTest, APortExpectedByConfigurationIsCountedDownEvenIfNeverUp) {
   HealthConfig c;
-  c.expected = {{"mlx5_0", {1}, 0, LinkSpeed::kUnknown}};  // port 1 only, any rate
+  c.expected = {{device_pattern("mlx5_0"), {1}, 0, LinkSpeed::kUnknown}};  // port 1 only, any rate
   model_ = PortHealthModel(c);
   EXPECT_EQ(down(1).at(0).reason, HealthReason::kLinkDown);
   EXPECT_EQ(down(2).at(0).reason, HealthReason::kNeverUp);
@@ -217,11 +217,30 @@ TEST_F(PortHealthTest, APortExpectedByConfigurationIsCountedDownEvenIfNeverUp) {
   EXPECT_EQ(model_.host_verdict().not_counted, 1u);
 }
 
+TEST_F(PortHealthTest, AnExpectationNamingANodeGuidAppliesToThatDeviceWhateverItsName) {
+  // The expectation names mlx5_0's node GUID, in the 0x form: mlx5_0 at 1x is degraded, and
+  // mlx5_1, another device, is not; nor is a device named like the GUID's text.
+  HealthConfig c;
+  c.expected = {{device_pattern("0x0c42a10300f65e44"), {}, 4, LinkSpeed::kUnknown}};
+  model_ = PortHealthModel(c);
+  EXPECT_EQ(up(1, 1).at(0).reason, HealthReason::kRateBelowExpected);
+  EXPECT_EQ(
+      feed(port_record(EventKind::kPortActive, "mlx5_1", port(1, PortState::kActive, 1), kGuid1))
+          .at(0)
+          .health,
+      PortHealth::kHealthy);
+  EXPECT_EQ(feed(port_record(EventKind::kPortActive, "0x0c42a10300f65e44",
+                             port(1, PortState::kActive, 1), kGuid1))
+                .at(0)
+                .health,
+            PortHealth::kHealthy);
+}
+
 TEST_F(PortHealthTest, AReloadJudgesEveryPortAgain) {
   up(1, 1);
   EXPECT_EQ(health_of(), PortHealth::kHealthy);  // first seen at 1x: nothing says otherwise
   HealthConfig c;
-  c.expected = {{"mlx5_*", {}, 4, LinkSpeed::kUnknown}};
+  c.expected = {{device_pattern("mlx5_*"), {}, 4, LinkSpeed::kUnknown}};
   Transitions t;
   model_.set_config(c, now(), t);
   ASSERT_EQ(t.size(), 1u);

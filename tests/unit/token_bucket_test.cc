@@ -1,4 +1,4 @@
-#include "hub/token_bucket.h"
+#include "core/token_bucket.h"
 
 #include <gtest/gtest.h>
 
@@ -47,6 +47,20 @@ TEST(TokenBucket, ANewRateStartsWithAFullBurstOfItsOwn) {
   b.set_rate(5, 0);
   EXPECT_EQ(takes(b, 0, 10), 5);
   EXPECT_EQ(takes(b, 200000, 10), 1);
+}
+
+TEST(TokenBucket, ABurstOfItsOwnHoldsMoreThanASecondOfTheRate) {
+  // Given 2 per second with bursts of 5: 5 pass at once, then one each 500 ms, and only a
+  // pause of 2.5 s fills the bucket again.
+  TokenBucket b(2, 5, 0);
+  EXPECT_TRUE(b.full(0));
+  EXPECT_EQ(takes(b, 0, 10), 5);
+  EXPECT_FALSE(b.full(0));
+  EXPECT_EQ(takes(b, 499999, 5), 0);
+  EXPECT_EQ(takes(b, 500000, 5), 1);
+  EXPECT_FALSE(b.full(2999999));
+  EXPECT_TRUE(b.full(3000000));
+  EXPECT_EQ(takes(b, 3000000, 10), 5);
 }
 
 }  // namespace
