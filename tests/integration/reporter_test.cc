@@ -28,9 +28,10 @@ using rdmatest::SimFabric;
 using rdmatest::topology;
 using Steady = std::chrono::steady_clock;
 
-// Far below the 200 ms that rdmaev_report_verbs() may wait, and far above what a few system
-// calls take, sanitizers and a loaded machine included.
-constexpr auto kAtOnce = std::chrono::milliseconds(50);
+// Below the 200 ms that rdmaev_report_verbs() may wait, and far above what a few system calls
+// take, sanitizers and a loaded machine included. The stopped daemon is the proof that nothing
+// waits for it; the bound only says that nothing else was waited for either.
+constexpr auto kAtOnce = std::chrono::milliseconds(150);
 
 // Resumes a stopped daemon however the test ends, so that it can be stopped with SIGTERM.
 class Stopped {
@@ -91,7 +92,7 @@ void subscribe_to_reports(LineClient& c) {
 }
 
 rdmaev_event_report qp_fatal(const char* detail) {
-  rdmaev_event_report r{};
+  rdmaev_event_report r = RDMAEV_EVENT_REPORT_INIT;
   r.event_type = 1;  // IBV_EVENT_QP_FATAL
   r.device = "mlx5_0";
   r.port = 1;
@@ -185,6 +186,34 @@ TEST(Reporter, ARefusedReportIsAnsweredOnTheFdWithTheDaemonsWords) {
                 .rfind("bad_report: device: 'mlx9_9' is not a device rdma-eventd watches", 0),
             0u)
       << rdmaev_reporter_last_error(r.get());
+}
+
+// struct rdmaev_event_report carries its size: a struct not started from
+// RDMAEV_EVENT_REPORT_INIT is refused before anything is sent, saying why; one from a newer
+// client.h, with members this library does not know after its own, is taken.
+TEST(Reporter, AReportIsReadUpToTheSizeItCarries) {
+  SimFabric sim(topology("two-adapters"));
+  DaemonProcess daemon(sim);
+  ReporterPtr r = open_reporter(daemon.socket());
+  ASSERT_TRUE(r);
+  rdmaev_event_report unsized = qp_fatal(nullptr);
+  unsized.size = 0;
+  EXPECT_EQ(rdmaev_reporter_send(r.get(), &unsized, nullptr), RDMAEV_E_INVAL);
+  EXPECT_EQ(std::string(rdmaev_reporter_last_error(r.get())),
+            "struct rdmaev_event_report's size is 0, less than " +
+                std::to_string(sizeof(rdmaev_event_report)) +
+                ": start from RDMAEV_EVENT_REPORT_INIT");
+
+  struct NewerReport {
+    rdmaev_event_report known;
+    uint64_t added_later;
+  } newer{qp_fatal("newer"), 7};
+  newer.known.size = sizeof newer;
+  uint64_t id = 0;
+  ASSERT_EQ(rdmaev_reporter_send(r.get(), &newer.known, &id), RDMAEV_OK);
+  const ReplyResult reply = poll_reply(r.get(), std::chrono::seconds(10));
+  EXPECT_EQ(reply.status, RDMAEV_OK) << rdmaev_reporter_last_error(r.get());
+  EXPECT_EQ(reply.id, id);
 }
 
 TEST(Reporter, NoDaemonIsConnectErrorAtOnce) {
