@@ -1,7 +1,10 @@
 #include "core/devx_decode.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdma_eventd::daemon::devx {
 namespace {
@@ -243,23 +246,10 @@ std::vector<Record> events_lost_records(DeviceView& view, DeviceQueries& queries
 namespace rdma_eventd::daemon {
 
 std::string_view devx_state_name(DevxState s) {
-  switch (s) {
-    case DevxState::kActive:
-      return "active";
-    case DevxState::kNotMlx5:
-      return "not_mlx5";
-    case DevxState::kRefused:
-      return "refused";
-    case DevxState::kNoEventCap:
-      return "no_event_cap";
-    case DevxState::kNoEvents:
-      return "no_events";
-    case DevxState::kFailed:
-      return "failed";
-    case DevxState::kClosed:
-      return "closed";
-  }
-  return "?";
+  // Indexed by DevxState.
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "active", "not_mlx5", "refused", "no_event_cap", "no_events", "failed", "closed"};
+  return internal::enum_name(kNames, s, "?");
 }
 
 }  // namespace rdma_eventd::daemon
