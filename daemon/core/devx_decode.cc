@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "rdma_eventd/internal/enum_names.h"
+#include "rdma_eventd/internal/mlx5_module_errors.h"
 
 namespace rdma_eventd::daemon::devx {
 namespace {
@@ -17,30 +18,10 @@ constexpr size_t kModuleErrorByte = kEqeDataOffset + 6;
 
 enum ModuleStatus : uint8_t { kPlugged = 0x1, kUnplugged = 0x2, kError = 0x3, kDisabled = 0x4 };
 
-// mlx5 core events.h, MLX5_MODULE_EVENT_ERROR_*; names as rdma-sim takes them.
 std::string_view module_error_name(uint32_t code) {
-  switch (code) {
-    case 0x0:
-      return "power_budget_exceeded";
-    case 0x1:
-      return "long_range_for_non_mlnx";
-    case 0x2:
-      return "bus_stuck";
-    case 0x3:
-      return "no_eeprom_retry_timeout";
-    case 0x4:
-      return "enforce_part_number_list";
-    case 0x5:
-      return "unknown_identifier";
-    case 0x6:
-      return "high_temperature";
-    case 0x7:
-      return "bad_cable";
-    case 0xc:
-      return "pcie_power_slot_exceeded";
-    default:
-      return "unknown";
-  }
+  for (const internal::Mlx5ModuleError& e : internal::kMlx5ModuleErrors)
+    if (e.code == code) return e.name;
+  return "unknown";
 }
 
 std::string_view event_name(uint16_t event) {
