@@ -218,7 +218,7 @@ std::string_view client_status_name(ClientStatus s) {
       "RDMAEV_OK",        "RDMAEV_E_NO_MESSAGE", "RDMAEV_E_TIMEOUT", "RDMAEV_E_INVAL",
       "RDMAEV_E_CONNECT", "RDMAEV_E_IO",         "RDMAEV_E_CLOSED",  "RDMAEV_E_PROTOCOL",
       "RDMAEV_E_REFUSED", "RDMAEV_E_NOMEM",      "RDMAEV_E_FULL"};
-  return internal::enum_name(kNames, -static_cast<int>(s), "RDMAEV_E_UNKNOWN");
+  return internal::enum_name(kNames, -static_cast<int64_t>(s), "RDMAEV_E_UNKNOWN");
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
