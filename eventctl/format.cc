@@ -1,8 +1,10 @@
 #include "format.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
+#include "rdma_eventd/internal/enum_names.h"
 #include "schema/record_text.h"
 
 namespace rdma_eventctl {
@@ -13,21 +15,10 @@ using namespace rdma_eventd;
 constexpr const char* kReset = "\033[0m";
 
 const char* severity_color(Severity s) {
-  switch (s) {
-    case Severity::kCritical:
-      return "\033[1;31m";
-    case Severity::kError:
-      return "\033[31m";
-    case Severity::kWarning:
-      return "\033[33m";
-    case Severity::kNotice:
-      return "\033[36m";
-    case Severity::kDebug:
-      return "\033[2m";
-    case Severity::kInfo:
-      break;
-  }
-  return "";
+  // Indexed by Severity: debug, info, notice, warning, error, critical.
+  static constexpr std::array<const char*, 6> kColors = {"\033[2m",  "",         "\033[36m",
+                                                         "\033[33m", "\033[31m", "\033[1;31m"};
+  return internal::enum_name(kColors, s, "");
 }
 
 const char* state_color(PortState s) {

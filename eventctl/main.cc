@@ -39,24 +39,28 @@ reached.
 The protocol: docs/protocol.md.
 )";
 
+struct Command {
+  const char* name;
+  int (*run)(const Global& g, int argc, char** argv);
+  const char* help;
+};
+
+// The command called `name`, nullptr for none.
+const Command* find_command(const std::string& name) {
+  static const Command kCommands[] = {
+      {"monitor", run_monitor, kMonitorHelp}, {"status", run_status, kStatusHelp},
+      {"wait", run_wait, kWaitHelp},          {"report", run_report, kReportHelp},
+      {"health", run_health, kHealthHelp},    {"history", run_history, kHistoryHelp},
+      {"metrics", run_metrics, kMetricsHelp}};
+  for (const Command& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
 int command_help(const std::string& name) {
-  if (name == "monitor") {
-    std::fputs(kMonitorHelp, stdout);
-  } else if (name == "status") {
-    std::fputs(kStatusHelp, stdout);
-  } else if (name == "wait") {
-    std::fputs(kWaitHelp, stdout);
-  } else if (name == "report") {
-    std::fputs(kReportHelp, stdout);
-  } else if (name == "health") {
-    std::fputs(kHealthHelp, stdout);
-  } else if (name == "history") {
-    std::fputs(kHistoryHelp, stdout);
-  } else if (name == "metrics") {
-    std::fputs(kMetricsHelp, stdout);
-  } else {
-    throw UsageError{"unknown command '" + name + "'"};
-  }
+  const Command* c = find_command(name);
+  if (!c) throw UsageError{"unknown command '" + name + "'"};
+  std::fputs(c->help, stdout);
   return kExitOk;
 }
 
@@ -70,13 +74,7 @@ int dispatch(Global& g, int argc, char** argv) {
   const std::string command = args->front();
   char** sub_argv = args->data();
   const int sub_argc = static_cast<int>(args->size());
-  if (command == "monitor") return run_monitor(g, sub_argc, sub_argv);
-  if (command == "status") return run_status(g, sub_argc, sub_argv);
-  if (command == "wait") return run_wait(g, sub_argc, sub_argv);
-  if (command == "report") return run_report(g, sub_argc, sub_argv);
-  if (command == "health") return run_health(g, sub_argc, sub_argv);
-  if (command == "history") return run_history(g, sub_argc, sub_argv);
-  if (command == "metrics") return run_metrics(g, sub_argc, sub_argv);
+  if (const Command* c = find_command(command)) return c->run(g, sub_argc, sub_argv);
   if (command == "help") {
     if (sub_argc > 1) return command_help(sub_argv[1]);
     std::fputs(kHelp, stdout);

@@ -2,25 +2,22 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstring>
 
 #include "app/device_set.h"
 #include "app/watched_device.h"
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdma_eventd::daemon {
 namespace {
 
 std::string_view what_name(QueryFailure::What w) {
-  switch (w) {
-    case QueryFailure::What::kPort:
-      return "port attributes";
-    case QueryFailure::What::kGids:
-      return "GID table";
-    case QueryFailure::What::kPkeys:
-      return "P_Key table";
-  }
-  return "?";
+  // Indexed by QueryFailure::What.
+  static constexpr std::array<std::string_view, 3> kNames = {"port attributes", "GID table",
+                                                             "P_Key table"};
+  return internal::enum_name(kNames, w, "?");
 }
 
 bool is_device_fatal(const RawEvent& e) {

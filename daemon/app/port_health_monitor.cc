@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "core/health_state_file.h"
 #include "rdma_eventd/internal/atomic_file.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
@@ -43,19 +45,11 @@ std::string health_state_path() {
 }
 
 Severity health_severity(PortHealth h) {
-  switch (h) {
-    case PortHealth::kHealthy:
-      return Severity::kNotice;
-    case PortHealth::kDegraded:
-    case PortHealth::kDown:
-    case PortHealth::kGone:
-      return Severity::kWarning;
-    case PortHealth::kFlapping:
-      return Severity::kError;
-    case PortHealth::kFatal:
-      return Severity::kCritical;
-  }
-  return Severity::kWarning;
+  // Indexed by PortHealth: healthy, degraded, down, flapping, gone, fatal.
+  static constexpr std::array<Severity, kPortHealthCount> kSeverities = {
+      Severity::kNotice, Severity::kWarning, Severity::kWarning,
+      Severity::kError,  Severity::kWarning, Severity::kCritical};
+  return internal::enum_name(kSeverities, h, Severity::kWarning);
 }
 
 PortHealthMonitor::PortHealthMonitor(EventLoop& loop, const Clock& clock, RecordStamper& stamper,

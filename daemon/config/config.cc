@@ -1,10 +1,12 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "config/account_ids.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/small_file.h"
 #include "rdma_eventd/record.h"
 #include "schema/json_error.h"  // shared with the request parser
@@ -27,24 +29,11 @@ struct Bad {
 };
 
 std::string type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float:
-      return "a number";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "an unexpected value";
-  }
+  // Indexed by json::value_t: null, object, array, string, boolean, the three numbers; binary and
+  // discarded are past the end.
+  static constexpr std::array<std::string_view, 8> kNames = {
+      "null", "an object", "an array", "a string", "a boolean", "a number", "a number", "a number"};
+  return std::string(internal::enum_name(kNames, v.type(), "an unexpected value"));
 }
 
 void expect(const json& v, json::value_t t, std::string_view want, const std::string& key) {

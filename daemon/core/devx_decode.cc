@@ -1,7 +1,11 @@
 #include "core/devx_decode.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+
+#include "rdma_eventd/internal/enum_names.h"
+#include "rdma_eventd/internal/mlx5_module_errors.h"
 
 namespace rdma_eventd::daemon::devx {
 namespace {
@@ -14,30 +18,10 @@ constexpr size_t kModuleErrorByte = kEqeDataOffset + 6;
 
 enum ModuleStatus : uint8_t { kPlugged = 0x1, kUnplugged = 0x2, kError = 0x3, kDisabled = 0x4 };
 
-// mlx5 core events.h, MLX5_MODULE_EVENT_ERROR_*; names as rdma-sim takes them.
 std::string_view module_error_name(uint32_t code) {
-  switch (code) {
-    case 0x0:
-      return "power_budget_exceeded";
-    case 0x1:
-      return "long_range_for_non_mlnx";
-    case 0x2:
-      return "bus_stuck";
-    case 0x3:
-      return "no_eeprom_retry_timeout";
-    case 0x4:
-      return "enforce_part_number_list";
-    case 0x5:
-      return "unknown_identifier";
-    case 0x6:
-      return "high_temperature";
-    case 0x7:
-      return "bad_cable";
-    case 0xc:
-      return "pcie_power_slot_exceeded";
-    default:
-      return "unknown";
-  }
+  for (const internal::Mlx5ModuleError& e : internal::kMlx5ModuleErrors)
+    if (e.code == code) return e.name;
+  return "unknown";
 }
 
 std::string_view event_name(uint16_t event) {
@@ -243,23 +227,10 @@ std::vector<Record> events_lost_records(DeviceView& view, DeviceQueries& queries
 namespace rdma_eventd::daemon {
 
 std::string_view devx_state_name(DevxState s) {
-  switch (s) {
-    case DevxState::kActive:
-      return "active";
-    case DevxState::kNotMlx5:
-      return "not_mlx5";
-    case DevxState::kRefused:
-      return "refused";
-    case DevxState::kNoEventCap:
-      return "no_event_cap";
-    case DevxState::kNoEvents:
-      return "no_events";
-    case DevxState::kFailed:
-      return "failed";
-    case DevxState::kClosed:
-      return "closed";
-  }
-  return "?";
+  // Indexed by DevxState.
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "active", "not_mlx5", "refused", "no_event_cap", "no_events", "failed", "closed"};
+  return internal::enum_name(kNames, s, "?");
 }
 
 }  // namespace rdma_eventd::daemon

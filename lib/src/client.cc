@@ -7,10 +7,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 
+#include "rdma_eventd/internal/enum_names.h"
 #include "schema/protocol_json.h"
 
 namespace rdma_eventd {
@@ -211,31 +213,12 @@ struct Client::Impl {
 };
 
 std::string_view client_status_name(ClientStatus s) {
-  switch (s) {
-    case ClientStatus::kOk:
-      return "RDMAEV_OK";
-    case ClientStatus::kNoMessage:
-      return "RDMAEV_E_NO_MESSAGE";
-    case ClientStatus::kTimeout:
-      return "RDMAEV_E_TIMEOUT";
-    case ClientStatus::kInvalid:
-      return "RDMAEV_E_INVAL";
-    case ClientStatus::kConnect:
-      return "RDMAEV_E_CONNECT";
-    case ClientStatus::kIo:
-      return "RDMAEV_E_IO";
-    case ClientStatus::kClosed:
-      return "RDMAEV_E_CLOSED";
-    case ClientStatus::kProtocol:
-      return "RDMAEV_E_PROTOCOL";
-    case ClientStatus::kRefused:
-      return "RDMAEV_E_REFUSED";
-    case ClientStatus::kNoMemory:
-      return "RDMAEV_E_NOMEM";
-    case ClientStatus::kFull:
-      return "RDMAEV_E_FULL";
-  }
-  return "RDMAEV_E_UNKNOWN";
+  // Indexed by -ClientStatus: kOk 0, kNoMessage -1, ... kFull -10.
+  static constexpr std::array<std::string_view, 11> kNames = {
+      "RDMAEV_OK",        "RDMAEV_E_NO_MESSAGE", "RDMAEV_E_TIMEOUT", "RDMAEV_E_INVAL",
+      "RDMAEV_E_CONNECT", "RDMAEV_E_IO",         "RDMAEV_E_CLOSED",  "RDMAEV_E_PROTOCOL",
+      "RDMAEV_E_REFUSED", "RDMAEV_E_NOMEM",      "RDMAEV_E_FULL"};
+  return internal::enum_name(kNames, -static_cast<int64_t>(s), "RDMAEV_E_UNKNOWN");
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "c_api.h"
 #include "client/client.hpp"
@@ -81,6 +82,19 @@ static_assert(RDMAEV_RECORD == static_cast<int>(MessageKind::kRecord) &&
               RDMAEV_REPLY == static_cast<int>(MessageKind::kReply) &&
               RDMAEV_ERROR == static_cast<int>(MessageKind::kError) &&
               RDMAEV_LOST == static_cast<int>(MessageKind::kLost));
+
+// Parses `text` as a pattern of the filter's `list` (devices or ports) and adds it.
+template <typename Pattern>
+int add_pattern(rdmaev_filter* filter, const char* text,
+                std::vector<Pattern> rdma_eventd::Filter::*list) {
+  if (!filter || !text) return RDMAEV_E_INVAL;
+  return guarded([&]() -> int {
+    auto p = Pattern::parse(text, nullptr);
+    if (!p) return RDMAEV_E_INVAL;
+    (box(filter)->f.*list).push_back(std::move(*p));
+    return RDMAEV_OK;
+  });
+}
 
 }  // namespace
 
@@ -214,23 +228,11 @@ int rdmaev_filter_add_event(rdmaev_filter* filter, const char* name) {
 }
 
 int rdmaev_filter_add_device(rdmaev_filter* filter, const char* pattern) {
-  if (!filter || !pattern) return RDMAEV_E_INVAL;
-  return guarded([&]() -> int {
-    auto p = rdma_eventd::DevicePattern::parse(pattern, nullptr);
-    if (!p) return RDMAEV_E_INVAL;
-    box(filter)->f.devices.push_back(std::move(*p));
-    return RDMAEV_OK;
-  });
+  return add_pattern(filter, pattern, &rdma_eventd::Filter::devices);
 }
 
 int rdmaev_filter_add_port(rdmaev_filter* filter, const char* dev_port) {
-  if (!filter || !dev_port) return RDMAEV_E_INVAL;
-  return guarded([&]() -> int {
-    auto p = rdma_eventd::PortPattern::parse(dev_port, nullptr);
-    if (!p) return RDMAEV_E_INVAL;
-    box(filter)->f.ports.push_back(std::move(*p));
-    return RDMAEV_OK;
-  });
+  return add_pattern(filter, dev_port, &rdma_eventd::Filter::ports);
 }
 
 int rdmaev_filter_set_min_severity(rdmaev_filter* filter, const char* severity) {

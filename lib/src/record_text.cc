@@ -62,6 +62,14 @@ void append_lid(std::string& s, const PortInfo& p) {
   append_decimal(s, p.lid);
 }
 
+// "WAS -> NOW".
+template <typename T>
+void append_decimal_change(std::string& s, T was, T now) {
+  append_decimal(s, was);
+  s += " -> ";
+  append_decimal(s, now);
+}
+
 template <typename Entry, typename Text>
 std::string list_changes(const std::vector<Entry>& added, const std::vector<Entry>& removed,
                          Text text) {
@@ -109,15 +117,11 @@ void append_port_event_text(std::string& s, const Record& r, StateText state) {
       return;
     case EventKind::kLidChange:
       s += "LID changed ";
-      append_decimal(s, was.lid);
-      s += " -> ";
-      append_decimal(s, now.lid);
+      append_decimal_change(s, was.lid, now.lid);
       return;
     case EventKind::kSmChange:
       s += "subnet manager changed, SM LID ";
-      append_decimal(s, was.sm_lid);
-      s += " -> ";
-      append_decimal(s, now.sm_lid);
+      append_decimal_change(s, was.sm_lid, now.sm_lid);
       s += " (SL ";
       append_decimal(s, now.sm_sl);
       s += ')';

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "rdma_eventd/internal/mlx5_module_errors.h"
+
 namespace rdmasim::devx {
 
 const NameTable& event_types() {
@@ -54,17 +56,12 @@ const NameTable& module_statuses() {
 }
 
 const NameTable& module_errors() {
-  static const NameTable kTable = {
-      {"power_budget_exceeded", 0x0},
-      {"long_range_for_non_mlnx", 0x1},
-      {"bus_stuck", 0x2},
-      {"no_eeprom_retry_timeout", 0x3},
-      {"enforce_part_number_list", 0x4},
-      {"unknown_identifier", 0x5},
-      {"high_temperature", 0x6},
-      {"bad_cable", 0x7},
-      {"pcie_power_slot_exceeded", 0xc},
-  };
+  static const NameTable kTable = [] {
+    NameTable t;
+    for (const rdma_eventd::internal::Mlx5ModuleError& e : rdma_eventd::internal::kMlx5ModuleErrors)
+      t.push_back({e.name, e.code});
+    return t;
+  }();
   return kTable;
 }
 

@@ -2,8 +2,10 @@
 #include "fabric.h"
 
 #include <algorithm>
+#include <array>
 
 #include "devx_names.h"
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdmasim {
 
@@ -34,28 +36,16 @@ const char* const kEventNames[] = {
     "wq_fatal",
 };
 
+// Both indexed by DeviceState: live, fatal, removing.
 const char* state_name(DeviceState s) {
-  switch (s) {
-    case DeviceState::kLive:
-      return "live";
-    case DeviceState::kFatal:
-      return "fatal";
-    case DeviceState::kRemoving:
-      return "removal_pending";
-  }
-  return "unknown";
+  static constexpr std::array<const char*, 3> kNames = {"live", "fatal", "removal_pending"};
+  return rdma_eventd::internal::enum_name(kNames, s, "unknown");
 }
 
 SlotState slot_state(DeviceState s) {
-  switch (s) {
-    case DeviceState::kLive:
-      return SlotState::kLive;
-    case DeviceState::kFatal:
-      return SlotState::kFatal;
-    case DeviceState::kRemoving:
-      return SlotState::kRemoving;
-  }
-  return SlotState::kFree;
+  static constexpr std::array<SlotState, 3> kSlots = {SlotState::kLive, SlotState::kFatal,
+                                                      SlotState::kRemoving};
+  return rdma_eventd::internal::enum_name(kSlots, s, SlotState::kFree);
 }
 
 json devx_json(const DevxModel& m, size_t channels) {

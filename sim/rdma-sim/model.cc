@@ -134,61 +134,48 @@ bool parse_gid_type(const std::string& name, uint32_t* type) {
   return true;
 }
 
+const CodeNames& port_state_codes() {
+  static const CodeNames kNames = {{"down", IBV_PORT_DOWN},
+                                   {"init", IBV_PORT_INIT},
+                                   {"armed", IBV_PORT_ARMED},
+                                   {"active", IBV_PORT_ACTIVE},
+                                   {"active_defer", IBV_PORT_ACTIVE_DEFER}};
+  return kNames;
+}
+const CodeNames& phys_state_codes() {
+  static const CodeNames kNames = {{"sleep", 1},    {"polling", 2},
+                                   {"disabled", 3}, {"port_configuration_training", 4},
+                                   {"linkup", 5},   {"link_error_recovery", 6},
+                                   {"phy_test", 7}};
+  return kNames;
+}
+const CodeNames& width_codes() {
+  static const CodeNames kNames = {{"1x", 1}, {"2x", 16}, {"4x", 2}, {"8x", 4}, {"12x", 8}};
+  return kNames;
+}
+const CodeNames& speed_codes() {
+  static const CodeNames kNames = {{"sdr", 1},  {"ddr", 2},  {"qdr", 4},  {"fdr10", 8},
+                                   {"fdr", 16}, {"edr", 32}, {"hdr", 64}, {"ndr", 128}};
+  return kNames;
+}
+
+const char* code_name(const CodeNames& names, uint32_t code) {
+  for (const auto& [name, c] : names)
+    if (c == code) return name.c_str();
+  return "unknown";
+}
+
 const char* port_state_name(uint32_t state) {
-  static const char* const kNames[] = {"nop", "down", "init", "armed", "active", "active_defer"};
-  return state < 6 ? kNames[state] : "unknown";
+  return state == IBV_PORT_NOP ? "nop" : code_name(port_state_codes(), state);
 }
-
 const char* phys_state_name(uint32_t phys) {
-  static const char* const kNames[] = {"unknown",
-                                       "sleep",
-                                       "polling",
-                                       "disabled",
-                                       "port_configuration_training",
-                                       "linkup",
-                                       "link_error_recovery",
-                                       "phy_test"};
-  return phys < 8 ? kNames[phys] : "unknown";
+  return code_name(phys_state_codes(), phys);
 }
-
 const char* width_name(uint8_t width) {
-  switch (width) {
-    case 1:
-      return "1x";
-    case 2:
-      return "4x";
-    case 4:
-      return "8x";
-    case 8:
-      return "12x";
-    case 16:
-      return "2x";
-    default:
-      return "unknown";
-  }
+  return code_name(width_codes(), width);
 }
-
 const char* speed_name(uint8_t speed) {
-  switch (speed) {
-    case 1:
-      return "sdr";
-    case 2:
-      return "ddr";
-    case 4:
-      return "qdr";
-    case 8:
-      return "fdr10";
-    case 16:
-      return "fdr";
-    case 32:
-      return "edr";
-    case 64:
-      return "hdr";
-    case 128:
-      return "ndr";
-    default:
-      return "unknown";
-  }
+  return code_name(speed_codes(), speed);
 }
 
 }  // namespace rdmasim

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,18 @@ bool parse_guid(const std::string& text, uint64_t* guid);  // "xxxx:xxxx:xxxx:xx
 
 const char* gid_type_name(uint32_t type);  // "ib", "roce-v1", "roce-v2"
 bool parse_gid_type(const std::string& name, uint32_t* type);
-const char* port_state_name(uint32_t state);  // "down", "active", ...
+
+// The names topology files and commands give port states, physical states, widths and speeds, with
+// their ibv_port_attr codes; rdma-sim prints the same names.
+using CodeNames = std::map<std::string, uint32_t>;
+const CodeNames& port_state_codes();  // down 1 ... active_defer 5
+const CodeNames& phys_state_codes();  // sleep 1 ... phy_test 7
+const CodeNames& width_codes();       // 1x 1, 4x 2, 8x 4, 12x 8, 2x 16
+const CodeNames& speed_codes();       // sdr 1 ... ndr 128
+// The name of a code in names, "unknown" for none.
+const char* code_name(const CodeNames& names, uint32_t code);
+
+const char* port_state_name(uint32_t state);  // "down", "active", ..., "nop" for 0
 const char* phys_state_name(uint32_t phys);   // "polling", "linkup", ...
 const char* width_name(uint8_t width);        // "4x"
 const char* speed_name(uint8_t speed);        // "hdr"

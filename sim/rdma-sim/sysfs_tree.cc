@@ -4,16 +4,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <system_error>
+
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdmasim {
 namespace {
 
 namespace fs = std::filesystem;
+using rdma_eventd::internal::enum_name;
 
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
@@ -57,90 +63,45 @@ __attribute__((format(printf, 1, 2))) std::string fmt(const char* format, ...) {
 }
 
 const char* node_type_text(ibv_node_type t) {
-  switch (t) {
-    case IBV_NODE_CA:
-      return "CA";
-    case IBV_NODE_SWITCH:
-      return "switch";
-    case IBV_NODE_ROUTER:
-      return "router";
-    case IBV_NODE_RNIC:
-      return "RNIC";
-    case IBV_NODE_USNIC:
-      return "usNIC";
-    case IBV_NODE_USNIC_UDP:
-      return "usNIC UDP";
-    case IBV_NODE_UNSPECIFIED:
-      return "unspecified";
-    default:
-      return "<unknown>";
-  }
+  // Indexed by ibv_node_type: CA 1 ... unspecified 7.
+  static constexpr std::array<const char*, 8> kNames = {
+      "<unknown>", "CA", "switch", "router", "RNIC", "usNIC", "usNIC UDP", "unspecified"};
+  return enum_name(kNames, t, "<unknown>");
 }
 
 std::string state_text(uint32_t state) {
-  static const char* const kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-  return fmt("%u: %s\n", state, state < 6 ? kNames[state] : "<unknown>");
+  static constexpr std::array<const char*, 6> kNames = {"NOP",   "DOWN",   "INIT",
+                                                        "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  return fmt("%u: %s\n", state, enum_name(kNames, state, "<unknown>"));
 }
 
 std::string phys_state_text(uint32_t phys) {
-  static const char* const kNames[] = {
+  static constexpr std::array<const char*, 8> kNames = {
       "<unknown>",         "Sleep",   "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
       "LinkErrorRecovery", "Phy Test"};
-  return fmt("%u: %s\n", phys, phys < 8 ? kNames[phys] : "<unknown>");
+  return fmt("%u: %s\n", phys, enum_name(kNames, phys, "<unknown>"));
 }
 
 // rate_show(): deci-Gb/s per lane times the lane count, e.g. "200 Gb/sec (4X HDR)".
 std::string rate_text(uint8_t speed, uint8_t width) {
-  int rate;
-  const char* name;
-  switch (speed) {
-    case 2:
-      rate = 50, name = " DDR";
-      break;
-    case 4:
-      rate = 100, name = " QDR";
-      break;
-    case 8:
-      rate = 100, name = " FDR10";
-      break;
-    case 16:
-      rate = 140, name = " FDR";
-      break;
-    case 32:
-      rate = 250, name = " EDR";
-      break;
-    case 64:
-      rate = 500, name = " HDR";
-      break;
-    case 128:
-      rate = 1000, name = " NDR";
-      break;
-    default:
-      rate = 25, name = " SDR";
-      break;
-  }
-  int lanes;
-  switch (width) {
-    case 1:
-      lanes = 1;
-      break;
-    case 2:
-      lanes = 4;
-      break;
-    case 4:
-      lanes = 8;
-      break;
-    case 8:
-      lanes = 12;
-      break;
-    case 16:
-      lanes = 2;
-      break;
-    default:
-      return "";  // the kernel fails the read with EINVAL; an empty value is the closest
-  }
-  rate *= lanes;
-  return fmt("%d%s Gb/sec (%dX%s)\n", rate / 10, rate % 10 ? ".5" : "", lanes, name);
+  struct LaneRate {
+    uint8_t speed;
+    int deci_gbps;
+    const char* name;
+  };
+  // Any other speed code reads as SDR, as in the kernel.
+  static constexpr LaneRate kRates[] = {{1, 25, " SDR"},    {2, 50, " DDR"},    {4, 100, " QDR"},
+                                        {8, 100, " FDR10"}, {16, 140, " FDR"},  {32, 250, " EDR"},
+                                        {64, 500, " HDR"},  {128, 1000, " NDR"}};
+  const LaneRate* r = std::find_if(std::begin(kRates), std::end(kRates),
+                                   [&](const LaneRate& l) { return l.speed == speed; });
+  if (r == std::end(kRates)) r = &kRates[0];
+  // The lane count leads the width's name ("4x"); "unknown" has none.
+  const int lanes = std::atoi(width_name(width));
+  if (lanes == 0)
+    return "";  // the kernel fails the read with EINVAL; an empty value is the closest
+  const int rate = r->deci_gbps * lanes;
+  return fmt("%d%s Gb/sec (%dX%s)\n", rate / 10, rate % 10 ? ".5" : "", lanes, r->name);
 }
 
 std::string port_dir(const std::string& dev_dir, int port) {

@@ -38,26 +38,11 @@ const std::map<std::string, uint32_t> kNodeTypes = {{"ca", IBV_NODE_CA},
                                                     {"usnic", IBV_NODE_USNIC},
                                                     {"usnic_udp", IBV_NODE_USNIC_UDP},
                                                     {"unspecified", IBV_NODE_UNSPECIFIED}};
-const std::map<std::string, uint32_t> kPortStates = {{"down", IBV_PORT_DOWN},
-                                                     {"init", IBV_PORT_INIT},
-                                                     {"armed", IBV_PORT_ARMED},
-                                                     {"active", IBV_PORT_ACTIVE},
-                                                     {"active_defer", IBV_PORT_ACTIVE_DEFER}};
-const std::map<std::string, uint32_t> kPhysStates = {
-    {"sleep", 1},    {"polling", 2},
-    {"disabled", 3}, {"port_configuration_training", 4},
-    {"linkup", 5},   {"link_error_recovery", 6},
-    {"phy_test", 7}};
 const std::map<std::string, uint32_t> kMtus = {{"256", IBV_MTU_256},
                                                {"512", IBV_MTU_512},
                                                {"1024", IBV_MTU_1024},
                                                {"2048", IBV_MTU_2048},
                                                {"4096", IBV_MTU_4096}};
-const std::map<std::string, uint32_t> kWidths = {
-    {"1x", 1}, {"2x", 16}, {"4x", 2}, {"8x", 4}, {"12x", 8}};
-const std::map<std::string, uint32_t> kSpeeds = {{"sdr", 1},   {"ddr", 2},  {"qdr", 4},
-                                                 {"fdr10", 8}, {"fdr", 16}, {"edr", 32},
-                                                 {"hdr", 64},  {"ndr", 128}};
 
 uint32_t mtu(JsonFields& o, const std::string& key, uint32_t def) {
   const json* v = o.get(key);
@@ -123,16 +108,16 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
   ibv_port_attr& a = p.attr;
   a.link_layer = static_cast<uint8_t>(o.choice("link_layer", pc.default_link_layer, kLinkLayers));
   const bool eth = a.link_layer == IBV_LINK_LAYER_ETHERNET;
-  a.state = static_cast<ibv_port_state>(o.choice("state", IBV_PORT_ACTIVE, kPortStates));
+  a.state = static_cast<ibv_port_state>(o.choice("state", IBV_PORT_ACTIVE, port_state_codes()));
   const bool up = a.state == IBV_PORT_ACTIVE || a.state == IBV_PORT_ACTIVE_DEFER;
   const uint32_t default_phys = up || a.state == IBV_PORT_ARMED || a.state == IBV_PORT_INIT ? 5
                                 : eth                                                       ? 3
                                                                                             : 2;
-  a.phys_state = static_cast<uint8_t>(o.choice("phys_state", default_phys, kPhysStates));
+  a.phys_state = static_cast<uint8_t>(o.choice("phys_state", default_phys, phys_state_codes()));
   a.max_mtu = static_cast<ibv_mtu>(mtu(o, "max_mtu", IBV_MTU_4096));
   a.active_mtu = static_cast<ibv_mtu>(mtu(o, "active_mtu", eth ? IBV_MTU_1024 : IBV_MTU_4096));
-  a.active_width = static_cast<uint8_t>(o.choice("width", 2, kWidths));
-  a.active_speed = static_cast<uint8_t>(o.choice("speed", eth ? 32 : 64, kSpeeds));
+  a.active_width = static_cast<uint8_t>(o.choice("width", 2, width_codes()));
+  a.active_speed = static_cast<uint8_t>(o.choice("speed", eth ? 32 : 64, speed_codes()));
   a.gid_tbl_len = static_cast<int>(o.num("gid_tbl_len", eth ? 256 : 8, 1, kMaxGids));
   a.pkey_tbl_len = static_cast<uint16_t>(o.num("pkey_tbl_len", eth ? 1 : 128, 1, kMaxPkeys));
   a.port_cap_flags =
@@ -402,16 +387,16 @@ std::string names_by_code(const std::map<std::string, uint32_t>& names, bool by_
 }  // namespace
 
 std::optional<uint8_t> width_code(const std::string& name) {
-  return code_of(kWidths, name);
+  return code_of(width_codes(), name);
 }
 std::optional<uint8_t> speed_code(const std::string& name) {
-  return code_of(kSpeeds, name);
+  return code_of(speed_codes(), name);
 }
 std::string width_names() {
-  return names_by_code(kWidths, true);
+  return names_by_code(width_codes(), true);
 }
 std::string speed_names() {
-  return names_by_code(kSpeeds, false);
+  return names_by_code(speed_codes(), false);
 }
 
 Topology load_topology(const std::string& path) {
