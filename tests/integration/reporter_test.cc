@@ -136,8 +136,8 @@ void expect_our_qp_fatal(const json& record, const std::string& detail) {
 }
 
 TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
-  DaemonWithReportSubscriber fabric;
-  auto& [sim, daemon, subscriber] = fabric;
+  DaemonWithReportSubscriber setup;
+  auto& [sim, daemon, subscriber] = setup;
 
   Stopped stopped(daemon.process());
   const auto start = Steady::now();
@@ -168,8 +168,8 @@ TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
 TEST(Reporter, AReportWrittenBeforeTheReporterClosesIsPublished) {
   // The reporter closes before the stopped daemon has even accepted its connection: the hello
   // it then writes finds nobody, and the report must be read and published all the same.
-  DaemonWithReportSubscriber fabric;
-  auto& [sim, daemon, subscriber] = fabric;
+  DaemonWithReportSubscriber setup;
+  auto& [sim, daemon, subscriber] = setup;
   {
     Stopped stopped(daemon.process());
     ReporterPtr r = open_reporter(daemon.socket());
