@@ -86,17 +86,23 @@ TEST(Devices, NoRdmaInTheKernelIsSaidOnceAndTheDaemonWaits) {
   EXPECT_EQ(enosys_lines, 1) << daemon.process().stderr_text();
 }
 
+// mlx5_0 is plugged in again and a rescan (SIGUSR1) finds it: the daemon watches it and
+// publishes its appearance, the device and its one port.
+void replug_and_rescan(SimFabric& sim, DaemonProcess& daemon) {
+  inject(sim, {"replug", "mlx5_0"});
+  daemon.process().signal(SIGUSR1);
+  daemon.require_log("mlx5_0: watching");
+  EXPECT_EQ(appearance(daemon, 1),
+            (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1"}));
+}
+
 TEST(Devices, AnEmptyFabricIsSaidOnceAndDevicesAreFoundOnRescan) {
   SimFabric sim(topology("two-adapters"));
   inject(sim, {"unplug", "mlx5_0"});
   inject(sim, {"unplug", "mlx5_1"});
   DaemonProcess daemon(sim);
   EXPECT_TRUE(daemon.logged("no RDMA devices found; waiting for devices"));
-  inject(sim, {"replug", "mlx5_0"});
-  daemon.process().signal(SIGUSR1);
-  daemon.require_log("mlx5_0: watching");
-  EXPECT_EQ(appearance(daemon, 1),
-            (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1"}));
+  replug_and_rescan(sim, daemon);
   inject(sim, {"lid", "mlx5_0/1", "12"});
   const Record r = daemon.next_record();
   EXPECT_EQ(r.event, EventKind::kLidChange);
@@ -113,11 +119,7 @@ TEST(Devices, AnUnplugIsARemovalNotAFatalErrorAndTheReplugIsFoundOnRescan) {
   EXPECT_EQ(removed.event_type, -1);
   EXPECT_EQ(removed.ports.size(), 1u);
   daemon.require_log("mlx5_0: closing");
-  inject(sim, {"replug", "mlx5_0"});
-  daemon.process().signal(SIGUSR1);
-  daemon.require_log("mlx5_0: watching");
-  EXPECT_EQ(appearance(daemon, 1),
-            (std::vector<std::string>{"mlx5_0 device_added 0", "mlx5_0 port_state 1"}));
+  replug_and_rescan(sim, daemon);
   inject(sim, {"port", "down", "mlx5_0/1"});
   const Record r = daemon.next_record();
   EXPECT_EQ(r.event, EventKind::kPortErr);

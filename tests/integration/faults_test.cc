@@ -109,12 +109,24 @@ json journal_settled(DaemonProcess& daemon, uint64_t records) {
 const std::string kRoomyQueues =
     R"({"socket": {"max_queued_bytes": 67108864}, "journal": {"budget": {"enabled": false}}})";
 
+// A daemon with roomy queues on the simulated fabric `fabric`, and a follower of its stream that
+// expects `events` records.
+struct FollowedDaemon {
+  FollowedDaemon(const std::string& fabric, uint64_t events)
+      : sim(topology(fabric)),
+        daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false}),
+        follower(daemon.socket(), events, std::chrono::minutes(5)) {}
+
+  SimFabric sim;
+  DaemonProcess daemon;
+  StreamFollower follower;
+};
+
 TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
   JournalSandbox& journal = JournalSandbox::instance();
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false});
   constexpr uint64_t kEvents = 200000;
-  StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
+  FollowedDaemon run("two-adapters", kEvents);
+  auto& [sim, daemon, follower] = run;
 
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
   ASSERT_TRUE(follower.wait_seen(30000));
@@ -151,10 +163,9 @@ TEST(Faults, JournaldGoingAwayAndComingBackNeverTouchesTheSocketStream) {
 
 TEST(Faults, AFrozenJournaldIsWaitedForTwoSecondsAtMostThenRecordsFlowWithoutIt) {
   JournalSandbox& journal = JournalSandbox::instance();
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false});
   constexpr uint64_t kEvents = 150000;
-  StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
+  FollowedDaemon run("two-adapters", kEvents);
+  auto& [sim, daemon, follower] = run;
   journal.freeze_journald(true);
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
 
@@ -180,10 +191,9 @@ TEST(Faults, AFrozenJournaldIsWaitedForTwoSecondsAtMostThenRecordsFlowWithoutIt)
 }
 
 TEST(Faults, ASubscriberKilledWhileTheDaemonWritesToItCostsNothing) {
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false});
   constexpr uint64_t kEvents = 100000;
-  StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
+  FollowedDaemon run("two-adapters", kEvents);
+  auto& [sim, daemon, follower] = run;
   // socat copies the stream to its stdout, a pipe nobody reads: it soon stops reading the
   // socket, and the daemon has output queued for it when it dies.
   rdmatest::Process victim =
@@ -337,10 +347,9 @@ TEST(Faults, AfterSigkillARestartedDaemonIsANewStreamAndClientsResnapshot) {
 
 TEST(Faults, SigtermInTheMiddleOfAStormEndsTheDaemonCleanly) {
   JournalSandbox::instance();
-  SimFabric sim(topology("sixteen-devices"));
-  DaemonProcess daemon(sim, DaemonOptions{.config_json = kRoomyQueues, .print_records = false});
   constexpr uint64_t kEvents = 1000000;
-  StreamFollower follower(daemon.socket(), kEvents, std::chrono::minutes(5));
+  FollowedDaemon run("sixteen-devices", kEvents);
+  auto& [sim, daemon, follower] = run;
   LineClient idle(daemon.socket());  // never reads
   inject(sim, {"storm", "--count", std::to_string(kEvents)});
   ASSERT_TRUE(follower.wait_seen(50000));

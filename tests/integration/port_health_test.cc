@@ -63,6 +63,12 @@ void flap(const SimFabric& sim, const std::string& target, int times) {
   }
 }
 
+// mlx5_0 port 1 goes down and up five times, within the flap window: its flapping verdict.
+Record flap_until_flapping(const SimFabric& sim, DaemonProcess& d) {
+  flap(sim, "mlx5_0/1", 5);
+  return next_verdict(d, "mlx5_0", 1, "flapping");
+}
+
 // The journal entry of a record, found by its seq in the daemon's stream.
 json journal_entry_of(DaemonProcess& d, const Record& r) {
   const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
@@ -89,8 +95,7 @@ TEST(PortHealth, FiveDownsInTenSecondsAreFlappingThenHealthyAfterTheQuietPeriod)
   EXPECT_EQ(first.reason, "first_seen");
   EXPECT_EQ(first.previous_health, "");
 
-  flap(sim, "mlx5_0/1", 5);
-  const Record flapping = next_verdict(d, "mlx5_0", 1, "flapping");
+  const Record flapping = flap_until_flapping(sim, d);
   EXPECT_EQ(flapping.reason, "flaps_in_window");
   EXPECT_EQ(flapping.previous_health, "healthy");  // up again after the fourth down
   EXPECT_EQ(flapping.downs_in_window, 5u);
@@ -137,8 +142,7 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
   {
     DaemonProcess d(sim, health_options(state.path(), 600));
     next_verdict(d, "mlx5_0", 1, "healthy");
-    flap(sim, "mlx5_0/1", 5);
-    next_verdict(d, "mlx5_0", 1, "flapping");
+    flap_until_flapping(sim, d);
     EXPECT_EQ(d.stop().code, 0);
   }
   std::ifstream saved(state.file("port-health.json"));
@@ -402,8 +406,7 @@ TEST(PortHealth, EventctlHealthSaysOneLineAndExitsOneForAFlappingPort) {
   rdmatest::TempDir state("rdma-health");
   DaemonProcess d(sim, health_options(state.path(), 600));
   next_verdict(d, "mlx5_0", 1, "healthy");
-  flap(sim, "mlx5_0/1", 5);
-  const Record flapping = next_verdict(d, "mlx5_0", 1, "flapping");
+  const Record flapping = flap_until_flapping(sim, d);
 
   const rdmatest::CommandResult text = health(d);
   EXPECT_EQ(text.exit_code(), 1) << text.out << text.err;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "open_device.h"
 #include "rdma_eventd/report_verbs.h"
 
 int main(int argc, char** argv) {
@@ -25,17 +26,8 @@ int main(int argc, char** argv) {
   }
   const char* socket_path = argv[1];
   int count = atoi(argv[3]);
-  int n = 0;
-  struct ibv_device** list = ibv_get_device_list(&n);
-  struct ibv_context* ctx = NULL;
-  for (int i = 0; list && i < n && !ctx; ++i) {
-    if (strcmp(ibv_get_device_name(list[i]), argv[2]) == 0) ctx = ibv_open_device(list[i]);
-  }
-  if (list) ibv_free_device_list(list);
-  if (!ctx) {
-    fprintf(stderr, "cannot open %s\n", argv[2]);
-    return 1;
-  }
+  struct ibv_context* ctx = open_device_named(argv[2]);
+  if (!ctx) return 1;
   /* Stand-ins for the objects the application created (the simulator has no verbs objects). */
   static struct ibv_qp qp;
   static struct ibv_cq cq;

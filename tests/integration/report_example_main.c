@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "open_device.h"
+
 void report_example_run(struct ibv_context* ctx);
 
 int main(int argc, char** argv) {
@@ -20,17 +22,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: report_example DEVICE\n");
     return 2;
   }
-  int n = 0;
-  struct ibv_device** list = ibv_get_device_list(&n);
-  struct ibv_context* ctx = NULL;
-  for (int i = 0; list && i < n && !ctx; ++i) {
-    if (strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) ctx = ibv_open_device(list[i]);
-  }
-  if (list) ibv_free_device_list(list);
-  if (!ctx) {
-    fprintf(stderr, "cannot open %s\n", argv[1]);
-    return 1;
-  }
+  struct ibv_context* ctx = open_device_named(argv[1]);
+  if (!ctx) return 1;
   /* A stand-in for a QP the application created (the simulator has no verbs objects). */
   static struct ibv_qp qp;
   qp.context = ctx;

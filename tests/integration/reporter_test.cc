@@ -84,12 +84,33 @@ ReplyResult poll_reply(rdmaev_reporter* r, std::chrono::milliseconds timeout) {
   }
 }
 
+// Sends `report` and waits for its reply, which must answer that report's id; returns the
+// reply's status (the send's own status where the send failed).
+int send_for_reply(rdmaev_reporter* r, const rdmaev_event_report& report) {
+  uint64_t id = 0;
+  const int sent = rdmaev_reporter_send(r, &report, &id);
+  EXPECT_EQ(sent, RDMAEV_OK) << rdmaev_reporter_last_error(r);
+  if (sent != RDMAEV_OK) return sent;
+  const ReplyResult reply = poll_reply(r, std::chrono::seconds(10));
+  EXPECT_EQ(reply.id, id);
+  return reply.status;
+}
+
 void subscribe_to_reports(LineClient& c) {
   c.require_json(10s);  // hello
   c.send(R"({"op":"subscribe","id":1,"events":["app_report"]})"
          "\n");
   c.read_until(reply_to(1), 10s);
 }
+
+// A daemon on the two-adapter fabric and a subscriber to its app_report records.
+struct DaemonWithReportSubscriber {
+  DaemonWithReportSubscriber() { subscribe_to_reports(subscriber); }
+
+  SimFabric sim{topology("two-adapters")};
+  DaemonProcess daemon{sim};
+  LineClient subscriber{daemon.socket()};
+};
 
 rdmaev_event_report qp_fatal(const char* detail) {
   rdmaev_event_report r = RDMAEV_EVENT_REPORT_INIT;
@@ -115,10 +136,8 @@ void expect_our_qp_fatal(const json& record, const std::string& detail) {
 }
 
 TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim);
-  LineClient subscriber(daemon.socket());
-  subscribe_to_reports(subscriber);
+  DaemonWithReportSubscriber setup;
+  auto& [sim, daemon, subscriber] = setup;
 
   Stopped stopped(daemon.process());
   const auto start = Steady::now();
@@ -149,10 +168,8 @@ TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
 TEST(Reporter, AReportWrittenBeforeTheReporterClosesIsPublished) {
   // The reporter closes before the stopped daemon has even accepted its connection: the hello
   // it then writes finds nobody, and the report must be read and published all the same.
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim);
-  LineClient subscriber(daemon.socket());
-  subscribe_to_reports(subscriber);
+  DaemonWithReportSubscriber setup;
+  auto& [sim, daemon, subscriber] = setup;
   {
     Stopped stopped(daemon.process());
     ReporterPtr r = open_reporter(daemon.socket());
@@ -177,11 +194,7 @@ TEST(Reporter, ARefusedReportIsAnsweredOnTheFdWithTheDaemonsWords) {
   ASSERT_TRUE(r);
   rdmaev_event_report report = qp_fatal(nullptr);
   report.device = "mlx9_9";
-  uint64_t id = 0;
-  ASSERT_EQ(rdmaev_reporter_send(r.get(), &report, &id), RDMAEV_OK);
-  const ReplyResult reply = poll_reply(r.get(), std::chrono::seconds(10));
-  EXPECT_EQ(reply.status, RDMAEV_E_REFUSED);
-  EXPECT_EQ(reply.id, id);
+  EXPECT_EQ(send_for_reply(r.get(), report), RDMAEV_E_REFUSED);
   EXPECT_EQ(std::string(rdmaev_reporter_last_error(r.get()))
                 .rfind("bad_report: device: 'mlx9_9' is not a device rdma-eventd watches", 0),
             0u)
@@ -209,11 +222,7 @@ TEST(Reporter, AReportIsReadUpToTheSizeItCarries) {
     uint64_t added_later;
   } newer{qp_fatal("newer"), 7};
   newer.known.size = sizeof newer;
-  uint64_t id = 0;
-  ASSERT_EQ(rdmaev_reporter_send(r.get(), &newer.known, &id), RDMAEV_OK);
-  const ReplyResult reply = poll_reply(r.get(), std::chrono::seconds(10));
-  EXPECT_EQ(reply.status, RDMAEV_OK) << rdmaev_reporter_last_error(r.get());
-  EXPECT_EQ(reply.id, id);
+  EXPECT_EQ(send_for_reply(r.get(), newer.known), RDMAEV_OK) << rdmaev_reporter_last_error(r.get());
 }
 
 TEST(Reporter, NoDaemonIsConnectErrorAtOnce) {

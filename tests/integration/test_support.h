@@ -40,19 +40,14 @@ inline nlohmann::json ib_port(nlohmann::json overrides = nlohmann::json::object(
   return p;
 }
 
-// mlx5_1 port 1 or 2.
+// mlx5_1 port 1 or 2: an Ethernet (RoCE) port, which has no LID and no subnet manager.
 inline nlohmann::json roce_port(nlohmann::json overrides = nlohmann::json::object()) {
-  nlohmann::json p = {{"link_layer", "ethernet"},
-                      {"state", "active"},
-                      {"phys_state", "link_up"},
-                      {"lid", 0},
-                      {"sm_lid", 0},
-                      {"sm_sl", 0},
-                      {"lmc", 0},
-                      {"active_mtu", 1024},
-                      {"width", "4x"},
-                      {"speed", "edr"},
-                      {"rate_gbps", 100}};
+  nlohmann::json p = ib_port({{"link_layer", "ethernet"},
+                              {"lid", 0},
+                              {"sm_lid", 0},
+                              {"active_mtu", 1024},
+                              {"speed", "edr"},
+                              {"rate_gbps", 100}});
   p.update(overrides);
   return p;
 }

@@ -36,6 +36,12 @@ class DevxShell : public JsonShell {
   }
 };
 
+// The channel has nothing to read: made non-blocking, a read fails with EAGAIN.
+inline void expect_nothing_to_read(DevxShell& sh, const std::string& ch) {
+  sh("nonblock " + ch + " 1");
+  EXPECT_EQ(sh("get " + ch + " 72")["errno_name"], "EAGAIN") << ch;
+}
+
 // The 64-byte EQE in hex: type at byte 1, subtype at byte 3, `data` (hex) from byte 32.
 inline std::string eqe_hex(uint8_t type, uint8_t subtype, const std::string& data) {
   char head[9];

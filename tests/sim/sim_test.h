@@ -156,6 +156,15 @@ inline DynamicSection dynamic_section(const std::string& lib) {
   return d;
 }
 
+// The members of `object` that `expected` names (null where `object` lacks one), to compare with
+// `expected` as a whole: EXPECT_EQ(members_of(answer, want), want).
+inline json members_of(const json& object, const json& expected) {
+  json out = json::object();
+  for (const auto& [key, value] : expected.items())
+    out[key] = object.contains(key) ? object[key] : json();
+  return out;
+}
+
 // Names of a `list` answer's devices, in order.
 inline std::vector<std::string> names(const json& list) {
   std::vector<std::string> n;

@@ -17,16 +17,17 @@ TEST(DevxCaps, GeneralCapabilitiesAndTheUnaffiliatedMaskAsFirmwareGivesThem) {
   const std::string ib = sh.open("mlx5_0"), roce = sh.open("mlx5_1");
   const json gen = sh("caps " + ib + " 0");
   EXPECT_EQ(gen["ret"], 0) << gen;
-  EXPECT_EQ(gen["status"], 0);
-  EXPECT_EQ(gen["event_cap"], 1);
-  EXPECT_EQ(gen["port_module_event"], 1);
-  EXPECT_EQ(gen["temp_warn_event"], 1);
-  EXPECT_EQ(gen["general_notification_event"], 1);
-  EXPECT_EQ(gen["log_max_uctx"], 16);
-  EXPECT_EQ(gen["num_ports"], 1);
-  EXPECT_EQ(gen["port_type"], 0);  // InfiniBand
-  EXPECT_EQ(gen["unwritten"], 0);
-  EXPECT_EQ(gen["set_after_fields"], 0);
+  const json want = {{"status", 0},
+                     {"event_cap", 1},
+                     {"port_module_event", 1},
+                     {"temp_warn_event", 1},
+                     {"general_notification_event", 1},
+                     {"log_max_uctx", 16},
+                     {"num_ports", 1},
+                     {"port_type", 0},  // InfiniBand
+                     {"unwritten", 0},
+                     {"set_after_fields", 0}};
+  EXPECT_EQ(members_of(gen, want), want);
 
   const json ev = sh("caps " + ib + " 0x14");
   EXPECT_EQ(ev["ret"], 0) << ev;

@@ -133,12 +133,17 @@ TEST_F(EnricherTest, ABurstQueriesEachAffectedPortOnce) {
     EXPECT_EQ(out.records[i].seq, i + 1);
 }
 
+// The two entries the kernel adds for one IP address on ens1f0: RoCE v1 at index 2, RoCE v2 at
+// index 3.
+std::pair<GidEntry, GidEntry> roce_entries(const std::string& ip) {
+  return {GidEntry{2, ip, GidType::kRoceV1, "ens1f0"}, GidEntry{3, ip, GidType::kRoceV2, "ens1f0"}};
+}
+
 TEST_F(EnricherTest, GidChangeReportsOneEntryPerEventInIndexOrder) {
   // Given a RoCE IP added (two entries, two GID_CHANGE events in one batch), each record
   // carries one of the entries, as the kernel sent one event per entry; one table query.
   open(1);
-  const GidEntry v1{2, "::ffff:192.168.1.5", GidType::kRoceV1, "ens1f0"};
-  const GidEntry v2{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"};
+  const auto [v1, v2] = roce_entries("::ffff:192.168.1.5");
   dev_->gids[0] = {v1, v2};
 
   BatchOutcome out = run({{18, 1}, {18, 1}});
@@ -162,12 +167,10 @@ TEST_F(EnricherTest, MoreGidEntriesThanEventsGoToTheLastRecordAndNoneAreLost) {
   // Given four entries changed (an IP replaced) but only two events read in this batch, the
   // first record gets the first entry and the last record the rest.
   open(1);
-  const GidEntry old_v1{2, "::ffff:10.0.0.1", GidType::kRoceV1, "ens1f0"};
-  const GidEntry old_v2{3, "::ffff:10.0.0.1", GidType::kRoceV2, "ens1f0"};
+  const auto [old_v1, old_v2] = roce_entries("::ffff:10.0.0.1");
   dev_->gids[0] = {old_v1, old_v2};
   run({{18, 1}, {18, 1}});
-  const GidEntry new_v1{2, "::ffff:10.0.0.2", GidType::kRoceV1, "ens1f0"};
-  const GidEntry new_v2{3, "::ffff:10.0.0.2", GidType::kRoceV2, "ens1f0"};
+  const auto [new_v1, new_v2] = roce_entries("::ffff:10.0.0.2");
   dev_->gids[0] = {new_v1, new_v2};
 
   BatchOutcome out = run({{18, 1}, {18, 1}});
@@ -181,7 +184,7 @@ TEST_F(EnricherTest, MoreGidEntriesThanEventsGoToTheLastRecordAndNoneAreLost) {
 
 TEST_F(EnricherTest, MoreEventsThanEntriesLeaveTheLaterRecordsEmpty) {
   open(1);
-  const GidEntry v2{3, "::ffff:192.168.1.5", GidType::kRoceV2, "ens1f0"};
+  const GidEntry v2 = roce_entries("::ffff:192.168.1.5").second;
   dev_->gids[0] = {v2};
   BatchOutcome out = run({{18, 1}, {18, 1}, {18, 1}});
   ASSERT_EQ(out.records.size(), 3u);

@@ -141,12 +141,17 @@ TEST_F(JournalBudgetTest, ARecordAfterTheDeadlineClosesTheIntervalBeforeTheTimer
   EXPECT_EQ(s2[0].ranges, (std::vector<SeqRange>{{12, 13, 2}}));
 }
 
-TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecords) {
+// small_budget() with a host bucket small enough to matter, and the ports' burst to go with it.
+JournalBudgetConfig with_host_bucket(uint32_t port_burst, uint32_t host_rate, uint32_t host_burst) {
   JournalBudgetConfig c = small_budget();
-  c.port_burst = 2;
-  c.host_rate = 2;
-  c.host_burst = 2;
-  JournalBudget b(c, 0);
+  c.port_burst = port_burst;
+  c.host_rate = host_rate;
+  c.host_burst = host_burst;
+  return c;
+}
+
+TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecords) {
+  JournalBudget b(with_host_bucket(/*port_burst=*/2, /*host_rate=*/2, /*host_burst=*/2), 0);
   EXPECT_TRUE(b.admit(port_record(1), at(0)));   // seq 1
   EXPECT_TRUE(b.admit(device_record(), at(0)));  // seq 2: the host's last token
   EXPECT_FALSE(b.admit(port_record(1), at(0)));  // seq 3: its port had a token, the host none
@@ -178,11 +183,7 @@ TEST_F(JournalBudgetTest, TheHostBucketCapsAllPortsTogetherAndCountsDeviceRecord
 }
 
 TEST_F(JournalBudgetTest, ARecordRefusedByItsPortTakesNothingFromTheHost) {
-  JournalBudgetConfig c = small_budget();
-  c.port_burst = 1;
-  c.host_burst = 2;
-  c.host_rate = 1;
-  JournalBudget b(c, 0);
+  JournalBudget b(with_host_bucket(/*port_burst=*/1, /*host_rate=*/1, /*host_burst=*/2), 0);
   EXPECT_TRUE(b.admit(port_record(1), at(0)));   // the host has 1 left
   EXPECT_FALSE(b.admit(port_record(1), at(0)));  // refused by port 1's bucket
   EXPECT_TRUE(b.admit(device_record(), at(0)));  // so the host's last token is still there

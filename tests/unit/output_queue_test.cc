@@ -21,6 +21,12 @@ LinePtr control(const std::string& text) {
   return std::make_shared<const std::string>(text + "\n");
 }
 
+// Records `first` to `last`, 100 bytes each, in seq order.
+void push_records(OutputQueue& q, uint64_t first, uint64_t last) {
+  for (uint64_t seq = first; seq <= last; ++seq)
+    q.push_record(seq, record(seq));
+}
+
 // Writes out up to `n` bytes (everything by default) and returns them.
 std::string write_out(OutputQueue& q, size_t n = SIZE_MAX) {
   std::string out;
@@ -74,8 +80,7 @@ TEST(OutputQueue, OverflowDropsTheBacklogAndSaysExactlyWhatWasLost) {
   // record drops the ten queued before it, and the subscriber reads one notice for seq 1-10,
   // then record 11.
   OutputQueue q(1000);
-  for (uint64_t seq = 1; seq <= 11; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 1, 11);
   EXPECT_EQ(q.stats().records_lost, 10u);
   EXPECT_EQ(lines_of(write_out(q)),
             (std::vector<std::string>{R"({"type":"lost","first_seq":1,"last_seq":10,"records":10})",
@@ -86,11 +91,9 @@ TEST(OutputQueue, OverflowDropsTheBacklogAndSaysExactlyWhatWasLost) {
 
 TEST(OutputQueue, ARecordAlreadyStartedIsFinishedNotDropped) {
   OutputQueue q(1000);
-  for (uint64_t seq = 1; seq <= 10; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 1, 10);
   std::string out = write_out(q, 30);  // record 1 has started
-  for (uint64_t seq = 11; seq <= 12; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 11, 12);
   out += write_out(q);
   EXPECT_EQ(lines_of(out),
             (std::vector<std::string>{"{\"seq\":1}",
@@ -129,8 +132,7 @@ TEST(OutputQueue, ControlLinesStayInPlaceAndTheNoticeTakesTheFirstLostRecordsPla
   OutputQueue q(1000);
   q.push_record(1, record(1));
   q.push_control(control("{\"type\":\"reply\",\"op\":\"ping\",\"seq\":1}"));
-  for (uint64_t seq = 2; seq <= 11; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 2, 11);
   EXPECT_EQ(lines_of(write_out(q)),
             (std::vector<std::string>{R"({"type":"lost","first_seq":1,"last_seq":9,"records":9})",
                                       R"({"type":"reply","op":"ping","seq":1})", "{\"seq\":10}",
@@ -140,8 +142,7 @@ TEST(OutputQueue, ControlLinesStayInPlaceAndTheNoticeTakesTheFirstLostRecordsPla
 TEST(OutputQueue, AnUntouchedNoticeAbsorbsLaterLosses) {
   // A subscriber that never reads gets one notice for the whole gap, not one per overflow.
   OutputQueue q(1000);
-  for (uint64_t seq = 1; seq <= 40; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 1, 40);
   const std::vector<std::string> lines = lines_of(write_out(q));
   // Each overflow leaves the notice (56 bytes) and nine records; the fourth one came at 38.
   EXPECT_EQ(lines,
@@ -184,8 +185,7 @@ TEST(OutputQueue, EachNoticeKeepsItsOwnRangeThroughOverflowsAndPartialWrites) {
   q.push_control(control("{\"type\":\"reply\"}"));
   q.push_lost(Lost{3, 3, 1});
   std::string out = write_out(q, 10);
-  for (uint64_t seq = 4; seq <= 13; ++seq)  // 12 overflows: 4-11 are dropped
-    q.push_record(seq, record(seq));
+  push_records(q, 4, 13);  // 12 overflows: 4-11 are dropped
   out += write_out(q);
   EXPECT_EQ(lines_of(out),
             (std::vector<std::string>{R"({"type":"lost","first_seq":1,"last_seq":2,"records":2})",
@@ -200,8 +200,7 @@ TEST(OutputQueue, EachNoticeKeepsItsOwnRangeThroughOverflowsAndPartialWrites) {
   // as a loss before the queue and then in an overflow (25 overflows: 16-24 are dropped).
   q.push_lost(Lost{14, 14, 1});
   q.push_lost(Lost{15, 15, 1});
-  for (uint64_t seq = 16; seq <= 25; ++seq)
-    q.push_record(seq, record(seq));
+  push_records(q, 16, 25);
   EXPECT_EQ(lines_of(write_out(q)),
             (std::vector<std::string>{
                 R"({"type":"lost","first_seq":14,"last_seq":24,"records":11})", "{\"seq\":25}"}));
