@@ -96,7 +96,7 @@ int send_for_reply(rdmaev_reporter* r, const rdmaev_event_report& report) {
   return reply.status;
 }
 
-void subscribe_to_reports(LineClient& c) {
+void subscribe_to_app_reports(LineClient& c) {
   c.require_json(10s);  // hello
   c.send(R"({"op":"subscribe","id":1,"events":["app_report"]})"
          "\n");
@@ -105,7 +105,7 @@ void subscribe_to_reports(LineClient& c) {
 
 // A daemon on the two-adapter fabric and a subscriber to its app_report records.
 struct DaemonWithReportSubscriber {
-  DaemonWithReportSubscriber() { subscribe_to_reports(subscriber); }
+  DaemonWithReportSubscriber() { subscribe_to_app_reports(subscriber); }
 
   SimFabric sim{topology("two-adapters")};
   DaemonProcess daemon{sim};
