@@ -1,17 +1,13 @@
 #!/bin/sh
 # The C example of docs/protocol.md ("report"): the code block after the line
-# "<!-- report-example -->", compiled as C against the public headers, warnings as errors, and
-# linked with a main() that calls it against librdma-eventd and libibverbs.
-#   report_example_test.sh SOURCE_DIR C_COMPILER LIBRDMA_EVENTD [CFLAGS...] -- [LDFLAGS...]
+# "<!-- report-example -->", compiled as C against the public headers, warnings as errors, exactly
+# as a reader would copy it. It must report through a reporter, never waiting. The integration
+# test Reports.TheDocsExampleReportsAQpFatalOnItsOwnContext links the same block (CMake builds it,
+# with the build's sanitizers) and runs it against the daemon.
+#   report_example_test.sh SOURCE_DIR C_COMPILER [CFLAGS...]
 set -eu
-src=$1 cc=$2 lib=$3
-shift 3
-cflags=""
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-  cflags="$cflags $1"
-  shift
-done
-[ $# -gt 0 ] && shift
+src=$1 cc=$2
+shift 2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 awk '/<!-- report-example -->/ {found = 1; next}
@@ -23,13 +19,6 @@ if [ ! -s "$dir/example.c" ]; then
   exit 1
 fi
 grep -q 'rdmaev_reporter_send' "$dir/example.c" || { echo "the example does not report" >&2; exit 1; }
-# shellcheck disable=SC2086 # the flags are words
-"$cc" -std=c11 -Wall -Wextra -Werror -I"$src/lib/include" $cflags -c "$dir/example.c" \
+"$cc" -std=c11 -Wall -Wextra -Werror -I"$src/lib/include" "$@" -c "$dir/example.c" \
   -o "$dir/example.o"
-printf '%s\n' '#include <stddef.h>' 'void handle_async_events(void *ctx);' \
-  'int main(int argc, char **argv) { (void)argv; if (argc > 99) handle_async_events(NULL); return 0; }' \
-  >"$dir/main.c"
-"$cc" -std=c11 -Wall -Wextra -Werror -c "$dir/main.c" -o "$dir/main.o"
-"$cc" "$dir/main.o" "$dir/example.o" "$lib" -Wl,-rpath,"$(dirname "$lib")" "$@" -o "$dir/example"
-"$dir/example"
-echo "the report example compiles and links ($(wc -l <"$dir/example.c") lines)"
+echo "the report example compiles ($(wc -l <"$dir/example.c") lines)"
