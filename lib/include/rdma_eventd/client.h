@@ -145,7 +145,8 @@ struct rdmaev_event_report {
   int64_t object_id;  /* the QP number, or the CQ/SRQ/WQ handle; -1: none */
   const char* detail; /* NULL or "": none; at most 256 bytes, no control characters */
 };
-#define RDMAEV_EVENT_REPORT_INIT {(uint32_t)sizeof(struct rdmaev_event_report), 0, 0, 0, -1, 0}
+#define RDMAEV_EVENT_REPORT_INIT \
+  { (uint32_t)sizeof(struct rdmaev_event_report), 0, 0, 0, -1, 0 }
 
 /* Sends the report over a connection of its own, opened and closed within the call, and waits
  * at most timeout_ms in all for the daemon's reply (negative: no limit; do not). For scripts
