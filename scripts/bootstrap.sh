@@ -103,10 +103,21 @@ build() {
 }
 
 run_tests() {
-  local dir=$1; shift
+  local dir=$1 start=$SECONDS rc=0; shift
   # Tests start journald, the simulator and the daemon themselves; they need root for private
   # mount namespaces. --output-on-failure shows the failing test's whole log.
-  ctest --test-dir "$dir" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900 "$@"
+  ctest --test-dir "$dir" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900 "$@" |
+    tee "$dir/ctest.log" || rc=$?
+  # The time, and the slowest tests, so that a slowdown shows in every log (docs/testing.md).
+  echo "bootstrap: $dir tested in $((SECONDS - start)) s; its slowest tests (seconds):"
+  slowest_tests "$dir/ctest.log" 15
+  return "$rc"
+}
+
+# slowest_tests LOG N: the N longest tests of a ctest output, "seconds name", longest first.
+slowest_tests() {
+  sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' "$1" |
+    sort -rn | head -"$2" | awk '{ printf "  %8.1f  %s\n", $1, $2 }'
 }
 
 # The files of this tree that a package is built from: tracked, or new and not ignored (the
@@ -187,9 +198,10 @@ case "${1:-help}" in
     ;;
   test-tsan)
     deps
-    # Without the benchmark harness: its smoke test is not among these.
+    # Only the suites it runs (below): without the simulator's fidelity suite, the system tests
+    # and the benchmark harness, whose tests are not among these.
     configure_and_build build-tsan -DRDMA_EVENTD_TSAN=ON -DRDMA_EVENTD_BENCH=OFF \
-      "${checking_build[@]}"
+      -DRDMA_EVENTD_TEST_SUITES="harness;unit;integration;subscribers" "${checking_build[@]}"
     # The daemon's second thread is the journal writer: every test that runs the daemon with a
     # journal exercises it, the faults tests (journald stopped and frozen) most. The million-event
     # storm and the system tests add nothing for threads and would take long under TSan.
