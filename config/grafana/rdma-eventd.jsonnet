@@ -100,7 +100,9 @@ local graph(id, title, description, grid, targets, unit='short') =
   };
 
 local hostsByVerdict = panel(
-  1, 'stat', 'Hosts by verdict',
+  1,
+  'stat',
+  'Hosts by verdict',
   "Each host under its verdict: the worst verdict of its ports that count (all but ports down and never up; docs/health.md). Hosts whose daemon does not report are under 'Daemons down'.",
   grid(0, 0, 14, 6),
   [
@@ -129,7 +131,8 @@ local hostsByVerdict = panel(
 };
 
 local daemonsDown = table(
-  2, 'Daemons down',
+  2,
+  'Daemons down',
   "Hosts of the job that do not report rdma-eventd's state: the follower cannot reach the daemon (rdma_eventd_up 0), Prometheus cannot scrape node_exporter (up 0), or node_exporter has no rdma-eventd metrics (the follower stopped or not installed).",
   grid(14, 0, 10, 6),
   [target(
@@ -140,27 +143,31 @@ local daemonsDown = table(
       'label_replace(up{%s} == 1 unless on (job, instance) rdma_eventd_up, "problem", "no rdma-eventd metrics", "", "")'
       % sel,
     ]),
-    instant=true, table=true,
+    instant=true,
+    table=true,
   )],
   [['instance', 'host'], ['problem', 'problem']],
 );
 
 local portsNotHealthy = table(
-  3, 'Ports not healthy',
+  3,
+  'Ports not healthy',
   'Every port that counts for its host and whose verdict is not healthy: which host, device and port, its verdict and reason (docs/health.md, "Reasons"), and for how long.',
   grid(0, 6, 24, 8),
   [target(
     'A',
     'time() - (rdma_eventd_port_health_since_seconds{%s} * on (job, instance, device, port) group_left (health, reason) %s)'
     % [sel, counted('health!="healthy"')],
-    instant=true, table=true,
+    instant=true,
+    table=true,
   )],
   [['instance', 'host'], ['device', 'device'], ['port', 'port'], ['health', 'verdict'], ['reason', 'reason']],
   value={ name: 'for', unit: 's' },
 );
 
 local downsPerHour = graph(
-  4, 'Port downs per hour',
+  4,
+  'Port downs per hour',
   "Times each port's link left active within the hour before each point (rdma_eventd_port_down_transitions_total); ports with none are not drawn.",
   grid(0, 14, 8, 8),
   [target(
@@ -171,7 +178,8 @@ local downsPerHour = graph(
 );
 
 local fatalEvents = graph(
-  5, 'Fatal events',
+  5,
+  'Fatal events',
   "device_fatal events each device reported since its daemon started (rdma_eventd_device_events_total); a device's series appears with its first one. The device's ports are 'fatal' until it recovers.",
   grid(8, 14, 8, 8),
   [target(
@@ -182,8 +190,9 @@ local fatalEvents = graph(
 );
 
 local recordsLost = graph(
-  6, 'Records lost per hour',
-  "Records the daemon dropped for subscribers that read too slowly, within the hour before each point (rdma_eventd_records_lost_total); hosts with none are not drawn.",
+  6,
+  'Records lost per hour',
+  'Records the daemon dropped for subscribers that read too slowly, within the hour before each point (rdma_eventd_records_lost_total); hosts with none are not drawn.',
   grid(16, 14, 8, 8),
   [target(
     'A',
