@@ -65,6 +65,8 @@ PACKAGES=(
   debhelper dpkg-dev fakeroot lintian
   systemd-journal-remote
   prometheus prometheus-node-exporter curl
+  # jsonnet: the Grafana dashboard's source, generated and checked (config/grafana/generate.sh)
+  jsonnet
   valgrind
   abigail-tools
 )

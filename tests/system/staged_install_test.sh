@@ -27,6 +27,8 @@ expected=(
   "$UNIT_DIR/rdma-eventd-metrics.service"
   "$DOC_DIR/metrics.md"
   "$DOC_DIR/examples/prometheus/rdma-eventd.rules.yml"
+  "$DOC_DIR/examples/grafana/rdma-eventd.json"
+  "$DOC_DIR/examples/grafana/rdma-eventd.jsonnet"
   "$UDEV_RULES_DIR/60-rdma-eventd.rules"
   "$SYSUSERS_DIR/rdma-eventd.conf"
   "$CATALOG_DIR/rdma-eventd.catalog"
