@@ -44,7 +44,8 @@ Options:
                            verdict in the window (with --json: one JSON object per line)
       --incidents          fault records of every host grouped into incidents by time, each
                            with its class (fabric, host, port, application) and the evidence,
-                           newest first (with --json: one JSON object per line)
+                           newest first (with --json: one JSON object per line, oldest
+                           first, each as soon as it is closed)
       --incident-gap DUR   an incident ends when no fault came for DUR (default 5s; 1ms to 1h)
       --fabric-hosts N     hosts losing links or seeing SM/LID changes in one incident that make
                            it a fabric incident (default 3; 2 to 100000)

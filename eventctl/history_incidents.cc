@@ -30,12 +30,13 @@ constexpr size_t kFilesPerReader = 1;
 }  // namespace
 
 int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRequest& request) {
-  // Only the RDMA_* fields: the records' JSON is not needed to group them.
+  // Only the RDMA_* fields of the faults (and the ups, for the page): the records' JSON is not
+  // needed to group them, and sd-journal skips the other entries by its index of RDMA_EVENT.
   query.whole_records = false;
   query.files_per_reader = kFilesPerReader;
   for (const auto event : fault_events())
     query.events.emplace_back(event);
-  if (!request.html.empty()) query.events.emplace_back("port_active");  // ups, for the page
+  if (!request.html.empty()) query.events.emplace_back("port_active");
 
   JournalError error;
   auto reader = JournalReader::open(query, &error);
@@ -53,12 +54,20 @@ int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRe
     }
   }
 
-  std::vector<Incident> closed;  // few: incidents, not records
+  // --json: each incident as it closes, oldest first, nothing kept. Text, newest first: each
+  // incident's lines are kept (a dozen at most), not the incident: a day of a busy fleet has
+  // hundreds of incidents of hundreds of hosts each.
+  std::vector<std::string> closed;
   Timeline timeline;
   const bool drawing = page.file != nullptr;
   IncidentGrouper grouper(request.grouping, [&](Incident&& incident) {
     if (drawing) timeline.add(incident);
-    if (request.print) closed.push_back(std::move(incident));
+    if (!request.print) return;
+    if (request.json) {
+      std::puts(incident_json(incident).dump().c_str());
+    } else {
+      closed.push_back(format_incident(incident));
+    }
   });
   const bool ok = reader->for_each(
       [&](const JournalEntry& e) {
@@ -70,9 +79,9 @@ int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRe
                       .health = e.health,
                       .stream = e.stream,
                       .seq = e.seq};
-        if (grouper.add(in) || !is_fault(in.event, in.health)) {
-          if (drawing) timeline.add(in);
-        }
+        const bool fault = is_fault(in.event, in.health);
+        const bool counted = grouper.add(in);
+        if (drawing && (counted || !fault)) timeline.add(in);
       },
       &error);
   grouper.finish();
@@ -96,14 +105,8 @@ int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRe
                 query.directory.empty() ? "the local journal"
                                         : ("the journal in " + query.directory).c_str());
   }
-  // Newest first.
-  for (auto it = closed.rbegin(); it != closed.rend(); ++it) {
-    if (request.json) {
-      std::puts(incident_json(*it).dump().c_str());
-    } else {
-      std::fputs(format_incident(*it).c_str(), stdout);
-    }
-  }
+  for (auto it = closed.rbegin(); it != closed.rend(); ++it)
+    std::fputs(it->c_str(), stdout);
   return kExitOk;
 }
 

@@ -244,8 +244,8 @@ IncidentGrouper::IncidentGrouper(IncidentOptions options, Emit emit)
     : options_(options), emit_(std::move(emit)), seen_(options.runs_per_stream) {}
 
 bool IncidentGrouper::add(const FaultInput& in) {
-  if (!is_fault(in.event, in.health)) return false;
   if (seen_.seen_before(in.stream, in.seq)) return false;
+  if (!is_fault(in.event, in.health)) return false;
   const int64_t t = in.time_us;
   const int64_t gap = options_.gap_us;
   // The open incidents this record is within the gap of: it joins them, and joins them together.

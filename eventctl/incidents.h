@@ -45,9 +45,11 @@ struct IncidentOptions {
   // Entries of a merged journal come in time order only within this much (different hosts'
   // clocks and files): an incident is given out once the input is this far past its gap.
   int64_t reorder_us = 1'000'000;
-  // Each stream's seqs are kept as at most this many runs (history_repeats.h): a copy of a
-  // record older than that is counted again, rather than memory growing with the records.
-  size_t runs_per_stream = 4096;
+  // Each stream's seqs are kept as at most this many runs (history_repeats.h), so that memory
+  // does not grow with the records: only the faults are read, so their seqs have gaps (the
+  // other records) and each is a run of its own. Past the limit the oldest runs merge: only a
+  // fault that arrives after this many newer faults of its own stream could be taken for a copy.
+  size_t runs_per_stream = 64;
 };
 
 // One host's part in an incident.
@@ -80,7 +82,7 @@ class IncidentGrouper {
   IncidentGrouper(IncidentOptions options, Emit emit);
 
   // One entry, in journal order. Entries that are not faults, and copies of a record already
-  // added, are left out. Returns whether it counted.
+  // added (the same stream and seq), are left out. Returns whether it counted.
   bool add(const FaultInput& in);
   // The end of the input: every open incident is given out, oldest first.
   void finish();

@@ -71,6 +71,7 @@ svg .band{cursor:pointer}
 svg .band-label{font-weight:600}
 table{border-collapse:collapse;margin-top:14px;width:100%}
 th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;vertical-align:top}
+td:nth-child(-n+4){white-space:nowrap}
 th{background:#f4f4f4}
 td.class{font-weight:600}
 tr.picked{background:#fff6d5}
@@ -134,6 +135,11 @@ void Timeline::add(const FaultInput& in) {
   Host& host = hosts_[std::string(in.host)];
   first_us_ = std::min(first_us_, in.time_us);
   last_us_ = std::max(last_us_, in.time_us);
+  // Downs, ups, verdicts and the other faults are marks; any other record only gives its host
+  // a row.
+  const bool marked = in.event == "port_err" || in.event == "port_active" ||
+                      in.event == "port_health" || is_fault(in.event, in.health);
+  if (!marked) return;
   if (host.marks.size() >= marks_per_host_) {
     ++host.left_out;
     return;

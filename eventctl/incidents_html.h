@@ -25,7 +25,8 @@ class Timeline {
       : marks_per_host_(marks_per_host), max_rows_(max_rows) {}
 
   // An entry of the journal: a mark on its host's row (port_err down, port_active up,
-  // port_health its verdict, any other fault by its name). Every host that has one gets a row.
+  // port_health its verdict, any other fault by its name). Every host that has an entry gets a
+  // row, and its time widens the timeline.
   void add(const FaultInput& in);
   // A closed incident: a band, and a row of the table.
   void add(const Incident& incident);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,8 +16,8 @@
 #include <sstream>
 
 #include "paths.h"
-#include "rdma_eventd/record.h"
 #include "process.h"
+#include "rdma_eventd/record.h"
 #include "temp_dir.h"
 
 namespace rdma_eventd::test {
@@ -47,7 +48,8 @@ class Incidents : public ::testing::Test {
     return run_command(args);
   }
 
-  // The incidents (--json), newest first, failing on a non-zero exit.
+  // The incidents (--json: oldest first, as they close), newest first like the text, failing
+  // on a non-zero exit or on --json's lines out of time order.
   static std::vector<json> incidents(std::vector<std::string> args = {}) {
     args.insert(args.begin(), {"--incidents", "--json"});
     const CommandResult r = history(args);
@@ -56,6 +58,9 @@ class Incidents : public ::testing::Test {
     std::vector<json> out;
     for (const auto& line : r.out_lines())
       out.push_back(json::parse(line));
+    for (size_t i = 1; i < out.size(); ++i)
+      EXPECT_LT(out[i - 1]["end"].get<std::string>(), out[i]["start"].get<std::string>());
+    std::reverse(out.begin(), out.end());
     return out;
   }
 
