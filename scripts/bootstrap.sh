@@ -67,6 +67,8 @@ PACKAGES=(
   prometheus prometheus-node-exporter curl
   valgrind
   abigail-tools
+  # chromium: history --html's page loaded headless (tests/integration/incidents_test.cc)
+  chromium
 )
 
 deps() {
