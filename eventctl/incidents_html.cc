@@ -241,10 +241,13 @@ std::string Timeline::html() const {
            num(width) + "\" height=\"" + std::to_string(bottom - kTop) + "\" fill=\"" + color +
            "\" fill-opacity=\"0.18\" stroke=\"" + color + "\" stroke-opacity=\"0.6\"/>";
     const std::string text = "#" + std::to_string(i + 1) + " " + std::string(class_name(b.cls));
-    if (left >= label_end) {
-      out += "<text class=\"band-label\" x=\"" + num(left) + "\" y=\"" + std::to_string(kTop - 6) +
-             "\" fill=\"" + color + "\" style=\"fill:" + color + "\">" + text + "</text>";
-      label_end = left + 7.0 * static_cast<double>(text.size()) + 6;
+    const double label_width = 7.0 * static_cast<double>(text.size());
+    const double label_x = std::min(left, kWidth - label_width - 4);
+    if (label_x >= label_end) {
+      out += "<text class=\"band-label\" x=\"" + num(label_x) + "\" y=\"" +
+             std::to_string(kTop - 6) + "\" fill=\"" + color + "\" style=\"fill:" + color + "\">" +
+             text + "</text>";
+      label_end = label_x + label_width + 6;
     }
     out += "</g>\n";
   }
