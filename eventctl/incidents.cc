@@ -34,7 +34,7 @@ uint64_t count_of(const std::map<std::string, uint64_t>& m, std::string_view key
   return it == m.end() ? 0 : it->second;
 }
 
-std::string seconds(int64_t us) {
+std::string spread_text(int64_t us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
   return text;
@@ -184,7 +184,7 @@ void classify(Incident& incident, size_t fabric_hosts) {
     std::string text = plural(losing, "host", "hosts");
     if (incident.downs) {
       text += ", " + plural(incident.downs, "port", "ports") + " down within " +
-              seconds(incident.last_down_us - incident.first_down_us);
+              spread_text(incident.last_down_us - incident.first_down_us);
     }
     std::string changes;
     for (const auto event : {kSmChange, kLidChange, kClientReregister}) {

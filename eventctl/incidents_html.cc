@@ -40,18 +40,18 @@ std::string_view verdict_color(std::string_view verdict) {
   return "#6c3483";  // fatal, gone, or one this version does not know
 }
 
-std::string time_text(int64_t us) {
+std::string page_time(int64_t us) {
   const std::string full = rdma_eventd::format_rfc3339_us(us);
   return full.size() > 4 ? full.substr(0, full.size() - 4) + "Z" : full;
 }
 
-std::string seconds(int64_t us) {
+std::string page_duration(int64_t us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
   return text;
 }
 
-std::string num(double v) {
+std::string px(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", v);
   return text;
@@ -186,7 +186,7 @@ std::string Timeline::html() const {
   out += "</head>\n<body data-hosts=\"" + std::to_string(hosts_.size()) + "\">\n";
   out += "<h1>rdma-eventd: incidents</h1>\n<div class=\"meta\">";
   if (!hosts_.empty() || !bands_.empty()) {
-    out += html_escape(time_text(t0)) + " to " + html_escape(time_text(last_us_)) + " &middot; ";
+    out += html_escape(page_time(t0)) + " to " + html_escape(page_time(last_us_)) + " &middot; ";
   }
   out += "<span id=\"summary\"></span></div>\n<div class=\"legend\">";
   for (const auto c : {IncidentClass::kFabric, IncidentClass::kHost, IncidentClass::kPort,
@@ -237,14 +237,14 @@ std::string Timeline::html() const {
     out += "<g class=\"band\" data-n=\"" + std::to_string(i + 1) + "\" data-class=\"" +
            std::string(class_name(b.cls)) + "\"><title>#" + std::to_string(i + 1) + " " +
            std::string(class_name(b.cls)) + ": " + html_escape(b.evidence) + "</title>";
-    out += "<rect x=\"" + num(left) + "\" y=\"" + std::to_string(kTop) + "\" width=\"" +
-           num(width) + "\" height=\"" + std::to_string(bottom - kTop) + "\" fill=\"" + color +
+    out += "<rect x=\"" + px(left) + "\" y=\"" + std::to_string(kTop) + "\" width=\"" + px(width) +
+           "\" height=\"" + std::to_string(bottom - kTop) + "\" fill=\"" + color +
            "\" fill-opacity=\"0.18\" stroke=\"" + color + "\" stroke-opacity=\"0.6\"/>";
     const std::string text = "#" + std::to_string(i + 1) + " " + std::string(class_name(b.cls));
     const double label_width = 7.0 * static_cast<double>(text.size());
     const double label_x = std::min(left, kWidth - label_width - 4);
     if (label_x >= label_end) {
-      out += "<text class=\"band-label\" x=\"" + num(label_x) + "\" y=\"" +
+      out += "<text class=\"band-label\" x=\"" + px(label_x) + "\" y=\"" +
              std::to_string(kTop - 6) + "\" fill=\"" + color + "\" style=\"fill:" + color + "\">" +
              text + "</text>";
       label_end = label_x + label_width + 6;
@@ -261,27 +261,27 @@ std::string Timeline::html() const {
       const double mx = x(m.time_us);
       if (!drawn.emplace(r, static_cast<int>(mx), m.kind, m.verdict).second) continue;
       const std::string title =
-          "<title>" + html_escape(time_text(m.time_us) + " " + name + " " + m.label) + "</title>";
+          "<title>" + html_escape(page_time(m.time_us) + " " + name + " " + m.label) + "</title>";
       switch (m.kind) {
         case 'd':
         case 'u':
           out += "<line class=\"mark " + std::string(m.kind == 'd' ? "down" : "up") + "\" x1=\"" +
-                 num(mx) + "\" x2=\"" + num(mx) + "\" y1=\"" + std::to_string(y + 3) + "\" y2=\"" +
+                 px(mx) + "\" x2=\"" + px(mx) + "\" y1=\"" + std::to_string(y + 3) + "\" y2=\"" +
                  std::to_string(y + kRowHeight - 3) + "\" stroke=\"" +
                  (m.kind == 'd' ? "#c0392b" : "#27ae60") + "\" stroke-width=\"2\">" + title +
                  "</line>\n";
           break;
         case 'v':
-          out += "<circle class=\"mark verdict\" cx=\"" + num(mx) + "\" cy=\"" +
+          out += "<circle class=\"mark verdict\" cx=\"" + px(mx) + "\" cy=\"" +
                  std::to_string(y + kRowHeight / 2) + "\" r=\"4\" fill=\"" +
                  std::string(verdict_color(m.verdict)) + "\" stroke=\"#fff\">" + title +
                  "</circle>\n";
           break;
         default:
-          out += "<rect class=\"mark fault\" x=\"" + num(mx - 3.5) + "\" y=\"" +
+          out += "<rect class=\"mark fault\" x=\"" + px(mx - 3.5) + "\" y=\"" +
                  std::to_string(y + kRowHeight / 2 - 4) +
-                 "\" width=\"7\" height=\"7\" fill=\"#333\" transform=\"rotate(45 " + num(mx) +
-                 " " + std::to_string(y + kRowHeight / 2) + ")\">" + title + "</rect>\n";
+                 "\" width=\"7\" height=\"7\" fill=\"#333\" transform=\"rotate(45 " + px(mx) + " " +
+                 std::to_string(y + kRowHeight / 2) + ")\">" + title + "</rect>\n";
       }
     }
   }
@@ -289,10 +289,10 @@ std::string Timeline::html() const {
   for (int i = 0; i <= 5; ++i) {
     const int64_t t = t0 + span * i / 5;
     const double tx = x(t);
-    out += "<line x1=\"" + num(tx) + "\" x2=\"" + num(tx) + "\" y1=\"" + std::to_string(bottom) +
+    out += "<line x1=\"" + px(tx) + "\" x2=\"" + px(tx) + "\" y1=\"" + std::to_string(bottom) +
            "\" y2=\"" + std::to_string(bottom + 4) + "\" stroke=\"#999\"/>";
-    const std::string label = time_text(t).substr(11, 12);  // HH:MM:SS.mmm
-    out += "<text class=\"axis\" x=\"" + num(std::min(tx, kWidth - 80.0)) + "\" y=\"" +
+    const std::string label = page_time(t).substr(11, 12);  // HH:MM:SS.mmm
+    out += "<text class=\"axis\" x=\"" + px(std::min(tx, kWidth - 80.0)) + "\" y=\"" +
            std::to_string(bottom + 16) + "\" text-anchor=\"" + (i == 0 ? "start" : "middle") +
            "\">" + html_escape(label) + "</text>\n";
   }
@@ -312,7 +312,7 @@ std::string Timeline::html() const {
     }
     out += "<tr class=\"incident\" id=\"incident-" + std::to_string(i + 1) + "\" data-class=\"" +
            std::string(class_name(b.cls)) + "\"><td>" + std::to_string(i + 1) + "</td><td>" +
-           html_escape(time_text(b.start_us)) + "</td><td>" + seconds(b.end_us - b.start_us) +
+           html_escape(page_time(b.start_us)) + "</td><td>" + page_duration(b.end_us - b.start_us) +
            "</td><td class=\"class\" style=\"color:" + std::string(class_color(b.cls)) + "\">" +
            std::string(class_name(b.cls)) + "</td><td class=\"hosts\">" +
            std::to_string(b.host_count) + ": " + hosts + "</td><td>" + std::to_string(b.records) +

@@ -20,7 +20,7 @@ using nlohmann::json;
 using rdmatest::CommandResult;
 using rdmatest::run_command;
 
-std::string host_name() {
+std::string generating_host() {
   char name[256] = {};
   gethostname(name, sizeof name - 1);
   return name;
@@ -63,7 +63,7 @@ TEST(JournalGen, ItsPortErrEntryIsTheDaemonsFieldByField) {
       run_command({"sh", "-c",
                    "\"$0\" --entry port_err --host \"$1\" | /lib/systemd/systemd-journal-remote "
                    "--output=\"$2\"/remote-gen.journal -",
-                   rdmatest::bin("rdma-journal-gen"), host_name(), dir.path()});
+                   rdmatest::bin("rdma-journal-gen"), generating_host(), dir.path()});
   ASSERT_EQ(written.exit_code(), 0) << written.err;
   const CommandResult read =
       run_command({"journalctl", "-D", dir.path(), "-o", "json", "--no-pager"});
@@ -80,11 +80,11 @@ TEST(JournalGen, ItsPortErrEntryIsTheDaemonsFieldByField) {
     EXPECT_TRUE(generated.contains(key)) << key;
   }
   EXPECT_EQ(generated["_TRANSPORT"], real["_TRANSPORT"]);
-  EXPECT_EQ(generated["_HOSTNAME"], host_name());
+  EXPECT_EQ(generated["_HOSTNAME"], generating_host());
   const json record = json::parse(generated["RDMA_RECORD"].get<std::string>());
   EXPECT_EQ(generated["RDMA_SEQ"], std::to_string(record["seq"].get<int>()));
   EXPECT_EQ(generated["RDMA_STREAM"], record["stream"]);
-  EXPECT_EQ(record["host"], host_name());
+  EXPECT_EQ(record["host"], generating_host());
   EXPECT_EQ(generated["RDMA_STREAM"].get<std::string>().size(), 32u);
 }
 

@@ -12,9 +12,9 @@
 namespace rdma_eventctl {
 namespace {
 
-constexpr int64_t kT0 = 1'795'737'600'000'000LL;  // 2026-11-27T00:00:00Z
+constexpr int64_t kPageT0 = 1'795'737'600'000'000LL;  // 2026-11-27T00:00:00Z
 
-size_t count(const std::string& text, const std::string& what) {
+size_t occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
     ++n;
@@ -23,8 +23,8 @@ size_t count(const std::string& text, const std::string& what) {
 
 Incident one_port(const std::string& host, int64_t at) {
   Incident i;
-  i.start_us = kT0 + at;
-  i.end_us = kT0 + at + 1500000;
+  i.start_us = kPageT0 + at;
+  i.end_us = kPageT0 + at + 1500000;
   i.cls = IncidentClass::kPort;
   i.evidence = host + " mlx5_0/1: 2 port_err: the link flaps";
   i.records = 2;
@@ -43,40 +43,40 @@ TEST(IncidentsHtml, EscapesWhatAHostNameCanHold) {
   const std::string host = "<script>alert(\"x\")</script>&'";
   Timeline t;
   t.add(FaultInput{
-      .time_us = kT0, .host = host, .event = "port_err", .device = "mlx5_<0>", .port = 1});
+      .time_us = kPageT0, .host = host, .event = "port_err", .device = "mlx5_<0>", .port = 1});
   t.add(one_port(host, 0));
   const std::string page = t.html();
   EXPECT_EQ(page.find("<script>alert"), std::string::npos);
   EXPECT_EQ(page.find("mlx5_<0>"), std::string::npos);
   const std::string escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;";
-  EXPECT_EQ(count(page, "<text class=\"host\" x=\"6\" y=\"47\">" + escaped + "</text>"), 1u);
-  EXPECT_EQ(count(page, "<td class=\"hosts\">1: " + escaped + "</td>"), 1u);
+  EXPECT_EQ(occurrences(page, "<text class=\"host\" x=\"6\" y=\"47\">" + escaped + "</text>"), 1u);
+  EXPECT_EQ(occurrences(page, "<td class=\"hosts\">1: " + escaped + "</td>"), 1u);
   EXPECT_NE(page.find("mlx5_&lt;0&gt;/1 port_err"), std::string::npos);
   // Only the page's own script.
-  EXPECT_EQ(count(page, "<script>"), 1u);
+  EXPECT_EQ(occurrences(page, "<script>"), 1u);
 }
 
 TEST(IncidentsHtml, OneRowPerHostThenRowsOfSeveral) {
   Timeline few;
   for (int i = 0; i < 50; ++i)
-    few.add(FaultInput{.time_us = kT0 + i,
+    few.add(FaultInput{.time_us = kPageT0 + i,
                        .host = "h" + std::to_string(100 + i),
                        .event = "port_active",
                        .device = "mlx5_0",
                        .port = 1});
   const std::string small = few.html();
-  EXPECT_EQ(count(small, "<g class=\"row\">"), 50u);
+  EXPECT_EQ(occurrences(small, "<g class=\"row\">"), 50u);
   EXPECT_NE(small.find(">h149</text>"), std::string::npos);
 
   Timeline many;
   for (int i = 0; i < 1000; ++i)
-    many.add(FaultInput{.time_us = kT0 + i,
+    many.add(FaultInput{.time_us = kPageT0 + i,
                         .host = "h" + std::to_string(1000 + i),
                         .event = "port_err",
                         .device = "mlx5_0",
                         .port = 1});
   const std::string big = many.html();
-  EXPECT_EQ(count(big, "<g class=\"row\">"), 50u);
+  EXPECT_EQ(occurrences(big, "<g class=\"row\">"), 50u);
   EXPECT_NE(big.find(">h1000 \u2026 h1019 (20)</text>"), std::string::npos);
   EXPECT_NE(big.find(">h1980 \u2026 h1999 (20)</text>"), std::string::npos);
   EXPECT_NE(big.find("data-hosts=\"1000\""), std::string::npos);
@@ -85,13 +85,13 @@ TEST(IncidentsHtml, OneRowPerHostThenRowsOfSeveral) {
 TEST(IncidentsHtml, MarksAreBoundedPerHostAndSaySo) {
   Timeline t(/*marks_per_host=*/10);
   for (int i = 0; i < 25; ++i)
-    t.add(FaultInput{.time_us = kT0 + i * 1'000'000LL,
+    t.add(FaultInput{.time_us = kPageT0 + i * 1'000'000LL,
                      .host = "n1",
                      .event = "port_err",
                      .device = "mlx5_0",
                      .port = 1});
   const std::string page = t.html();
-  EXPECT_EQ(count(page, "<line class=\"mark down\""), 10u);
+  EXPECT_EQ(occurrences(page, "<line class=\"mark down\""), 10u);
   EXPECT_NE(page.find("15 marks not drawn (at most 10 per host)"), std::string::npos);
 }
 
@@ -103,7 +103,7 @@ TEST(IncidentsHtml, EveryIncidentIsABandAndARowNewestFirst) {
   fabric.evidence = "3 hosts";
   t.add(fabric);
   const std::string page = t.html();
-  EXPECT_EQ(count(page, "<g class=\"band\""), 2u);
+  EXPECT_EQ(occurrences(page, "<g class=\"band\""), 2u);
   const std::regex row("<tr class=\"incident\" id=\"incident-(\\d)\" data-class=\"(\\w+)\">");
   std::string rows;
   for (std::sregex_iterator it(page.begin(), page.end(), row), end; it != end; ++it)
@@ -127,7 +127,7 @@ TEST(IncidentsOutput, TextAndJsonSayTheWholeIncident) {
   for (int h = 1; h < 14; ++h)
     wide.hosts["h" + std::string(h < 10 ? "0" : "") + std::to_string(h)] = wide.hosts["h00"];
   const std::string text = format_incident(wide, 10);
-  EXPECT_EQ(count(text, "\n"), 1u + 10 + 1);
+  EXPECT_EQ(occurrences(text, "\n"), 1u + 10 + 1);
   EXPECT_NE(text.find("  ... and 4 more hosts\n"), std::string::npos);
 }
 

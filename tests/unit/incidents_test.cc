@@ -10,12 +10,12 @@
 namespace rdma_eventctl {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000;
-constexpr int64_t kT0 = 1'764'000'000LL * kSecond;
+constexpr int64_t kSecondUs = 1'000'000;
+constexpr int64_t kGroupingT0 = 1'764'000'000LL * kSecondUs;
 
 // A record as the journal holds it; each host has its own stream, seqs count up per host.
-struct Entry {
-  int64_t at_us;  // from kT0
+struct FaultAt {
+  int64_t at_us;  // from kGroupingT0
   std::string host;
   std::string event;
   std::string device = "mlx5_0";
@@ -31,10 +31,10 @@ class Grouping {
   explicit Grouping(IncidentOptions options = {})
       : grouper_(options, [this](Incident&& i) { out_.push_back(std::move(i)); }) {}
 
-  bool add(const Entry& e) {
+  bool add(const FaultAt& e) {
     uint64_t seq = e.seq ? e.seq : ++seqs_[e.host];
     const std::string stream = "stream-" + e.host;
-    return grouper_.add({.time_us = kT0 + e.at_us,
+    return grouper_.add({.time_us = kGroupingT0 + e.at_us,
                          .host = e.host,
                          .event = e.event,
                          .device = e.device,
@@ -44,7 +44,7 @@ class Grouping {
                          .seq = seq});
   }
 
-  std::vector<std::string> run(const std::vector<Entry>& entries) {
+  std::vector<std::string> run(const std::vector<FaultAt>& entries) {
     for (const auto& e : entries)
       add(e);
     grouper_.finish();
@@ -57,7 +57,7 @@ class Grouping {
       std::string hosts;
       for (const auto& [name, h] : i.hosts)
         hosts += (hosts.empty() ? "" : ",") + name;
-      lines.push_back(std::to_string(i.start_us - kT0) + "+" +
+      lines.push_back(std::to_string(i.start_us - kGroupingT0) + "+" +
                       std::to_string(i.end_us - i.start_us) + " " + std::string(class_name(i.cls)) +
                       " hosts=" + hosts + " records=" + std::to_string(i.records) + ": " +
                       i.evidence);
@@ -74,8 +74,8 @@ TEST(Incidents, ARecordExactlyTheGapAfterTheLastJoinsItOneMicrosecondMoreStartsA
   // The default gap, 5 s: a down at 0, one at exactly 5 s (joins), one at 10 s + 1 us (alone).
   Grouping g;
   EXPECT_EQ(g.run({{0, "n1", "port_err"},
-                   {5 * kSecond, "n1", "port_err"},
-                   {10 * kSecond + 1, "n1", "port_err"}}),
+                   {5 * kSecondUs, "n1", "port_err"},
+                   {10 * kSecondUs + 1, "n1", "port_err"}}),
             (std::vector<std::string>{
                 "0+5000000 port hosts=n1 records=2: n1 mlx5_0/1: 2 port_err: the link flaps, "
                 "the cable or transceiver",
@@ -83,10 +83,10 @@ TEST(Incidents, ARecordExactlyTheGapAfterTheLastJoinsItOneMicrosecondMoreStartsA
 }
 
 TEST(Incidents, TheGapIsConfigurable) {
-  Grouping g({.gap_us = 2 * kSecond});
+  Grouping g({.gap_us = 2 * kSecondUs});
   const auto lines = g.run({{0, "n1", "port_err"},
-                            {2 * kSecond, "n1", "port_err"},
-                            {4 * kSecond + 1, "n1", "port_err"}});
+                            {2 * kSecondUs, "n1", "port_err"},
+                            {4 * kSecondUs + 1, "n1", "port_err"}});
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].substr(0, 14), "0+2000000 port");
   EXPECT_EQ(lines[1].substr(0, 14), "4000001+0 port");
@@ -97,9 +97,9 @@ TEST(Incidents, RecordsThatAreNotFaultsNeitherCountNorKeepAnIncidentOpen) {
   EXPECT_FALSE(g.add({0, "n1", "port_active"}));
   EXPECT_FALSE(g.add({0, "n1", "port_health", "mlx5_0", 1, "healthy"}));
   EXPECT_FALSE(g.add({0, "n1", "gid_change"}));
-  EXPECT_TRUE(g.add({kSecond, "n1", "port_err"}));
-  EXPECT_FALSE(g.add({4 * kSecond, "n1", "port_active"}));
-  EXPECT_TRUE(g.add({8 * kSecond, "n1", "port_health", "mlx5_0", 1, "down"}));
+  EXPECT_TRUE(g.add({kSecondUs, "n1", "port_err"}));
+  EXPECT_FALSE(g.add({4 * kSecondUs, "n1", "port_active"}));
+  EXPECT_TRUE(g.add({8 * kSecondUs, "n1", "port_health", "mlx5_0", 1, "down"}));
   g.grouper_.finish();
   EXPECT_EQ(g.lines(),
             (std::vector<std::string>{
@@ -110,17 +110,17 @@ TEST(Incidents, RecordsThatAreNotFaultsNeitherCountNorKeepAnIncidentOpen) {
 TEST(Incidents, ClosedIncidentsAreGivenOutAsTheInputMovesOnNotAtTheEnd) {
   Grouping g;
   g.add({0, "n1", "port_err"});
-  g.add({6 * kSecond, "n2", "port_err"});  // a new incident; the first may still get a late entry
+  g.add({6 * kSecondUs, "n2", "port_err"});  // a new incident; the first may still get a late entry
   EXPECT_EQ(g.out_.size(), 0u);
   EXPECT_EQ(g.grouper_.open_incidents(), 2u);
-  g.add({6 * kSecond + 1, "n2", "port_err"});  // 6 s + 1 us past the first: gap + reorder
+  g.add({6 * kSecondUs + 1, "n2", "port_err"});  // 6 s + 1 us past the first: gap + reorder
   EXPECT_EQ(g.out_.size(), 1u);
   EXPECT_EQ(g.grouper_.open_incidents(), 1u);
 }
 
 TEST(Incidents, OneHostWithManyPortsDownIsAHostIncident) {
   Grouping g;
-  std::vector<Entry> entries;
+  std::vector<FaultAt> entries;
   for (uint32_t i = 0; i < 8; ++i)
     entries.push_back({i * 1000, "n7", "port_err", "mlx5_" + std::to_string(i), 1});
   entries.push_back({9000, "n7", "port_health", "mlx5_0", 1, "down"});
@@ -138,8 +138,8 @@ TEST(Incidents, ADeviceFatalOrGoneIsAHostIncident) {
   Grouping g;
   EXPECT_EQ(g.run({{0, "n3", "device_fatal", "mlx5_1", 0},
                    {1000, "n3", "port_health", "mlx5_1", 1, "fatal"},
-                   {20 * kSecond, "n4", "device_removed", "mlx5_0", 0},
-                   {20 * kSecond + 5, "n4", "port_health", "mlx5_0", 1, "gone"}}),
+                   {20 * kSecondUs, "n4", "device_removed", "mlx5_0", 0},
+                   {20 * kSecondUs + 5, "n4", "port_health", "mlx5_0", 1, "gone"}}),
             (std::vector<std::string>{
                 "0+1000 host hosts=n3 records=2: n3: device fatal (mlx5_1): the adapter failed",
                 "20000000+5 host hosts=n4 records=2: n4: device gone (mlx5_0): the adapter or its "
@@ -148,14 +148,14 @@ TEST(Incidents, ADeviceFatalOrGoneIsAHostIncident) {
 
 TEST(Incidents, HostsLosingLinksTogetherWithAnSmChangeAreAFabricIncident) {
   Grouping g;
-  std::vector<Entry> entries;
+  std::vector<FaultAt> entries;
   for (int i = 0; i < 23; ++i) {
     const std::string host = "node" + std::to_string(10 + i);
     entries.push_back({i * 36'000, host, "port_err"});
   }
   for (int i = 0; i < 23; ++i) {
     const std::string host = "node" + std::to_string(10 + i);
-    entries.push_back({kSecond + i * 1000, host, "sm_change"});
+    entries.push_back({kSecondUs + i * 1000, host, "sm_change"});
   }
   const auto lines = g.run(entries);
   ASSERT_EQ(lines.size(), 1u);
@@ -166,7 +166,7 @@ TEST(Incidents, HostsLosingLinksTogetherWithAnSmChangeAreAFabricIncident) {
 }
 
 TEST(Incidents, TheFabricThresholdIsConfigurableAndFewerHostsAreNotTheFabric) {
-  const std::vector<Entry> two = {{0, "a", "port_err"}, {100, "b", "port_err"}};
+  const std::vector<FaultAt> two = {{0, "a", "port_err"}, {100, "b", "port_err"}};
   Grouping g;
   EXPECT_EQ(g.run(two), (std::vector<std::string>{
                             "0+100 port hosts=a,b records=2: 2 hosts (fewer than the 3 of a "
@@ -186,9 +186,9 @@ TEST(Incidents, TheFabricThresholdIsConfigurableAndFewerHostsAreNotTheFabric) {
 TEST(Incidents, AFlappingPortAndModuleErrorsArePortIncidents) {
   Grouping g;
   EXPECT_EQ(g.run({{0, "n2", "port_err", "mlx5_0", 1},
-                   {kSecond, "n2", "port_err", "mlx5_0", 1},
-                   {2 * kSecond, "n2", "port_health", "mlx5_0", 1, "flapping"},
-                   {60 * kSecond, "n5", "module_error", "mlx5_1", 1}}),
+                   {kSecondUs, "n2", "port_err", "mlx5_0", 1},
+                   {2 * kSecondUs, "n2", "port_health", "mlx5_0", 1, "flapping"},
+                   {60 * kSecondUs, "n5", "module_error", "mlx5_1", 1}}),
             (std::vector<std::string>{
                 "0+2000000 port hosts=n2 records=3: n2 mlx5_0/1: 2 port_err, 1 port_health "
                 "flapping: the link flaps, the cable or transceiver",
@@ -198,7 +198,7 @@ TEST(Incidents, AFlappingPortAndModuleErrorsArePortIncidents) {
 
 TEST(Incidents, ApplicationReportsAloneAreAnApplicationIncident) {
   Grouping g;
-  EXPECT_EQ(g.run({{0, "n9", "app_report", "mlx5_0", 0}, {kSecond, "n9", "app_report"}}),
+  EXPECT_EQ(g.run({{0, "n9", "app_report", "mlx5_0", 0}, {kSecondUs, "n9", "app_report"}}),
             (std::vector<std::string>{"0+1000000 application hosts=n9 records=2: 2 app_reports "
                                       "from 1 host, no fault the daemon saw itself"}));
   // With a fault of the daemon's own, the fault decides.
@@ -239,7 +239,7 @@ TEST(Incidents, RecordsOutOfOrderWithinASecondStillJoinTheirIncident) {
   EXPECT_EQ(late.run({{0, "n1", "port_err"},
                       {5'500'000, "n2", "device_fatal", "mlx5_0", 0},
                       {4'800'000, "n1", "port_err"},
-                      {30 * kSecond, "n1", "port_err"}}),
+                      {30 * kSecondUs, "n1", "port_err"}}),
             (std::vector<std::string>{
                 "0+5500000 host hosts=n1,n2 records=3: 2 hosts (fewer than the 3 of a fabric "
                 "incident); n2: device fatal (mlx5_0): the adapter failed",
@@ -255,7 +255,7 @@ TEST(Incidents, MemoryHoldsTheOpenIncidentsNotTheRecords) {
   for (int minute = 0; minute < 24 * 60; ++minute) {
     for (int i = 0; i < 50; ++i) {
       const std::string host = "node" + std::to_string((minute * 7 + i) % 200);
-      grouper.add({.time_us = kT0 + minute * 60 * kSecond + i * 1000,
+      grouper.add({.time_us = kGroupingT0 + minute * 60 * kSecondUs + i * 1000,
                    .host = host,
                    .event = "port_err",
                    .device = "mlx5_0",
