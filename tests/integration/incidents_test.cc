@@ -259,6 +259,9 @@ TEST_F(Incidents, BadInputIsOneClearMessageAndHistorysExitStatus) {
   EXPECT_EQ(r.code, 73);
   EXPECT_EQ(r.err, "rdma-eventctl: --html: cannot write " + empty.path() +
                        "/no/such/dir/page.html: No such file or directory\n");
+  r = refused({"history", "-D", dir, "--html", "/dev/full"});  // opens, cannot be written
+  EXPECT_EQ(r.code, 73);
+  EXPECT_EQ(r.err, "rdma-eventctl: --html: cannot write /dev/full: No space left on device\n");
   r = refused({"history", "-D", dir, "--html", ""});
   EXPECT_EQ(r.code, 64);
 }
