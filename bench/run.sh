@@ -24,7 +24,11 @@
 #   --only LIST            only these sections (comma-separated): storm, slow, latency
 #                          (latency, fan-out and memory), startup, idle, health (the
 #                          1-device storm with port health off and on, interleaved); none:
-#                          only what --profile and --instructions ask for, and no report
+#                          only what --profile and --instructions ask for, and no report;
+#                          incidents, alone: bench/incidents.sh (rdma-eventctl history
+#                          --incidents over a central journal of 1,000 hosts and 1,000,000
+#                          records, --runs times; no daemon, no report: its row is written
+#                          by hand in docs/benchmarks.md)
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -91,6 +95,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ "$only" = incidents ]; then
+  [ $do_build = 0 ] || cmake --build "$build" --target rdma-eventctl rdma-journal-gen -j"$(nproc)"
+  exec "$here/bench/incidents.sh" --build-dir "$build" --runs "${runs:-3}"
+fi
 if [ $smoke = 1 ]; then
   : "${runs:=1}" "${storm_count:=10000}" "${storm16_count:=10000}" "${latency_events:=200}"
   : "${fanout_count:=1000}" "${subscribers:=1,10,20}" "${idle_seconds:=2}"

@@ -3,6 +3,7 @@
 // and formats, or as a summary per host and port.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "commands.h"
 #include "format.h"
+#include "history_incidents.h"
 #include "history_repeats.h"
 #include "history_time.h"
 #include "journal_reader.h"
@@ -40,6 +42,14 @@ Options:
       --json               the records exactly as the daemon wrote them (NDJSON)
       --summary            per host and port: the count of each event and the last health
                            verdict in the window (with --json: one JSON object per line)
+      --incidents          fault records of every host grouped into incidents by time, each
+                           with its class (fabric, host, port, application) and the evidence,
+                           newest first (with --json: one JSON object per line, oldest
+                           first, each as soon as it is closed)
+      --incident-gap DUR   an incident ends when no fault came for DUR (default 5s; 1ms to 1h)
+      --fabric-hosts N     hosts losing links or seeing SM/LID changes in one incident that make
+                           it a fabric incident (default 3; 2 to 100000)
+      --html FILE          write a page with the timeline of hosts and incidents to FILE
       --identifier NAME    the daemon's SYSLOG_IDENTIFIER (default: rdma-eventd)
       --color WHEN         auto (default), always or never
   -h, --help               this text
@@ -47,9 +57,11 @@ Options:
 TIME, as journalctl takes it (local time): "2026-11-24", "2026-11-24 18:30[:15]", "today",
 "yesterday", "now", "@SECONDS", or relative: "-1h", "-30min", "-1h30min", "2d ago".
 
+--incidents and --html take --directory, --since, --until and --host, not the record filters.
+
 Exit status: 0 done (also when nothing matched), 64 bad command line, 66 no journal files
-there, 77 this user may not read the journal (root and the groups systemd-journal and adm
-may).
+there, 73 the --html file cannot be written, 77 this user may not read the journal (root and
+the groups systemd-journal and adm may).
 )";
 
 namespace {
@@ -60,6 +72,7 @@ struct HistoryOptions {
   bool json = false;
   bool summary = false;
   ColorWhen color_when = ColorWhen::kAuto;
+  IncidentsRequest incidents;
 };
 
 int64_t now_us() {
@@ -92,6 +105,31 @@ std::vector<OptionSpec> history_options(HistoryOptions& o) {
                      }});
   options.push_back(flag_option("json", o.json));
   options.push_back(flag_option("summary", o.summary));
+  options.push_back(flag_option("incidents", o.incidents.print));
+  options.push_back({"incident-gap", 0, true, [&o](const char* v) {
+                       const auto gap = parse_duration(v);
+                       if (!gap || *gap < std::chrono::milliseconds(1) ||
+                           *gap > std::chrono::hours(1)) {
+                         throw UsageError{std::string("--incident-gap: '") + v +
+                                          "' is not a duration from 1ms to 1h"};
+                       }
+                       o.incidents.grouping.gap_us =
+                           std::chrono::duration_cast<std::chrono::microseconds>(*gap).count();
+                     }});
+  options.push_back({"fabric-hosts", 0, true, [&o](const char* v) {
+                       char* end = nullptr;
+                       errno = 0;
+                       const unsigned long n = std::strtoul(v, &end, 10);
+                       if (!*v || *end || errno || *v == '-' || n < 2 || n > 100000) {
+                         throw UsageError{std::string("--fabric-hosts: '") + v +
+                                          "' is not a number of hosts from 2 to 100000"};
+                       }
+                       o.incidents.grouping.fabric_hosts = n;
+                     }});
+  options.push_back({"html", 0, true, [&o](const char* v) {
+                       if (!*v) throw UsageError{"--html: empty file name"};
+                       o.incidents.html = v;
+                     }});
   options.push_back(color_option(o.color_when));
   return options;
 }
@@ -167,6 +205,14 @@ int run_history(const Global& g, int argc, char** argv) {
   expect_no_arguments(*args);
   if (o.query.since_us && o.query.until_us && *o.query.since_us > *o.query.until_us) {
     throw UsageError{"--since is after --until"};
+  }
+  if (o.incidents.print || !o.incidents.html.empty()) {
+    if (o.summary) throw UsageError{"--summary and --incidents/--html: one at a time"};
+    if (!o.filter.matches_everything()) {
+      throw UsageError{"--incidents and --html take no -e/-d/-p/-s: incidents are of every fault"};
+    }
+    o.incidents.json = o.json;
+    return run_history_incidents(global, o.query, o.incidents);
   }
 
   JournalError error;

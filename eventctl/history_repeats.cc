@@ -31,6 +31,12 @@ bool SeenRecords::seen_before(std::string_view stream, uint64_t seq) {
     return false;
   }
   runs.emplace(seq, seq);
+  if (runs.size() > max_runs_ && runs.size() >= 2) {
+    const auto oldest = runs.begin();
+    const auto second = std::next(oldest);
+    oldest->second = second->second;
+    runs.erase(second);
+  }
   return false;
 }
 

@@ -3,6 +3,7 @@
 // cursor it saved, and systemd 252 the entry at that cursor itself).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,6 +17,11 @@ namespace rdma_eventctl {
 // not with their number: each stream keeps the runs of consecutive seqs it has seen.
 class SeenRecords {
  public:
+  // At most `max_runs` runs per stream: past that, the two oldest runs become one (the seqs
+  // between them count as seen), so memory stays bounded however sparse the seqs seen are; only
+  // a record that arrives after max_runs newer gaps of its stream can be mistaken for a copy.
+  explicit SeenRecords(size_t max_runs = SIZE_MAX) : max_runs_(max_runs) {}
+
   // Whether this (stream, seq) was seen before; marks it seen. An entry without a seq (0) cannot
   // be told from another, so it is never a copy.
   bool seen_before(std::string_view stream, uint64_t seq);
@@ -25,6 +31,7 @@ class SeenRecords {
 
  private:
   using Runs = std::map<uint64_t, uint64_t>;  // first seq of a run -> its last seq
+  size_t max_runs_;
   std::map<std::string, Runs, std::less<>> streams_;
 };
 

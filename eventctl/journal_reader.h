@@ -22,6 +22,14 @@ struct JournalQuery {
   std::vector<std::string> hosts;   // _HOSTNAME: any of them; empty: every host
   std::optional<int64_t> since_us;  // realtime, microseconds since the epoch; inclusive
   std::optional<int64_t> until_us;  // inclusive
+  std::vector<std::string> events;  // RDMA_EVENT: any of them; empty: every entry
+  // Whether to read RDMA_RECORD and MESSAGE (the largest fields): a reader of the RDMA_* fields
+  // alone reads faster without them.
+  bool whole_records = true;
+  // A directory's files read in groups of at most this many, each group by its own sd-journal,
+  // merged here by time: sd-journal looks at every file it has open for each entry, which a
+  // receiver's directory of a thousand hosts' files makes slow. 0: one sd-journal for all.
+  size_t files_per_reader = 0;
 };
 
 // One of the daemon's entries: the fields rdma-eventctl uses (empty when the entry has none).
@@ -59,8 +67,11 @@ class JournalReader {
 
  private:
   struct Handle;
-  JournalReader(std::unique_ptr<Handle> handle, JournalQuery query);
-  std::unique_ptr<Handle> handle_;
+  JournalReader(std::vector<std::unique_ptr<Handle>> handles, JournalQuery query);
+  bool read_one(Handle& handle, const std::function<void(const JournalEntry&)>& each,
+                JournalError* error);
+  bool read_merged(const std::function<void(const JournalEntry&)>& each, JournalError* error);
+  std::vector<std::unique_ptr<Handle>> handles_;
   JournalQuery query_;
 };
 

@@ -69,6 +69,8 @@ PACKAGES=(
   jsonnet
   valgrind
   abigail-tools
+  # chromium: history --html's page loaded headless (tests/integration/incidents_test.cc)
+  chromium
 )
 
 deps() {

@@ -12,7 +12,10 @@
 #    entry at its cursor again, and at times what it caught up with, so only those may be at
 #    the receiver twice;
 #  - rdma-eventctl history --directory reads the receiver's journal: every record exactly
-#    once (copies dropped), --host, --event, --json and --summary.
+#    once (copies dropped), --host, --event, --json and --summary;
+#  - history --incidents on it: all three hosts' ports down within a second with an SM
+#    failover is one fabric incident of the three, a port of one host flapping a port incident,
+#    a device failing on another a host incident.
 # Needs root and systemd-journal-remote (scripts/bootstrap.sh deps). Run by ctest.
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
@@ -302,4 +305,58 @@ summary=$("$eventctl" history -D "$scratch/remote" --summary --json |
 [ "$summary" = '["fleet-h1",1,"healthy"] ["fleet-h2",2,"healthy"] ["fleet-h3",1,"healthy"]' ] ||
   fail "history --summary for mlx5_0/1: $summary"
 "$eventctl" history -D "$scratch/remote" --summary
+
+step "rdma-eventctl history --incidents: a fabric event, a flapping port, a failed device"
+# judged H DEV/PORT VERDICT...: host H's daemon holds one of the verdicts for the port.
+judged() {
+  local h=$1 device=${2%/*} port=${2#*/} reply
+  shift 2
+  reply=$(ctl "$h" health --json) || [ $? = 1 ] || return 1
+  jq -e --arg d "$device" --argjson p "$port" --arg v "$*" \
+    'any(.health.ports[]; .device == $d and .port == $p and (.health | IN($v | split(" ")[])))' \
+    <<<"$reply" >/dev/null
+}
+# socket_has H JQ: one of host H's records satisfies JQ.
+socket_has() { socket_records "$1" | jq -e -s "any(.[]; $2)" >/dev/null; }
+since=$(date +%s.%N)
+# The fabric: every host's link down within a second, and the subnet manager fails over.
+for h in "${hosts[@]}"; do sim "$h" port down mlx5_0/1 >/dev/null; done
+# (host 2's third down in the flap window makes it flapping)
+for h in "${hosts[@]}"; do
+  wait_for 20 "host $h judging mlx5_0/1 down" judged "$h" mlx5_0/1 down flapping
+done
+for h in "${hosts[@]}"; do
+  sim "$h" port up mlx5_0/1 >/dev/null
+  sim "$h" sm mlx5_0/1 2 >/dev/null
+done
+for h in "${hosts[@]}"; do
+  wait_for 20 "host $h's sm_change" socket_has "$h" '.event == "sm_change"'
+done
+# Incidents are apart in time: the query below takes a gap of 1 s, and 1.5 s pass between them.
+sleep 1.5
+# A port of host 1 flaps: three downs make it flapping (flap_downs 3 above).
+for i in 1 2 3; do
+  sim 1 port down mlx5_1/1 >/dev/null
+  wait_for 20 "host 1 judging mlx5_1/1 down ($i)" judged 1 mlx5_1/1 down flapping
+  sim 1 port up mlx5_1/1 >/dev/null
+done
+wait_for 20 "host 1's mlx5_1/1 flapping" socket_has 1 '.event == "port_health" and .device == "mlx5_1" and .port == 1 and .health == "flapping"'
+sleep 1.5
+# Host 3's second adapter fails.
+sim 3 fatal mlx5_1 >/dev/null
+wait_for 20 "host 3's device_fatal" socket_has 3 '.event == "device_fatal" and .device == "mlx5_1"'
+wait_for 20 "host 3's mlx5_1 judged fatal" judged 3 mlx5_1/1 fatal
+expect_all_records 1
+expect_all_records 2 "$stop_seq"
+expect_all_records 3
+incidents=$("$eventctl" history -D "$scratch/remote" --incidents --json --since "@$since" \
+  --incident-gap 1s | jq -c '[.class, ([.hosts[].host] | join(",")), ([.hosts[].ports[]] | unique | join(","))]' |
+  paste -sd' ')
+expected='["fabric","fleet-h1,fleet-h2,fleet-h3","mlx5_0/1"] ["port","fleet-h1","mlx5_1/1"] ["host","fleet-h3","mlx5_1/1,mlx5_1/2"]'
+[ "$incidents" = "$expected" ] || fail "history --incidents: $incidents, not $expected"
+fabric=$("$eventctl" history -D "$scratch/remote" --incidents --json --since "@$since" --incident-gap 1s |
+  jq -r 'select(.class == "fabric") | .evidence')
+[[ $fabric =~ ^"3 hosts, 3 ports down within 0."[0-9]" s; 3 sm_change: subnet manager failover"$ ]] ||
+  fail "the fabric incident's evidence: $fabric"
+"$eventctl" history -D "$scratch/remote" --incidents --since "@$since" --incident-gap 1s
 echo "PASS"

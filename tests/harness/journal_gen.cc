@@ -1,0 +1,362 @@
+// rdma-journal-gen: a central journal of a simulated fleet, for rdma-eventctl history
+// --incidents' tests and its scale benchmark (bench/incidents.sh, docs/benchmarks.md). Each
+// host's entries are made as rdma-eventd makes them (the daemon's record and journal entry code:
+// RecordStamper, to_json, append_journal_entry_head) with the fields journald adds, in journal
+// export format, written through systemd-journal-remote into one journal file per host, as a
+// receiver with SplitMode=host has them. tests/integration/journal_gen_test.cc checks an entry
+// field by field against the real daemon's for the same event.
+//
+//   rdma-journal-gen --scenario incidents --output DIR     the tests' small fleet (fixed)
+//   rdma-journal-gen --hosts 1000 --records 1000000 --output DIR [--seed N]
+//   rdma-journal-gen --entry EVENT --host NAME             one entry on stdout (export format)
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/journal_entry.h"
+#include "core/stamper.h"
+#include "schema/record_json.h"
+
+namespace {
+
+using namespace rdma_eventd;
+using rdma_eventd::daemon::RecordStamper;
+
+constexpr int64_t kSecond = 1'000'000;
+// 2026-11-27T00:00:00Z: the generated day starts here unless --start says otherwise.
+constexpr int64_t kDefaultStartUs = 1'795'737'600LL * kSecond;
+const char* const kRemote = "/lib/systemd/systemd-journal-remote";
+
+// What happens to one host at one time; made into a record when the host's entries are written.
+struct Happening {
+  int64_t time_us;
+  EventKind event;
+  uint32_t device;  // mlx5_<device>
+  std::string health;
+  std::string reason;
+};
+
+// The InfiniBand HDR port every generated host has (the simulator's two-adapters mlx5_0/1).
+PortInfo port_block(bool active) {
+  PortInfo p;
+  p.port = 1;
+  p.link_layer = LinkLayer::kInfiniband;
+  p.state = active ? PortState::kActive : PortState::kDown;
+  p.phys_state = active ? PhysState::kLinkUp : PhysState::kPolling;
+  p.lid = active ? 7 : 0;
+  p.sm_lid = active ? 1 : 0;
+  p.active_mtu = 4096;
+  p.lanes = 4;
+  p.speed = LinkSpeed::kHdr;
+  return p;
+}
+
+std::string hex_id(uint64_t a, uint64_t b) {
+  char text[33];
+  std::snprintf(text, sizeof text, "%016" PRIx64 "%016" PRIx64, a, b);
+  return text;
+}
+
+Record make_record(const Happening& h) {
+  Record r;
+  r.event = h.event;
+  r.device = "mlx5_" + std::to_string(h.device);
+  r.node_guid =
+      h.device == 0 ? "0c42:a103:00f6:5e44" : "0c42:a103:00f6:5e4" + std::to_string(h.device);
+  switch (h.event) {
+    case EventKind::kPortErr:
+      r.event_type = 10;
+      r.port = 1;
+      r.port_info = port_block(false);
+      r.previous = port_block(true);
+      break;
+    case EventKind::kPortActive:
+      r.event_type = 9;
+      r.port = 1;
+      r.port_info = port_block(true);
+      r.previous = port_block(false);
+      break;
+    case EventKind::kSmChange:
+    case EventKind::kLidChange:
+    case EventKind::kClientReregister:
+      r.event_type = h.event == EventKind::kSmChange    ? 15
+                     : h.event == EventKind::kLidChange ? 11
+                                                        : 17;
+      r.port = 1;
+      r.port_info = port_block(true);
+      r.previous = port_block(true);
+      break;
+    case EventKind::kDeviceFatal:
+      r.event_type = 0;
+      r.ports = {port_block(false)};
+      break;
+    case EventKind::kAppReport:
+      r.event_type = 1;
+      r.object = "qp";
+      r.object_id = 4660;
+      r.detail = "job 17 rank 3";
+      r.reporter = {.pid = 21385,
+                    .uid = 1000,
+                    .gid = 1000,
+                    .comm = "mpirun",
+                    .unit = "job17.service",
+                    .cgroup = "/system.slice/job17.service"};
+      break;
+    case EventKind::kPortHealth:
+      r.port = 1;
+      r.health = h.health;
+      r.reason = h.reason;
+      r.previous_health = h.health == "healthy" ? "down" : "healthy";
+      r.since_us = h.time_us;
+      r.window_s = 10;
+      r.quiet_s = 2;
+      break;
+    default:
+      r.port = 1;
+      r.port_info = port_block(true);
+  }
+  return r;
+}
+
+// One host's journal: its happenings in time order, as export-format entries.
+class HostJournal {
+ public:
+  HostJournal(std::string name, uint64_t index, uint64_t seed)
+      : name_(std::move(name)),
+        stamper_(hex_id(seed, index), name_, daemon::default_severities()),
+        boot_id_(hex_id(0xb007, index ^ seed)),
+        machine_id_(hex_id(0x3ac1, index)),
+        pid_(1000 + index % 30000) {}
+
+  // Appends the entry for `h` to `out`; `copy_of`, when set, repeats that entry as the upload
+  // does (same record, same seq).
+  std::string entry(const Happening& h) {
+    Record r = make_record(h);
+    stamper_.stamp(r, h.time_us);
+    if (h.event == EventKind::kPortHealth) r.severity = health_severity(h.health);
+    std::string out;
+    out += "__REALTIME_TIMESTAMP=" + std::to_string(h.time_us) + "\n";
+    out += "__MONOTONIC_TIMESTAMP=" + std::to_string(h.time_us - kDefaultStartUs + 3600 * kSecond) +
+           "\n";
+    out += "_BOOT_ID=" + boot_id_ + "\n_MACHINE_ID=" + machine_id_ + "\n_HOSTNAME=" + name_ + "\n";
+    out += "_TRANSPORT=journal\n_UID=0\n_GID=0\n_COMM=rdma-eventd\n_EXE=/usr/sbin/rdma-eventd\n";
+    out += "_CMDLINE=/usr/sbin/rdma-eventd\n_PID=" + std::to_string(pid_) + "\n";
+    out += "_SYSTEMD_CGROUP=/system.slice/rdma-eventd.service\n_SYSTEMD_UNIT=rdma-eventd.service\n";
+    out += "_SYSTEMD_SLICE=system.slice\n";
+    daemon::append_journal_entry_head(out, r, "rdma-eventd");
+    append_json(out, r);
+    out += "\n\n";
+    return out;
+  }
+
+ private:
+  static Severity health_severity(const std::string& h) {
+    if (h == "healthy") return Severity::kNotice;
+    if (h == "flapping") return Severity::kError;
+    if (h == "fatal") return Severity::kCritical;
+    return Severity::kWarning;
+  }
+  std::string name_;
+  RecordStamper stamper_;
+  std::string boot_id_;
+  std::string machine_id_;
+  uint64_t pid_;
+};
+
+struct Fleet {
+  std::vector<std::string> hosts;
+  std::vector<std::vector<Happening>> happenings;  // per host
+  size_t records = 0;
+
+  void add(size_t host, Happening h) {
+    happenings[host].push_back(std::move(h));
+    ++records;
+  }
+  // A leaf switch goes away: each host's link drops within `spread`, the ports go down, the SM
+  // fails over (sm_change), the links come back after `back`.
+  void fabric(int64_t t, size_t first, size_t count, int64_t spread, int64_t back,
+              std::mt19937_64& rng) {
+    for (size_t i = first; i < first + count && i < hosts.size(); ++i) {
+      const int64_t down = t + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread + 1));
+      add(i, {down, EventKind::kPortErr, 0, "", ""});
+      add(i, {down + 150, EventKind::kPortHealth, 0, "down", "link_down"});
+      add(i, {t + spread + 200'000 + static_cast<int64_t>(rng() % 300'000), EventKind::kSmChange, 0,
+              "", ""});
+      add(i, {t + back, EventKind::kPortActive, 0, "", ""});
+      add(i, {t + back + 150, EventKind::kPortHealth, 0, "healthy", "link_up"});
+    }
+  }
+  // One port flaps: `downs` downs and ups, two seconds apart, then a flapping verdict.
+  void flap(int64_t t, size_t host, int downs) {
+    for (int i = 0; i < downs; ++i) {
+      add(host, {t + i * 2 * kSecond, EventKind::kPortErr, 0, "", ""});
+      add(host, {t + i * 2 * kSecond + kSecond, EventKind::kPortActive, 0, "", ""});
+    }
+    add(host, {t + (downs - 1) * 2 * kSecond + kSecond + 150, EventKind::kPortHealth, 0, "flapping",
+               "flaps_in_window"});
+  }
+  void fatal(int64_t t, size_t host) {
+    add(host, {t, EventKind::kDeviceFatal, 0, "", ""});
+    add(host, {t + 150, EventKind::kPortHealth, 0, "fatal", "device_fatal"});
+  }
+  void app_reports(int64_t t, size_t host, int count) {
+    for (int i = 0; i < count; ++i)
+      add(host, {t + i * 300'000, EventKind::kAppReport, 0, "", ""});
+  }
+  // A daemon start: the port's state and its first verdict (not faults).
+  void start(int64_t t, size_t host) {
+    add(host, {t, EventKind::kPortState, 0, "", ""});
+    add(host, {t + 100, EventKind::kPortHealth, 0, "healthy", "first_seen"});
+  }
+};
+
+std::string host_name(size_t i, size_t hosts) {
+  char text[32];
+  std::snprintf(text, sizeof text, hosts > 99 ? "node%04zu" : "node%02zu", i + 1);
+  return text;
+}
+
+Fleet make_fleet(size_t hosts) {
+  Fleet f;
+  for (size_t i = 0; i < hosts; ++i)
+    f.hosts.push_back(host_name(i, hosts));
+  f.happenings.resize(hosts);
+  return f;
+}
+
+// The tests' fleet (8 hosts): at +0 s hosts 1-6 lose their links within 0.6 s with an SM
+// failover (fabric), at +60 s node07's port flaps (port), at +120 s node08's device fails
+// (host), at +180 s jobs on node02 report QP errors (application).
+Fleet incidents_scenario(int64_t t0) {
+  Fleet f = make_fleet(8);
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i < 8; ++i)
+    f.start(t0 - 600 * kSecond, i);
+  f.fabric(t0, 0, 6, 600'000, 30 * kSecond, rng);
+  f.flap(t0 + 60 * kSecond, 6, 4);
+  f.fatal(t0 + 120 * kSecond, 7);
+  f.app_reports(t0 + 180 * kSecond, 1, 3);
+  return f;
+}
+
+// A day of a busy fleet: episodes at random times (fabric events on a leaf of 20 to 60 hosts,
+// flapping ports, failed devices, application reports), and daemon starts, until `records`.
+Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed) {
+  Fleet f = make_fleet(hosts);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < hosts; ++i)
+    f.start(t0 + static_cast<int64_t>(rng() % 60) * kSecond, i);
+  const int64_t day = 86'400 * kSecond;
+  while (f.records < records) {
+    const int64_t t = t0 + 120 * kSecond +
+                      static_cast<int64_t>(rng() % static_cast<uint64_t>(day - 300 * kSecond));
+    const size_t host = rng() % hosts;
+    const uint64_t kind = rng() % 100;
+    if (kind < 40) {
+      const size_t leaf = 20 + rng() % 41;
+      f.fabric(t, host - host % 20, leaf, 800'000,
+               (10 + static_cast<int64_t>(rng() % 50)) * kSecond, rng);
+    } else if (kind < 85) {
+      f.flap(t, host, 2 + static_cast<int>(rng() % 40));
+    } else if (kind < 90) {
+      f.fatal(t, host);
+    } else {
+      f.app_reports(t, host, 1 + static_cast<int>(rng() % 5));
+    }
+  }
+  return f;
+}
+
+// Writes each host's entries, in time order, through systemd-journal-remote into
+// DIR/remote-HOST.journal. `copies`: every copies-th entry is sent twice, as an upload that
+// starts again from its cursor does.
+bool write_fleet(Fleet& f, const std::string& dir, size_t copies, uint64_t seed) {
+  for (size_t i = 0; i < f.hosts.size(); ++i) {
+    auto& list = f.happenings[i];
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Happening& a, const Happening& b) { return a.time_us < b.time_us; });
+    const std::string command = std::string(kRemote) + " --output=" + dir + "/remote-" +
+                                f.hosts[i] + ".journal - 2>/dev/null";
+    std::FILE* pipe = ::popen(command.c_str(), "w");
+    if (!pipe) {
+      std::perror("rdma-journal-gen: popen");
+      return false;
+    }
+    HostJournal journal(f.hosts[i], i, seed);
+    std::string buffer;
+    size_t n = 0;
+    std::string last;
+    for (const auto& h : list) {
+      last = journal.entry(h);
+      buffer += last;
+      if (copies && ++n % copies == 0) buffer += last;
+      if (buffer.size() > (1 << 20)) {
+        std::fwrite(buffer.data(), 1, buffer.size(), pipe);
+        buffer.clear();
+      }
+    }
+    std::fwrite(buffer.data(), 1, buffer.size(), pipe);
+    if (::pclose(pipe) != 0) {
+      std::fprintf(stderr, "rdma-journal-gen: %s failed for %s\n", kRemote, f.hosts[i].c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+int usage() {
+  std::fputs(
+      "usage: rdma-journal-gen --scenario incidents --output DIR [--start US] [--copies N]\n"
+      "       rdma-journal-gen --hosts N --records M --output DIR [--seed S] [--start US]\n"
+      "       rdma-journal-gen --entry port_err|port_health --host NAME\n",
+      stderr);
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strncmp(argv[i], "--", 2) != 0) return usage();
+    opt[argv[i] + 2] = argv[i + 1];
+  }
+  if (argc % 2 == 0) return usage();
+  const auto number = [&](const char* key, uint64_t fallback) {
+    return opt.count(key) ? std::strtoull(opt[key].c_str(), nullptr, 10) : fallback;
+  };
+  const int64_t start = static_cast<int64_t>(number("start", kDefaultStartUs));
+  const uint64_t seed = number("seed", 1);
+
+  if (opt.count("entry")) {
+    // One entry, as the daemon's for the same event on the simulator's mlx5_0/1 would be.
+    HostJournal journal(opt.count("host") ? opt["host"] : "node01", 0, seed);
+    const std::string& event = opt["entry"];
+    Happening h{start, EventKind::kPortErr, 0, "", ""};
+    if (event == "port_health")
+      h = {start, EventKind::kPortHealth, 0, "down", "link_down"};
+    else if (event != "port_err")
+      return usage();
+    const std::string entry = journal.entry(h);
+    std::fwrite(entry.data(), 1, entry.size(), stdout);
+    return 0;
+  }
+  if (!opt.count("output")) return usage();
+  Fleet fleet;
+  if (opt["scenario"] == "incidents") {
+    fleet = incidents_scenario(start);
+  } else if (opt.count("hosts") && opt.count("records")) {
+    fleet = busy_fleet(number("hosts", 1), number("records", 1), start, seed);
+  } else {
+    return usage();
+  }
+  if (!write_fleet(fleet, opt["output"], number("copies", 0), seed)) return 1;
+  std::printf("%zu hosts, %zu records\n", fleet.hosts.size(), fleet.records);
+  return 0;
+}

@@ -1,0 +1,365 @@
+// rdma-eventctl history --incidents and --html over a central journal: rdma-journal-gen writes
+// the tests' fleet (eight hosts; tests/harness/journal_gen.cc, "incidents") through
+// systemd-journal-remote, every fifth entry twice as an upload that starts again sends it, and
+// the real rdma-eventctl reads it back: the incidents, their classes and evidence, the
+// filters, the gap at its boundary, the page in headless Chromium, and the errors of bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "paths.h"
+#include "process.h"
+#include "rdma_eventd/record.h"
+#include "temp_dir.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::CommandResult;
+using rdmatest::run_command;
+
+class Incidents : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    journal_ = new rdmatest::TempDir("rdma-incidents");
+    const CommandResult gen =
+        run_command({rdmatest::bin("rdma-journal-gen"), "--scenario", "incidents", "--copies", "5",
+                     "--output", journal_->path()});
+    ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+    ASSERT_EQ(gen.out, "8 hosts, 60 records\n");
+  }
+  static void TearDownTestSuite() {
+    delete journal_;
+    journal_ = nullptr;
+  }
+
+  static CommandResult history(std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {rdmatest::bin("rdma-eventctl"), "history", "--directory", journal_->path()});
+    return run_command(args);
+  }
+
+  // The incidents (--json: oldest first, as they close), newest first like the text, failing
+  // on a non-zero exit or on --json's lines out of time order.
+  static std::vector<json> incidents(std::vector<std::string> args = {}) {
+    args.insert(args.begin(), {"--incidents", "--json"});
+    const CommandResult r = history(args);
+    EXPECT_EQ(r.exit_code(), 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    std::vector<json> out;
+    for (const auto& line : r.out_lines())
+      out.push_back(json::parse(line));
+    for (size_t i = 1; i < out.size(); ++i)
+      EXPECT_LT(out[i - 1]["end"].get<std::string>(), out[i]["start"].get<std::string>());
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // An incident as one line: class, hosts, each host's events, records.
+  static std::string shape(const json& i) {
+    std::string text =
+        i["class"].get<std::string>() + " records=" + std::to_string(i["records"].get<int>());
+    for (const auto& h : i["hosts"]) {
+      text += " " + h["host"].get<std::string>() + "{";
+      for (const auto& [event, n] : h["events"].items())
+        text += event + ":" + std::to_string(n.get<int>()) + ";";
+      text += "}";
+    }
+    return text;
+  }
+
+  static inline rdmatest::TempDir* journal_ = nullptr;
+};
+
+const std::string kFabricHost = "{port_err:1;port_health down:1;sm_change:1;}";
+
+TEST_F(Incidents, EachKindOfFaultIsOneIncidentOfItsClassNewestFirst) {
+  const auto all = incidents();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(shape(all[0]), "application records=3 node02{app_report:3;}");
+  EXPECT_EQ(all[0]["evidence"], "3 app_reports from 1 host, no fault the daemon saw itself");
+  EXPECT_EQ(shape(all[1]), "host records=2 node08{device_fatal:1;port_health fatal:1;}");
+  EXPECT_EQ(all[1]["evidence"], "node08: device fatal (mlx5_0): the adapter failed");
+  EXPECT_EQ(shape(all[2]), "port records=5 node07{port_err:4;port_health flapping:1;}");
+  EXPECT_EQ(all[2]["evidence"],
+            "node07 mlx5_0/1: 4 port_err, 1 port_health flapping: the link flaps, the cable or "
+            "transceiver");
+  EXPECT_EQ(all[2]["start"], "2026-11-27T00:01:00.000000Z");
+  EXPECT_EQ(all[2]["end"], "2026-11-27T00:01:07.000150Z");
+  std::string fabric = "fabric records=18";
+  for (int h = 1; h <= 6; ++h)
+    fabric += " node0" + std::to_string(h) + kFabricHost;
+  EXPECT_EQ(shape(all[3]), fabric);
+  EXPECT_EQ(all[3]["port_downs"], 6);
+
+  // The evidence's spread of the downs is that of the hosts' first faults (their port_err).
+  std::vector<int64_t> firsts;
+  for (const auto& h : all[3]["hosts"])
+    firsts.push_back(*parse_rfc3339_us(h["first"].get<std::string>()));
+  const auto [lo, hi] = std::minmax_element(firsts.begin(), firsts.end());
+  char spread[32];
+  std::snprintf(spread, sizeof spread, "%.1f s", static_cast<double>(*hi - *lo) / 1e6);
+  EXPECT_EQ(all[3]["evidence"], std::string("6 hosts, 6 ports down within ") + spread +
+                                    "; 6 sm_change: subnet manager failover");
+  EXPECT_LT(*hi - *lo, 600'001);  // the scenario's spread: within 0.6 s
+}
+
+TEST_F(Incidents, TextIsForPeopleNewestFirst) {
+  const CommandResult r = history({"--incidents"});
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 4u + 1 + 1 + 1 + 6) << r.out;
+  EXPECT_EQ(lines[0],
+            "2026-11-27T00:03:00.000Z  0.6 s  application  3 app_reports from 1 host, no fault "
+            "the daemon saw itself");
+  EXPECT_EQ(lines[1], "  node02  mlx5_0  3 app_report");
+  EXPECT_EQ(lines[2],
+            "2026-11-27T00:02:00.000Z  0.0 s  host  node08: device fatal (mlx5_0): the "
+            "adapter failed");
+  EXPECT_EQ(lines[3], "  node08  mlx5_0/1  1 device_fatal, 1 port_health fatal");
+  EXPECT_EQ(lines[6].find("2026-11-27T00:00:00."), 0u) << lines[6];
+  EXPECT_NE(lines[6].find("  fabric  6 hosts, 6 ports down within "), std::string::npos);
+  EXPECT_EQ(lines[7], "  node01  mlx5_0/1  1 port_err, 1 port_health down, 1 sm_change");
+}
+
+TEST_F(Incidents, HostAndTimeFiltersAreHistorys) {
+  const auto node07 = incidents({"--host", "node07"});
+  ASSERT_EQ(node07.size(), 1u);
+  EXPECT_EQ(shape(node07[0]), "port records=5 node07{port_err:4;port_health flapping:1;}");
+  // node02 was in the fabric incident and reported the application errors.
+  const auto node02 = incidents({"--host", "node02,node08"});
+  ASSERT_EQ(node02.size(), 3u);
+  EXPECT_EQ(shape(node02[0]), "application records=3 node02{app_report:3;}");
+  EXPECT_EQ(node02[1]["class"], "host");
+  EXPECT_EQ(shape(node02[2]), "port records=3 node02" + kFabricHost)
+      << "one host alone is not the fabric";
+
+  // --since/--until as history takes them (@SECONDS: 00:00:30 to 00:02:30 UTC).
+  const auto epoch = incidents({"--since", "@1795737630", "--until", "@1795737750"});
+  ASSERT_EQ(epoch.size(), 2u);
+  EXPECT_EQ(epoch[0]["class"], "host");
+  EXPECT_EQ(epoch[1]["class"], "port");
+}
+
+TEST_F(Incidents, TheGapDecidesWhatIsOneIncidentExactlyAtItsValue) {
+  // From the end of one incident to the start of the next: the fabric's (at most 1.1 s) to
+  // the flap (60 s), the flap's end (67.00015 s) to the fatal (120 s): 52.99985 s, the fatal's
+  // end (120.00015 s) to the reports (180 s). A gap of 53 s joins the flap and the fatal; one
+  // millisecond less does not.
+  const auto joined = incidents({"--incident-gap", "53s"});
+  const auto apart = incidents({"--incident-gap", "52999ms"});
+  ASSERT_EQ(joined.size(), 3u);
+  EXPECT_EQ(shape(joined[1]),
+            "host records=7 node07{port_err:4;port_health flapping:1;} "
+            "node08{device_fatal:1;port_health fatal:1;}");
+  EXPECT_EQ(joined[1]["evidence"],
+            "2 hosts (fewer than the 3 of a fabric incident); node08: "
+            "device fatal (mlx5_0): the adapter failed");
+  ASSERT_EQ(apart.size(), 4u);
+  EXPECT_EQ(apart[1]["class"], "host");
+  EXPECT_EQ(apart[2]["class"], "port");
+  // With an hour, everything is one incident of the fabric.
+  const auto hour = incidents({"--incident-gap", "1h"});
+  ASSERT_EQ(hour.size(), 1u);
+  EXPECT_EQ(hour[0]["class"], "fabric");
+  EXPECT_EQ(hour[0]["records"], 28);
+  EXPECT_EQ(hour[0]["hosts"].size(), 8u);
+  // A higher threshold than hosts losing links: not the fabric.
+  const auto seven = incidents({"--fabric-hosts", "7"});
+  EXPECT_EQ(seven[3]["class"], "port");
+  EXPECT_EQ(seven[3]["evidence"].get<std::string>().rfind(
+                "6 hosts (fewer than the 7 of a fabric incident); node01 mlx5_0/1: ", 0),
+            0u)
+      << seven[3]["evidence"];
+}
+
+// What a bad command line or a journal that cannot be read says, and its exit status.
+struct Refusal {
+  int code;
+  std::string err;
+};
+
+Refusal refused(std::vector<std::string> args) {
+  args.insert(args.begin(), rdmatest::bin("rdma-eventctl"));
+  const CommandResult r = run_command(args);
+  EXPECT_EQ(r.out, "");
+  return {r.exit_code(), r.err};
+}
+
+TEST_F(Incidents, BadInputIsOneClearMessageAndHistorysExitStatus) {
+  const std::string usage = "\nTry 'rdma-eventctl --help'.\n";
+  const std::string dir = journal_->path();
+  auto r = refused({"history", "-D", dir, "--incidents", "--incident-gap", "0"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.err, "rdma-eventctl: --incident-gap: '0' is not a duration from 1ms to 1h" + usage);
+  r = refused({"history", "-D", dir, "--incidents", "--incident-gap", "2h"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.err, "rdma-eventctl: --incident-gap: '2h' is not a duration from 1ms to 1h" + usage);
+  r = refused({"history", "-D", dir, "--incidents", "--incident-gap", "soon"});
+  EXPECT_EQ(r.code, 64);
+  for (const char* n : {"1", "0", "-3", "100001", "3x", ""}) {
+    r = refused({"history", "-D", dir, "--incidents", "--fabric-hosts", n});
+    EXPECT_EQ(r.code, 64) << n;
+    EXPECT_EQ(r.err, std::string("rdma-eventctl: --fabric-hosts: '") + n +
+                         "' is not a number of hosts from 2 to 100000" + usage);
+  }
+  r = refused({"history", "-D", dir, "--incidents", "-e", "port_err"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.err,
+            "rdma-eventctl: --incidents and --html take no -e/-d/-p/-s: incidents are of every "
+            "fault" +
+                usage);
+  r = refused({"history", "-D", dir, "--incidents", "--summary"});
+  EXPECT_EQ(r.code, 64);
+
+  r = refused({"history", "-D", dir + "/nowhere", "--incidents"});
+  EXPECT_EQ(r.code, 66);
+  EXPECT_EQ(r.err, "rdma-eventctl: cannot open the journal in " + dir +
+                       "/nowhere: No such file or directory\n");
+  rdmatest::TempDir empty("rdma-incidents-empty");
+  r = refused({"history", "-D", empty.path(), "--incidents"});
+  EXPECT_EQ(r.code, 66);
+  EXPECT_EQ(r.err, "rdma-eventctl: no journal files in " + empty.path() + "\n");
+  // An empty journal file: journal-remote given nothing.
+  const CommandResult made =
+      run_command({"sh", "-c",
+                   "/lib/systemd/systemd-journal-remote --output=" + empty.path() +
+                       "/remote-x.journal - </dev/null"});
+  ASSERT_EQ(made.exit_code(), 0) << made.err;
+  // Files, no records: nothing matched, as history; the text says so.
+  const CommandResult nothing =
+      run_command({rdmatest::bin("rdma-eventctl"), "history", "-D", empty.path(), "--incidents"});
+  EXPECT_EQ(nothing.exit_code(), 0) << nothing.err;
+  EXPECT_EQ(nothing.out,
+            "No incidents: no fault records in the journal in " + empty.path() + ".\n");
+  EXPECT_EQ(nothing.err, "");
+  r = refused({"history", "-D", empty.path(), "--incidents", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+
+  // A user who may not read the files (the journal's own permissions, 0640 root).
+  const CommandResult denied =
+      run_command({"setpriv", "--reuid=4242", "--regid=4242", "--clear-groups",
+                   rdmatest::bin("rdma-eventctl"), "history", "--directory", dir, "--incidents"});
+  EXPECT_EQ(denied.exit_code(), 77) << denied.err;
+  EXPECT_EQ(denied.err, "rdma-eventctl: cannot read the journal in " + dir +
+                            ": permission denied; root and the members of the groups "
+                            "'systemd-journal' and 'adm' may read it\n");
+
+  r = refused({"history", "-D", dir, "--html", empty.path() + "/no/such/dir/page.html"});
+  EXPECT_EQ(r.code, 73);
+  EXPECT_EQ(r.err, "rdma-eventctl: --html: cannot write " + empty.path() +
+                       "/no/such/dir/page.html: No such file or directory\n");
+  r = refused({"history", "-D", dir, "--html", "/dev/full"});  // opens, cannot be written
+  EXPECT_EQ(r.code, 73);
+  EXPECT_EQ(r.err, "rdma-eventctl: --html: cannot write /dev/full: No space left on device\n");
+  r = refused({"history", "-D", dir, "--html", ""});
+  EXPECT_EQ(r.code, 64);
+}
+
+// Headless Chromium (Debian's chromium) on a page: the DOM after its script ran, and what it
+// logged to its console.
+struct Browsed {
+  int code;
+  std::string dom;
+  std::vector<std::string> console;  // "CONSOLE" lines of Chromium's log
+};
+
+Browsed browse(const std::string& page, const std::vector<std::string>& extra) {
+  rdmatest::TempDir profile("rdma-chromium");
+  std::vector<std::string> argv = {"chromium",
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--user-data-dir=" + profile.path(),
+                                   "--enable-logging=stderr",
+                                   "--v=0"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("file://" + page);
+  const CommandResult r = run_command(argv, {}, std::chrono::seconds(120));
+  Browsed b{r.exit_code(), r.out, {}};
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    if (line.find(":CONSOLE") != std::string::npos) b.console.push_back(line);
+  }
+  return b;
+}
+
+TEST_F(Incidents, ThePageLoadsInChromiumWithItsHostsAndIncidentsAndNoConsoleError) {
+  rdmatest::TempDir out("rdma-incidents-page");
+  const std::string page = out.file("incidents.html");
+  const CommandResult r = history({"--html", page});
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_EQ(r.out, "");  // --html alone writes the page only
+  const std::string html = rdmatest::read_file(page);
+  // Self-contained: nothing to fetch.
+  for (const char* outside : {"src=", "href=", "url(", "@import", "http://", "https://"}) {
+    std::string rest = html;
+    // The SVG namespace is a name, not a fetch.
+    rest = std::regex_replace(rest, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+    EXPECT_EQ(rest.find(outside), std::string::npos) << outside;
+  }
+
+  const Browsed b = browse(page, {"--dump-dom"});
+  ASSERT_EQ(b.code, 0);
+  EXPECT_EQ(b.console, std::vector<std::string>{}) << "the page logged to its console";
+  // The script ran: it wrote the summary.
+  EXPECT_NE(b.dom.find("<span id=\"summary\">4 incidents, 8 hosts in 8 rows</span>"),
+            std::string::npos)
+      << b.dom.substr(0, 2000);
+  std::set<std::string> hosts;
+  const std::regex host_row("<text class=\"host\"[^>]*>([^<]*)</text>");
+  for (std::sregex_iterator it(b.dom.begin(), b.dom.end(), host_row), end; it != end; ++it)
+    hosts.insert((*it)[1]);
+  EXPECT_EQ(hosts, (std::set<std::string>{"node01", "node02", "node03", "node04", "node05",
+                                          "node06", "node07", "node08"}));
+  std::vector<std::string> classes;
+  const std::regex row("<tr class=\"incident\" id=\"incident-(\\d)\" data-class=\"(\\w+)\">");
+  for (std::sregex_iterator it(b.dom.begin(), b.dom.end(), row), end; it != end; ++it)
+    classes.push_back((*it)[1].str() + " " + (*it)[2].str());
+  EXPECT_EQ(classes, (std::vector<std::string>{"4 application", "3 host", "2 port", "1 fabric"}));
+  std::vector<std::string> bands;
+  const std::regex band("<g class=\"band\" data-n=\"(\\d)\" data-class=\"(\\w+)\">");
+  for (std::sregex_iterator it(b.dom.begin(), b.dom.end(), band), end; it != end; ++it)
+    bands.push_back((*it)[1].str() + " " + (*it)[2].str());
+  EXPECT_EQ(bands, (std::vector<std::string>{"1 fabric", "2 port", "3 host", "4 application"}));
+
+  // A screenshot of it.
+  const std::string png = out.file("incidents.png");
+  const Browsed shot =
+      browse(page, {"--screenshot=" + png, "--window-size=1240,760", "--hide-scrollbars"});
+  ASSERT_EQ(shot.code, 0);
+  EXPECT_EQ(shot.console, std::vector<std::string>{});
+  const std::string image = rdmatest::read_file(png);
+  ASSERT_GT(image.size(), 1000u);
+  EXPECT_EQ(image.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+TEST_F(Incidents, TheConsoleCheckSeesAnError) {
+  // The check above can fail: a page whose script throws is caught by it.
+  rdmatest::TempDir out("rdma-incidents-bad");
+  const std::string page =
+      out.write("bad.html", "<html><body><script>no_such_function();</script></body></html>");
+  const Browsed b = browse(page, {"--dump-dom"});
+  ASSERT_EQ(b.console.size(), 1u);
+  EXPECT_NE(b.console[0].find("Uncaught ReferenceError: no_such_function is not defined"),
+            std::string::npos)
+      << b.console[0];
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test

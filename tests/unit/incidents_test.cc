@@ -1,0 +1,284 @@
+// rdma-eventctl history --incidents: the grouping of fault records into incidents and their
+// classes, with records on a driven clock (times in microseconds from an arbitrary origin).
+#include "incidents.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace rdma_eventctl {
+namespace {
+
+constexpr int64_t kSecondUs = 1'000'000;
+constexpr int64_t kGroupingT0 = 1'764'000'000LL * kSecondUs;
+
+// A record as the journal holds it; each host has its own stream, seqs count up per host.
+struct FaultAt {
+  int64_t at_us;  // from kGroupingT0
+  std::string host;
+  std::string event;
+  std::string device = "mlx5_0";
+  uint32_t port = 1;
+  std::string health;
+  uint64_t seq = 0;  // 0: the next of the host's stream
+};
+
+// The incidents the grouper gives out for `entries` fed in this order, in the order it gives
+// them out, as one line each: "start+end class hosts=a,b records=N: evidence".
+class Grouping {
+ public:
+  explicit Grouping(IncidentOptions options = {})
+      : grouper_(options, [this](Incident&& i) { out_.push_back(std::move(i)); }) {}
+
+  bool add(const FaultAt& e) {
+    uint64_t seq = e.seq ? e.seq : ++seqs_[e.host];
+    const std::string stream = "stream-" + e.host;
+    return grouper_.add({.time_us = kGroupingT0 + e.at_us,
+                         .host = e.host,
+                         .event = e.event,
+                         .device = e.device,
+                         .port = e.port,
+                         .health = e.health,
+                         .stream = stream,
+                         .seq = seq});
+  }
+
+  std::vector<std::string> run(const std::vector<FaultAt>& entries) {
+    for (const auto& e : entries)
+      add(e);
+    grouper_.finish();
+    return lines();
+  }
+
+  std::vector<std::string> lines() const {
+    std::vector<std::string> lines;
+    for (const auto& i : out_) {
+      std::string hosts;
+      for (const auto& [name, h] : i.hosts)
+        hosts += (hosts.empty() ? "" : ",") + name;
+      lines.push_back(std::to_string(i.start_us - kGroupingT0) + "+" +
+                      std::to_string(i.end_us - i.start_us) + " " + std::string(class_name(i.cls)) +
+                      " hosts=" + hosts + " records=" + std::to_string(i.records) + ": " +
+                      i.evidence);
+    }
+    return lines;
+  }
+
+  IncidentGrouper grouper_;
+  std::vector<Incident> out_;
+  std::map<std::string, uint64_t> seqs_;
+};
+
+TEST(Incidents, ARecordExactlyTheGapAfterTheLastJoinsItOneMicrosecondMoreStartsAnother) {
+  // The default gap, 5 s: a down at 0, one at exactly 5 s (joins), one at 10 s + 1 us (alone).
+  Grouping g;
+  EXPECT_EQ(g.run({{0, "n1", "port_err"},
+                   {5 * kSecondUs, "n1", "port_err"},
+                   {10 * kSecondUs + 1, "n1", "port_err"}}),
+            (std::vector<std::string>{
+                "0+5000000 port hosts=n1 records=2: n1 mlx5_0/1: 2 port_err: the link flaps, "
+                "the cable or transceiver",
+                "10000001+0 port hosts=n1 records=1: n1 mlx5_0/1: 1 port_err: one link lost"}));
+}
+
+TEST(Incidents, TheGapIsConfigurable) {
+  Grouping g({.gap_us = 2 * kSecondUs});
+  const auto lines = g.run({{0, "n1", "port_err"},
+                            {2 * kSecondUs, "n1", "port_err"},
+                            {4 * kSecondUs + 1, "n1", "port_err"}});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].substr(0, 14), "0+2000000 port");
+  EXPECT_EQ(lines[1].substr(0, 14), "4000001+0 port");
+}
+
+TEST(Incidents, RecordsThatAreNotFaultsNeitherCountNorKeepAnIncidentOpen) {
+  Grouping g;
+  EXPECT_FALSE(g.add({0, "n1", "port_active"}));
+  EXPECT_FALSE(g.add({0, "n1", "port_health", "mlx5_0", 1, "healthy"}));
+  EXPECT_FALSE(g.add({0, "n1", "gid_change"}));
+  EXPECT_TRUE(g.add({kSecondUs, "n1", "port_err"}));
+  EXPECT_FALSE(g.add({4 * kSecondUs, "n1", "port_active"}));
+  EXPECT_TRUE(g.add({8 * kSecondUs, "n1", "port_health", "mlx5_0", 1, "down"}));
+  g.grouper_.finish();
+  EXPECT_EQ(g.lines(),
+            (std::vector<std::string>{
+                "1000000+0 port hosts=n1 records=1: n1 mlx5_0/1: 1 port_err: one link lost",
+                "8000000+0 port hosts=n1 records=1: n1 mlx5_0/1: 1 port_health down"}));
+}
+
+TEST(Incidents, ClosedIncidentsAreGivenOutAsTheInputMovesOnNotAtTheEnd) {
+  Grouping g;
+  g.add({0, "n1", "port_err"});
+  g.add({6 * kSecondUs, "n2", "port_err"});  // a new incident; the first may still get a late entry
+  EXPECT_EQ(g.out_.size(), 0u);
+  EXPECT_EQ(g.grouper_.open_incidents(), 2u);
+  g.add({6 * kSecondUs + 1, "n2", "port_err"});  // 6 s + 1 us past the first: gap + reorder
+  EXPECT_EQ(g.out_.size(), 1u);
+  EXPECT_EQ(g.grouper_.open_incidents(), 1u);
+}
+
+TEST(Incidents, OneHostWithManyPortsDownIsAHostIncident) {
+  Grouping g;
+  std::vector<FaultAt> entries;
+  for (uint32_t i = 0; i < 8; ++i)
+    entries.push_back({i * 1000, "n7", "port_err", "mlx5_" + std::to_string(i), 1});
+  entries.push_back({9000, "n7", "port_health", "mlx5_0", 1, "down"});
+  EXPECT_EQ(g.run(entries),
+            (std::vector<std::string>{
+                "0+9000 host hosts=n7 records=9: n7: 8 ports at once (mlx5_0/1, mlx5_1/1, "
+                "mlx5_2/1, mlx5_3/1, mlx5_4/1, mlx5_5/1, mlx5_6/1, mlx5_7/1): the host or its "
+                "adapter"}));
+  EXPECT_EQ(g.out_[0].hosts.at("n7").ports.size(), 8u);
+  EXPECT_EQ(g.out_[0].events.at("port_err"), 8u);
+  EXPECT_EQ(g.out_[0].events.at("port_health down"), 1u);
+}
+
+TEST(Incidents, ADeviceFatalOrGoneIsAHostIncident) {
+  Grouping g;
+  EXPECT_EQ(g.run({{0, "n3", "device_fatal", "mlx5_1", 0},
+                   {1000, "n3", "port_health", "mlx5_1", 1, "fatal"},
+                   {20 * kSecondUs, "n4", "device_removed", "mlx5_0", 0},
+                   {20 * kSecondUs + 5, "n4", "port_health", "mlx5_0", 1, "gone"}}),
+            (std::vector<std::string>{
+                "0+1000 host hosts=n3 records=2: n3: device fatal (mlx5_1): the adapter failed",
+                "20000000+5 host hosts=n4 records=2: n4: device gone (mlx5_0): the adapter or its "
+                "driver went away"}));
+}
+
+TEST(Incidents, HostsLosingLinksTogetherWithAnSmChangeAreAFabricIncident) {
+  Grouping g;
+  std::vector<FaultAt> entries;
+  for (int i = 0; i < 23; ++i) {
+    const std::string host = "node" + std::to_string(10 + i);
+    entries.push_back({i * 36'000, host, "port_err"});
+  }
+  for (int i = 0; i < 23; ++i) {
+    const std::string host = "node" + std::to_string(10 + i);
+    entries.push_back({kSecondUs + i * 1000, host, "sm_change"});
+  }
+  const auto lines = g.run(entries);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(g.out_[0].cls, IncidentClass::kFabric);
+  EXPECT_EQ(g.out_[0].hosts.size(), 23u);
+  EXPECT_EQ(g.out_[0].evidence,
+            "23 hosts, 23 ports down within 0.8 s; 23 sm_change: subnet manager failover");
+}
+
+TEST(Incidents, TheFabricThresholdIsConfigurableAndFewerHostsAreNotTheFabric) {
+  const std::vector<FaultAt> two = {{0, "a", "port_err"}, {100, "b", "port_err"}};
+  Grouping g;
+  EXPECT_EQ(g.run(two), (std::vector<std::string>{
+                            "0+100 port hosts=a,b records=2: 2 hosts (fewer than the 3 of a "
+                            "fabric incident); a mlx5_0/1: 1 port_err: one link lost"}));
+  Grouping low({.fabric_hosts = 2});
+  EXPECT_EQ(low.run(two), (std::vector<std::string>{
+                              "0+100 fabric hosts=a,b records=2: 2 hosts, 2 ports down within "
+                              "0.0 s: links lost together, a switch or its links"}));
+  Grouping lids;
+  EXPECT_EQ(
+      lids.run({{0, "a", "lid_change"}, {10, "b", "client_reregister"}, {20, "c", "lid_change"}}),
+      (std::vector<std::string>{"0+20 fabric hosts=a,b,c records=3: 3 hosts; 2 "
+                                "lid_change, 1 client_reregister: the subnet manager "
+                                "swept the fabric"}));
+}
+
+TEST(Incidents, AFlappingPortAndModuleErrorsArePortIncidents) {
+  Grouping g;
+  EXPECT_EQ(g.run({{0, "n2", "port_err", "mlx5_0", 1},
+                   {kSecondUs, "n2", "port_err", "mlx5_0", 1},
+                   {2 * kSecondUs, "n2", "port_health", "mlx5_0", 1, "flapping"},
+                   {60 * kSecondUs, "n5", "module_error", "mlx5_1", 1}}),
+            (std::vector<std::string>{
+                "0+2000000 port hosts=n2 records=3: n2 mlx5_0/1: 2 port_err, 1 port_health "
+                "flapping: the link flaps, the cable or transceiver",
+                "60000000+0 port hosts=n5 records=1: n5 mlx5_1/1: 1 module_error: module "
+                "errors, the cable or transceiver"}));
+}
+
+TEST(Incidents, ApplicationReportsAloneAreAnApplicationIncident) {
+  Grouping g;
+  EXPECT_EQ(g.run({{0, "n9", "app_report", "mlx5_0", 0}, {kSecondUs, "n9", "app_report"}}),
+            (std::vector<std::string>{"0+1000000 application hosts=n9 records=2: 2 app_reports "
+                                      "from 1 host, no fault the daemon saw itself"}));
+  // With a fault of the daemon's own, the fault decides.
+  Grouping mixed;
+  EXPECT_EQ(mixed.run({{0, "n9", "app_report", "mlx5_0", 0}, {10, "n9", "port_err"}}),
+            (std::vector<std::string>{
+                "0+10 port hosts=n9 records=2: n9 mlx5_0/1: 1 app_report, 1 port_err: one link "
+                "lost"}));
+}
+
+TEST(Incidents, CopiesFromTheUploadCountOnce) {
+  // systemd-journal-upload sends the entry at its cursor again: same stream, same seq.
+  Grouping g;
+  EXPECT_TRUE(g.add({0, "n1", "port_err", "mlx5_0", 1, "", 7}));
+  EXPECT_TRUE(g.add({10, "n1", "port_health", "mlx5_0", 1, "down", 8}));
+  EXPECT_FALSE(g.add({0, "n1", "port_err", "mlx5_0", 1, "", 7}));
+  EXPECT_FALSE(g.add({10, "n1", "port_health", "mlx5_0", 1, "down", 8}));
+  // Another host's stream with the same seq is another record.
+  EXPECT_TRUE(g.add({20, "n2", "port_err", "mlx5_0", 1, "", 7}));
+  g.grouper_.finish();
+  ASSERT_EQ(g.out_.size(), 1u);
+  EXPECT_EQ(g.out_[0].records, 3u);
+  EXPECT_EQ(g.out_[0].hosts.at("n1").events.at("port_err"), 1u);
+}
+
+TEST(Incidents, RecordsOutOfOrderWithinASecondStillJoinTheirIncident) {
+  // A merged journal: n2's entry at 4.9 s comes after n3's at 5.3 s. In time order the three
+  // are within the gap of each other: one incident, not two.
+  Grouping g;
+  EXPECT_EQ(
+      g.run({{0, "n1", "port_err"}, {5'300'000, "n3", "port_err"}, {4'900'000, "n2", "port_err"}}),
+      (std::vector<std::string>{"0+5300000 fabric hosts=n1,n2,n3 records=3: 3 hosts, 3 "
+                                "ports down within 5.3 s: links lost together, a switch "
+                                "or its links"}));
+  // An entry late by less than a second joins the incident it belongs to even when a later
+  // incident is open.
+  Grouping late;
+  EXPECT_EQ(late.run({{0, "n1", "port_err"},
+                      {5'500'000, "n2", "device_fatal", "mlx5_0", 0},
+                      {4'800'000, "n1", "port_err"},
+                      {30 * kSecondUs, "n1", "port_err"}}),
+            (std::vector<std::string>{
+                "0+5500000 host hosts=n1,n2 records=3: 2 hosts (fewer than the 3 of a fabric "
+                "incident); n2: device fatal (mlx5_0): the adapter failed",
+                "30000000+0 port hosts=n1 records=1: n1 mlx5_0/1: 1 port_err: one link lost"}));
+}
+
+TEST(Incidents, MemoryHoldsTheOpenIncidentsNotTheRecords) {
+  // A day of records from 200 hosts: one incident a minute, each closed as the next begins.
+  size_t given_out = 0;
+  size_t most_open = 0;
+  IncidentGrouper grouper({}, [&](Incident&&) { ++given_out; });
+  uint64_t seq = 0;
+  for (int minute = 0; minute < 24 * 60; ++minute) {
+    for (int i = 0; i < 50; ++i) {
+      const std::string host = "node" + std::to_string((minute * 7 + i) % 200);
+      grouper.add({.time_us = kGroupingT0 + minute * 60 * kSecondUs + i * 1000,
+                   .host = host,
+                   .event = "port_err",
+                   .device = "mlx5_0",
+                   .port = 1,
+                   .stream = "s",
+                   .seq = ++seq * 3});  // sparse seqs: other records between
+      most_open = std::max(most_open, grouper.open_incidents());
+    }
+  }
+  grouper.finish();
+  EXPECT_EQ(given_out, 24u * 60u);
+  EXPECT_LE(most_open, 2u);
+}
+
+TEST(SeenRecordsBounded, TheOldestRunsMergeBeyondTheLimit) {
+  SeenRecords seen(3);
+  for (uint64_t seq : {10, 20, 30, 40})
+    EXPECT_FALSE(seen.seen_before("s", seq));
+  EXPECT_EQ(seen.runs("s"), 3u);  // 10..20, 30, 40
+  EXPECT_TRUE(seen.seen_before("s", 15));
+  EXPECT_TRUE(seen.seen_before("s", 40));
+  EXPECT_FALSE(seen.seen_before("s", 35));
+}
+
+}  // namespace
+}  // namespace rdma_eventctl
