@@ -480,18 +480,37 @@ run_scenarios() {
   done
 }
 
+# The demo (scripts/demo_kernel.sh): real link and address changes, each followed by the records
+# rdma-eventctl monitor printed for it (/mnt/demo.txt).
 demo() {
-  echo "Soft-RoCE rxe0 over veth0 in a guest kernel; the daemon's records, as rdma-eventctl monitor prints them:"
-  $B/rdma-eventctl monitor --since 0 >/mnt/demo.txt 2>&1 &
-  sleep 1
-  for cmd in "ip link set veth0 down" "ip link set veth0 up" "ip addr add 192.0.2.1/24 dev veth0" \
-    "ip addr add 2001:db8::1/64 dev veth0 nodad" "ip addr del 192.0.2.1/24 dev veth0" \
-    "ip link set veth1 down" "ip link set veth1 up"; do
-    echo "# $cmd" >>/mnt/demo.txt
+  local out=$W/demo.txt cmd n
+  $B/rdma-eventctl monitor --since 0 --color never >$W/demo-monitor.txt 2>&1 &
+  wait_for 10 has_lines $W/demo-monitor.txt 1
+  {
+    echo "== rdma-eventctl monitor in the guest, as the daemon started (rxe0 over veth0):"
+    cat $W/demo-monitor.txt
+  } >$out
+  for cmd in "ip link set veth0 down" "ip link set veth0 up" "ip link set veth1 down" \
+    "ip link set veth1 up" "ip addr add 192.0.2.1/24 dev veth0" \
+    "ip addr add 2001:db8::1/64 dev veth0 nodad" "ip addr del 192.0.2.1/24 dev veth0"; do
+    n=$(lines $W/demo-monitor.txt)
     $cmd
-    sleep 1
+    # The kernel's events come within ~100 ms; a little more lets the second PORT_ACTIVE of a
+    # link up arrive too.
+    wait_for 5 has_lines $W/demo-monitor.txt $((n + 1))
+    sleep 0.5
+    {
+      echo "== # $cmd"
+      tail -n +$((n + 1)) $W/demo-monitor.txt
+    } >>$out
   done
-  $B/rdma-eventctl status >>/mnt/demo.txt 2>&1
+  {
+    echo "== rdma-eventctl status"
+    $B/rdma-eventctl status --color never
+    echo "== rdma-eventctl history (the guest's journal), the last 5"
+    $B/rdma-eventctl history 2>&1 | tail -n 5
+  } >>$out 2>&1
+  cp $out /mnt/demo.txt
 }
 
 log "setting up"
