@@ -105,11 +105,14 @@ begin() {
 records_after() {
   local want=$1 ok=0
   wait_for 10 has_records "$want" || ok=1
-  jq -c --argjson b "$BASE" 'select(.seq > $b)' $MON >$W/got
+  # Whole lines only: a record being written is not counted yet.
+  tail -n +$((MON_MARK + 1)) $MON | head -n $(($(lines $MON) - MON_MARK)) >$W/got
   normalize "$BASE" <$W/got >$W/got.norm
   return $ok
 }
-has_records() { [ "$(jq -c --argjson b "$BASE" 'select(.seq > $b)' $MON | wc -l)" -ge "$1" ]; }
+# The monitor prints one record per line, every record (seq checked gap-free by the burst):
+# counting lines is counting records.
+has_records() { [ $(($(lines $MON) - MON_MARK)) -ge "$1" ]; }
 
 # expect NAME: compares the scenario's records with the expected ones on stdin (one JSON object
 # per line, without seq, stream, time, host and since), both from the socket and from the
@@ -207,8 +210,8 @@ scenario_mtu_mac() {
   begin
   ip link set veth0 mtu 9000
   sleep 0.5 # an MTU change makes no event: nothing may come
-  if [ "$(jq -c --argjson b "$BASE" 'select(.seq > $b)' $MON | wc -l)" != 0 ]; then
-    fail mtu_mac "an MTU change made records: $(jq -c --argjson b "$BASE" 'select(.seq > $b)' $MON)"
+  if has_records 1; then
+    fail mtu_mac "an MTU change made records: $(tail -n +$((MON_MARK + 1)) $MON)"
     return
   fi
   ip link set veth0 address 02:00:00:00:00:11
@@ -269,7 +272,7 @@ scenario_gids() {
 # asyncwatch: every async event the daemon published so far equals what ibv_asyncwatch, run
 # beside it from the start, printed: same types, same ports, same order.
 scenario_asyncwatch() {
-  BASE=0 AW_MARK=1
+  BASE=0 MON_MARK=0 AW_MARK=1
   records_after 1
   asyncwatch_since_mark >$W/aw.events
   daemon_events >$W/daemon.events
@@ -361,7 +364,7 @@ scenario_burst() {
   records=$(jq .counters.records <<<"$st")
   last=$(last_seq)
   local total_events
-  total_events=$(jq -r 'select(.event_type >= 0)' $MON | jq -s length)
+  total_events=$(grep -vc '"event_type":-1,' $MON)
   if [ "$read" != "$total_events" ] || [ "$acked" != "$total_events" ] || [ "$records" != "$last" ]; then
     fail burst "status: $read read, $acked acked, $records records; published $total_events events, last seq $last"
     return
@@ -460,7 +463,7 @@ scenario_netdev_delete() {
   fi
   wait_for 10 has_records 2
   local gid_first=0
-  [ "$(jq -r --argjson b "$BASE" 'select(.seq == $b + 1) | .event' $MON)" = gid_change ] && gid_first=1
+  [ "$(sed -n "$((MON_MARK + 1))p" $MON | jq -r .event)" = gid_change ] && gid_first=1
   {
     [ $gid_first = 1 ] &&
       port gid_change 18 info active link_up 4096 '{}' "\"gids_added\":[],\"gids_removed\":[$(gid 0 fe80::ff:fe00:11)]"
