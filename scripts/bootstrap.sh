@@ -18,6 +18,8 @@ Commands:
   build           deps, then configure and build into ./build (warnings as errors)
   demo            build, then run the main job: the daemon on the simulated fabric
                   (or on the real RDMA devices when this host has them)
+  demo --kernel   build, then boot Debian's own kernel under QEMU with a Soft-RoCE device and
+                  show the daemon's records for real link and address changes (~20 s)
   test            build, then run every test with ctest (the Debian packages' test builds them
                   first when they are not up to date: `package`)
   package         deps, then build the Debian packages into ./build-deb (without the tests,
@@ -55,6 +57,9 @@ need_root() {
 # prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
 # namespace's loopback) and the alert rules' checks. valgrind: the benchmark harness's
 # instruction counts (bench/run.sh --instructions), which its smoke test runs.
+# qemu-system-x86, linux-image-amd64, busybox-static and kmod: the kernel tests (tests/kernel,
+# label kernel) and `demo --kernel` boot Debian's own kernel under QEMU with Soft-RoCE; the
+# kernel's postinst also builds an initrd, which they do not use.
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -67,6 +72,7 @@ PACKAGES=(
   prometheus prometheus-node-exporter curl
   valgrind
   abigail-tools
+  qemu-system-x86 linux-image-amd64 busybox-static kmod
 )
 
 deps() {
@@ -176,7 +182,11 @@ checking_build=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_F
 case "${1:-help}" in
   deps) deps ;;
   build) build ;;
-  demo) build; exec scripts/demo.sh build ;;
+  demo)
+    build
+    [ "${2:-}" = --kernel ] && exec scripts/demo_kernel.sh build
+    exec scripts/demo.sh build
+    ;;
   test) build; run_tests build ;;
   package) need_root package; deps; package ;;
   test-sanitize)

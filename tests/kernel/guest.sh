@@ -387,6 +387,9 @@ scenario_burst() {
     # The daemon's read times of the first and the last event.
     jq -r 'select(.event_type >= 0) | .time' $W/got | sed -n '1p;$p' | date -f - +%s.%N | tr '\n' ' ' |
       awk -v n="$n" '{printf "events_per_s=%.0f\n", (n - 1) / ($2 - $1)}'
+    # How long after the last toggle the daemon read the last event.
+    jq -r 'select(.event_type >= 0) | .time' $W/got | tail -n 1 | date -f - +%s.%N |
+      awk -v t1="$t1" '{printf "last_event_read_after_last_toggle_s=%.3f\n", $1 - t1}'
     printf 'daemon_cpu_s=%.2f\n' "$cpu_s"
     printf 'daemon_cpu_us_per_event=%.0f\n' "$(echo "$cpu_s * 1000000 / $n" | bc -l)"
   } >/mnt/bench.txt
