@@ -36,10 +36,10 @@ fail() {
 
 # wait_for SECONDS CMD...: until CMD succeeds (polling every 50 ms); 1 after SECONDS.
 wait_for() {
-  local deadline=$((SECONDS + $1))
+  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
   shift
   until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
+    [ "${EPOCHREALTIME/./}" -ge $deadline ] && return 1
     sleep 0.05
   done
 }
@@ -403,7 +403,8 @@ scenario_burst() {
 scenario_delete() {
   kill $ASYNCWATCH && wait $ASYNCWATCH # it holds the device too, and would block the delete
   begin
-  local t0=$SECONDS
+  local t0
+  t0=$(date +%s.%N)
   rdma link delete rxe0 &
   local deleter=$!
   if ! wait_for 2 eval '! kill -0 '$deleter' 2>/dev/null'; then
@@ -411,6 +412,7 @@ scenario_delete() {
     return
   fi
   wait $deleter
+  log "rdma link delete rxe0 took $(echo "$(date +%s.%N) - $t0" | bc) s"
   {
     echo '{"schema":1,"event":"device_removed","event_type":-1,"severity":"warning","device":"rxe0",
       "node_guid":"'$GUID'","port":0,"ports":[{"port":1,"link_layer":"ethernet","state":"active",

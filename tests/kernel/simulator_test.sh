@@ -39,10 +39,10 @@ STATE_DIRECTORY=$dir/state "$build/bin/rdma-sim" --dir "$dir/fabric" run -- \
 daemon=$!
 mon=$dir/monitor.ndjson
 wait_for() { # SECONDS CMD...
-  local deadline=$((SECONDS + $1))
+  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
   shift
   until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
+    [ "${EPOCHREALTIME/./}" -ge $deadline ] && return 1
     sleep 0.02
   done
 }
