@@ -6,7 +6,7 @@
 # in /mnt/results. Records are compared whole (normalized: seq, stream, time and host masked)
 # with the records the scenario expects, as read back from the socket and from the journal.
 # /mnt/status gets 0 when every check passed. Settings come from /mnt/env (run.sh writes it):
-# BUILD_DIR, and SCENARIOS (default: all, in order) to run a subset, BURST (link toggles in the
+# BUILD_DIR, GUEST_DIR (tests/kernel), and SCENARIOS (default: all, in order) to run a subset, BURST (link toggles in the
 # burst, default 2000), DEMO=1 for the demo (no checks: the records as they come).
 set -u
 . /mnt/env
@@ -86,12 +86,10 @@ make_netdevs() {
 }
 
 # --- records -------------------------------------------------------------------------------------
-# A record normalized for comparison: seq, stream, time, host and since masked; cause_seq made
-# relative to the scenario's first record (0 stays 0).
-normalize() {
-  jq -c -S --argjson base "$1" 'del(.seq, .stream, .time, .host, .since)
-    | if has("cause_seq") and .cause_seq > 0 then .cause_seq -= $base else . end'
-}
+# Records normalized for comparison (normalize.jq): seq, stream, time, host and since masked;
+# cause_seq made relative to the scenario's first record (0 stays 0); the GID entries in one
+# last line.
+normalize() { jq -c -S -s --argjson base "$1" -f "$GUEST_DIR/normalize.jq"; }
 last_seq() { tail -n 1 $MON | jq -r .seq; }
 
 # begin: the scenario's records are those after this point.
@@ -119,8 +117,8 @@ has_records() { [ $(($(lines $MON) - MON_MARK)) -ge "$1" ]; }
 # journal; fails NAME with the difference. Extra records after the expected ones fail too.
 expect() {
   local name=$1 want
-  normalize 0 >$W/want.norm
-  want=$(lines $W/want.norm)
+  tee $W/want | normalize 0 >$W/want.norm
+  want=$(lines $W/want)
   records_after "$want"
   sleep 0.3 # nothing more may come: the kernel's events arrive within ~100 ms
   records_after "$want"

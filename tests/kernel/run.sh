@@ -54,9 +54,10 @@ done
 # The guest's /tmp, /run and /var/tmp are its own tmpfs: what it runs from the host must be
 # elsewhere.
 build_dir=$(cd "$build_dir" && pwd)
+guest_dir=$(cd "$(dirname "$guest")" && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-for p in "$build_dir" "$out"; do
+for p in "$build_dir" "$guest_dir" "$out"; do
   case $p/ in
     /tmp/* | /run/* | /var/tmp/* | /var/log/* | /var/lib/systemd/* | /root/* | /mnt/*)
       echo "kernel test: $p is hidden in the guest (its own tmpfs there): use a directory elsewhere" >&2
@@ -71,6 +72,7 @@ cp "$guest" "$share/guest.sh"
 chmod +x "$share/guest.sh"
 {
   printf 'BUILD_DIR=%q\n' "$build_dir"
+  printf 'GUEST_DIR=%q\n' "$guest_dir"
   for s in "${settings[@]}"; do printf '%s=%q\n' "${s%%=*}" "${s#*=}"; done
 } >"$share/env"
 

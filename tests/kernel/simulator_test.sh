@@ -2,7 +2,8 @@
 # The kernel judges the simulator (ctest kernel.simulator): the steps of the guest's link,
 # mtu_mac and gids scenarios (guest.sh), done on rdma-sim with a topology modelling the guest's
 # rxe0 (rxe.json), through the same daemon; the records, normalized as the guest normalizes
-# them (seq, stream, time, host, since masked; cause_seq relative), must equal the kernel's
+# them (normalize.jq: seq, stream, time, host, since masked; cause_seq relative), must equal the
+# kernel's
 # (DIR/share/judge-SCENARIO.ndjson, written by kernel.guest). Where the simulator's command
 # differs from what the kernel does, the step says so, and docs/simulator.md ("Checked against
 # the kernel") lists it.
@@ -66,9 +67,8 @@ wait_for 10 eval '[ "$(count)" -ge 1 ]'
 failed=0
 # judge SCENARIO BASE: the scenario's records (after seq BASE) against the kernel's.
 judge() {
-  jq -c -S --argjson base "$2" 'select(.seq > $base) | del(.seq, .stream, .time, .host, .since)
-    | if has("cause_seq") and .cause_seq > 0 then .cause_seq -= $base else . end' "$mon" \
-    >"$dir/sim-$1.ndjson"
+  jq -c --argjson base "$2" 'select(.seq > $base)' "$mon" |
+    jq -c -S -s --argjson base "$2" -f "$here/normalize.jq" >"$dir/sim-$1.ndjson"
   if diff -u "$guest_out/share/judge-$1.ndjson" "$dir/sim-$1.ndjson"; then
     echo "kernel.simulator: $1: the simulator's records equal the kernel's ($(wc -l <"$dir/sim-$1.ndjson") records)"
   else
