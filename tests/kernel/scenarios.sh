@@ -116,9 +116,10 @@ scenario_health_wait() {
   wait_for 10 has_records 2
   $B/rdma-eventctl wait rxe0/1 active --timeout 20s >$W/wait.out 2>&1 &
   local waiter=$!
-  sleep 0.5
-  if ! kill -0 $waiter 2>/dev/null; then
-    fail health_wait "rdma-eventctl wait returned while the link was down: $(cat $W/wait.out)"
+  # It waits once it is the daemon's subscriber (it has read the port's state by then), and
+  # still does a moment later.
+  if ! wait_for 10 is_subscriber $waiter || ! sleep 0.3 || ! kill -0 $waiter 2>/dev/null; then
+    fail health_wait "rdma-eventctl wait did not wait while the link was down: $(cat $W/wait.out)"
     return
   fi
   ip link set veth0 up
@@ -135,6 +136,11 @@ scenario_health_wait() {
     port port_active 9 notice active link_up 4096 "$(link_changes down active disabled link_up)"
     port port_active 9 notice active link_up 4096 '{}'
   } | expect health_wait && pass health_wait
+}
+
+is_subscriber() {
+  $B/rdma-eventctl status --json |
+    jq -e --argjson pid "$1" 'any(.subscribers.list[]; .pid == $pid)' >/dev/null
 }
 
 # burst: BURST link toggles from one ip -batch, as fast as the guest goes. Every event the kernel
