@@ -2,7 +2,7 @@
 # Boots Debian's own kernel under QEMU (TCG) with a guest script, and brings its results back.
 #
 #   tests/kernel/run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [--results-only]
-#                       [KEY=VALUE...]
+#                       [--overlay] [KEY=VALUE...]
 #
 # The guest sees the host's root read-only over 9p (so the build's binaries run from their own
 # paths) and DIR/share, writable, as /mnt: the guest script is copied there and started as the
@@ -13,10 +13,11 @@
 # a status or something is missing here (one line naming the package). On failure, the serial
 # console's log and the guest's log are printed. --results-only: 0 once the guest has finished
 # and written its status, whatever its checks said (they are judged one by one: result.sh);
-# the results are printed.
+# the results are printed. --overlay: the guest's root is writable, an overlay on tmpfs over the
+# host's (for a guest that installs the build and boots systemd: guest_systemd.sh).
 set -euo pipefail
 
-build_dir= out= guest= timeout_s=600 results_only=0
+build_dir= out= guest= timeout_s=600 results_only=0 overlay=0
 settings=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
     --guest) guest=$2; shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --results-only) results_only=1; shift ;;
+    --overlay) overlay=1; shift ;;
     *=*) settings+=("$1"); shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -83,7 +85,7 @@ mkdir -p "$ird/bin"
 cp /bin/busybox "$ird/bin/busybox"
 cp "$here/initramfs_init.sh" "$ird/init"
 chmod +x "$ird/init"
-modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p | awk '$1 == "insmod" {print $2}' |
+modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay | awk '$1 == "insmod" {print $2}' |
   awk '!seen[$0]++' | while read -r ko; do
   cp "$ko" "$ird/modules/"
   basename "$ko" >>"$ird/modules.order"
@@ -95,7 +97,7 @@ set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -no-reboot \
   -display none -monitor none -serial "file:$out/serial.log" \
   -kernel "/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio" \
-  -append "console=ttyS0 panic=-1 loglevel=4 GUEST_INIT=/mnt/guest.sh" \
+  -append "console=ttyS0 panic=-1 loglevel=4 GUEST_INIT=/mnt/guest.sh ROOT_OVERLAY=$overlay" \
   -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
   -nic none </dev/null >"$out/qemu.log" 2>&1
