@@ -36,7 +36,7 @@ finish() { # 0|1 RESULT-LINE
 fail() { finish 1 "FAIL systemd: $*"; }
 
 check() {
-  exec >/mnt/check.log 2>&1
+  exec >/mnt/check.log 2>&1 # run.sh prints /mnt/*.log when the test fails
   set -x
   local sock=/run/rdma-eventd/events.sock
   systemctl is-active rdma-eventd.socket && [ -S $sock ] || fail "rdma-eventd.socket does not listen"
@@ -77,7 +77,7 @@ fi
 
 exec >/mnt/guest.log 2>&1
 set -x
-cmake --install "$BUILD_DIR" >/mnt/install.log 2>&1 || finish 1 "FAIL systemd: cmake --install failed"
+cmake --install "$BUILD_DIR" >/mnt/install.log 2>&1 || finish 1 "FAIL systemd: cmake --install failed (install.log)"
 systemd-sysusers || finish 1 "FAIL systemd: systemd-sysusers failed"
 systemctl enable rdma-eventd.socket || finish 1 "FAIL systemd: systemctl enable rdma-eventd.socket failed"
 mkdir -p /run/systemd/system

@@ -11,7 +11,7 @@
 # results and logs to /mnt and powers off; a host-side timeout ends a guest that hangs.
 # Exit status: the guest's (its /mnt/status), 124 when it timed out, 1 when it ended without
 # a status or something is missing here (one line naming the package). On failure, the serial
-# console's log and the guest's log are printed. --results-only: 0 once the guest has finished
+# console's log and the guest's logs (/mnt/*.log) are printed. --results-only: 0 once the guest has finished
 # and written its status, whatever its checks said (they are judged one by one: result.sh);
 # the results are printed. --overlay: the guest's root is writable, an overlay on tmpfs over the
 # host's (for a guest that installs the build and boots systemd: guest_systemd.sh).
@@ -123,6 +123,8 @@ fi
 if [ "$rc" != 0 ]; then
   echo "----- QEMU -----"; cat "$out/qemu.log" || true
   echo "----- the guest's serial console -----"; cat "$out/serial.log" || true
-  echo "----- the guest's log -----"; cat "$share/guest.log" 2>/dev/null || true
+  for f in "$share"/*.log; do
+    [ -r "$f" ] && { echo "----- the guest's $(basename "$f") -----"; cat "$f"; }
+  done
 fi
 exit "$rc"
