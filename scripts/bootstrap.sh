@@ -18,6 +18,8 @@ Commands:
   build           deps, then configure and build into ./build (warnings as errors)
   demo            build, then run the main job: the daemon on the simulated fabric
                   (or on the real RDMA devices when this host has them)
+  demo --kernel   build, then boot Debian's own kernel under QEMU with a Soft-RoCE device and
+                  show the daemon's records for real link and address changes (~20 s)
   test            build, then run every test with ctest (the Debian packages' test builds them
                   first when they are not up to date: `package`)
   package         deps, then build the Debian packages into ./build-deb (without the tests,
@@ -55,6 +57,9 @@ need_root() {
 # prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
 # namespace's loopback) and the alert rules' checks. valgrind: the benchmark harness's
 # instruction counts (bench/run.sh --instructions), which its smoke test runs.
+# qemu-system-x86, linux-image-amd64, busybox-static and kmod: the kernel tests (tests/kernel,
+# label kernel) and `demo --kernel` boot Debian's own kernel under QEMU with Soft-RoCE; the
+# kernel's postinst also builds an initrd, which they do not use.
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -71,6 +76,7 @@ PACKAGES=(
   abigail-tools
   # chromium: history --html's page loaded headless (tests/integration/incidents_test.cc)
   chromium
+  qemu-system-x86 linux-image-amd64 busybox-static kmod
 )
 
 deps() {
@@ -191,14 +197,21 @@ checking_build=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_F
 case "${1:-help}" in
   deps) deps ;;
   build) build ;;
-  demo) build; exec scripts/demo.sh build ;;
+  demo)
+    build
+    [ "${2:-}" = --kernel ] && exec scripts/demo_kernel.sh build
+    exec scripts/demo.sh build
+    ;;
   test) build; run_tests build ;;
   package) need_root package; deps; package ;;
   test-sanitize)
     deps
     configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON "${checking_build[@]}"
-    # Not the packages' test: they are built without sanitizers, and `test` tests them.
-    run_tests build-sanitize -E '^system\.package$'
+    # Not the packages' test: they are built without sanitizers, and `test` tests them. Not the
+    # kernel tests: the guest runs under software emulation, where a sanitized daemon is several
+    # times slower, and what they check of the daemon's own code the simulator's tests check
+    # here (docs/kernel-tests.md).
+    run_tests build-sanitize -E '^system\.package$' -LE '^kernel$'
     ;;
   test-tsan)
     deps

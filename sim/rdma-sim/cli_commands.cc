@@ -159,6 +159,7 @@ const std::vector<Spec>& specs() {
          if (auto v = option(a, "--sm-lid")) req["sm_lid"] = number(*v, "SM LID", 0xffff);
          return send(g, req);
        }},
+      {"port mtu", 2, 2, {}, {}, port_number_command("port_mtu", "mtu", "MTU")},
       {"lid", 2, 2, {}, {}, port_number_command("lid", "lid", "LID")},
       {"sm",
        2,

@@ -154,6 +154,10 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
   if (cmd == "port_up")
     return done(port() + ": port up", f.port_up(port(), lid_option(req, "lid"),
                                                 lid_option(req, "sm_lid"), retrain_option(req)));
+  if (cmd == "port_mtu") {
+    const uint32_t mtu = need<uint32_t>(req, "mtu");
+    return done(port() + ": active MTU " + std::to_string(mtu), f.set_active_mtu(port(), mtu));
+  }
   if (cmd == "lid") {
     const auto lid = lid_option(req, "lid");
     if (!lid) throw CommandError("request lacks \"lid\"");

@@ -95,6 +95,8 @@ class Fabric {
   std::vector<Delivery> port_up(const std::string& target, std::optional<uint16_t> lid,
                                 std::optional<uint16_t> sm_lid, Retrain retrain = {});
   std::vector<Delivery> set_lid(const std::string& target, uint16_t lid);
+  // A RoCE port's active MTU (bytes), as a netdev MTU change sets it: no event.
+  std::vector<Delivery> set_active_mtu(const std::string& target, uint32_t mtu_bytes);
   std::vector<Delivery> set_sm(const std::string& target, uint16_t sm_lid,
                                std::optional<uint8_t> sl);
   std::vector<Delivery> reregister(const std::string& target);

@@ -47,6 +47,9 @@ const Help kHelp[] = {
      "SM LID back (the ones it had, or those given). --width (1x, 2x, 4x, 8x, 12x) and\n"
      "--speed (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr): the link trained at that width or\n"
      "speed, e.g. a 4x link that comes back at 1x. Queues PORT_ACTIVE."},
+    {"port mtu", "rdma-sim port mtu DEV/PORT MTU",
+     "Set a RoCE port's active MTU (256, 512, 1024, 2048 or 4096, at most max_mtu), as a change\n"
+     "of its netdev's MTU does. Queues no event: the kernel sends none (rxe, mlx5)."},
     {"lid", "rdma-sim lid DEV/PORT LID", "Change an InfiniBand port's LID. Queues LID_CHANGE."},
     {"sm", "rdma-sim sm DEV/PORT SM_LID [--sl N]",
      "Change an InfiniBand port's SM LID (and SM SL). Queues SM_CHANGE."},

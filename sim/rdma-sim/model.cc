@@ -32,6 +32,11 @@ ShmDevx devx_caps(const DeviceModel& d) {
   return c;
 }
 
+std::vector<uint32_t> roce_gid_types(devx::Provider provider) {
+  if (provider == devx::Provider::kRxe) return {IBV_GID_TYPE_ROCE_V2};
+  return {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2};
+}
+
 ibv_transport_type transport_for(ibv_node_type type) {
   switch (type) {
     case IBV_NODE_CA:

@@ -72,6 +72,11 @@ struct DeviceModel {
 };
 
 ibv_transport_type transport_for(ibv_node_type type);
+// The RoCE GID types the kernel adds, in this order, for the default GID and each IP address of a
+// RoCE port of this provider (each its own GID_CHANGE): roce_gid_type_mask_support() in the
+// kernel's roce_gid_mgmt.c follows the port's core capabilities, and rxe's port is RoCE v2 (UDP
+// encapsulation) only, where mlx5 and the other RoCE drivers modelled have v1 and v2.
+std::vector<uint32_t> roce_gid_types(devx::Provider provider);
 // What the shared state and the stand-in libmlx5 see of the device's DEVX.
 ShmDevx devx_caps(const DeviceModel& d);
 

@@ -114,6 +114,33 @@ std::vector<Delivery> Fabric::set_lid(const std::string& target, uint16_t lid) {
   return {deliver_port(e, p, IBV_EVENT_LID_CHANGE, kPortChangeLid)};
 }
 
+std::vector<Delivery> Fabric::set_active_mtu(const std::string& target, uint32_t mtu_bytes) {
+  auto [found, p] = port(target);
+  DeviceEntry& e = modifiable(found->model.name);
+  Port& port = e.model.ports[p - 1];
+  if (!port.is_ethernet())
+    throw CommandError(port_name(e, p) + " is an InfiniBand port: its MTU is the SM's to set");
+  static constexpr std::pair<uint32_t, ibv_mtu> kMtus[] = {{256, IBV_MTU_256},
+                                                           {512, IBV_MTU_512},
+                                                           {1024, IBV_MTU_1024},
+                                                           {2048, IBV_MTU_2048},
+                                                           {4096, IBV_MTU_4096}};
+  const auto* m = std::find_if(std::begin(kMtus), std::end(kMtus),
+                               [mtu_bytes](const auto& kv) { return kv.first == mtu_bytes; });
+  if (m == std::end(kMtus))
+    throw CommandError(std::to_string(mtu_bytes) + " is not an MTU (256, 512, 1024, 2048 or 4096)");
+  const ibv_mtu mtu = m->second;
+  if (mtu > port.attr.max_mtu)
+    throw CommandError("MTU " + std::to_string(mtu_bytes) + " is above the max_mtu of " +
+                       port_name(e, p));
+  // A netdev's MTU change reaches the RDMA port's active MTU with no event (rxe_set_mtu; mlx5
+  // likewise): the next query shows it.
+  port.attr.active_mtu = mtu;
+  publish(e);
+  sysfs_.write_port(e.model, p);
+  return {};
+}
+
 std::vector<Delivery> Fabric::set_sm(const std::string& target, uint16_t sm_lid,
                                      std::optional<uint8_t> sl) {
   auto [found, p] = port(target);
@@ -235,22 +262,22 @@ std::vector<Delivery> Fabric::gid_add_ip(const std::string& target, const std::s
   Port& port = e.model.ports[p - 1];
   if (netdev.empty() || netdev.size() >= 16)
     throw CommandError("netdev name \"" + netdev + "\" is not valid");
-  // The kernel adds one entry per GID type the port supports, RoCE v1 then v2, each its own
-  // GID_CHANGE. Check that both fit before adding either.
+  // The kernel adds one entry per GID type the port supports (RoCE v1 then v2; v2 only on rxe),
+  // each its own GID_CHANGE. Check that they all fit before adding any.
+  const std::vector<uint32_t> types = roce_gid_types(e.model.devx.provider);
   std::vector<size_t> free;
-  for (size_t i = 0; i < port.gids.size() && free.size() < 2; ++i)
+  for (size_t i = 0; i < port.gids.size() && free.size() < types.size(); ++i)
     if (!port.gids[i].valid) free.push_back(i);
   for (const Gid& g : port.gids)
     if (g.valid && g.raw == raw)
       throw CommandError("IP " + ip + " already has GIDs on " + port_name(e, p));
-  if (free.size() < 2)
-    throw CommandError("the GID table of " + port_name(e, p) + " has no room for 2 GIDs");
+  if (free.size() < types.size())
+    throw CommandError("the GID table of " + port_name(e, p) + " has no room for " +
+                       std::to_string(types.size()) + " GIDs");
   const uint32_t ifindex = netdevs_.ifindex(netdev);
   std::vector<Delivery> out;
-  for (int k = 0; k < 2; ++k) {
-    port.gids[free[k]] =
-        Gid{raw, k == 0 ? uint32_t{IBV_GID_TYPE_ROCE_V1} : uint32_t{IBV_GID_TYPE_ROCE_V2}, netdev,
-            ifindex, true};
+  for (size_t k = 0; k < types.size(); ++k) {
+    port.gids[free[k]] = Gid{raw, types[k], netdev, ifindex, true};
     publish(e);
     sysfs_.write_gid(e.model, p, static_cast<int>(free[k]));
     out.push_back(deliver(e, IBV_EVENT_GID_CHANGE, static_cast<uint64_t>(p)));

@@ -193,8 +193,9 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
     std::array<uint8_t, 16> raw{};
     if (!mac->is_string() || !mac_to_gid(mac->get<std::string>(), &raw))
       o.fail("mac", show(*mac) + " is not a MAC address (xx:xx:xx:xx:xx:xx)");
-    // The default GIDs: v1 and v2 of the link-local address, as the kernel adds them.
-    for (uint32_t type : {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2})
+    // The default GIDs: the link-local address in each GID type the port takes (v1 and v2; v2
+    // only on rxe), as the kernel adds them.
+    for (uint32_t type : roce_gid_types(pc.devx.provider))
       put_gid(o, "mac", p, first_free_gid(p), Gid{raw, type, p.netdev, p.netdev_ifindex, true});
   }
   if (gids) {
@@ -241,7 +242,7 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
       std::array<uint8_t, 16> raw{};
       if (!(*ips)[i].is_string() || !ip_to_gid((*ips)[i].get<std::string>(), &raw))
         o.fail(where, show((*ips)[i]) + " is not an IP address");
-      for (uint32_t type : {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2}) {
+      for (uint32_t type : roce_gid_types(pc.devx.provider)) {
         const int index = first_free_gid(p);
         put_gid(o, where, p, index, Gid{raw, type, p.netdev, p.netdev_ifindex, true});
       }

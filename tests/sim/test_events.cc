@@ -174,6 +174,46 @@ TEST(Events, AnIpOnARoceNetdevAddsAV1AndAV2GidEachWithItsEvent) {
   EXPECT_FALSE(std::filesystem::exists(attrs + "ndevs/5"));
 }
 
+TEST(Events, AnRxePortTakesRoceV2GidsOnly) {
+  // rxe's port is RoCE v2 only (its core capabilities: UDP encapsulation), so the kernel adds one
+  // GID per address, and the default GID of its MAC once, as v2 (checked on a real rxe device by
+  // the kernel tests, tests/kernel).
+  Sim sim(rdmatest::topology("devx-variants"));
+  Opened o(sim, "rxe0");
+  json g0 = o.with("query_gid_ex", "1 0");
+  EXPECT_EQ(g0["entry"]["gid_text"], "fe80::ff:fe00:10");
+  EXPECT_EQ(g0["entry"]["gid_type"], IBV_GID_TYPE_ROCE_V2);
+  EXPECT_EQ(o.with("query_gid_ex", "1 1")["ret"], ENODATA);
+
+  const json out = sim.ctl_json({"gid", "add-ip", "rxe0/1", "192.0.2.1", "--netdev", "eth0"});
+  ASSERT_TRUE(out["ok"]);
+  EXPECT_EQ(out["events"].size(), 1u);
+  EXPECT_EQ(o("get_event")["type"], IBV_EVENT_GID_CHANGE);
+  const json v2 = o.with("query_gid_ex", "1 1");
+  EXPECT_EQ(v2["entry"]["gid_text"], "::ffff:192.0.2.1");
+  EXPECT_EQ(v2["entry"]["gid_type"], IBV_GID_TYPE_ROCE_V2);
+  EXPECT_EQ(o.with("query_gid_ex", "1 2")["ret"], ENODATA);
+  EXPECT_EQ(sim.ctl_json({"gid", "del-ip", "rxe0/1", "192.0.2.1"})["events"].size(), 1u);
+  EXPECT_EQ(o("get_event")["type"], IBV_EVENT_GID_CHANGE);
+  EXPECT_EQ(o.with("query_gid_ex", "1 1")["ret"], ENODATA);
+}
+
+TEST(Events, ARoceMtuChangeSetsTheActiveMtuWithNoEvent) {
+  Sim sim(two_adapters());
+  Opened o(sim, "mlx5_1");
+  EXPECT_EQ(o.with("query_port", "1")["attr"]["active_mtu"], IBV_MTU_1024);
+  const json out = sim.ctl_json({"port", "mtu", "mlx5_1/1", "4096"});
+  ASSERT_TRUE(out["ok"]);
+  EXPECT_EQ(out["events"], json::array());
+  EXPECT_EQ(o.with("query_port", "1")["attr"]["active_mtu"], IBV_MTU_4096);
+  o.with("nonblock", "1");
+  EXPECT_EQ(o("get_event")["errno_name"], "EAGAIN");  // the kernel sends no event
+  // Refused: not an MTU, and an InfiniBand port (the SM sets its MTU).
+  EXPECT_EQ(sim.ctl({"port", "mtu", "mlx5_1/1", "1500"}).exit_code(), 1);
+  EXPECT_EQ(sim.ctl({"port", "mtu", "mlx5_0/1", "2048"}).exit_code(), 1);
+  EXPECT_EQ(o.with("query_port", "1")["attr"]["active_mtu"], IBV_MTU_4096);
+}
+
 TEST(Events, RawEventsOfAnyTypePassThrough) {
   // Type 20 (DEVICE_SPEED_CHANGE on newer kernels) is unknown to v44: it arrives with its number,
   // element in port_num, and ibv_event_type_str calls it "unknown".

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Boots Debian's own kernel under QEMU (TCG) with a guest script, and brings its results back.
+#
+#   tests/kernel/run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [--results-only]
+#                       [--overlay] [KEY=VALUE...]
+#
+# The guest sees the host's root read-only over 9p (so the build's binaries run from their own
+# paths) and DIR/share, writable, as /mnt: the guest script is copied there and started as the
+# guest's PID 1 (through a tiny initramfs built here, in DIR, from busybox-static and the
+# kernel's virtio and 9p modules), KEY=VALUE settings go to /mnt/env. The guest writes its
+# results and logs to /mnt and powers off; a host-side timeout ends a guest that hangs.
+# Exit status: the guest's (its /mnt/status), 124 when it timed out, 1 when it ended without
+# a status or something is missing here (one line naming the package). On failure, the serial
+# console's log and the guest's logs (/mnt/*.log) are printed. --results-only: 0 once the guest has finished
+# and written its status, whatever its checks said (they are judged one by one: result.sh);
+# the results are printed. --overlay: the guest's root is writable, an overlay on tmpfs over the
+# host's (for a guest that installs the build and boots systemd: guest_systemd.sh).
+set -euo pipefail
+
+build_dir= out= guest= timeout_s=600 results_only=0 overlay=0
+settings=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-dir) build_dir=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --guest) guest=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --results-only) results_only=1; shift ;;
+    --overlay) overlay=1; shift ;;
+    *=*) settings+=("$1"); shift ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$build_dir" ] && [ -n "$out" ] && [ -n "$guest" ] || {
+  echo "usage: run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [KEY=VALUE...]" >&2
+  exit 2
+}
+
+missing() {
+  echo "kernel test: $1 is missing: install the Debian package $2 (scripts/bootstrap.sh deps)" >&2
+  exit 1
+}
+# What the host needs to boot the guest, and what the guest runs from the host's root.
+command -v qemu-system-x86_64 >/dev/null || missing qemu-system-x86_64 qemu-system-x86
+kver=$(ls /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -1 || true)
+{ [ -n "$kver" ] && [ -r "/boot/vmlinuz-$kver" ]; } || missing "Debian's kernel (/boot/vmlinuz-*-amd64)" linux-image-amd64
+{ [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing "a static /bin/busybox" busybox-static
+command -v modprobe >/dev/null || missing modprobe kmod
+for tool in ibv_devinfo:ibverbs-utils ibv_asyncwatch:ibverbs-utils rdma:iproute2 ip:iproute2 \
+  socat:socat jq:jq stdbuf:coreutils journalctl:systemd; do
+  command -v "${tool%%:*}" >/dev/null || missing "${tool%%:*}" "${tool#*:}"
+done
+[ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] || missing "rdma-core's rxe provider" ibverbs-providers
+[ -x /lib/systemd/systemd-udevd ] || missing systemd-udevd udev
+
+# The guest's /tmp, /run and /var/tmp are its own tmpfs: what it runs from the host must be
+# elsewhere.
+build_dir=$(cd "$build_dir" && pwd)
+guest_dir=$(cd "$(dirname "$guest")" && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+for p in "$build_dir" "$guest_dir" "$out"; do
+  case $p/ in
+    /tmp/* | /run/* | /var/tmp/* | /var/log/* | /var/lib/systemd/* | /root/* | /mnt/*)
+      echo "kernel test: $p is hidden in the guest (its own tmpfs there): use a directory elsewhere" >&2
+      exit 1 ;;
+  esac
+done
+
+share=$out/share
+rm -rf "$share" "$out/initramfs" "$out/initramfs.cpio" "$out/serial.log"
+mkdir -p "$share" "$out/initramfs/modules"
+cp "$guest" "$share/guest.sh"
+chmod +x "$share/guest.sh"
+{
+  printf 'BUILD_DIR=%q\n' "$build_dir"
+  printf 'GUEST_DIR=%q\n' "$guest_dir"
+  for s in "${settings[@]}"; do printf '%s=%q\n' "${s%%=*}" "${s#*=}"; done
+} >"$share/env"
+
+# The initramfs: busybox, the modules that mount the 9p shares, and /init.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ird=$out/initramfs
+mkdir -p "$ird/bin"
+cp /bin/busybox "$ird/bin/busybox"
+cp "$here/initramfs_init.sh" "$ird/init"
+chmod +x "$ird/init"
+modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay | awk '$1 == "insmod" {print $2}' |
+  awk '!seen[$0]++' | while read -r ko; do
+  cp "$ko" "$ird/modules/"
+  basename "$ko" >>"$ird/modules.order"
+done
+(cd "$ird" && find . | /bin/busybox cpio -o -H newc >"$out/initramfs.cpio" 2>/dev/null)
+
+start=$SECONDS
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -no-reboot \
+  -display none -monitor none -serial "file:$out/serial.log" \
+  -kernel "/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio" \
+  -append "console=ttyS0 panic=-1 loglevel=4 GUEST_INIT=/mnt/guest.sh ROOT_OVERLAY=$overlay" \
+  -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
+  -virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \
+  -nic none </dev/null >"$out/qemu.log" 2>&1
+qemu_rc=$?
+set -e
+echo "kernel test: the guest ran $((SECONDS - start)) s (QEMU exit status $qemu_rc)"
+
+if [ $qemu_rc = 124 ] || [ $qemu_rc = 137 ]; then
+  rc=124
+  echo "kernel test: the guest did not finish within $timeout_s s" >&2
+elif [ -r "$share/status" ]; then
+  rc=$(cat "$share/status")
+else
+  rc=1
+  echo "kernel test: the guest ended without a status" >&2
+fi
+if [ $results_only = 1 ] && [ -r "$share/results" ]; then
+  cat "$share/results"
+fi
+if [ $results_only = 1 ] && [ -r "$share/status" ] && [ $rc != 124 ]; then
+  exit 0
+fi
+if [ "$rc" != 0 ]; then
+  echo "----- QEMU -----"; cat "$out/qemu.log" || true
+  echo "----- the guest's serial console -----"; cat "$out/serial.log" || true
+  for f in "$share"/*.log; do
+    [ -r "$f" ] && { echo "----- the guest's $(basename "$f") -----"; cat "$f"; }
+  done
+fi
+exit "$rc"
