@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rdma-eventctl history --incidents over a central journal of a simulated fleet (issue: scale;
+# rdma-eventctl history --incidents over a central journal of a simulated fleet (scale;
 # docs/benchmarks.md, "history --incidents over 1,000 hosts"):
 #
 #   bench/incidents.sh [--hosts N] [--records M] [--runs R] [--journal DIR] [--build-dir DIR]
@@ -10,7 +10,8 @@
 # each run's wall time, peak RSS (getrusage, through /usr/bin/time; it counts the journal
 # files' pages mapped by sd-journal), and the peak of its anonymous memory (RssAnon, read from
 # /proc every 50 ms: what the program itself allocates). Defaults: 1,000 hosts, 1,000,000
-# records, 3 runs. Needs systemd-journal-remote (Debian's systemd-journal-remote).
+# records, 3 runs. Needs systemd-journal-remote and /usr/bin/time (Debian's
+# systemd-journal-remote and time).
 set -euo pipefail
 
 hosts=1000 records=1000000 runs=3 journal="" build_dir=""
@@ -29,6 +30,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${journal:=/var/tmp/rdma-incidents-bench-$hosts-$records}"
 gen=$build_dir/bin/rdma-journal-gen
 eventctl=$build_dir/bin/rdma-eventctl
+[ -x /usr/bin/time ] || { echo "incidents.sh: /usr/bin/time is missing: apt-get install time" >&2; exit 1; }
 for program in "$gen" "$eventctl"; do
   [ -x "$program" ] || { echo "incidents.sh: $program is missing: build rdma-journal-gen and rdma-eventctl" >&2; exit 1; }
 done
@@ -39,7 +41,7 @@ if [ ! -f "$journal/.complete" ]; then
   start=$(date +%s.%N)
   "$gen" --hosts "$hosts" --records "$records" --output "$journal" >"$journal/.complete.tmp"
   mv "$journal/.complete.tmp" "$journal/.complete"
-  printf 'generated: %s in %.1f s\n' "$(cat "$journal/.complete")" "$(echo "$(date +%s.%N) - $start" | bc)"
+  printf 'generated: %s in %.1f s\n' "$(cat "$journal/.complete")" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
 fi
 echo "journal: $journal, $(cat "$journal/.complete"), $(du -sh "$journal" | cut -f1) on disk, $(find "$journal" -name '*.journal' | wc -l) files"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

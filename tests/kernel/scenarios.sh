@@ -209,12 +209,12 @@ scenario_burst() {
     return
   fi
   local cpu_s
-  cpu_s=$(echo "($cpu2 - $cpu0) / $tick0" | bc -l)
+  cpu_s=$(awk -v a="$cpu0" -v b="$cpu2" -v t="$tick0" 'BEGIN { print (b - a) / t }')
   {
     echo "toggles=$BURST"
     echo "events=$n"
     echo "records=$(wc -l <$W/got)"
-    printf 'ip_batch_s=%.2f\n' "$(echo "$t1 - $t0" | bc -l)"
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "ip_batch_s=%.2f\n", b - a }'
     # The daemon's read times of the first and the last event.
     jq -r 'select(.event_type >= 0) | .time' $W/got | sed -n '1p;$p' | date -f - +%s.%N | tr '\n' ' ' |
       awk -v n="$n" '{printf "events_per_s=%.0f\n", (n - 1) / ($2 - $1)}'
@@ -222,7 +222,7 @@ scenario_burst() {
     jq -r 'select(.event_type >= 0) | .time' $W/got | tail -n 1 | date -f - +%s.%N |
       awk -v t1="$t1" '{printf "last_event_read_after_last_toggle_s=%.3f\n", $1 - t1}'
     printf 'daemon_cpu_s=%.2f\n' "$cpu_s"
-    printf 'daemon_cpu_us_per_event=%.0f\n' "$(echo "$cpu_s * 1000000 / $n" | bc -l)"
+    awk -v c="$cpu_s" -v n="$n" 'BEGIN { printf "daemon_cpu_us_per_event=%.0f\n", c * 1000000 / n }'
   } >/mnt/bench.txt
   cat /mnt/bench.txt
   pass burst
@@ -243,7 +243,7 @@ scenario_delete() {
     return
   fi
   wait $deleter
-  log "rdma link delete rxe0 took $(echo "$(date +%s.%N) - $t0" | bc) s"
+  log "rdma link delete rxe0 took $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }') s"
   {
     echo '{"schema":1,"event":"device_removed","event_type":-1,"severity":"warning","device":"rxe0",
       "node_guid":"'$GUID'","port":0,"ports":[{"port":1,"link_layer":"ethernet","state":"active",
