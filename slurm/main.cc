@@ -213,6 +213,7 @@ class Follower {
     stream_ = stream;
     client_ = std::move(c);
     daemon_away_logged_ = false;
+    last_message_.clear();  // say what the reconciliation at the connection finds
     connect_backoff_ = 500ms;
     dirty_ = true;  // reconcile at every (re)connection
   }
