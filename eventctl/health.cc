@@ -1,6 +1,8 @@
 // rdma-eventctl health: the host's port health in one line and an exit status, for node health
 // checkers (Slurm's NHC, node-problem-detector's custom plugins) that read exactly those.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -63,7 +65,7 @@ std::string summary_line(const HealthReply& h) {
          " not healthy: " + problems + not_in_service;
 }
 
-// "flapping: 2 of 4 ports not healthy: mlx5_0/1 flapping, mlx5_1/1 fatal +1 more", within
+// "fatal: 3 of 4 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more", worst first, within
 // kCompactBytes whatever the number of ports.
 constexpr size_t kCompactBytes = 80;
 std::string compact_line(const HealthReply& h) {
@@ -77,6 +79,15 @@ std::string compact_line(const HealthReply& h) {
   }
   if (counted == 0) return "unknown: no RDMA port in service";
   if (bad.empty()) return "healthy: " + plural(counted, "port") + " healthy";
+  // The worst first, so that what the 80 bytes keep is what matters most.
+  const auto rank = [](const std::string& health) {
+    static const char* const kWorstFirst[] = {"gone", "fatal", "flapping", "down", "degraded"};
+    return std::find(std::begin(kWorstFirst), std::end(kWorstFirst), health) -
+           std::begin(kWorstFirst);
+  };
+  std::stable_sort(bad.begin(), bad.end(), [&rank](const auto* a, const auto* b) {
+    return rank(a->health) < rank(b->health);
+  });
   std::string line = h.host + ": " + std::to_string(bad.size()) + " of " + plural(counted, "port") +
                      " not healthy:";
   size_t shown = 0;

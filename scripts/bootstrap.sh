@@ -67,6 +67,7 @@ PACKAGES=(
   prometheus prometheus-node-exporter curl
   valgrind
   abigail-tools
+  slurmctld slurmd slurm-client munge  # rdma-eventd-slurm against the real Slurm (system.slurm)
 )
 
 deps() {

@@ -168,7 +168,13 @@ class Follower {
   int run() {
     for (;;) {
       if (!client_ && SteadyClock::now() >= reconnect_at_) connect();
-      if (dirty_ && SteadyClock::now() >= retry_at_) reconcile();
+      // Records the health request's call() read past its reply wait in the client, where
+      // poll() does not see them.
+      if (client_) read_records();
+      if (dirty_ && SteadyClock::now() >= retry_at_) {
+        reconcile();
+        continue;
+      }
       pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {client_ ? client_->fd() : -1, POLLIN, 0}};
       const int n = ::poll(fds, 2, static_cast<int>(poll_timeout().count()));
       if (n < 0 && errno != EINTR) return kExitOk;

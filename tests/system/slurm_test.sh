@@ -211,7 +211,8 @@ npd_path=$(jq -r '.rules[] | select(.type == "permanent") | .path' "$npd_config"
 mapfile -t npd_args < <(jq -r '.rules[] | select(.type == "permanent") | .args[]' "$npd_config")
 npd_max=$(jq -r '.pluginConfig.max_output_length' "$npd_config")
 [ "$npd_path" = /usr/bin/rdma-eventctl ] || fail "NPD config runs $npd_path, not the packaged rdma-eventctl"
-# npd_check EXIT: the command exits EXIT and prints one line of at most max_output_length bytes.
+# npd_check EXIT LINE: the command exits EXIT and prints LINE, one line of at most
+# max_output_length bytes.
 npd_check() {
   local rc=0 out
   out=$(RDMA_EVENTD_SOCKET=$scratch/events.sock "$bin/$(basename "$npd_path")" "${npd_args[@]}") || rc=$?
@@ -219,9 +220,10 @@ npd_check() {
   [ "$rc" = "$1" ] || fail "NPD check exited $rc, not $1: $out"
   [ "$(printf '%s' "$out" | wc -l)" = 0 ] || fail "NPD check printed more than one line: $out"
   [ "${#out}" -le "$npd_max" ] || fail "NPD check printed ${#out} bytes, more than $npd_max: $out"
+  [ "$out" = "$2" ] || fail "NPD check printed '$out', not '$2'"
 }
 step "node-problem-detector contract: a healthy host"
-npd_check 0
+npd_check 0 "healthy: 3 ports healthy"
 
 step "three downs on mlx5_0/1: drained within 1 s with our reason"
 flap_reason="rdma-eventd: mlx5_0/1 flapping (3 downs)"
@@ -237,7 +239,7 @@ echo "drained $(($(now_ms) - start)) ms after the third down"
 drained || fail "reason without a drain: $(node_line)"
 wait_for 5 "sinfo -R showing the reason" reason_in_sinfo "$flap_reason"
 step "node-problem-detector contract: a flapping host"
-npd_check 1
+npd_check 1 "flapping: 1 of 3 ports not healthy: mlx5_0/1 flapping"
 sim port up mlx5_0/1 >/dev/null
 step "the quiet period's end resumes the node"
 wait_for 15 "node resumed after the quiet period" undrained
@@ -318,7 +320,7 @@ rm "$scratch/healthcheck.on"
 step "--once with the daemon down: nothing changed, exit 69, within seconds"
 stop_pid "$daemon_pid"
 step "node-problem-detector contract: the daemon down"
-npd_check 2
+npd_check 2 "unknown: rdma-eventd cannot be reached"
 start=$(now_ms)
 rc=0
 "$follower_bin" --once --config "$scratch/follower.json" >"$scratch/once.out" 2>&1 || rc=$?
@@ -352,7 +354,7 @@ step "node-problem-detector contract: a fatal host"
 sim fatal mlx5_1 >/dev/null
 both="rdma-eventd: mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_0/1 flapping ([0-9] downs)"
 wait_for 5 "a reason naming both" reason_like "$both"
-npd_check 1
+npd_check 1 "fatal: 3 of 3 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more"
 sim port up mlx5_0/1 >/dev/null
 wait_for 15 "the reason shrinking to the fatal device" reason_is "rdma-eventd: mlx5_1/1 fatal, mlx5_1/2 fatal"
 drained || fail "not drained while fatal: $(node_line)"

@@ -7,13 +7,26 @@
 #include "node_state.h"
 #include "policy.h"
 
-namespace {
+// A named namespace and using-declarations: the unity build (RDMA_EVENTD_UNITY_TESTS) puts
+// this file in one source with others that use namespace rdma_eventd, which has a Config too.
+namespace slurm_policy_test {
 
-using namespace rdma_eventd_slurm;
 using rdma_eventd::HealthReply;
+using rdma_eventd_slurm::Action;
+using rdma_eventd_slurm::Config;
+using rdma_eventd_slurm::decide;
+using rdma_eventd_slurm::drain_reason;
+using rdma_eventd_slurm::kMaxReasonBytes;
+using rdma_eventd_slurm::NodeParse;
+using rdma_eventd_slurm::NodeState;
+using rdma_eventd_slurm::parse_config;
+using rdma_eventd_slurm::parse_node_state;
+using rdma_eventd_slurm::scontrol_args;
+using rdma_eventd_slurm::Wanted;
+using rdma_eventd_slurm::wanted_state;
 
 // Captured from `scontrol show node -o testnode` (slurmctld 22.05.8).
-const char* const kIdleNode =
+const char* const kSlurmIdleNode =
     "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
     "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
     "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
@@ -22,7 +35,7 @@ const char* const kIdleNode =
     "SlurmdStartTime=2026-11-28T10:26:42 LastBusyTime=2026-11-28T10:26:42 "
     "CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 "
     "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n";
-const char* const kDrainedNode =
+const char* const kSlurmDrainedNode =
     "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
     "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
     "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
@@ -32,13 +45,13 @@ const char* const kDrainedNode =
     "LastBusyTime=2026-11-28T10:26:42 CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
     "CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s "
     "Reason=rdma-eventd: mlx5_0/1 flapping (3 downs) [root@2026-11-28T10:26:43]\n";
-const char* const kDownNode =
+const char* const kSlurmDownNode =
     "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
     "NodeAddr=127.0.0.1 NodeHostName=testnode Version=22.05.8 RealMemory=1000 AllocMem=0 "
     "State=DOWN+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A "
     "Partitions=debug  CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
     "Reason=admin x [root@2026-11-28T10:26:43]\n";
-const char* const kNotFound = "Node nosuch not found\n";
+const char* const kSlurmNodeNotFound = "Node nosuch not found\n";
 
 HealthReply::Port slurm_port(const char* device, uint32_t n, const char* health,
                              bool counted = true, uint32_t downs = 0) {
@@ -70,24 +83,24 @@ NodeState slurm_node(const char* base, std::set<std::string> flags = {}, std::st
 
 TEST(SlurmNodeState, ReadsAnIdleNodeAsSlurmPrintsIt) {
   NodeState s;
-  ASSERT_EQ(parse_node_state(kIdleNode, "testnode", s), NodeParse::kOk);
+  ASSERT_EQ(parse_node_state(kSlurmIdleNode, "testnode", s), NodeParse::kOk);
   EXPECT_EQ(s, (NodeState{"testnode", "IDLE", {}, ""}));
 }
 
 TEST(SlurmNodeState, ReadsADrainAndItsReasonWithoutSlurmsUserAndTime) {
   NodeState s;
-  ASSERT_EQ(parse_node_state(kDrainedNode, "testnode", s), NodeParse::kOk);
+  ASSERT_EQ(parse_node_state(kSlurmDrainedNode, "testnode", s), NodeParse::kOk);
   EXPECT_EQ(s,
             (NodeState{"testnode", "IDLE", {"DRAIN"}, "rdma-eventd: mlx5_0/1 flapping (3 downs)"}));
-  ASSERT_EQ(parse_node_state(kDownNode, "testnode", s), NodeParse::kOk);
+  ASSERT_EQ(parse_node_state(kSlurmDownNode, "testnode", s), NodeParse::kOk);
   EXPECT_EQ(s, (NodeState{"testnode", "DOWN", {"DRAIN"}, "admin x"}));
   EXPECT_TRUE(s.down());
 }
 
 TEST(SlurmNodeState, TellsAnUnknownNodeFromUnreadableText) {
   NodeState s;
-  EXPECT_EQ(parse_node_state(kNotFound, "nosuch", s), NodeParse::kNotFound);
-  EXPECT_EQ(parse_node_state(kIdleNode, "othernode", s), NodeParse::kUnreadable);
+  EXPECT_EQ(parse_node_state(kSlurmNodeNotFound, "nosuch", s), NodeParse::kNotFound);
+  EXPECT_EQ(parse_node_state(kSlurmIdleNode, "othernode", s), NodeParse::kUnreadable);
   EXPECT_EQ(parse_node_state("slurm_load_node error: Unable to contact slurm controller", "n1", s),
             NodeParse::kUnreadable);
   EXPECT_EQ(parse_node_state("NodeName=n1 Arch=x86_64\n", "n1", s), NodeParse::kUnreadable);
@@ -193,17 +206,20 @@ TEST(SlurmWanted, OnlyPortsInServiceWithAVerdictOfTheSetDrain) {
 }
 
 const std::string kSlurmPrefix = "rdma-eventd:";
-const Wanted kDrainFlap{Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (3 downs)"};
-const Wanted kHealthy{Wanted::kHealthy, ""};
+const Wanted kSlurmDrainFlap{Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (3 downs)"};
+const Wanted kSlurmHealthy{Wanted::kHealthy, ""};
 
 TEST(SlurmDecide, DrainsAFreeNodeAndResumesOnlyItsOwnDrain) {
-  EXPECT_EQ(decide(kDrainFlap, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kDrain);
-  EXPECT_EQ(decide(kDrainFlap, slurm_node("ALLOCATED"), kSlurmPrefix).reason, kDrainFlap.reason);
-  EXPECT_EQ(decide(kDrainFlap, slurm_node("IDLE", {"NOT_RESPONDING"}), kSlurmPrefix).kind,
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kDrain);
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("ALLOCATED"), kSlurmPrefix).reason,
+            kSlurmDrainFlap.reason);
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("IDLE", {"NOT_RESPONDING"}), kSlurmPrefix).kind,
             Action::kDrain);
-  EXPECT_EQ(decide(kHealthy, slurm_node("IDLE", {"DRAIN"}, kDrainFlap.reason), kSlurmPrefix).kind,
-            Action::kResume);
-  EXPECT_EQ(decide(kHealthy, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
+  EXPECT_EQ(
+      decide(kSlurmHealthy, slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason), kSlurmPrefix)
+          .kind,
+      Action::kResume);
+  EXPECT_EQ(decide(kSlurmHealthy, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
 }
 
 TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
@@ -220,17 +236,17 @@ TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
                  "rdma-eventd-prolog: mlx5_0/1 not active after 30s before job 7"),
   };
   for (const NodeState& n : theirs) {
-    EXPECT_EQ(decide(kDrainFlap, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
-    EXPECT_EQ(decide(kHealthy, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
+    EXPECT_EQ(decide(kSlurmDrainFlap, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
+    EXPECT_EQ(decide(kSlurmHealthy, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
   }
-  EXPECT_EQ(decide(kDrainFlap, theirs[0], kSlurmPrefix).why,
+  EXPECT_EQ(decide(kSlurmDrainFlap, theirs[0], kSlurmPrefix).why,
             "not drained: the node is held by someone else (state IDLE, reason 'admin: cable "
             "swap')");
 }
 
 TEST(SlurmDecide, RewritesItsReasonOnlyWhenThePortsChange) {
-  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kDrainFlap.reason);
-  EXPECT_EQ(decide(kDrainFlap, ours, kSlurmPrefix).kind, Action::kNone);
+  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason);
+  EXPECT_EQ(decide(kSlurmDrainFlap, ours, kSlurmPrefix).kind, Action::kNone);
   // A fourth down changes the count, not the set of ports: no rewrite for every down.
   EXPECT_EQ(
       decide({Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (4 downs)"}, ours, kSlurmPrefix).kind,
@@ -244,12 +260,12 @@ TEST(SlurmDecide, RewritesItsReasonOnlyWhenThePortsChange) {
 }
 
 TEST(SlurmDecide, UnknownOrHeldVerdictsChangeNothing) {
-  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kDrainFlap.reason);
+  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason);
   EXPECT_EQ(decide({Wanted::kUnknown, ""}, ours, kSlurmPrefix).kind, Action::kNone);
   EXPECT_EQ(decide({Wanted::kHold, ""}, ours, kSlurmPrefix).kind, Action::kNone);
   EXPECT_EQ(decide({Wanted::kUnknown, ""}, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
-  EXPECT_EQ(scontrol_args(decide(kHealthy, ours, kSlurmPrefix), "testnode"),
+  EXPECT_EQ(scontrol_args(decide(kSlurmHealthy, ours, kSlurmPrefix), "testnode"),
             (std::vector<std::string>{"update", "nodename=testnode", "state=resume"}));
 }
 
-}  // namespace
+}  // namespace slurm_policy_test
