@@ -79,6 +79,7 @@ node_state() { node_line | grep -o ' State=[^ ]*' | cut -d= -f2; }
 node_reason() { node_line | sed -n 's/.* Reason=\(.*\) \[[^]]*@[^]]*\]$/\1/p'; }
 reason_is() { [ "$(node_reason)" = "$1" ]; }
 # reason_like GLOB: for reasons with a count of downs, which the daemon's window decides.
+# shellcheck disable=SC2053  # $1 is a glob
 reason_like() { [[ "$(node_reason)" == $1 ]]; }
 drained() { node_state | grep -q DRAIN; }
 undrained() { node_line | grep -q ' State=' && ! drained; }
