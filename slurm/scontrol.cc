@@ -75,7 +75,10 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
     sigaddset(&defaults, sig);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Its own process group, so that a timeout kills whatever it started too.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   pid_t pid = -1;
   const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -107,7 +110,7 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
     }
   }
   if (r.kind == CommandResult::kTimedOut) {
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -120,7 +123,7 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
+      ::kill(-pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       r.kind = CommandResult::kTimedOut;

@@ -1,5 +1,6 @@
-// Runs scontrol as a child with a deadline: its stdout and stderr read together, the child
-// killed (SIGKILL) and reaped when the deadline passes first.
+// Runs scontrol as a child with a deadline: its stdout and stderr read together, the child (in
+// a process group of its own, with whatever it started) killed with SIGKILL and reaped when the
+// deadline passes first.
 #pragma once
 
 #include <chrono>
