@@ -1,7 +1,10 @@
 // rdma-eventctl health: the host's port health in one line and an exit status, for node health
 // checkers (Slurm's NHC, node-problem-detector's custom plugins) that read exactly those.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "rdma_eventd/record.h"
@@ -20,6 +23,8 @@ service and do not count.
 
 Options:
       --json           print the daemon's health reply as it is (one JSON object)
+      --compact        at most 80 bytes: the verdict and the bad ports, without reasons
+                       or times (node-problem-detector keeps 80 bytes of a check's output)
       --socket PATH    the daemon's socket
   -h, --help           this text
 
@@ -60,6 +65,45 @@ std::string summary_line(const HealthReply& h) {
          " not healthy: " + problems + not_in_service;
 }
 
+// "fatal: 3 of 4 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more", worst first, within
+// kCompactBytes whatever the number of ports.
+constexpr size_t kCompactBytes = 80;
+std::string compact_line(const HealthReply& h) {
+  if (!h.enabled) return "unknown: port health is off in rdma-eventd";
+  std::vector<const HealthReply::Port*> bad;
+  size_t counted = 0;
+  for (const HealthReply::Port& p : h.ports) {
+    if (!p.counted) continue;
+    ++counted;
+    if (p.health != "healthy") bad.push_back(&p);
+  }
+  if (counted == 0) return "unknown: no RDMA port in service";
+  if (bad.empty()) return "healthy: " + plural(counted, "port") + " healthy";
+  // The worst first, so that what the 80 bytes keep is what matters most.
+  const auto rank = [](const std::string& health) {
+    static const char* const kWorstFirst[] = {"gone", "fatal", "flapping", "down", "degraded"};
+    return std::find(std::begin(kWorstFirst), std::end(kWorstFirst), health) -
+           std::begin(kWorstFirst);
+  };
+  std::stable_sort(bad.begin(), bad.end(), [&rank](const auto* a, const auto* b) {
+    return rank(a->health) < rank(b->health);
+  });
+  std::string line = h.host + ": " + std::to_string(bad.size()) + " of " + plural(counted, "port") +
+                     " not healthy:";
+  size_t shown = 0;
+  for (const HealthReply::Port* p : bad) {
+    const std::string item =
+        (shown ? ", " : " ") + p->device + "/" + std::to_string(p->port) + " " + p->health;
+    const size_t rest = bad.size() - shown - 1;
+    const size_t more = rest ? (" +" + std::to_string(rest) + " more").size() : 0;
+    if (line.size() + item.size() + more > kCompactBytes) break;
+    line += item;
+    ++shown;
+  }
+  if (shown < bad.size()) line += " +" + std::to_string(bad.size() - shown) + " more";
+  return line.substr(0, kCompactBytes);
+}
+
 int exit_status(const HealthReply& h) {
   if (!h.enabled || h.host == "unknown") return kExitUnknown;
   return h.host == "healthy" ? kExitOk : kExitProblem;
@@ -70,8 +114,10 @@ int exit_status(const HealthReply& h) {
 int run_health(const Global& g, int argc, char** argv) {
   Global global = g;
   bool json = false;
+  bool compact = false;
   const auto args =
-      parse_command_line(argc, argv, kHealthHelp, global, {flag_option("json", json)});
+      parse_command_line(argc, argv, kHealthHelp, global,
+                         {flag_option("json", json), flag_option("compact", compact)});
   if (!args) return kExitOk;
   expect_no_arguments(*args);
 
@@ -95,7 +141,11 @@ int run_health(const Global& g, int argc, char** argv) {
     std::puts("unknown: unreadable health reply");
     return kExitUnknown;
   }
-  std::puts(json ? reply.text().c_str() : summary_line(*health).c_str());
+  if (json) {
+    std::puts(reply.text().c_str());
+  } else {
+    std::puts(compact ? compact_line(*health).c_str() : summary_line(*health).c_str());
+  }
   return exit_status(*health);
 }
 

@@ -77,6 +77,7 @@ PACKAGES=(
   # chromium: history --html's page loaded headless (tests/integration/incidents_test.cc)
   chromium
   qemu-system-x86 linux-image-amd64 busybox-static kmod
+  slurmctld slurmd slurm-client munge  # rdma-eventd-slurm against the real Slurm (system.slurm)
 )
 
 deps() {

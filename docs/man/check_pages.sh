@@ -12,10 +12,13 @@
 #   - `MANWIDTH=80 man --warnings -l PAGE` renders each page without a word on stderr, and so
 #     does lintian's own check (-Tutf8).
 # Options and commands are parsed out of the help texts, not listed here.
-# Usage: check_pages.sh MAN_DIR RDMA_EVENTD RDMA_EVENTCTL RDMA_SIM SOURCE_DIR (ctest runs it).
+#   - every option of `rdma-eventd-slurm --help` and every configuration key it knows is in
+#     rdma-eventd-slurm(8);
+# Usage: check_pages.sh MAN_DIR RDMA_EVENTD RDMA_EVENTCTL RDMA_SIM SOURCE_DIR RDMA_EVENTD_SLURM
+# (ctest runs it).
 set -euo pipefail
 
-man_dir=$1 eventd=$2 eventctl=$3 sim=$4 source_dir=$5
+man_dir=$1 eventd=$2 eventctl=$3 sim=$4 source_dir=$5 slurm=$6
 failures=0
 scratch=$(mktemp -d /tmp/rdma-man-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
@@ -82,7 +85,7 @@ check_program() {
 commands_in() { awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print }' <<<"$1"; }
 
 echo "== every page is there"
-pages=(rdma-eventd.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1)
+pages=(rdma-eventd.8 rdma-eventd-slurm.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1)
 for page in "${pages[@]}"; do
   [ -s "$man_dir/$page" ] || { fail "$man_dir/$page was not built"; continue; }
   render_flat "$page" >"$scratch/$page.txt"
@@ -93,6 +96,16 @@ done
 echo "== rdma-eventd(8): the options of rdma-eventd --help"
 page=rdma-eventd.8
 check_options "$page" "rdma-eventd --help" "$("$eventd" --help)" "$(cat "$scratch/$page.txt")"
+
+echo "== rdma-eventd-slurm(8): the options of rdma-eventd-slurm --help, every configuration key"
+page=rdma-eventd-slurm.8
+check_options "$page" "rdma-eventd-slurm --help" "$("$slurm" --help)" "$(cat "$scratch/$page.txt")"
+# The keys, from the program's own list (slurm/config.cc: kKeys).
+keys=$(sed -n '/kKeys = {/,/};/p' "$source_dir/slurm/config.cc" | grep -oE '"[a-z_]+"' | tr -d '"')
+[ -n "$keys" ] || fail "no configuration keys found in slurm/config.cc"
+for key in $keys; do
+  has "$(cat "$scratch/$page.txt")" "$key" || fail "$page: the key $key is not documented"
+done
 
 echo "== rdma-eventctl(1): its options, every command, and each command's options"
 check_program rdma-eventctl.1 rdma-eventctl "$eventctl"

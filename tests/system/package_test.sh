@@ -155,9 +155,13 @@ prop_is rdma-eventd.socket SubState listening || fail "rdma-eventd.socket is not
 [ "$(inside systemctl is-enabled rdma-eventd.service || true)" = disabled ] ||
   fail "the service is $(inside systemctl is-enabled rdma-eventd.service || true), not disabled"
 prop_is rdma-eventd.service ActiveState inactive || fail "the install started the service"
+# The Slurm follower (docs/scheduler.md): installed, off until an operator enables it.
+inside test -f /lib/systemd/system/rdma-eventd-slurm.service || fail "no rdma-eventd-slurm.service"
+[ "$(inside systemctl is-enabled rdma-eventd-slurm.service || true)" = disabled ] ||
+  fail "rdma-eventd-slurm.service is $(inside systemctl is-enabled rdma-eventd-slurm.service || true), not disabled"
 
 step "the manual pages"
-for page in 8:rdma-eventd 1:rdma-eventctl 5:rdma-eventd.json 3:librdma-eventd 1:rdma-sim; do
+for page in 8:rdma-eventd 8:rdma-eventd-slurm 1:rdma-eventctl 5:rdma-eventd.json 3:librdma-eventd 1:rdma-sim; do
   name=${page#*:}
   inside env MANWIDTH=80 MANPAGER=cat man "${page%%:*}" "$name" >"$scratch/page" 2>&1 ||
     fail "man ${page%%:*} $name: $(cat "$scratch/page")"

@@ -25,6 +25,10 @@ expected=(
   "$UNIT_DIR/rdma-eventd.service"
   "$UNIT_DIR/rdma-eventd.socket"
   "$UNIT_DIR/rdma-eventd-metrics.service"
+  "$UNIT_DIR/rdma-eventd-slurm.service"
+  "$SBIN_DIR/rdma-eventd-slurm"
+  "$INSTALL_PREFIX/lib/rdma-eventd/prolog-rdma-wait"
+  "$DOC_DIR/examples/node-problem-detector/rdma-eventd.json"
   "$DOC_DIR/metrics.md"
   "$DOC_DIR/examples/prometheus/rdma-eventd.rules.yml"
   "$DOC_DIR/examples/grafana/rdma-eventd.json"
@@ -45,7 +49,7 @@ expected=(
 )
 # The manual pages, when this build has them (docs/man: without scdoc it has none, and the
 # test docs.man_pages fails saying so).
-for page in rdma-eventd.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1; do
+for page in rdma-eventd.8 rdma-eventd-slurm.8 rdma-eventctl.1 rdma-eventd.json.5 librdma-eventd.3 rdma-sim.1; do
   if [ -f "$BUILD_DIR/docs/man/$page" ]; then
     expected+=("$MAN_DIR/man${page##*.}/$page")
   fi

@@ -4,6 +4,8 @@
 #    (it reports unknown keys and bad values as warnings with exit status 0: any output fails);
 #  - `systemd-analyze security --offline=yes` scores the service's exposure at 1.2 or less;
 #  - rdma-eventd-metrics.service: verify prints nothing, and its exposure is 1.0 or less;
+#  - rdma-eventd-slurm.service: verify prints nothing, and its exposure is 1.6 or less (it keeps
+#    the network for slurmctld and runs as root for scontrol: docs/scheduler.md);
 #  - udev reads the rule without complaint.
 # The units are the staged install's (DESTDIR), so they name the paths `cmake --install` puts
 # things at. verify checks that ExecStart= exists: in a private mount namespace the staged
@@ -75,6 +77,28 @@ score=$(sed -n 's/.*Overall exposure level for rdma-eventd-metrics.service: \([0
 [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' ||
   fail "rdma-eventd-metrics.service exposure '$score' is not 1.0 or less"
 echo "exposure $score (at most 1.0)"
+
+step "rdma-eventd-slurm.service: verify, and exposure 1.6 or less (docs/scheduler.md)"
+slurm_unit=$root$UNIT_DIR/rdma-eventd-slurm.service
+[ -f "$slurm_unit" ] || fail "the staged install has no $UNIT_DIR/rdma-eventd-slurm.service"
+grep -qx "ExecStart=$SBIN_DIR/rdma-eventd-slurm" "$slurm_unit" ||
+  fail "ExecStart= does not name $SBIN_DIR/rdma-eventd-slurm"
+set +e
+unshare --mount --propagation private bash -c '
+  mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3"' \
+  verify "$root$SBIN_DIR" "$SBIN_DIR" "$slurm_unit" >"$scratch/verify-slurm.out" 2>&1
+rc=$?
+set -e
+cat "$scratch/verify-slurm.out"
+[ "$rc" -eq 0 ] && [ ! -s "$scratch/verify-slurm.out" ] ||
+  fail "systemd-analyze verify of rdma-eventd-slurm.service: exit $rc, output above"
+systemd-analyze security --offline=yes --no-pager "$slurm_unit" >"$scratch/security-slurm.out" 2>&1 ||
+  fail "systemd-analyze security: $(cat "$scratch/security-slurm.out")"
+score=$(sed -n 's/.*Overall exposure level for rdma-eventd-slurm.service: \([0-9.]*\).*/\1/p' \
+  "$scratch/security-slurm.out")
+[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.6) }' ||
+  fail "rdma-eventd-slurm.service exposure '$score' is not 1.6 or less"
+echo "exposure $score (at most 1.6)"
 
 step "udev rule"
 rule=$root$UDEV_RULES_DIR/60-rdma-eventd.rules

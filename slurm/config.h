@@ -1,0 +1,35 @@
+// rdma-eventd-slurm's configuration (docs/scheduler.md): a small JSON object, every key
+// optional, every key checked. Pure: reading the file and `hostname -s` are the caller's.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace rdma_eventd_slurm {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/rdma-eventd/slurm.json";
+inline constexpr size_t kMaxPrefixBytes = 64;
+
+struct Config {
+  std::string node_name;  // "" until filled: `hostname -s`
+  std::string reason_prefix = "rdma-eventd:";
+  std::set<std::string> drain_on = {"fatal", "flapping", "gone", "down"};
+  unsigned reconcile_interval_s = 60;
+  unsigned scontrol_timeout_s = 10;
+  std::string scontrol = "scontrol";  // a path, or a name looked up on PATH
+  std::string socket;                 // "" : $RDMA_EVENTD_SOCKET, else the default path
+  bool drain_when_daemon_unreachable = false;
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+// Parses the file's text. On error returns nullopt and *error names the key and what is wrong
+// ("unknown key 'reason_prefx' (did you mean 'reason_prefix'?)").
+std::optional<Config> parse_config(std::string_view text, std::string* error);
+
+// The key of `known` closest to `key` when it is a likely typo (edit distance at most 2 or
+// a third of the key), else "".
+std::string nearest_key(std::string_view key);
+
+}  // namespace rdma_eventd_slurm

@@ -1,0 +1,76 @@
+#include "node_state.h"
+
+namespace rdma_eventd_slurm {
+
+namespace {
+
+// The value of `key` among the line's space-separated KEY=VALUE fields (values without spaces).
+std::optional<std::string_view> field(std::string_view line, std::string_view key) {
+  size_t pos = 0;
+  while (pos < line.size()) {
+    const size_t end = std::min(line.find(' ', pos), line.size());
+    const std::string_view token = line.substr(pos, end - pos);
+    if (token.size() > key.size() && token.substr(0, key.size()) == key &&
+        token[key.size()] == '=') {
+      return token.substr(key.size() + 1);
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+// Reason= is the last field of the line and may hold spaces; Slurm appends " [user@time]".
+std::string reason_of(std::string_view line) {
+  const size_t at = line.find(" Reason=");
+  if (at == std::string_view::npos) return "";
+  std::string_view reason = line.substr(at + 8);
+  while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r')) {
+    reason.remove_suffix(1);
+  }
+  if (!reason.empty() && reason.back() == ']') {
+    const size_t open = reason.rfind(" [");
+    if (open != std::string_view::npos && reason.substr(open).find('@') != std::string_view::npos) {
+      reason = reason.substr(0, open);
+    }
+  }
+  return std::string(reason);
+}
+
+}  // namespace
+
+NodeParse parse_node_state(std::string_view output, std::string_view name, NodeState& out) {
+  size_t pos = 0;
+  while (pos < output.size()) {
+    const size_t end = std::min(output.find('\n', pos), output.size());
+    const std::string_view line = output.substr(pos, end - pos);
+    pos = end + 1;
+    if (field(line, "NodeName") != name) continue;
+    const auto state = field(line, "State");
+    if (!state || state->empty()) return NodeParse::kUnreadable;
+    NodeState s;
+    s.name = std::string(name);
+    size_t p = 0;
+    bool first = true;
+    while (p <= state->size()) {
+      const size_t plus = std::min(state->find('+', p), state->size());
+      std::string part(state->substr(p, plus - p));
+      // A state Slurm marks with a trailing * (not responding) in some outputs.
+      if (!part.empty() && part.back() == '*') part.pop_back();
+      if (first) {
+        s.base = part;
+      } else if (!part.empty()) {
+        s.flags.insert(part);
+      }
+      first = false;
+      p = plus + 1;
+    }
+    s.reason = reason_of(line);
+    out = std::move(s);
+    return NodeParse::kOk;
+  }
+  const std::string not_found = "Node " + std::string(name) + " not found";
+  if (output.find(not_found) != std::string_view::npos) return NodeParse::kNotFound;
+  return NodeParse::kUnreadable;
+}
+
+}  // namespace rdma_eventd_slurm

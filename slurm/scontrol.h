@@ -1,0 +1,30 @@
+// Runs scontrol as a child with a deadline: its stdout and stderr read together, the child (in
+// a process group of its own, with whatever it started) killed with SIGKILL and reaped when the
+// deadline passes first.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace rdma_eventd_slurm {
+
+struct CommandResult {
+  enum Kind { kExited, kTimedOut, kNotStarted };
+  Kind kind = kNotStarted;
+  int exit_code = -1;  // kExited: its exit status (128+N when killed by signal N)
+  std::string output;  // stdout and stderr, at most 64 KiB
+  bool ok() const { return kind == kExited && exit_code == 0; }
+};
+
+CommandResult run_command(const std::string& program, const std::vector<std::string>& args,
+                          std::chrono::milliseconds timeout);
+
+// "scontrol update nodename=n1 state=drain reason='rdma-eventd: ...'": as a shell would take it.
+std::string command_text(const std::string& program, const std::vector<std::string>& args);
+
+// One line saying what went wrong, naming the command.
+std::string describe_failure(const std::string& program, const std::vector<std::string>& args,
+                             const CommandResult& r);
+
+}  // namespace rdma_eventd_slurm

@@ -1,0 +1,271 @@
+// rdma-eventd-slurm's pure rules (slurm/): the configuration, `scontrol show node -o` as Slurm
+// 22.05 prints it (captured from Debian 12's slurmctld), the drain reason and the ownership
+// rules that decide what the follower and the one-shot mode do to the node.
+#include <gtest/gtest.h>
+
+#include "config.h"
+#include "node_state.h"
+#include "policy.h"
+
+// A named namespace and using-declarations: the unity build (RDMA_EVENTD_UNITY_TESTS) puts
+// this file in one source with others that use namespace rdma_eventd, which has a Config too.
+namespace slurm_policy_test {
+
+using rdma_eventd::HealthReply;
+using rdma_eventd_slurm::Action;
+using rdma_eventd_slurm::Config;
+using rdma_eventd_slurm::decide;
+using rdma_eventd_slurm::drain_reason;
+using rdma_eventd_slurm::kMaxReasonBytes;
+using rdma_eventd_slurm::NodeParse;
+using rdma_eventd_slurm::NodeState;
+using rdma_eventd_slurm::parse_config;
+using rdma_eventd_slurm::parse_node_state;
+using rdma_eventd_slurm::scontrol_args;
+using rdma_eventd_slurm::Wanted;
+using rdma_eventd_slurm::wanted_state;
+
+// Captured from `scontrol show node -o testnode` (slurmctld 22.05.8).
+const char* const kSlurmIdleNode =
+    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
+    "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
+    "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
+    "RealMemory=1000 AllocMem=0 FreeMem=18505 Sockets=2 Boards=1 State=IDLE ThreadsPerCore=1 "
+    "TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  BootTime=2026-11-28T07:10:28 "
+    "SlurmdStartTime=2026-11-28T10:26:42 LastBusyTime=2026-11-28T10:26:42 "
+    "CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 "
+    "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n";
+const char* const kSlurmDrainedNode =
+    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
+    "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
+    "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
+    "RealMemory=1000 AllocMem=0 FreeMem=18505 Sockets=2 Boards=1 State=IDLE+DRAIN "
+    "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  "
+    "BootTime=2026-11-28T07:10:28 SlurmdStartTime=2026-11-28T10:26:42 "
+    "LastBusyTime=2026-11-28T10:26:42 CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
+    "CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s "
+    "Reason=rdma-eventd: mlx5_0/1 flapping (3 downs) [root@2026-11-28T10:26:43]\n";
+const char* const kSlurmDownNode =
+    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
+    "NodeAddr=127.0.0.1 NodeHostName=testnode Version=22.05.8 RealMemory=1000 AllocMem=0 "
+    "State=DOWN+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A "
+    "Partitions=debug  CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
+    "Reason=admin x [root@2026-11-28T10:26:43]\n";
+const char* const kSlurmNodeNotFound = "Node nosuch not found\n";
+
+HealthReply::Port slurm_port(const char* device, uint32_t n, const char* health,
+                             bool counted = true, uint32_t downs = 0) {
+  HealthReply::Port p;
+  p.device = device;
+  p.port = n;
+  p.health = health;
+  p.reason = health == std::string("degraded") ? "rate_below_expected" : "x";
+  p.counted = counted;
+  p.downs_in_window = downs;
+  return p;
+}
+
+HealthReply slurm_health(std::vector<HealthReply::Port> ports) {
+  HealthReply h;
+  h.enabled = true;
+  h.ports = std::move(ports);
+  return h;
+}
+
+Wanted wanted_for(std::vector<HealthReply::Port> ports, const Config& c) {
+  const HealthReply h = slurm_health(std::move(ports));
+  return wanted_state(&h, c);
+}
+
+NodeState slurm_node(const char* base, std::set<std::string> flags = {}, std::string reason = "") {
+  return NodeState{"testnode", base, std::move(flags), std::move(reason)};
+}
+
+TEST(SlurmNodeState, ReadsAnIdleNodeAsSlurmPrintsIt) {
+  NodeState s;
+  ASSERT_EQ(parse_node_state(kSlurmIdleNode, "testnode", s), NodeParse::kOk);
+  EXPECT_EQ(s, (NodeState{"testnode", "IDLE", {}, ""}));
+}
+
+TEST(SlurmNodeState, ReadsADrainAndItsReasonWithoutSlurmsUserAndTime) {
+  NodeState s;
+  ASSERT_EQ(parse_node_state(kSlurmDrainedNode, "testnode", s), NodeParse::kOk);
+  EXPECT_EQ(s,
+            (NodeState{"testnode", "IDLE", {"DRAIN"}, "rdma-eventd: mlx5_0/1 flapping (3 downs)"}));
+  ASSERT_EQ(parse_node_state(kSlurmDownNode, "testnode", s), NodeParse::kOk);
+  EXPECT_EQ(s, (NodeState{"testnode", "DOWN", {"DRAIN"}, "admin x"}));
+  EXPECT_TRUE(s.down());
+}
+
+TEST(SlurmNodeState, TellsAnUnknownNodeFromUnreadableText) {
+  NodeState s;
+  EXPECT_EQ(parse_node_state(kSlurmNodeNotFound, "nosuch", s), NodeParse::kNotFound);
+  EXPECT_EQ(parse_node_state(kSlurmIdleNode, "othernode", s), NodeParse::kUnreadable);
+  EXPECT_EQ(parse_node_state("slurm_load_node error: Unable to contact slurm controller", "n1", s),
+            NodeParse::kUnreadable);
+  EXPECT_EQ(parse_node_state("NodeName=n1 Arch=x86_64\n", "n1", s), NodeParse::kUnreadable);
+}
+
+TEST(SlurmConfig, DefaultsWhenEmptyAndEveryKeyRead) {
+  std::string error;
+  auto c = parse_config("{}", &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(*c, Config{});
+  c = parse_config(R"({"node_name":"n7","reason_prefix":"ib:","drain_on":["fatal","gone"],
+      "reconcile_interval_s":5,"scontrol_timeout_s":3,"scontrol":"/opt/slurm/bin/scontrol",
+      "socket":"/tmp/s.sock","drain_when_daemon_unreachable":true})",
+                   &error);
+  ASSERT_TRUE(c) << error;
+  Config want;
+  want.node_name = "n7";
+  want.reason_prefix = "ib:";
+  want.drain_on = {"fatal", "gone"};
+  want.reconcile_interval_s = 5;
+  want.scontrol_timeout_s = 3;
+  want.scontrol = "/opt/slurm/bin/scontrol";
+  want.socket = "/tmp/s.sock";
+  want.drain_when_daemon_unreachable = true;
+  EXPECT_EQ(*c, want);
+}
+
+TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"reason_prefx":"x:"})", "unknown key 'reason_prefx' (did you mean 'reason_prefix'?)"},
+      {R"({"drain_when_unreachable":true})", "unknown key 'drain_when_unreachable'"},
+      {R"({"reason_prefix":""})",
+       "reason_prefix: empty: the prefix is how the node's drains are told apart from "
+       "everyone else's"},
+      {R"({"reason_prefix":"   "})",
+       "reason_prefix: empty: the prefix is how the node's drains are told apart from "
+       "everyone else's"},
+      {R"({"reason_prefix":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"})",
+       "reason_prefix: 65 bytes, more than 64"},
+      {R"({"drain_on":["flaping"]})",
+       "drain_on[0]: 'flaping' is not a verdict a node is drained for (degraded, down, "
+       "flapping, gone, fatal)"},
+      {R"({"drain_on":"fatal"})", "drain_on: not an array of verdicts"},
+      {R"({"reconcile_interval_s":0})",
+       "reconcile_interval_s: not a whole number of seconds from 1 to 86400"},
+      {R"({"scontrol_timeout_s":60})",
+       "scontrol_timeout_s: not a whole number of seconds from 1 to 20"},
+      {R"({"node_name":"a b"})", "node_name: 'a b' is not a Slurm node name"},
+      {R"({"drain_when_daemon_unreachable":"yes"})",
+       "drain_when_daemon_unreachable: not true or false"},
+      {"[1]", "not a JSON object"},
+      {"{", "not valid JSON"},
+  };
+  for (const auto& [text, message] : cases) {
+    std::string error;
+    EXPECT_FALSE(parse_config(text, &error)) << text;
+    EXPECT_EQ(error, message) << text;
+  }
+}
+
+TEST(SlurmReason, WorstFirstThenByPort) {
+  EXPECT_EQ(drain_reason("rdma-eventd:",
+                         {slurm_port("mlx5_0", 1, "flapping", true, 3),
+                          slurm_port("mlx5_1", 2, "fatal"), slurm_port("mlx5_1", 1, "fatal"),
+                          slurm_port("mlx5_2", 1, "down"), slurm_port("mlx5_3", 1, "gone")}),
+            "rdma-eventd: mlx5_3/1 gone, mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_0/1 flapping "
+            "(3 downs), mlx5_2/1 down");
+}
+
+TEST(SlurmReason, BoundedWithTheCountOfPortsLeftOut) {
+  std::vector<HealthReply::Port> many;
+  for (uint32_t i = 0; i < 40; ++i) {
+    many.push_back(slurm_port(("mlx5_" + std::to_string(i)).c_str(), 1, "down"));
+  }
+  const std::string r = drain_reason("rdma-eventd:", many);
+  EXPECT_LE(r.size(), kMaxReasonBytes);
+  // Devices sort by name: mlx5_0, mlx5_1, mlx5_10, ... and as many as fit come first.
+  EXPECT_EQ(r.substr(0, 50), "rdma-eventd: mlx5_0/1 down, mlx5_1/1 down, mlx5_10");
+  const size_t shown = static_cast<size_t>(std::count(r.begin(), r.end(), ','));
+  EXPECT_TRUE(r.ends_with(" +" + std::to_string(40 - shown - 1) + " more")) << r;
+}
+
+TEST(SlurmWanted, OnlyPortsInServiceWithAVerdictOfTheSetDrain) {
+  const Config c;
+  // A port never up (not counted) is down by design: no drain.
+  EXPECT_EQ(
+      wanted_for({slurm_port("mlx5_0", 1, "healthy"), slurm_port("mlx5_0", 2, "down", false)}, c),
+      (Wanted{Wanted::kHealthy, ""}));
+  EXPECT_EQ(wanted_for({slurm_port("mlx5_0", 1, "flapping", true, 3)}, c),
+            (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (3 downs)"}));
+  // Degraded is not in the default set: hold, neither drain nor resume.
+  EXPECT_EQ(wanted_for({slurm_port("mlx5_0", 1, "degraded")}, c), (Wanted{Wanted::kHold, ""}));
+  HealthReply off;
+  EXPECT_EQ(wanted_state(&off, c), (Wanted{Wanted::kUnknown, ""}));
+  EXPECT_EQ(wanted_state(nullptr, c), (Wanted{Wanted::kUnknown, ""}));
+  Config strict;
+  strict.drain_when_daemon_unreachable = true;
+  strict.drain_on = {"degraded"};
+  EXPECT_EQ(wanted_state(nullptr, strict),
+            (Wanted{Wanted::kDrain, "rdma-eventd: rdma-eventd unreachable"}));
+  EXPECT_EQ(wanted_for({slurm_port("mlx5_0", 1, "degraded")}, strict),
+            (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 degraded (rate_below_expected)"}));
+}
+
+const std::string kSlurmPrefix = "rdma-eventd:";
+const Wanted kSlurmDrainFlap{Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (3 downs)"};
+const Wanted kSlurmHealthy{Wanted::kHealthy, ""};
+
+TEST(SlurmDecide, DrainsAFreeNodeAndResumesOnlyItsOwnDrain) {
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kDrain);
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("ALLOCATED"), kSlurmPrefix).reason,
+            kSlurmDrainFlap.reason);
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("IDLE", {"NOT_RESPONDING"}), kSlurmPrefix).kind,
+            Action::kDrain);
+  EXPECT_EQ(
+      decide(kSlurmHealthy, slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason), kSlurmPrefix)
+          .kind,
+      Action::kResume);
+  EXPECT_EQ(decide(kSlurmHealthy, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
+}
+
+TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
+  const NodeState theirs[] = {
+      slurm_node("IDLE", {"DRAIN"}, "admin: cable swap"),
+      slurm_node("IDLE", {"DRAIN"}, "NHC: check_hw_ib failed"),
+      slurm_node("DOWN", {}, "Not responding"),
+      slurm_node("DOWN", {"DRAIN"}, "rdma-eventd: but set down by someone"),
+      slurm_node("IDLE", {"MAINT", "RESERVED"}),
+      slurm_node("FUTURE"),
+      slurm_node("IDLE", {}, "a reason left by someone"),
+      // The prolog's drains have a prefix of their own: an operator resumes them.
+      slurm_node("IDLE", {"DRAIN"},
+                 "rdma-eventd-prolog: mlx5_0/1 not active after 30s before job 7"),
+  };
+  for (const NodeState& n : theirs) {
+    EXPECT_EQ(decide(kSlurmDrainFlap, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
+    EXPECT_EQ(decide(kSlurmHealthy, n, kSlurmPrefix).kind, Action::kNone) << n.reason;
+  }
+  EXPECT_EQ(decide(kSlurmDrainFlap, theirs[0], kSlurmPrefix).why,
+            "not drained: the node is held by someone else (state IDLE, reason 'admin: cable "
+            "swap')");
+}
+
+TEST(SlurmDecide, RewritesItsReasonOnlyWhenThePortsChange) {
+  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason);
+  EXPECT_EQ(decide(kSlurmDrainFlap, ours, kSlurmPrefix).kind, Action::kNone);
+  // A fourth down changes the count, not the set of ports: no rewrite for every down.
+  EXPECT_EQ(
+      decide({Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (4 downs)"}, ours, kSlurmPrefix).kind,
+      Action::kNone);
+  const Wanted both{Wanted::kDrain, "rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3 downs)"};
+  EXPECT_EQ(decide(both, ours, kSlurmPrefix),
+            (Action{Action::kUpdateReason, both.reason, "the set of bad ports changed"}));
+  EXPECT_EQ(scontrol_args(decide(both, ours, kSlurmPrefix), "testnode"),
+            (std::vector<std::string>{"update", "nodename=testnode", "state=drain",
+                                      "reason=" + both.reason}));
+}
+
+TEST(SlurmDecide, UnknownOrHeldVerdictsChangeNothing) {
+  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, kSlurmDrainFlap.reason);
+  EXPECT_EQ(decide({Wanted::kUnknown, ""}, ours, kSlurmPrefix).kind, Action::kNone);
+  EXPECT_EQ(decide({Wanted::kHold, ""}, ours, kSlurmPrefix).kind, Action::kNone);
+  EXPECT_EQ(decide({Wanted::kUnknown, ""}, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
+  EXPECT_EQ(scontrol_args(decide(kSlurmHealthy, ours, kSlurmPrefix), "testnode"),
+            (std::vector<std::string>{"update", "nodename=testnode", "state=resume"}));
+}
+
+}  // namespace slurm_policy_test
