@@ -126,9 +126,10 @@ run_tests() {
 }
 
 # slowest_tests LOG N: the N longest tests of a ctest output, "seconds name", longest first.
+# (awk reads all of sort's output: head would leave sort to die of SIGPIPE, failing the stage.)
 slowest_tests() {
   sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' "$1" |
-    sort -rn | head -"$2" | awk '{ printf "  %8.1f  %s\n", $1, $2 }'
+    sort -rn | awk -v n="$2" 'NR <= n { printf "  %8.1f  %s\n", $1, $2 }'
 }
 
 # The files of this tree that a package is built from: tracked, or new and not ignored (the
