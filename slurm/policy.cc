@@ -18,11 +18,20 @@ int severity_rank(const std::string& health) {
   return 5;
 }
 
+// The flap window as an operator reads it in a reason: 3600 -> "1h", 600 -> "10m", 90 -> "90s".
+std::string short_duration(uint32_t s) {
+  if (s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
 std::string port_item(const HealthReply::Port& p) {
   std::string item = p.device + "/" + std::to_string(p.port) + " " + p.health;
   if (p.health == "flapping") {
+    // "(3 downs/1h)"; a daemon that does not say its window (0) gives "(3 downs)".
     item += " (" + std::to_string(p.downs_in_window) + " down" +
-            (p.downs_in_window == 1 ? "" : "s") + ")";
+            (p.downs_in_window == 1 ? "" : "s") +
+            (p.window_s ? "/" + short_duration(p.window_s) : "") + ")";
   } else if (p.health == "degraded") {
     item += " (" + p.reason + ")";
   }

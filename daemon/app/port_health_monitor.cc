@@ -151,10 +151,10 @@ HealthReply PortHealthMonitor::reply(Instant now) const {
   h.enabled = enabled_;
   if (!enabled_) return h;
   for (const PortVerdict& v : model_.verdicts(now)) {
-    h.ports.push_back(HealthReply::Port{v.device, v.node_guid, v.port,
-                                        std::string(health_name(v.health)),
-                                        std::string(reason_name(v.reason)), v.since.wall_us,
-                                        v.link_up, v.downs_in_window, v.counted});
+    h.ports.push_back(
+        HealthReply::Port{v.device, v.node_guid, v.port, std::string(health_name(v.health)),
+                          std::string(reason_name(v.reason)), v.since.wall_us, v.link_up,
+                          v.downs_in_window, model_.config().flap_window_s, v.counted});
   }
   const HostVerdict host = model_.host_verdict();
   if (host.worst) h.host = health_name(*host.worst);

@@ -10,12 +10,17 @@ namespace {
 
 using nlohmann::json;
 
+// "window_s" came after the first health replies: a daemon without it leaves 0 (unknown).
+bool read_window(JsonReader& rd, const json& item, HealthReply::Port& p) {
+  return !item.contains("window_s") || rd.u32(item, "window_s", p.window_s);
+}
+
 bool read_port(JsonReader& rd, const json& item, HealthReply::Port& p) {
   return rd.str(item, "device", p.device) && rd.str(item, "node_guid", p.node_guid) &&
          rd.u32(item, "port", p.port) && rd.str(item, "health", p.health) &&
          rd.str(item, "reason", p.reason) && rd.time(item, "since", p.since_us) &&
          rd.boolean(item, "link_up", p.link_up) &&
-         rd.u32(item, "downs_in_window", p.downs_in_window) &&
+         rd.u32(item, "downs_in_window", p.downs_in_window) && read_window(rd, item, p) &&
          rd.boolean(item, "counted", p.counted);
 }
 
@@ -37,6 +42,7 @@ void write_health(JsonWriter& w, const HealthReply& h) {
     w.field("since", format_rfc3339_us(p.since_us));
     w.field("link_up", p.link_up);
     w.field("downs_in_window", p.downs_in_window);
+    w.field("window_s", p.window_s);
     w.field("counted", p.counted);
   });
   w.end_object();

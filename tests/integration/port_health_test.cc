@@ -432,6 +432,7 @@ TEST(PortHealth, EventctlHealthSaysOneLineAndExitsOneForAFlappingPort) {
                                  {"since", format_rfc3339_us(flapping.since_us)},
                                  {"link_up", true},
                                  {"downs_in_window", 5},
+                                 {"window_s", flapping.window_s},
                                  {"counted", true}}));
   EXPECT_EQ(h["ports"][1]["health"], "healthy");
   EXPECT_EQ(h["ports"][2]["health"], "healthy");

@@ -225,7 +225,7 @@ step "node-problem-detector contract: a healthy host"
 npd_check 0 "healthy: 3 ports healthy"
 
 step "three downs on mlx5_0/1: drained within 1 s with our reason"
-flap_reason="rdma-eventd: mlx5_0/1 flapping (3 downs)"
+flap_reason="rdma-eventd: mlx5_0/1 flapping (3 downs/1h)"
 bounce mlx5_0/1
 bounce mlx5_0/1
 start=$(now_ms)
@@ -362,7 +362,7 @@ sim port down mlx5_0/1 >/dev/null  # flapping until it is up again and quiet
 wait_for 10 "drained for the flap" reason_is "$flapping"
 step "node-problem-detector contract: a fatal host"
 sim fatal mlx5_1 >/dev/null
-both="rdma-eventd: mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_0/1 flapping (3 downs)"
+both="rdma-eventd: mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_0/1 flapping (3 downs/1h)"
 wait_for 5 "a reason naming both" reason_is "$both"
 npd_check 1 "fatal: 3 of 3 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more"
 sim port up mlx5_0/1 >/dev/null

@@ -170,6 +170,20 @@ TEST(SlurmReason, WorstFirstThenByPort) {
             "(3 downs), mlx5_2/1 down");
 }
 
+TEST(SlurmReason, AFlappingPortSaysItsDownsInTheDaemonsWindow) {
+  auto flapping = [](uint32_t window_s) {
+    HealthReply::Port p = slurm_port("mlx5_0", 1, "flapping", true, 3);
+    p.window_s = window_s;
+    return drain_reason("rdma-eventd:", {p});
+  };
+  EXPECT_EQ(flapping(3600), "rdma-eventd: mlx5_0/1 flapping (3 downs/1h)");
+  EXPECT_EQ(flapping(7200), "rdma-eventd: mlx5_0/1 flapping (3 downs/2h)");
+  EXPECT_EQ(flapping(600), "rdma-eventd: mlx5_0/1 flapping (3 downs/10m)");
+  EXPECT_EQ(flapping(90), "rdma-eventd: mlx5_0/1 flapping (3 downs/90s)");
+  // A daemon that does not say its window.
+  EXPECT_EQ(flapping(0), "rdma-eventd: mlx5_0/1 flapping (3 downs)");
+}
+
 TEST(SlurmReason, BoundedWithTheCountOfPortsLeftOut) {
   std::vector<HealthReply::Port> many;
   for (uint32_t i = 0; i < 40; ++i) {

@@ -25,7 +25,8 @@ struct HealthReply {
     int64_t since_us = 0;  // wall clock, written as RFC 3339
     bool link_up = false;
     uint32_t downs_in_window = 0;
-    bool counted = true;  // false: down and never up, not in service (not in "host")
+    uint32_t window_s = 0;  // the flap window those downs are counted in (health.flap_window_s)
+    bool counted = true;    // false: down and never up, not in service (not in "host")
     friend bool operator==(const Port&, const Port&) = default;
   };
   bool enabled = false;  // health.enabled: false, and the daemon judges nothing
