@@ -3,7 +3,9 @@
 # bounded waits, stopping a process it started, and checking for root and tools. Sourced, after
 # `set -euo pipefail`; container_lib.sh sources it for the tests that boot a container.
 
-step() { echo "== $*"; }
+# step TEXT: the test's next step, with the seconds since the test started, so that its log
+# (ctest's LastTest.log keeps every test's) shows where the time goes (docs/testing.md).
+step() { echo "== [${SECONDS} s] $*"; }
 
 # fail MESSAGE: says what failed, shows the test's diagnostics() if it has one and
 # can_diagnose() says they can be had (container_lib.sh: while the container runs), and exits 1.
