@@ -58,47 +58,37 @@ awk -v s="$score" -v m="$max_exposure" 'BEGIN { exit !(s <= m) }' ||
   fail "exposure $score is above $max_exposure"
 echo "exposure $score (at most $max_exposure)"
 
+# check_follower_unit NAME BIN_DIR MAX: a follower's unit (its program in BIN_DIR of the staged
+# install) passes systemd-analyze verify silently and its exposure is MAX or less.
+check_follower_unit() {
+  local name=$1 dir=$2 max=$3 unit rc score
+  unit=$root$UNIT_DIR/$name.service
+  [ -f "$unit" ] || fail "the staged install has no $UNIT_DIR/$name.service"
+  set +e
+  unshare --mount --propagation private bash -c '
+    mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3"' \
+    verify "$root$dir" "$dir" "$unit" >"$scratch/verify-$name.out" 2>&1
+  rc=$?
+  set -e
+  cat "$scratch/verify-$name.out"
+  [ "$rc" -eq 0 ] && [ ! -s "$scratch/verify-$name.out" ] ||
+    fail "systemd-analyze verify of $name.service: exit $rc, output above"
+  systemd-analyze security --offline=yes --no-pager "$unit" >"$scratch/security-$name.out" 2>&1 ||
+    fail "systemd-analyze security: $(cat "$scratch/security-$name.out")"
+  score=$(sed -n "s/.*Overall exposure level for $name.service: \([0-9.]*\).*/\1/p" \
+    "$scratch/security-$name.out")
+  [ -n "$score" ] && awk -v s="$score" -v m="$max" 'BEGIN { exit !(s <= m) }' ||
+    fail "$name.service exposure '$score' is not $max or less"
+  echo "exposure $score (at most $max)"
+}
+
 step "rdma-eventd-metrics.service: verify, and exposure 1.0 or less (docs/metrics.md)"
-metrics=$root$UNIT_DIR/rdma-eventd-metrics.service
-[ -f "$metrics" ] || fail "the staged install has no $UNIT_DIR/rdma-eventd-metrics.service"
-set +e
-unshare --mount --propagation private bash -c '
-  mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3"' \
-  verify "$root$BIN_DIR" "$BIN_DIR" "$metrics" >"$scratch/verify-metrics.out" 2>&1
-rc=$?
-set -e
-cat "$scratch/verify-metrics.out"
-[ "$rc" -eq 0 ] && [ ! -s "$scratch/verify-metrics.out" ] ||
-  fail "systemd-analyze verify of rdma-eventd-metrics.service: exit $rc, output above"
-systemd-analyze security --offline=yes --no-pager "$metrics" >"$scratch/security-metrics.out" 2>&1 ||
-  fail "systemd-analyze security: $(cat "$scratch/security-metrics.out")"
-score=$(sed -n 's/.*Overall exposure level for rdma-eventd-metrics.service: \([0-9.]*\).*/\1/p' \
-  "$scratch/security-metrics.out")
-[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }' ||
-  fail "rdma-eventd-metrics.service exposure '$score' is not 1.0 or less"
-echo "exposure $score (at most 1.0)"
+check_follower_unit rdma-eventd-metrics "$BIN_DIR" 1.0
 
 step "rdma-eventd-slurm.service: verify, and exposure 1.6 or less (docs/scheduler.md)"
-slurm_unit=$root$UNIT_DIR/rdma-eventd-slurm.service
-[ -f "$slurm_unit" ] || fail "the staged install has no $UNIT_DIR/rdma-eventd-slurm.service"
-grep -qx "ExecStart=$SBIN_DIR/rdma-eventd-slurm" "$slurm_unit" ||
+grep -qx "ExecStart=$SBIN_DIR/rdma-eventd-slurm" "$root$UNIT_DIR/rdma-eventd-slurm.service" ||
   fail "ExecStart= does not name $SBIN_DIR/rdma-eventd-slurm"
-set +e
-unshare --mount --propagation private bash -c '
-  mount --bind "$1" "$2" && exec systemd-analyze verify --man=no "$3"' \
-  verify "$root$SBIN_DIR" "$SBIN_DIR" "$slurm_unit" >"$scratch/verify-slurm.out" 2>&1
-rc=$?
-set -e
-cat "$scratch/verify-slurm.out"
-[ "$rc" -eq 0 ] && [ ! -s "$scratch/verify-slurm.out" ] ||
-  fail "systemd-analyze verify of rdma-eventd-slurm.service: exit $rc, output above"
-systemd-analyze security --offline=yes --no-pager "$slurm_unit" >"$scratch/security-slurm.out" 2>&1 ||
-  fail "systemd-analyze security: $(cat "$scratch/security-slurm.out")"
-score=$(sed -n 's/.*Overall exposure level for rdma-eventd-slurm.service: \([0-9.]*\).*/\1/p' \
-  "$scratch/security-slurm.out")
-[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.6) }' ||
-  fail "rdma-eventd-slurm.service exposure '$score' is not 1.6 or less"
-echo "exposure $score (at most 1.6)"
+check_follower_unit rdma-eventd-slurm "$SBIN_DIR" 1.6
 
 step "udev rule"
 rule=$root$UDEV_RULES_DIR/60-rdma-eventd.rules
