@@ -35,15 +35,9 @@ fail() {
   failures=$((failures + 1))
 }
 
-# wait_for SECONDS CMD...: until CMD succeeds (polling every 50 ms); 1 after SECONDS.
-wait_for() {
-  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
-  shift
-  until "$@"; do
-    [ "${EPOCHREALTIME/./}" -ge $deadline ] && return 1
-    sleep 0.05
-  done
-}
+# wait_for, ends_within.
+# shellcheck source=wait_lib.sh
+. "$GUEST_DIR/wait_lib.sh"
 lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }
 

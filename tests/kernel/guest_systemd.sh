@@ -19,14 +19,9 @@ poweroff() {
   echo o >/proc/sysrq-trigger
   sleep 60
 }
-wait_for() { # SECONDS CMD...
-  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
-  shift
-  until "$@"; do
-    [ "${EPOCHREALTIME/./}" -ge $deadline ] && return 1
-    sleep 0.1
-  done
-}
+# wait_for.
+# shellcheck source=wait_lib.sh
+. "$GUEST_DIR/wait_lib.sh"
 finish() { # 0|1 RESULT-LINE
   echo "$2" >>/mnt/results
   echo "$2"

@@ -39,14 +39,9 @@ STATE_DIRECTORY=$dir/state "$build/bin/rdma-sim" --dir "$dir/fabric" run -- \
   >"$dir/daemon.log" 2>&1 &
 daemon=$!
 mon=$dir/monitor.ndjson
-wait_for() { # SECONDS CMD...
-  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
-  shift
-  until "$@"; do
-    [ "${EPOCHREALTIME/./}" -ge $deadline ] && return 1
-    sleep 0.02
-  done
-}
+# wait_for.
+# shellcheck source=wait_lib.sh
+. "$here/wait_lib.sh"
 wait_for 10 test -S "$RDMA_EVENTD_SOCKET"
 "$build/bin/rdma-eventctl" monitor --json --since 0 >"$mon" &
 monitor=$!
