@@ -11,7 +11,8 @@
 # /var/cache/rdma-eventd-fresh (FRESH_CACHE names another place). Each run gets a writable
 # overlay over it that is thrown away afterwards, so every run starts from the same state. The
 # clone of HEAD is made at PATH inside it (default /root/rdma-eventd), and COMMAND (default
-# scripts/bootstrap.sh test) runs there as root, chrooted, with the host's /dev, /proc and /sys.
+# scripts/bootstrap.sh test) runs there as root, in a mount namespace whose root is the fresh
+# one, with the host's /dev, /proc and /sys.
 # The command's output goes to standard output; the last line is its exit status and wall time.
 # Needs root, debootstrap and a network that reaches the Debian archive.
 set -euo pipefail
@@ -91,8 +92,18 @@ echo "fresh_run: $* in $clone_to (a fresh clone of $(git -C "$here" rev-parse --
   "on a fresh Debian 12 root, $(nproc) CPUs"
 start=$(date +%s)
 rc=0
-chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root LANG=C.UTF-8 CI="${CI:-}" bash -c 'cd "$1" && shift && exec "$@"' _ "$clone_to" "$@" ||
-  rc=$?
+# A mount namespace of its own whose root is the fresh root (pivot_root, not chroot: tools that
+# enter other namespaces, nsenter and ip netns exec, would otherwise see the host's root).
+unshare --mount --propagation private -- bash -c '
+  set -e
+  cd "$1"
+  mkdir -p .host
+  pivot_root . .host
+  cd /
+  umount -l /.host
+  shift
+  exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 CI="$CI" bash -c "cd \"\$1\" && shift && exec \"\$@\"" _ "$@"
+' _ "$root" "$clone_to" "$@" || rc=$?
 echo "fresh_run: exit status $rc after $(($(date +%s) - start)) s"
 exit "$rc"
