@@ -78,6 +78,7 @@ int DaemonFollower::fd() const {
 }
 
 void DaemonFollower::wake() {
+  if (stopped_) return;
   ++counts_.wakeups;
   const SteadyTimePoint now = time_.now();
   if (!connection_ && now >= reconnect_at_) connect(now);
@@ -89,12 +90,13 @@ void DaemonFollower::wake() {
     act(now);
     // Records that arrived while a query waited for its reply are in the client, where poll()
     // does not see them.
-    if (connection_) read_messages(time_.now());
+    if (connection_ && !stopped_) read_messages(time_.now());
   }
 }
 
 SteadyTimePoint DaemonFollower::next_deadline() const {
   SteadyTimePoint deadline = SteadyTimePoint::max();
+  if (stopped_) return deadline;
   if (!connection_) deadline = std::min(deadline, reconnect_at_);
   if (connection_ || away_told_) {
     if (dirty_) {
@@ -183,6 +185,11 @@ void DaemonFollower::act(SteadyTimePoint now) {
   FollowerPolicy::Outcome outcome = FollowerPolicy::Outcome::kRetry;
   if (!refused) outcome = policy_.act(connection_ ? &replies : nullptr, &failure);
   const SteadyTimePoint after = time_.now();
+  if (outcome == FollowerPolicy::Outcome::kStop) {
+    stopped_ = true;
+    connection_.reset();
+    return;
+  }
   if (outcome == FollowerPolicy::Outcome::kRetry) {
     ++counts_.act_failures;
     if (failure.empty()) failure = "failed";
@@ -203,6 +210,7 @@ void DaemonFollower::act(SteadyTimePoint now) {
 int run_follower(DaemonFollower& follower, const SteadyTime& time, int stop_fd) {
   for (;;) {
     follower.wake();
+    if (follower.stopped()) return kFollowerStopped;
     const SteadyTimePoint deadline = follower.next_deadline();
     int timeout_ms = -1;
     if (deadline != SteadyTimePoint::max()) {

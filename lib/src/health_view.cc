@@ -41,13 +41,17 @@ std::string port_name(const HealthReply::Port& p) {
 std::string bounded_list(std::string lead, const std::vector<std::string>& items,
                          size_t max_bytes) {
   const auto more = [](size_t n) { return " +" + std::to_string(n) + " more"; };
+  const auto piece = [](size_t i, const std::string& item) { return (i ? ", " : " ") + item; };
+  size_t all = lead.size();
+  for (size_t i = 0; i < items.size(); ++i)
+    all += piece(i, items[i]).size();
   size_t shown = 0;
   for (const std::string& item : items) {
-    const size_t piece = (shown ? 2 : 1) + item.size();
     const size_t rest = items.size() - shown - 1;
     // Room for " +N more" whenever items would be left out after this one.
-    if (lead.size() + piece + (rest ? more(rest).size() : 0) > max_bytes) break;
-    lead += (shown ? ", " : " ") + item;
+    const size_t room = all <= max_bytes ? 0 : (rest ? more(rest).size() : 0);
+    if (lead.size() + piece(shown, item).size() + room > max_bytes) break;
+    lead += piece(shown, item);
     ++shown;
   }
   if (shown < items.size()) lead += more(items.size() - shown);

@@ -23,6 +23,7 @@ struct CountingPolicy final : FollowerPolicy {
   Outcome act(const std::vector<Message>* replies, std::string* failure) override {
     ++acts;
     if (!replies) ++acts_without_daemon;
+    if (stop) return Outcome::kStop;
     if (failing) {
       *failure = "scontrol: Unable to contact slurm controller";
       return Outcome::kRetry;
@@ -35,6 +36,7 @@ struct CountingPolicy final : FollowerPolicy {
         std::count_if(events.begin(), events.end(), [&](const auto& e) { return e.kind == kind; }));
   }
   bool failing = false;
+  bool stop = false;
   int acts = 0;
   int acts_without_daemon = 0;
   std::vector<FollowerEvent> events;
@@ -202,6 +204,18 @@ TEST(DaemonFollower, MinActIntervalSpacesActsUnderATrickle) {
     drive(follower, time, daemon, 10ms);
   }
   EXPECT_EQ(policy.acts, 10) << "at 0, 0.1, ... 0.9 s";
+}
+
+TEST(DaemonFollower, APolicyThatStopsEndsTheFollowing) {
+  // A textfile that cannot be written: the follower stops waking, and run_follower returns.
+  Fixture f;
+  f.policy.stop = true;
+  f.run(1h);
+  EXPECT_TRUE(f.follower.stopped());
+  EXPECT_EQ(f.policy.acts, 1);
+  EXPECT_FALSE(f.follower.connected());
+  EXPECT_EQ(f.follower.next_deadline(), rdma_eventd::SteadyTimePoint::max());
+  EXPECT_EQ(rdma_eventd::run_follower(f.follower, f.time, -1), rdma_eventd::kFollowerStopped);
 }
 
 }  // namespace daemon_follower_test

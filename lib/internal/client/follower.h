@@ -104,7 +104,8 @@ struct FollowerCounts {
 
 class FollowerPolicy {
  public:
-  enum class Outcome { kDone, kRetry };
+  // kStop: the policy cannot go on (it said why); run_follower() returns kFollowerStopped.
+  enum class Outcome { kDone, kRetry, kStop };
   virtual ~FollowerPolicy() = default;
   // Brings the program's world in line with the daemon. `replies` answers
   // FollowerOptions::queries in order; null while the daemon cannot be reached. kRetry (and
@@ -130,6 +131,7 @@ class DaemonFollower {
   // nothing. Always later than now() after wake(), whatever failed: nothing spins.
   SteadyTimePoint next_deadline() const;
   const FollowerCounts& counts() const { return counts_; }
+  bool stopped() const { return stopped_; }
 
  private:
   void connect(SteadyTimePoint now);
@@ -152,9 +154,12 @@ class DaemonFollower {
   SteadyTimePoint act_at_;
   SteadyTimePoint refresh_at_;
   FollowerCounts counts_;
+  bool stopped_ = false;
 };
 
-// Runs the follower until `stop_fd` (a signalfd) is readable: 0, or the errno poll() failed with.
+// Runs the follower until `stop_fd` (a signalfd) is readable: 0; the errno poll() failed with;
+// or kFollowerStopped when the policy stopped it.
+inline constexpr int kFollowerStopped = -1;
 int run_follower(DaemonFollower& follower, const SteadyTime& time, int stop_fd);
 
 }  // namespace rdma_eventd
