@@ -64,17 +64,26 @@ const HealthReply::Port* find_port(const HealthReply& h, std::string_view name) 
 std::vector<std::string> ports_in_reason(std::string_view reason, std::string_view prefix) {
   std::vector<std::string> ports;
   if (!starts_with(reason, prefix)) return ports;
-  const std::string items = without_details(reason.substr(prefix.size()));
-  size_t pos = 0;
-  while (pos < items.size()) {
-    const size_t end = std::min(items.find(',', pos), items.size());
-    std::string_view item = std::string_view(items).substr(pos, end - pos);
-    pos = end + 1;
+  // Items are separated by commas outside parentheses ("mlx5_2/1 degraded (errors, x/1)"); an
+  // item's port is its first word, up to a space or a parenthesis.
+  const auto take = [&ports](std::string_view item) {
     while (!item.empty() && item.front() == ' ')
       item.remove_prefix(1);
-    const std::string_view name = item.substr(0, item.find(' '));
+    const std::string_view name = item.substr(0, item.find_first_of(" ("));
     if (is_port_name(name)) ports.emplace_back(name);
+  };
+  const std::string_view items = reason.substr(prefix.size());
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i] == '(') ++depth;
+    if (items[i] == ')' && depth > 0) --depth;
+    if (items[i] == ',' && depth == 0) {
+      take(items.substr(start, i - start));
+      start = i + 1;
+    }
   }
+  take(items.substr(start));
   return ports;
 }
 
@@ -140,10 +149,11 @@ bool owned_by_us(const NodeState& node, const std::string& prefix) {
 Action decide(const Wanted& wanted, const NodeState& node, const std::string& prefix) {
   const bool ours = owned_by_us(node, prefix);
   // Someone else's hold on the node: an admin's or NHC's drain, a down (theirs or Slurm's), a
-  // maintenance reservation (MAINT: any other reservation holds jobs, not the hardware), a
-  // reason of theirs. Theirs stands, and ours is not added on top.
-  const bool theirs = !ours && (node.drained() || node.down() || node.has("MAINT") ||
-                                node.base == "FUTURE" || !node.reason.empty());
+  // maintenance reservation (Slurm 22.05 prints +MAINTENANCE; any other reservation holds jobs,
+  // not the hardware), a reason of theirs. Theirs stands, and ours is not added on top.
+  const bool theirs = !ours && (node.drained() || node.down() || node.has("MAINTENANCE") ||
+                                node.has("MAINT") || node.base == "FUTURE" ||
+                                !node.reason.empty());
   switch (wanted.kind) {
     case Wanted::kUnknown:
       return {Action::kNone, "", "the verdicts are unknown: the node is left as it is"};

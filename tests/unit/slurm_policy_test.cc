@@ -206,6 +206,8 @@ TEST(SlurmReason, PortsOfOurReasonAreReadBack) {
   EXPECT_TRUE(ports_in_reason("rdma-eventd: rdma-eventd unreachable", "rdma-eventd:").empty());
   EXPECT_TRUE(ports_in_reason("admin: mlx5_0/1 cable", "rdma-eventd:").empty());
   EXPECT_TRUE(ports_in_reason("rdma-eventd: /1 x, mlx5_0/ y, mlx5_0/1x z", "rdma-eventd:").empty());
+  // A name is never made of pieces around a parenthesis (found by fuzz_slurm_reason).
+  EXPECT_TRUE(ports_in_reason("rdma-eventd: mlx5_0/(x)_2/1 flapping", "rdma-eventd:").empty());
 }
 
 TEST(SlurmReason, AFlappingPortSaysItsDownsInTheDaemonsWindow) {
@@ -314,7 +316,9 @@ TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
       slurm_node("IDLE", {"DRAIN"}, "NHC: check_hw_ib failed"),
       slurm_node("DOWN", {}, "Not responding"),
       slurm_node("DOWN", {"DRAIN"}, "rdma-eventd: but set down by someone"),
-      slurm_node("IDLE", {"MAINT", "RESERVED"}),
+      // A maintenance reservation as scontrol 22.05 prints it (State=IDLE+MAINTENANCE+RESERVED),
+      // and in sinfo's short form.
+      slurm_node("IDLE", {"MAINTENANCE", "RESERVED"}),
       slurm_node("IDLE", {"MAINT"}),
       slurm_node("FUTURE"),
       slurm_node("IDLE", {}, "a reason left by someone"),
