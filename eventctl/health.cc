@@ -17,8 +17,8 @@ const char* const kHealthHelp = R"(Usage: rdma-eventctl health [OPTIONS]
 
 Prints the health of the host's RDMA ports as rdma-eventd judges them (docs/health.md) in one
 line: the host's verdict (the worst of its ports in service), then the ports that are not
-healthy with their verdict, reason and since when. Ports down that were never up are not in
-service and do not count.
+healthy, worst first, with their verdict, reason and since when. Ports down that were never
+up are not in service and do not count.
 
 Options:
       --json           print the daemon's health reply as it is (one JSON object)
