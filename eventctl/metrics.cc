@@ -1,11 +1,10 @@
 // rdma-eventctl metrics: the daemon's state as Prometheus exposition text, printed once, or kept
 // in node_exporter's textfile directory (--textfile) and rewritten whenever a record arrives.
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -156,12 +155,7 @@ int run_textfile(const Global& global, const std::string& dir) {
   const std::string file = dir + "/" + kFileName;
   const std::string temp = dir + "/" + kTempName;
   std::setvbuf(stderr, nullptr, _IOLBF, 0);
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
-  const int signal_fd = ::signalfd(-1, &stop, SFD_CLOEXEC);
+  const int signal_fd = stop_signal_fd();
   if (signal_fd < 0) {
     std::fprintf(stderr, "%s: signalfd: %s\n", global.program.c_str(), std::strerror(errno));
     return kExitOsErr;

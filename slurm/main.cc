@@ -3,7 +3,6 @@
 // (--once, for Slurm's HealthCheckProgram). The rules are policy.h's; this file is the I/O.
 #include <getopt.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -221,12 +220,7 @@ int run(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   if (o.once) return run_once(*config, o.dry_run);
 
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
-  const int signal_fd = ::signalfd(-1, &stop, SFD_CLOEXEC);
+  const int signal_fd = rdma_eventd::stop_signal_fd();
   if (signal_fd < 0) {
     std::perror("rdma-eventd-slurm: signalfd");
     return kExitOsErr;
@@ -242,7 +236,12 @@ int run(int argc, char** argv) {
     log_line(std::string("poll: ") + std::strerror(error));
     return kExitOsErr;
   }
-  log_line("stopping");
+  // What the follower counted, for the journal: how often it acted, failed and reconnected.
+  const rdma_eventd::FollowerCounts& n = follower.counts();
+  log_line("stopping: " + std::to_string(n.acts) + " reconciliations (" +
+           std::to_string(n.act_failures) + " failed), " + std::to_string(n.connects) +
+           " connections to rdma-eventd (" + std::to_string(n.connect_failures) +
+           " failed or lost)");
   return kExitOk;
 }
 

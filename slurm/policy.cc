@@ -152,8 +152,7 @@ Action decide(const Wanted& wanted, const NodeState& node, const std::string& pr
   // maintenance reservation (Slurm 22.05 prints +MAINTENANCE; any other reservation holds jobs,
   // not the hardware), a reason of theirs. Theirs stands, and ours is not added on top.
   const bool theirs = !ours && (node.drained() || node.down() || node.has("MAINTENANCE") ||
-                                node.has("MAINT") || node.base == "FUTURE" ||
-                                !node.reason.empty());
+                                node.has("MAINT") || node.base == "FUTURE" || !node.reason.empty());
   switch (wanted.kind) {
     case Wanted::kUnknown:
       return {Action::kNone, "", "the verdicts are unknown: the node is left as it is"};

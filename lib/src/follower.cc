@@ -1,6 +1,8 @@
 #include "client/follower.h"
 
 #include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -205,6 +207,15 @@ void DaemonFollower::act(SteadyTimePoint now) {
   dirty_ = false;
   act_at_ = after + options_.min_act_interval;
   refresh_at_ = after + options_.refresh_interval;
+}
+
+int stop_signal_fd() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  if (::sigprocmask(SIG_BLOCK, &stop, nullptr) != 0) return -1;
+  return ::signalfd(-1, &stop, SFD_CLOEXEC);
 }
 
 int run_follower(DaemonFollower& follower, const SteadyTime& time, int stop_fd) {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "fuzz_check.h"
+#include "fuzz_json.h"
 
 namespace {
 
@@ -65,17 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!result) FUZZ_CHECK(!error.empty(), text);
 
   int depth = 0;
-  auto note_depth = [&depth](int d, json::parse_event_t, json&) {
-    depth = std::max(depth, d);
-    return true;
-  };
-  const json root = json::parse(text, note_depth, /*allow_exceptions=*/false);
+  const json root = rdma_eventd::fuzz::parse_json(text, &depth);
   if (root.is_discarded()) {
     FUZZ_CHECK(!result, text);
     return 0;
   }
-  // dump() recurses as deep as the value nests; the parser under test does not.
-  if (depth > 64) return 0;
+  if (depth > rdma_eventd::fuzz::kMaxDepthWrittenBack) return 0;
   for (const std::string& form : {root.dump(), root.dump(2)}) {
     std::string form_error;
     const auto again = parse_config(form, &form_error);

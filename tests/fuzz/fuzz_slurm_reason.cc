@@ -42,7 +42,8 @@ void check_reason_round_trip(std::string_view text) {
   while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r'))
     reason.pop_back();
   if (reason.find(']') != std::string::npos || reason.find('\r') != std::string::npos) return;
-  for (const char* tail : {"", " Comment=rack 7 [ops@x]", " Extra={\"a\": 1} x", " Comment=a Extra=b"}) {
+  for (const char* tail :
+       {"", " Comment=rack 7 [ops@x]", " Extra={\"a\": 1} x", " Comment=a Extra=b"}) {
     const std::string line = "NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Reason=" + reason +
                              " [root@2026-11-28T10:26:43]" + tail + "\n";
     NodeState s;

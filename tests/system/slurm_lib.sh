@@ -110,6 +110,27 @@ start_daemon() {
   wait_for 30 "daemon answering" ctl status --json
 }
 
+# slurm_diagnostics LOG...: the node as Slurm has it, and the end of each of the test's logs
+# (files in $scratch).
+slurm_diagnostics() {
+  local log
+  echo "--- node"
+  scontrol show node -o "$node" 2>&1 || true
+  for log in "$@"; do
+    echo "--- $log"
+    tail -n 25 "$scratch/$log" 2>/dev/null || true
+  done
+}
+
+# The EXIT trap: the test's follower ($follower_pid, if any), what slurm_start_cluster and
+# start_daemon started, the simulator, the scratch directory.
+slurm_cleanup() {
+  set +e
+  stop_pid "${follower_pid:-}"
+  slurm_stop_all
+  rm -rf "$scratch"
+}
+
 # Stops what slurm_start_cluster and start_daemon started, and the simulator.
 slurm_stop_all() {
   stop_pid "$daemon_pid"

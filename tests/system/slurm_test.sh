@@ -48,21 +48,9 @@ chmod 755 "$scratch"
 follower_pid=
 
 diagnostics() {
-  echo "--- node"
-  scontrol show node -o "$node" 2>&1 || true
-  for log in follower daemon slurmctld.log slurmd.log healthcheck.log prolog.log; do
-    echo "--- $log"
-    tail -n 25 "$scratch/$log" 2>/dev/null || true
-  done
+  slurm_diagnostics follower daemon slurmctld.log slurmd.log healthcheck.log prolog.log
 }
-
-cleanup() {
-  set +e
-  stop_pid "$follower_pid"
-  slurm_stop_all
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
+trap slurm_cleanup EXIT
 
 reason_in_sinfo() { sinfo -R -h -o '%E|%N' | grep -qxF "$1|$node"; }
 

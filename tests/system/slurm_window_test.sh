@@ -38,22 +38,8 @@ scratch=$(mktemp -d /tmp/rdma-slurm-window-XXXXXX)
 chmod 755 "$scratch"
 follower_pid=
 
-diagnostics() {
-  echo "--- node"
-  scontrol show node -o "$node" 2>&1 || true
-  for log in follower daemon scontrol.calls slurmctld.log once.out; do
-    echo "--- $log"
-    tail -n 25 "$scratch/$log" 2>/dev/null || true
-  done
-}
-
-cleanup() {
-  set +e
-  stop_pid "$follower_pid"
-  slurm_stop_all
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
+diagnostics() { slurm_diagnostics follower daemon scontrol.calls slurmctld.log once.out; }
+trap slurm_cleanup EXIT
 
 step "namespaces, munged, slurmctld, slurmd"
 # shellcheck disable=SC2119  # no slurm.conf line of its own

@@ -53,11 +53,13 @@ FollowerOptions slurm_like_options() {
 }
 
 struct Fixture {
+  explicit Fixture(FollowerOptions options = slurm_like_options())
+      : follower(time, connector, policy, std::move(options)) {}
   FakeTime time;
   FakeDaemon daemon;
   FakeConnector connector{daemon};
   CountingPolicy policy;
-  DaemonFollower follower{time, connector, policy, slurm_like_options()};
+  DaemonFollower follower;
   void run(std::chrono::milliseconds span) { drive(follower, time, daemon, span); }
 };
 
@@ -75,17 +77,13 @@ TEST(DaemonFollower, AQuietHourIsOneActPerRefreshAndNothingElse) {
 }
 
 TEST(DaemonFollower, WithoutRefreshAQuietHourWakesOnce) {
-  FakeTime time;
-  FakeDaemon daemon;
-  FakeConnector connector(daemon);
-  CountingPolicy policy;
   FollowerOptions o = slurm_like_options();
   o.refresh_interval = 0ms;
-  DaemonFollower follower(time, connector, policy, o);
-  drive(follower, time, daemon, 1h);
-  EXPECT_EQ(follower.counts().wakeups, 1u);
-  EXPECT_EQ(policy.acts, 1);
-  EXPECT_EQ(follower.next_deadline(), rdma_eventd::SteadyTimePoint::max());
+  Fixture f(o);
+  f.run(1h);
+  EXPECT_EQ(f.follower.counts().wakeups, 1u);
+  EXPECT_EQ(f.policy.acts, 1);
+  EXPECT_EQ(f.follower.next_deadline(), rdma_eventd::SteadyTimePoint::max());
 }
 
 TEST(DaemonFollower, AnHourWithThePolicyFailingBacksOffInsteadOfSpinning) {
@@ -191,19 +189,15 @@ TEST(DaemonFollower, ARateLimitedQueryIsRetriedOnTheSameConnection) {
 }
 
 TEST(DaemonFollower, MinActIntervalSpacesActsUnderATrickle) {
-  FakeTime time;
-  FakeDaemon daemon;
-  FakeConnector connector(daemon);
-  CountingPolicy policy;
   FollowerOptions o = slurm_like_options();
   o.refresh_interval = 0ms;
   o.min_act_interval = 100ms;
-  DaemonFollower follower(time, connector, policy, o);
+  Fixture f(o);
   for (int i = 0; i < 100; ++i) {  // a line every 10 ms for a second
-    daemon.send_lost();
-    drive(follower, time, daemon, 10ms);
+    f.daemon.send_lost();
+    f.run(10ms);
   }
-  EXPECT_EQ(policy.acts, 10) << "at 0, 0.1, ... 0.9 s";
+  EXPECT_EQ(f.policy.acts, 10) << "at 0, 0.1, ... 0.9 s";
 }
 
 TEST(DaemonFollower, APolicyThatStopsEndsTheFollowing) {

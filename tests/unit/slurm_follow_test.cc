@@ -96,6 +96,11 @@ struct SlurmFixture {
     }
     daemon.send_lost();  // any line that wakes the follower does
   }
+  // slurmctld goes away, then mlx5_0/1 starts flapping.
+  void slurmctld_away_during_a_flap() {
+    slurm.up = false;
+    verdict("mlx5_0", "flapping");
+  }
   int logged(const std::string& text) const {
     return static_cast<int>(std::count(lines.begin(), lines.end(), text));
   }
@@ -129,15 +134,13 @@ TEST(SlurmFollow, SlurmctldAwayForAnHourWhileAPortFlapsThenBack) {
   // 60 s reconcile interval), says so once, and drains once slurmctld is back.
   SlurmFixture f;
   f.run(10s);
-  f.slurm.up = false;
-  f.verdict("mlx5_0", "flapping");
+  f.slurmctld_away_during_a_flap();
   f.run(1h);
   // At 10, 10.5, 11.5, 13.5, 17.5, 25.5, 41.5, 73.5 s, then every 60 s until 3610 s.
   EXPECT_EQ(f.slurm.failed_runs, 8 + 58);
   EXPECT_LE(f.follower.counts().wakeups, 1u + 8 + 58);
   EXPECT_EQ(f.logged("'scontrol show node -o testnode' failed (exit 1): slurm_load_node error: "
-                     "Unable to "
-                     "contact slurm controller (connect failure); retrying"),
+                     "Unable to contact slurm controller (connect failure); retrying"),
             1);
   f.slurm.up = true;
   f.run(60s);
@@ -149,8 +152,7 @@ TEST(SlurmFollow, SlurmctldAwayForAnHourWhileAPortFlapsThenBack) {
 TEST(SlurmFollow, AFlapThatEndsWhileSlurmctldIsAwayDrainsNothing) {
   SlurmFixture f;
   f.run(10s);
-  f.slurm.up = false;
-  f.verdict("mlx5_0", "flapping");
+  f.slurmctld_away_during_a_flap();
   f.run(10min);
   f.verdict("mlx5_0", "healthy");
   f.run(10min);

@@ -157,6 +157,10 @@ class DaemonFollower {
   bool stopped_ = false;
 };
 
+// Blocks SIGTERM and SIGINT and returns a signalfd that reads them, for run_follower(); -1 (and
+// errno) when it cannot be had. The followers stop on those two signals alike, from their loop.
+int stop_signal_fd();
+
 // Runs the follower until `stop_fd` (a signalfd) is readable: 0; the errno poll() failed with;
 // or kFollowerStopped when the policy stopped it.
 inline constexpr int kFollowerStopped = -1;
