@@ -1,5 +1,7 @@
 #include "follow.h"
 
+#include <algorithm>
+
 #include "schema/health_reply.h"
 
 namespace rdma_eventd_slurm {
@@ -12,8 +14,11 @@ rdma_eventd::FollowerOptions follower_options(const Config& config) {
   o.queries = {rdma_eventd::Op::kHealth};
   o.query_timeout = std::chrono::seconds(5);
   o.initial_backoff = std::chrono::milliseconds(500);
-  o.max_backoff = std::max<std::chrono::milliseconds>(
-      o.initial_backoff, std::chrono::seconds(config.reconcile_interval_s));
+  // Never longer than a minute: with a reconcile interval of hours, a drain must still land
+  // within a minute of slurmctld's return.
+  o.max_backoff = std::clamp<std::chrono::milliseconds>(
+      std::chrono::seconds(config.reconcile_interval_s), o.initial_backoff,
+      std::chrono::seconds(60));
   o.refresh_interval = std::chrono::seconds(config.reconcile_interval_s);
   return o;
 }

@@ -30,7 +30,7 @@ class SlurmFollowPolicy final : public rdma_eventd::FollowerPolicy {
 
 // The follower's settings for the configuration: port_health records wake it, the health reply
 // is asked, the node is reconciled every reconcile_interval_s, and every retry (the daemon,
-// scontrol) backs off from 0.5 s to reconcile_interval_s.
+// scontrol) backs off from 0.5 s to reconcile_interval_s, at most 60 s.
 rdma_eventd::FollowerOptions follower_options(const Config& config);
 
 }  // namespace rdma_eventd_slurm

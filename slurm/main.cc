@@ -55,7 +55,7 @@ See docs/scheduler.md.
 
 By default it follows the daemon's verdicts as they change, and reconciles at start, when the
 daemon restarts and every reconcile_interval_s seconds; failures are retried with a backoff
-from 0.5 s to reconcile_interval_s.
+from 0.5 s to reconcile_interval_s (at most 60 s).
 
 Options:
   -c, --config FILE  the configuration (default /etc/rdma-eventd/slurm.json; optional there)

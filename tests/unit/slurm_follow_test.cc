@@ -244,4 +244,15 @@ TEST(SlurmFollow, AnUnknownNodeIsRetriedWithBackoffNotInALoop) {
   EXPECT_EQ(f.slurm.updates, 0);
 }
 
+TEST(SlurmFollow, RetriesWaitAtMostTheReconcileIntervalAndNeverOverAMinute) {
+  // A drain must land within a minute of slurmctld's return, whatever the interval.
+  Config c;
+  c.reconcile_interval_s = 86400;
+  EXPECT_EQ(rdma_eventd_slurm::follower_options(c).max_backoff, 60s);
+  EXPECT_EQ(rdma_eventd_slurm::follower_options(c).refresh_interval, 86400s);
+  c.reconcile_interval_s = 2;
+  EXPECT_EQ(rdma_eventd_slurm::follower_options(c).max_backoff, 2s);
+  EXPECT_EQ(rdma_eventd_slurm::follower_options(c).initial_backoff, 500ms);
+}
+
 }  // namespace slurm_follow_test
