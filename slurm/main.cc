@@ -10,13 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "client/client.hpp"
 #include "client/follower.h"
 #include "config.h"
 #include "follow.h"
+#include "rdma_eventd/internal/small_file.h"
 #include "rdma_eventd/version.h"
 #include "schema/health_reply.h"
 #include "slurm_node.h"
@@ -43,6 +42,7 @@ constexpr int kExitConfig = 78;
 constexpr auto kOnceBudget = 45s;
 constexpr auto kConnectTimeout = 3s;
 constexpr auto kHealthTimeout = 5s;
+constexpr size_t kMaxConfigBytes = 64 * 1024;
 
 const char* const kHelp = R"help(Usage: rdma-eventd-slurm [OPTIONS]
 
@@ -98,24 +98,18 @@ std::string default_node_name() {
 // Reads and checks the configuration, or prints one message and returns nullopt. A default
 // file that is not there is no error; one that is there but cannot be read is.
 std::optional<Config> load_config(const Options& o) {
-  std::ifstream in(o.config_path);
+  const rdma_eventd::internal::SmallFile file =
+      rdma_eventd::internal::read_small_file(o.config_path, kMaxConfigBytes);
   Config config;
-  if (!in) {
-    const int error = errno;
-    if (o.config_given || error != ENOENT) {
-      std::fprintf(stderr, "rdma-eventd-slurm: cannot read %s: %s\n", o.config_path.c_str(),
-                   std::strerror(error));
-      return std::nullopt;
-    }
+  if (file.error == ENOENT && !o.config_given) {
+    // No configuration: every key at its default.
+  } else if (!file.ok()) {
+    std::fprintf(stderr, "rdma-eventd-slurm: cannot read %s: %s\n", o.config_path.c_str(),
+                 file.too_large ? "larger than 64 KiB" : std::strerror(file.error));
+    return std::nullopt;
   } else {
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-      std::fprintf(stderr, "rdma-eventd-slurm: cannot read %s\n", o.config_path.c_str());
-      return std::nullopt;
-    }
     std::string error;
-    auto parsed = parse_config(text.str(), &error);
+    auto parsed = parse_config(file.text, &error);
     if (!parsed) {
       std::fprintf(stderr, "rdma-eventd-slurm: %s: %s\n", o.config_path.c_str(), error.c_str());
       return std::nullopt;

@@ -16,7 +16,9 @@
 #  - a reservation that is not a maintenance one does not keep the node from being drained; a
 #    maintenance one does, until it is deleted;
 #  - Comment= and Extra= set on the node: the reason is written once, not at every reconcile;
-#  - SLURMD_NODENAME names the node when the host name differs (--once, as slurmd runs it).
+#  - SLURMD_NODENAME names the node when the host name differs (--once, as slurmd runs it);
+#  - the default configuration file absent is every key at its default; there but unreadable
+#    (a directory) is exit 78.
 # Needs root, munge, slurmctld, slurmd, slurm-client, jq (scripts/bootstrap.sh deps).
 set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
@@ -201,4 +203,21 @@ sim port up mlx5_0/1 >/dev/null
 wait_for 10 "the port healthy" host_health_is healthy
 once_as_other_host SLURMD_NODENAME="$node" || fail "--once: $(cat "$scratch/once.out")"
 undrained || fail "--once with SLURMD_NODENAME did not resume: $(node_line)"
+
+step "the default configuration: absent is every default; there but unreadable is exit 78"
+# In a mount namespace of its own, a tmpfs over /etc: the host's /etc is left alone.
+once_with_etc() {
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  unshare --mount bash -c 'mount -t tmpfs tmpfs /etc && eval "$1" && shift && exec "$@"' once \
+    "$1" "$follower_bin" --once --dry-run >"$scratch/once.out" 2>&1
+}
+rc=0
+once_with_etc 'mkdir -p /etc/rdma-eventd/slurm.json' || rc=$?
+[ "$rc" = 78 ] || fail "--once with a directory for its configuration exited $rc, not 78"
+grep -qF "cannot read /etc/rdma-eventd/slurm.json: Is a directory" "$scratch/once.out" ||
+  fail "--once with an unreadable configuration: $(cat "$scratch/once.out")"
+rc=0
+once_with_etc true || rc=$?
+{ [ "$rc" != 78 ] && ! grep -qF "cannot read" "$scratch/once.out"; } ||
+  fail "--once without a configuration exited $rc: $(cat "$scratch/once.out")"
 echo "PASS"
