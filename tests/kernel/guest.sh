@@ -7,8 +7,8 @@
 # and host masked) with the records the scenario expects, as read back from the socket and from
 # the journal. /mnt/status gets 0 when every check passed. Settings come from /mnt/env (run.sh
 # writes it): BUILD_DIR, GUEST_DIR (tests/kernel), and SCENARIOS (default: all, in order) to run
-# a subset, BURST (link toggles in the burst, default 2000), DEMO=1 for the demo (no checks: the
-# records as they come).
+# a subset, BURST (link downs in the burst, each followed by an up; default 2000), DEMO=1 for
+# the demo (no checks: the records as they come).
 set -u
 . /mnt/env
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -61,12 +61,12 @@ setup() {
 {"journal": {"budget": {"enabled": false}},
  "health": {"flap_downs": 3, "flap_window_s": 600, "flap_quiet_s": 600}}
 EOF
-  STATE_DIRECTORY=$W/state $B/rdma-eventd -f -c $W/config.json --socket "$RDMA_EVENTD_SOCKET" >$W/daemon.log 2>&1 &
+  STATE_DIRECTORY=$W/state "$B"/rdma-eventd -f -c $W/config.json --socket "$RDMA_EVENTD_SOCKET" >$W/daemon.log 2>&1 &
   DAEMON=$!
   wait_for 20 test -S "$RDMA_EVENTD_SOCKET" || { echo "the daemon did not start"; return 1; }
   # Every record from the first (--since 0 replays what the daemon holds), and the kernel's
   # events as rdma-core's own watcher sees them.
-  $B/rdma-eventctl monitor --json --since 0 >$MON 2>$W/monitor.err &
+  "$B"/rdma-eventctl monitor --json --since 0 >$MON 2>$W/monitor.err &
   MONITOR=$!
   stdbuf -oL ibv_asyncwatch -d rxe0 >$AW 2>&1 &
   ASYNCWATCH=$!
@@ -187,7 +187,7 @@ run_scenarios() {
 # rdma-eventctl monitor printed for it (/mnt/demo.txt).
 demo() {
   local out=$W/demo.txt cmd n
-  $B/rdma-eventctl monitor --since 0 --color never >$W/demo-monitor.txt 2>&1 &
+  "$B"/rdma-eventctl monitor --since 0 --color never >$W/demo-monitor.txt 2>&1 &
   wait_for 10 has_lines $W/demo-monitor.txt 1
   {
     echo "== rdma-eventctl monitor in the guest, as the daemon started (rxe0 over veth0):"
@@ -209,9 +209,9 @@ demo() {
   done
   {
     echo "== rdma-eventctl status"
-    $B/rdma-eventctl status --color never
+    "$B"/rdma-eventctl status --color never
     echo "== rdma-eventctl history (the guest's journal), the last 5"
-    $B/rdma-eventctl history 2>&1 | tail -n 5
+    "$B"/rdma-eventctl history 2>&1 | tail -n 5
   } >>$out 2>&1
   cp $out /mnt/demo.txt
 }

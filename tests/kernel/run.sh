@@ -2,12 +2,14 @@
 # Boots Debian's own kernel under QEMU (TCG) with a guest script, and brings its results back.
 #
 #   tests/kernel/run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [--results-only]
-#                       [--overlay] [KEY=VALUE...]
+#                       [--overlay] [--keep DIR]... [KEY=VALUE...]
 #
-# The guest sees the host's root read-only over 9p (so the build's binaries run from their own
-# paths) and DIR/share, writable, as /mnt: the guest script is copied there and started as the
-# guest's PID 1 (through a tiny initramfs built here, in DIR, from busybox-static and the
-# kernel's virtio and 9p modules), KEY=VALUE settings go to /mnt/env. The guest writes its
+# The guest sees the host's root read-only over 9p, so the build's binaries run from their own
+# paths: the source, build and guest script's directories, and each --keep DIR, are seen at their
+# own paths wherever they are, even under the guest's own tmpfs (/tmp, /root...). DIR/share is
+# writable, as /mnt: the guest script is copied there and started as the guest's PID 1 (through
+# a tiny initramfs built here, in DIR, from busybox-static and the kernel's virtio and 9p
+# modules), KEY=VALUE settings go to /mnt/env. The guest writes its
 # results and logs to /mnt and powers off; a host-side timeout ends a guest that hangs.
 # Exit status: the guest's (its /mnt/status), 124 when it timed out, 1 when it ended without
 # a status or something is missing here (one line naming the package). On failure, the serial
@@ -18,7 +20,7 @@
 set -euo pipefail
 
 build_dir= out= guest= timeout_s=600 results_only=0 overlay=0
-settings=()
+settings=() extra_keep=()
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --results-only) results_only=1; shift ;;
     --overlay) overlay=1; shift ;;
+    --keep) extra_keep+=("$(cd "$2" && pwd)"); shift 2 ;;
     *=*) settings+=("$1"); shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -53,19 +56,25 @@ done
 [ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] || missing "rdma-core's rxe provider" ibverbs-providers
 [ -x /lib/systemd/systemd-udevd ] || missing systemd-udevd udev
 
-# The guest's /tmp, /run and /var/tmp are its own tmpfs: what it runs from the host must be
-# elsewhere.
+# The guest's /tmp, /run, /var/tmp, /var/log, /var/lib/systemd and /root are its own tmpfs, and
+# its /mnt is the share: the initramfs keeps the directories the guest runs from (the build, its
+# source tree, which `cmake --install` reads, and the guest script's) visible at their own paths
+# over those, so a clone anywhere works (/keep in the initramfs, one path a line).
 build_dir=$(cd "$build_dir" && pwd)
 guest_dir=$(cd "$(dirname "$guest")" && pwd)
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-for p in "$build_dir" "$guest_dir" "$out"; do
-  case $p/ in
-    /tmp/* | /run/* | /var/tmp/* | /var/log/* | /var/lib/systemd/* | /root/* | /mnt/*)
-      echo "kernel test: $p is hidden in the guest (its own tmpfs there): use a directory elsewhere" >&2
-      exit 1 ;;
-  esac
-done
+# A directory inside another kept one comes with it; the others are kept shortest first.
+keep=()
+while IFS= read -r p; do
+  covered=0
+  for k in "${keep[@]}"; do
+    case $p/ in "$k"/*) covered=1 ;; esac
+  done
+  [ $covered = 1 ] || keep+=("$p")
+done < <(for p in "$source_dir" "$build_dir" "$guest_dir" "${extra_keep[@]}"; do
+  [ -n "$p" ] && printf '%d %s\n' "${#p}" "$p"; done | sort -n -s | cut -d' ' -f2-)
 
 share=$out/share
 rm -rf "$share" "$out/initramfs" "$out/initramfs.cpio" "$out/serial.log"
@@ -75,6 +84,7 @@ chmod +x "$share/guest.sh"
 {
   printf 'BUILD_DIR=%q\n' "$build_dir"
   printf 'GUEST_DIR=%q\n' "$guest_dir"
+  printf 'SOURCE_DIR=%q\n' "$source_dir"
   for s in "${settings[@]}"; do printf '%s=%q\n' "${s%%=*}" "${s#*=}"; done
 } >"$share/env"
 
@@ -84,6 +94,7 @@ ird=$out/initramfs
 mkdir -p "$ird/bin"
 cp /bin/busybox "$ird/bin/busybox"
 cp "$here/initramfs_init.sh" "$ird/init"
+printf '%s\n' "${keep[@]}" >"$ird/keep"
 chmod +x "$ird/init"
 modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay | awk '$1 == "insmod" {print $2}' |
   awk '!seen[$0]++' | while read -r ko; do

@@ -85,7 +85,13 @@ container_setup() {
   container_scratch=$(mktemp -d /tmp/rdma-container-XXXXXX)
   trap container_cleanup EXIT
   trap 'exit 1' INT TERM # so that the cleanup runs
+  container_root
+}
 
+# container_root: sets $rootfs to today's cached root file system, downloading it when there
+# is none (its log in $container_scratch), and holds a shared lock on the cache until the
+# script ends. container_root.sh runs it alone, so that the root is ready before the tests.
+container_root() {
   # A test holds a shared lock on the cache for as long as it runs; a download takes it
   # exclusively, so that the roots it removes (other days') are in use by no test.
   local today key
