@@ -7,6 +7,17 @@
 # test sets bin, scratch and node first, and writes $scratch/daemon.json before start_daemon.
 # shellcheck disable=SC2154  # bin, scratch and node are the test's
 
+# slurm_enter_namespaces TEST [TOOL...]: exits unless this runs as root with Slurm's tools (and
+# the TOOLs given); the first time, runs the test again in network and UTS namespaces of its
+# own, where Slurm's ports and the host name are the test's.
+slurm_enter_namespaces() {
+  require_root_and_tools "$1" namespaces munged mungekey slurmctld slurmd scontrol jq unshare \
+    runuser "${@:2}"
+  if [ -z "${RDMA_SLURM_TEST_NS:-}" ]; then
+    exec unshare --net --uts env RDMA_SLURM_TEST_NS=1 bash "$0"
+  fi
+}
+
 munged_pid=
 ctld_pid=
 slurmd_pid=

@@ -27,11 +27,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=slurm_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 
-require_root_and_tools "slurm window test" namespaces munged mungekey slurmctld slurmd scontrol \
-  jq unshare runuser
-if [ -z "${RDMA_SLURM_TEST_NS:-}" ]; then
-  exec unshare --net --uts env RDMA_SLURM_TEST_NS=1 bash "${BASH_SOURCE[0]}" "$@"
-fi
+slurm_enter_namespaces "slurm window test"
 
 bin=$BUILD_DIR/bin
 follower_bin=$bin/rdma-eventd-slurm
