@@ -1,14 +1,13 @@
 // rdma-eventctl health: the host's port health in one line and an exit status, for node health
 // checkers (Slurm's NHC, node-problem-detector's custom plugins) that read exactly those.
-#include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "rdma_eventd/record.h"
 #include "schema/health_reply.h"
+#include "schema/health_view.h"
 
 namespace rdma_eventctl {
 
@@ -18,8 +17,8 @@ const char* const kHealthHelp = R"(Usage: rdma-eventctl health [OPTIONS]
 
 Prints the health of the host's RDMA ports as rdma-eventd judges them (docs/health.md) in one
 line: the host's verdict (the worst of its ports in service), then the ports that are not
-healthy with their verdict, reason and since when. Ports down that were never up are not in
-service and do not count.
+healthy, worst first, with their verdict, reason and since when. Ports down that were never
+up are not in service and do not count.
 
 Options:
       --json           print the daemon's health reply as it is (one JSON object)
@@ -42,71 +41,66 @@ std::string plural(size_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// "flapping: 1 of 4 ports not healthy: mlx5_0/1 flapping (flaps_in_window) since ..."
-std::string summary_line(const HealthReply& h) {
-  if (!h.enabled) return "unknown: port health is off in rdma-eventd (health.enabled)";
-  size_t counted = 0;
-  std::string problems;
-  for (const HealthReply::Port& p : h.ports) {
-    if (!p.counted) continue;
-    ++counted;
-    if (p.health == "healthy") continue;
-    problems += (problems.empty() ? "" : ", ") + p.device + "/" + std::to_string(p.port) + " " +
-                p.health + " (" + p.reason + ") since " + format_rfc3339_us(p.since_us);
+// "; 1 not in service (never up)", or "".
+std::string not_in_service(const HealthReply& h) {
+  return h.not_counted ? "; " + std::to_string(h.not_counted) + " not in service (never up)" : "";
+}
+
+// What every line starts with: the verdict, and how many ports are not healthy.
+// "flapping: 1 of 4 ports not healthy:"; kUnhealthy only.
+std::string unhealthy_lead(const HealthView& v) {
+  return v.bad.front()->health + ": " + std::to_string(v.bad.size()) + " of " +
+         plural(v.counted, "port") + " not healthy:";
+}
+
+// "flapping: 1 of 4 ports not healthy: mlx5_0/1 flapping (flaps_in_window) since ...", worst
+// first.
+std::string summary_line(const HealthReply& h, const HealthView& v) {
+  switch (v.judgement) {
+    case HealthView::Judgement::kUnknown:
+      return "unknown: " + v.unknown_why + (h.enabled ? not_in_service(h) : "");
+    case HealthView::Judgement::kHealthy:
+      return "healthy: " + plural(v.counted, "port") + " healthy" + not_in_service(h);
+    case HealthView::Judgement::kUnhealthy:
+      break;
   }
-  const std::string not_in_service =
-      h.not_counted ? "; " + std::to_string(h.not_counted) + " not in service (never up)" : "";
-  if (counted == 0) return "unknown: no RDMA port in service" + not_in_service;
-  if (problems.empty()) return "healthy: " + plural(counted, "port") + " healthy" + not_in_service;
-  size_t bad = 0;
-  for (const HealthReply::Port& p : h.ports)
-    bad += p.counted && p.health != "healthy";
-  return h.host + ": " + std::to_string(bad) + " of " + plural(counted, "port") +
-         " not healthy: " + problems + not_in_service;
+  std::string line = unhealthy_lead(v);
+  for (size_t i = 0; i < v.bad.size(); ++i) {
+    const HealthReply::Port& p = *v.bad[i];
+    line += (i ? ", " : " ") + port_name(p) + " " + p.health + " (" + p.reason + ") since " +
+            format_rfc3339_us(p.since_us);
+  }
+  return line + not_in_service(h);
 }
 
 // "fatal: 3 of 4 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more", worst first, within
 // kCompactBytes whatever the number of ports.
 constexpr size_t kCompactBytes = 80;
-std::string compact_line(const HealthReply& h) {
-  if (!h.enabled) return "unknown: port health is off in rdma-eventd";
-  std::vector<const HealthReply::Port*> bad;
-  size_t counted = 0;
-  for (const HealthReply::Port& p : h.ports) {
-    if (!p.counted) continue;
-    ++counted;
-    if (p.health != "healthy") bad.push_back(&p);
+std::string compact_line(const HealthView& v) {
+  switch (v.judgement) {
+    case HealthView::Judgement::kUnknown:
+      return ("unknown: " + v.unknown_why).substr(0, kCompactBytes);
+    case HealthView::Judgement::kHealthy:
+      return "healthy: " + plural(v.counted, "port") + " healthy";
+    case HealthView::Judgement::kUnhealthy:
+      break;
   }
-  if (counted == 0) return "unknown: no RDMA port in service";
-  if (bad.empty()) return "healthy: " + plural(counted, "port") + " healthy";
-  // The worst first, so that what the 80 bytes keep is what matters most.
-  const auto rank = [](const std::string& health) {
-    static const char* const kWorstFirst[] = {"gone", "fatal", "flapping", "down", "degraded"};
-    return std::find(std::begin(kWorstFirst), std::end(kWorstFirst), health) -
-           std::begin(kWorstFirst);
-  };
-  std::stable_sort(bad.begin(), bad.end(), [&rank](const auto* a, const auto* b) {
-    return rank(a->health) < rank(b->health);
-  });
-  std::string line = h.host + ": " + std::to_string(bad.size()) + " of " + plural(counted, "port") +
-                     " not healthy:";
-  size_t shown = 0;
-  for (const HealthReply::Port* p : bad) {
-    const std::string item =
-        (shown ? ", " : " ") + p->device + "/" + std::to_string(p->port) + " " + p->health;
-    const size_t rest = bad.size() - shown - 1;
-    const size_t more = rest ? (" +" + std::to_string(rest) + " more").size() : 0;
-    if (line.size() + item.size() + more > kCompactBytes) break;
-    line += item;
-    ++shown;
-  }
-  if (shown < bad.size()) line += " +" + std::to_string(bad.size() - shown) + " more";
-  return line.substr(0, kCompactBytes);
+  std::vector<std::string> items;
+  for (const HealthReply::Port* p : v.bad)
+    items.push_back(port_name(*p) + " " + p->health);
+  return bounded_list(unhealthy_lead(v), items, kCompactBytes).substr(0, kCompactBytes);
 }
 
-int exit_status(const HealthReply& h) {
-  if (!h.enabled || h.host == "unknown") return kExitUnknown;
-  return h.host == "healthy" ? kExitOk : kExitProblem;
+int exit_status(const HealthView& v) {
+  switch (v.judgement) {
+    case HealthView::Judgement::kUnknown:
+      return kExitUnknown;
+    case HealthView::Judgement::kHealthy:
+      return kExitOk;
+    case HealthView::Judgement::kUnhealthy:
+      break;
+  }
+  return kExitProblem;
 }
 
 }  // namespace
@@ -141,12 +135,13 @@ int run_health(const Global& g, int argc, char** argv) {
     std::puts("unknown: unreadable health reply");
     return kExitUnknown;
   }
+  const HealthView view = view_health(*health);
   if (json) {
     std::puts(reply.text().c_str());
   } else {
-    std::puts(compact ? compact_line(*health).c_str() : summary_line(*health).c_str());
+    std::puts(compact ? compact_line(view).c_str() : summary_line(*health, view).c_str());
   }
-  return exit_status(*health);
+  return exit_status(view);
 }
 
 }  // namespace rdma_eventctl

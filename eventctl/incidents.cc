@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "rdma_eventd/record.h"
+
 namespace rdma_eventctl {
 namespace {
 
@@ -141,6 +143,17 @@ std::string port_evidence(const std::string& name, const IncidentHost& h) {
 }
 
 }  // namespace
+
+std::string incident_time(int64_t us) {
+  const std::string full = rdma_eventd::format_rfc3339_us(us);  // ...30.123456Z
+  return full.size() > 4 ? full.substr(0, full.size() - 4) + "Z" : full;
+}
+
+std::string incident_duration(int64_t us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
+  return text;
+}
 
 const std::vector<std::string_view>& fault_events() {
   static const std::vector<std::string_view> events = {

@@ -39,6 +39,11 @@ const std::vector<std::string_view>& fault_events();
 enum class IncidentClass { kFabric, kHost, kPort, kApplication };
 std::string_view class_name(IncidentClass c);
 
+// How the incidents' text and page show a time and a span: "2026-11-28T10:15:30.123Z" (the
+// millisecond is enough for a person) and "12.3 s".
+std::string incident_time(int64_t us);
+std::string incident_duration(int64_t us);
+
 struct IncidentOptions {
   int64_t gap_us = 5'000'000;  // an incident ends when no fault came for this long
   size_t fabric_hosts = 3;     // hosts that lose links or see SM/LID changes: a fabric incident

@@ -40,17 +40,6 @@ std::string_view verdict_color(std::string_view verdict) {
   return "#6c3483";  // fatal, gone, or one this version does not know
 }
 
-std::string page_time(int64_t us) {
-  const std::string full = rdma_eventd::format_rfc3339_us(us);
-  return full.size() > 4 ? full.substr(0, full.size() - 4) + "Z" : full;
-}
-
-std::string page_duration(int64_t us) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
-  return text;
-}
-
 std::string px(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", v);
@@ -186,7 +175,8 @@ std::string Timeline::html() const {
   out += "</head>\n<body data-hosts=\"" + std::to_string(hosts_.size()) + "\">\n";
   out += "<h1>rdma-eventd: incidents</h1>\n<div class=\"meta\">";
   if (!hosts_.empty() || !bands_.empty()) {
-    out += html_escape(page_time(t0)) + " to " + html_escape(page_time(last_us_)) + " &middot; ";
+    out += html_escape(incident_time(t0)) + " to " + html_escape(incident_time(last_us_)) +
+           " &middot; ";
   }
   out += "<span id=\"summary\"></span></div>\n<div class=\"legend\">";
   for (const auto c : {IncidentClass::kFabric, IncidentClass::kHost, IncidentClass::kPort,
@@ -260,8 +250,9 @@ std::string Timeline::html() const {
     for (const Mark& m : h.marks) {
       const double mx = x(m.time_us);
       if (!drawn.emplace(r, static_cast<int>(mx), m.kind, m.verdict).second) continue;
-      const std::string title =
-          "<title>" + html_escape(page_time(m.time_us) + " " + name + " " + m.label) + "</title>";
+      const std::string title = "<title>" +
+                                html_escape(incident_time(m.time_us) + " " + name + " " + m.label) +
+                                "</title>";
       switch (m.kind) {
         case 'd':
         case 'u':
@@ -291,7 +282,7 @@ std::string Timeline::html() const {
     const double tx = x(t);
     out += "<line x1=\"" + px(tx) + "\" x2=\"" + px(tx) + "\" y1=\"" + std::to_string(bottom) +
            "\" y2=\"" + std::to_string(bottom + 4) + "\" stroke=\"#999\"/>";
-    const std::string label = page_time(t).substr(11, 12);  // HH:MM:SS.mmm
+    const std::string label = incident_time(t).substr(11, 12);  // HH:MM:SS.mmm
     out += "<text class=\"axis\" x=\"" + px(std::min(tx, kWidth - 80.0)) + "\" y=\"" +
            std::to_string(bottom + 16) + "\" text-anchor=\"" + (i == 0 ? "start" : "middle") +
            "\">" + html_escape(label) + "</text>\n";
@@ -312,7 +303,8 @@ std::string Timeline::html() const {
     }
     out += "<tr class=\"incident\" id=\"incident-" + std::to_string(i + 1) + "\" data-class=\"" +
            std::string(class_name(b.cls)) + "\"><td>" + std::to_string(i + 1) + "</td><td>" +
-           html_escape(page_time(b.start_us)) + "</td><td>" + page_duration(b.end_us - b.start_us) +
+           html_escape(incident_time(b.start_us)) + "</td><td>" +
+           incident_duration(b.end_us - b.start_us) +
            "</td><td class=\"class\" style=\"color:" + std::string(class_color(b.cls)) + "\">" +
            std::string(class_name(b.cls)) + "</td><td class=\"hosts\">" +
            std::to_string(b.host_count) + ": " + hosts + "</td><td>" + std::to_string(b.records) +

@@ -7,18 +7,6 @@
 namespace rdma_eventctl {
 namespace {
 
-// "2026-11-28T10:15:30.123Z": milliseconds are enough for a person.
-std::string time_ms(int64_t us) {
-  const std::string full = rdma_eventd::format_rfc3339_us(us);  // ...30.123456Z
-  return full.size() > 4 ? full.substr(0, full.size() - 4) + "Z" : full;
-}
-
-std::string duration(int64_t us) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(us) / 1e6);
-  return text;
-}
-
 template <typename Container>
 std::string joined(const Container& items) {
   std::string text;
@@ -37,8 +25,8 @@ std::string counts(const std::map<std::string, uint64_t>& events) {
 }  // namespace
 
 std::string format_incident(const Incident& incident, size_t max_hosts) {
-  std::string text = time_ms(incident.start_us) + "  " +
-                     duration(incident.end_us - incident.start_us) + "  " +
+  std::string text = incident_time(incident.start_us) + "  " +
+                     incident_duration(incident.end_us - incident.start_us) + "  " +
                      std::string(class_name(incident.cls)) + "  " + incident.evidence + "\n";
   size_t shown = 0;
   for (const auto& [name, h] : incident.hosts) {

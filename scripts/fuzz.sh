@@ -8,8 +8,8 @@
 #   scripts/fuzz.sh fuzz_record      only the targets named
 #
 # Environment:
-#   FUZZ_SECONDS    seconds per target (default 50, so six targets take about what five took
-#                   at 60); 0 runs each corpus once, as a regression test
+#   FUZZ_SECONDS    seconds per target (default 40, so eight targets take about what six took
+#                   at 50); 0 runs each corpus once, as a regression test
 #   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
 #   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
 #   FUZZ_BUILD      build directory (default build-fuzz); its fuzz-run/ holds each run's corpus,
@@ -20,8 +20,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx)
-seconds=${FUZZ_SECONDS:-50}
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_slurm_reason
+  fuzz_slurm_config)
+seconds=${FUZZ_SECONDS:-40}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
 parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}

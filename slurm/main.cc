@@ -2,21 +2,22 @@
 // (docs/scheduler.md). Follows the daemon's port_health records (default), or checks once
 // (--once, for Slurm's HealthCheckProgram). The rules are policy.h's; this file is the I/O.
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 #include "client/client.hpp"
+#include "client/follower.h"
 #include "config.h"
-#include "policy.h"
+#include "follow.h"
+#include "rdma_eventd/internal/small_file.h"
 #include "rdma_eventd/version.h"
+#include "schema/health_reply.h"
 #include "slurm_node.h"
 
 namespace rdma_eventd_slurm {
@@ -33,6 +34,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitUsage = 64;
 constexpr int kExitNoHost = 68;       // Slurm does not know the node
 constexpr int kExitUnavailable = 69;  // the daemon cannot be reached (--once)
+constexpr int kExitOsErr = 71;        // the loop cannot wait (signalfd, poll)
 constexpr int kExitTempFail = 75;     // scontrol failed or timed out (--once)
 constexpr int kExitConfig = 78;
 
@@ -40,18 +42,20 @@ constexpr int kExitConfig = 78;
 constexpr auto kOnceBudget = 45s;
 constexpr auto kConnectTimeout = 3s;
 constexpr auto kHealthTimeout = 5s;
-constexpr auto kMaxBackoff = 8s;
+constexpr size_t kMaxConfigBytes = 64 * 1024;
 
 const char* const kHelp = R"help(Usage: rdma-eventd-slurm [OPTIONS]
 
 Keeps this node's Slurm state in line with rdma-eventd's port verdicts: drains the node when
-a port in service is fatal, flapping, gone or down (the set is configurable), with a reason
-that starts with an owned prefix ("rdma-eventd: mlx5_0/1 flapping (3 downs)"), and resumes it
-once every port in service is healthy, but only a drain of its own. A drain, down or
-reservation someone else set is never touched. See docs/scheduler.md.
+a port in service is fatal, gone, flapping or down (the set is configurable), with a reason
+that starts with an owned prefix ("rdma-eventd: mlx5_0/1 flapping (3 downs/1h)"), and resumes
+it once every port in service is healthy and every port the reason names is back, but only a
+drain of its own. A drain, down or maintenance reservation someone else set is never touched.
+See docs/scheduler.md.
 
 By default it follows the daemon's verdicts as they change, and reconciles at start, when the
-daemon restarts and every reconcile_interval_s seconds.
+daemon restarts and every reconcile_interval_s seconds; failures are retried with a backoff
+from 0.5 s to reconcile_interval_s (at most 60 s).
 
 Options:
   -c, --config FILE  the configuration (default /etc/rdma-eventd/slurm.json; optional there)
@@ -60,7 +64,11 @@ Options:
   -V, --version      print the version
   -h, --help         this text
 
-Exit status: 0 done (or following until SIGTERM), 64 bad command line, 78 bad configuration;
+The node name is node_name, else $SLURMD_NODENAME (set by slurmd for its HealthCheckProgram),
+else the short host name.
+
+Exit status: 0 done (or following until SIGTERM), 64 bad command line, 71 the loop failed,
+78 bad configuration (or an unreadable configuration file, the default one included);
 with --once also 68 Slurm does not know the node, 69 rdma-eventd cannot be reached (nothing
 changed unless drain_when_daemon_unreachable), 75 scontrol failed or timed out.
 )help";
@@ -79,27 +87,36 @@ std::string short_hostname() {
   return s.substr(0, s.find('.'));
 }
 
-// Reads and checks the configuration, or prints one message and returns nullopt.
+// The node's name when the configuration does not give one: slurmd's own (it sets
+// SLURMD_NODENAME for its HealthCheckProgram and prolog), else the short host name.
+std::string default_node_name() {
+  const char* env = ::getenv("SLURMD_NODENAME");
+  if (env && *env) return env;
+  return short_hostname();
+}
+
+// Reads and checks the configuration, or prints one message and returns nullopt. A default
+// file that is not there is no error; one that is there but cannot be read is.
 std::optional<Config> load_config(const Options& o) {
-  std::ifstream in(o.config_path);
+  const rdma_eventd::internal::SmallFile file =
+      rdma_eventd::internal::read_small_file(o.config_path, kMaxConfigBytes);
   Config config;
-  if (!in) {
-    if (o.config_given) {
-      std::fprintf(stderr, "rdma-eventd-slurm: cannot read %s\n", o.config_path.c_str());
-      return std::nullopt;
-    }
+  if (file.error == ENOENT && !o.config_given) {
+    // No configuration: every key at its default.
+  } else if (!file.ok()) {
+    std::fprintf(stderr, "rdma-eventd-slurm: cannot read %s: %s\n", o.config_path.c_str(),
+                 file.too_large ? "larger than 64 KiB" : std::strerror(file.error));
+    return std::nullopt;
   } else {
-    std::stringstream text;
-    text << in.rdbuf();
     std::string error;
-    auto parsed = parse_config(text.str(), &error);
+    auto parsed = parse_config(file.text, &error);
     if (!parsed) {
       std::fprintf(stderr, "rdma-eventd-slurm: %s: %s\n", o.config_path.c_str(), error.c_str());
       return std::nullopt;
     }
     config = *parsed;
   }
-  if (config.node_name.empty()) config.node_name = short_hostname();
+  if (config.node_name.empty()) config.node_name = default_node_name();
   if (config.node_name.empty()) {
     std::fprintf(stderr, "rdma-eventd-slurm: no host name: set node_name in %s\n",
                  o.config_path.c_str());
@@ -139,12 +156,11 @@ int run_once(const Config& config, bool dry_run) {
     health = request_health(*client, kHealthTimeout, &error);
   }
   if (!health) log_line("cannot reach rdma-eventd at " + config.socket + ": " + error);
-  const Wanted wanted = wanted_state(health ? &*health : nullptr, config);
   SlurmNode node(config, dry_run);
   std::string message;
   const Ms timeout =
-      std::min<Ms>(std::chrono::seconds(config.scontrol_timeout_s), left_until(deadline) / 2);
-  const auto result = node.reconcile(wanted, timeout, &message);
+      std::min<Ms>(std::chrono::seconds(config.scontrol_timeout_s), left_until(deadline) / 3);
+  const auto result = node.reconcile(health ? &*health : nullptr, timeout, &message);
   switch (result) {
     case SlurmNode::Result::kDone:
       std::printf("%s: %s\n", config.node_name.c_str(), message.c_str());
@@ -158,145 +174,6 @@ int run_once(const Config& config, bool dry_run) {
   }
   return kExitTempFail;
 }
-
-// The follower: one poll() loop over the daemon's socket and a signalfd.
-class Follower {
- public:
-  Follower(const Config& config, bool dry_run, int signal_fd)
-      : config_(config), node_(config, dry_run), signal_fd_(signal_fd) {}
-
-  int run() {
-    for (;;) {
-      if (!client_ && SteadyClock::now() >= reconnect_at_) connect();
-      // Records the health request's call() read past its reply wait in the client, where
-      // poll() does not see them.
-      if (client_) read_records();
-      if (dirty_ && SteadyClock::now() >= retry_at_) {
-        reconcile();
-        continue;
-      }
-      pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {client_ ? client_->fd() : -1, POLLIN, 0}};
-      const int n = ::poll(fds, 2, static_cast<int>(poll_timeout().count()));
-      if (n < 0 && errno != EINTR) return kExitOk;
-      if (fds[0].revents & POLLIN) {
-        log_line("stopping");
-        return kExitOk;
-      }
-      if (client_ && fds[1].revents) read_records();
-      if (SteadyClock::now() >= next_reconcile_) dirty_ = true;
-    }
-  }
-
- private:
-  void connect() {
-    std::string error;
-    std::unique_ptr<Client> c;
-    if (Client::connect(config_.socket, kConnectTimeout, c, &error) != ClientStatus::kOk) {
-      if (!daemon_away_logged_) {
-        log_line("cannot reach rdma-eventd at " + config_.socket + ": " + error +
-                 (config_.drain_when_daemon_unreachable
-                      ? "; the node is drained until it is back"
-                      : "; the node is left as it is until it is back"));
-        daemon_away_logged_ = true;
-        dirty_ = true;  // the wanted state is now "unknown" (or a drain, when configured)
-      }
-      reconnect_at_ = SteadyClock::now() + connect_backoff_;
-      connect_backoff_ = std::min<Ms>(connect_backoff_ * 2, kMaxBackoff);
-      return;
-    }
-    rdma_eventd::Request sub{rdma_eventd::Op::kSubscribe};
-    sub.filter.events.push_back(rdma_eventd::EventKind::kPortHealth);
-    rdma_eventd::Message reply;
-    if (c->call(sub, kHealthTimeout, reply) != ClientStatus::kOk) {
-      log_line("rdma-eventd refused the subscription: " + c->last_error());
-      reconnect_at_ = SteadyClock::now() + connect_backoff_;
-      return;
-    }
-    const std::string stream = c->hello().stream;
-    log_line("following rdma-eventd at " + config_.socket + " (stream " + stream +
-             (stream_.empty() || stream == stream_ ? "" : ", a new one: the daemon restarted") +
-             "), node " + config_.node_name);
-    stream_ = stream;
-    client_ = std::move(c);
-    daemon_away_logged_ = false;
-    last_message_.clear();  // say what the reconciliation at the connection finds
-    connect_backoff_ = 500ms;
-    dirty_ = true;  // reconcile at every (re)connection
-  }
-
-  void read_records() {
-    for (;;) {
-      rdma_eventd::Message m;
-      const ClientStatus s = client_->next(m);
-      if (s == ClientStatus::kNoMessage) return;
-      if (s != ClientStatus::kOk) {
-        log_line("lost rdma-eventd's connection: " + client_->last_error());
-        client_.reset();
-        reconnect_at_ = SteadyClock::now();
-        return;
-      }
-      // A verdict changed, or records were lost: either way, ask for the verdicts afresh.
-      if (m.record() || m.lost()) dirty_ = true;
-    }
-  }
-
-  // Applies the latest wanted state: the verdicts as of now, never an older one.
-  void reconcile() {
-    std::optional<rdma_eventd::HealthReply> health;
-    if (client_) {
-      std::string error;
-      health = request_health(*client_, kHealthTimeout, &error);
-      if (!health) {
-        log_line("rdma-eventd did not answer the health request: " + error);
-        client_.reset();
-        reconnect_at_ = SteadyClock::now();
-        return;
-      }
-    }
-    const Wanted wanted = wanted_state(health ? &*health : nullptr, config_);
-    std::string message;
-    Action action;
-    const auto result = node_.reconcile(wanted, std::chrono::seconds(config_.scontrol_timeout_s),
-                                        &message, &action);
-    if (result != SlurmNode::Result::kDone) {
-      if (message != failure_logged_) log_line(message + "; retrying");
-      failure_logged_ = message;
-      retry_at_ = SteadyClock::now() + slurm_backoff_;
-      slurm_backoff_ = std::min<Ms>(slurm_backoff_ * 2, kMaxBackoff);
-      return;
-    }
-    if (!failure_logged_.empty()) log_line("Slurm answers again");
-    failure_logged_.clear();
-    slurm_backoff_ = 500ms;
-    // Actions are logged every time; why nothing was done, once per change.
-    if (action.kind != Action::kNone || message != last_message_) log_line(message);
-    last_message_ = message;
-    dirty_ = false;
-    next_reconcile_ = SteadyClock::now() + std::chrono::seconds(config_.reconcile_interval_s);
-  }
-
-  Ms poll_timeout() const {
-    auto next = next_reconcile_;
-    if (dirty_) next = std::min(next, retry_at_);
-    if (!client_) next = std::min(next, reconnect_at_);
-    return std::max(Ms(0), std::chrono::duration_cast<Ms>(next - SteadyClock::now()) + 1ms);
-  }
-
-  const Config& config_;
-  SlurmNode node_;
-  int signal_fd_;
-  std::unique_ptr<Client> client_;
-  std::string stream_;
-  bool dirty_ = true;
-  bool daemon_away_logged_ = false;
-  std::string failure_logged_;
-  std::string last_message_;
-  Ms connect_backoff_ = 500ms;
-  Ms slurm_backoff_ = 500ms;
-  SteadyClock::time_point reconnect_at_ = SteadyClock::now();
-  SteadyClock::time_point retry_at_ = SteadyClock::now();
-  SteadyClock::time_point next_reconcile_ = SteadyClock::now();
-};
 
 int run(int argc, char** argv) {
   Options o;
@@ -337,20 +214,29 @@ int run(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   if (o.once) return run_once(*config, o.dry_run);
 
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
-  const int signal_fd = ::signalfd(-1, &stop, SFD_CLOEXEC);
+  const int signal_fd = rdma_eventd::stop_signal_fd();
   if (signal_fd < 0) {
     std::perror("rdma-eventd-slurm: signalfd");
-    return 71;  // EX_OSERR
+    return kExitOsErr;
   }
-  Follower follower(*config, o.dry_run, signal_fd);
-  const int rc = follower.run();
+  SlurmFollowPolicy policy(*config, o.dry_run, process_runner(), log_line);
+  const auto connector = rdma_eventd::socket_connector(config->socket, kConnectTimeout);
+  rdma_eventd::DaemonFollower follower(rdma_eventd::steady_time(), *connector, policy,
+                                       follower_options(*config));
+  const int error = rdma_eventd::run_follower(follower, rdma_eventd::steady_time(), signal_fd);
   ::close(signal_fd);
-  return rc;
+  if (error != 0) {
+    // Exits non-zero so that the unit's Restart=on-failure starts it again.
+    log_line(std::string("poll: ") + std::strerror(error));
+    return kExitOsErr;
+  }
+  // What the follower counted, for the journal: how often it acted, failed and reconnected.
+  const rdma_eventd::FollowerCounts& n = follower.counts();
+  log_line("stopping (reconciliations: " + std::to_string(n.acts) + ", " +
+           std::to_string(n.act_failures) + " failed; connections to rdma-eventd: " +
+           std::to_string(n.connects) + ", " + std::to_string(n.connect_failures) +
+           " failed or lost)");
+  return kExitOk;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "node_state.h"
 
+#include <algorithm>
+
 namespace rdma_eventd_slurm {
 
 namespace {
@@ -19,21 +21,32 @@ std::optional<std::string_view> field(std::string_view line, std::string_view ke
   return std::nullopt;
 }
 
-// Reason= is the last field of the line and may hold spaces; Slurm appends " [user@time]".
+// Reason= may hold spaces, and Slurm follows it with " [user@time]" and then, when they are
+// set, Comment= and Extra= (which may hold spaces too). The reason ends at the first
+// " [user@time]" that ends the line or is followed by one of those; without one, at the first
+// " Comment=" or " Extra=".
+bool ends_reason(std::string_view after) {
+  return after.empty() || after.starts_with(" Comment=") || after.starts_with(" Extra=");
+}
+
 std::string reason_of(std::string_view line) {
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+    line.remove_suffix(1);
   const size_t at = line.find(" Reason=");
   if (at == std::string_view::npos) return "";
-  std::string_view reason = line.substr(at + 8);
-  while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\r')) {
-    reason.remove_suffix(1);
+  const std::string_view rest = line.substr(at + 8);
+  for (size_t close = rest.find(']'); close != std::string_view::npos;
+       close = rest.find(']', close + 1)) {
+    if (!ends_reason(rest.substr(close + 1))) continue;
+    const size_t open = rest.rfind(" [", close);
+    if (open == std::string_view::npos) continue;
+    if (rest.substr(open, close - open).find('@') == std::string_view::npos) continue;
+    return std::string(rest.substr(0, open));
   }
-  if (!reason.empty() && reason.back() == ']') {
-    const size_t open = reason.rfind(" [");
-    if (open != std::string_view::npos && reason.substr(open).find('@') != std::string_view::npos) {
-      reason = reason.substr(0, open);
-    }
-  }
-  return std::string(reason);
+  size_t end = rest.size();
+  for (std::string_view next : {" Comment=", " Extra="})
+    end = std::min(end, rest.find(next));
+  return std::string(rest.substr(0, end));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A Slurm node's state and reason, read from `scontrol show node -o NAME` (Slurm 22.05's
-// one-line form: `NodeName=n1 Arch=... State=IDLE+DRAIN ... Reason=TEXT [user@time]`). Pure.
+// one-line form: `NodeName=n1 Arch=... State=IDLE+DRAIN ... Reason=TEXT [user@time]`, then
+// ` Comment=TEXT` and ` Extra=TEXT` when those are set). Pure.
 #pragma once
 
 #include <optional>

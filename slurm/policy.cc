@@ -3,100 +3,142 @@
 #include <algorithm>
 #include <tuple>
 
+#include "schema/health_view.h"
+
 namespace rdma_eventd_slurm {
 
 using rdma_eventd::HealthReply;
+using rdma_eventd::HealthView;
 
 namespace {
 
-// Worst first (docs/health.md's order of badness, reversed).
-int severity_rank(const std::string& health) {
-  static const char* const kOrder[] = {"gone", "fatal", "flapping", "down", "degraded"};
-  for (int i = 0; i < 5; ++i) {
-    if (health == kOrder[i]) return i;
-  }
-  return 5;
-}
-
-// The flap window as an operator reads it in a reason: 3600 -> "1h", 600 -> "10m", 90 -> "90s".
-std::string short_duration(uint32_t s) {
-  if (s % 3600 == 0) return std::to_string(s / 3600) + "h";
-  if (s % 60 == 0) return std::to_string(s / 60) + "m";
-  return std::to_string(s) + "s";
-}
-
 std::string port_item(const HealthReply::Port& p) {
-  std::string item = p.device + "/" + std::to_string(p.port) + " " + p.health;
+  std::string item = rdma_eventd::port_name(p) + " " + p.health;
   if (p.health == "flapping") {
     // "(3 downs/1h)"; a daemon that does not say its window (0) gives "(3 downs)".
     item += " (" + std::to_string(p.downs_in_window) + " down" +
             (p.downs_in_window == 1 ? "" : "s") +
-            (p.window_s ? "/" + short_duration(p.window_s) : "") + ")";
+            (p.window_s ? "/" + rdma_eventd::short_duration(p.window_s) : "") + ")";
   } else if (p.health == "degraded") {
     item += " (" + p.reason + ")";
+  } else if (!p.counted) {
+    item += " (never up)";  // since the daemon's state was lost: a reboot
   }
   return item;
 }
 
 // The reason without its parenthesised details: the set of ports and verdicts. A count that
-// moves (a fourth down) does not rewrite the reason; another port or verdict does.
-std::string without_details(const std::string& reason) {
+// moves (a fourth down) does not rewrite the reason, nor does a detail that comes or goes
+// ("down" and "down (never up)"); another port or verdict does.
+std::string without_details(std::string_view reason) {
   std::string out;
   int depth = 0;
   for (char c : reason) {
-    if (c == '(') ++depth;
+    if (c == '(' && depth++ == 0 && !out.empty() && out.back() == ' ') out.pop_back();
     if (depth == 0) out += c;
     if (c == ')' && depth > 0) --depth;
   }
   return out;
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// "mlx5_0/1": a device name, a slash, a port number.
+bool is_port_name(std::string_view s) {
+  const size_t slash = s.rfind('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == s.size()) return false;
+  return s.find_first_not_of("0123456789", slash + 1) == std::string_view::npos;
+}
+
+const HealthReply::Port* find_port(const HealthReply& h, std::string_view name) {
+  for (const HealthReply::Port& p : h.ports) {
+    if (rdma_eventd::port_name(p) == name) return &p;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
-std::string drain_reason(const std::string& prefix, const std::vector<HealthReply::Port>& bad) {
-  std::vector<HealthReply::Port> ports = bad;
-  std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
-    return std::tuple(severity_rank(a.health), a.device, a.port) <
-           std::tuple(severity_rank(b.health), b.device, b.port);
-  });
-  std::string reason = prefix;
-  size_t shown = 0;
-  for (const HealthReply::Port& p : ports) {
-    const std::string item = (shown ? ", " : " ") + port_item(p);
-    const size_t rest = ports.size() - shown - 1;
-    // Room for " +N more" whenever ports would be left out after this one.
-    const size_t more = rest ? (" +" + std::to_string(rest) + " more").size() : 0;
-    if (reason.size() + item.size() + more > kMaxReasonBytes) break;
-    reason += item;
-    ++shown;
+std::vector<std::string> ports_in_reason(std::string_view reason, std::string_view prefix) {
+  std::vector<std::string> ports;
+  if (!starts_with(reason, prefix)) return ports;
+  // Items are separated by commas outside parentheses ("mlx5_2/1 degraded (errors, x/1)"); an
+  // item's port is its first word, up to a space or a parenthesis.
+  const auto take = [&ports](std::string_view item) {
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    const std::string_view name = item.substr(0, item.find_first_of(" ("));
+    if (is_port_name(name)) ports.emplace_back(name);
+  };
+  const std::string_view items = reason.substr(prefix.size());
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i] == '(') ++depth;
+    if (items[i] == ')' && depth > 0) --depth;
+    if (items[i] == ',' && depth == 0) {
+      take(items.substr(start, i - start));
+      start = i + 1;
+    }
   }
-  if (shown < ports.size()) {
-    reason += " +" + std::to_string(ports.size() - shown) + " more";
-  }
-  return reason;
+  take(items.substr(start));
+  return ports;
 }
 
-Wanted wanted_state(const HealthReply* health, const Config& config) {
+std::string drain_reason(const std::string& prefix, const std::vector<HealthReply::Port>& bad,
+                         const std::vector<std::string>& missing) {
+  // Missing ports rank with gone ones: a device that left, as far as anyone can tell now.
+  std::vector<std::tuple<int, std::string, std::string>> items;  // -rank, name, text
+  for (const HealthReply::Port& p : bad) {
+    items.emplace_back(-rdma_eventd::verdict_rank(p.health), rdma_eventd::port_name(p),
+                       port_item(p));
+  }
+  for (const std::string& name : missing) {
+    items.emplace_back(-rdma_eventd::verdict_rank("gone"), name, name + " missing");
+  }
+  std::sort(items.begin(), items.end());
+  std::vector<std::string> texts;
+  for (auto& item : items)
+    texts.push_back(std::move(std::get<2>(item)));
+  return rdma_eventd::bounded_list(prefix, texts, kMaxReasonBytes);
+}
+
+Wanted wanted_state(const HealthReply* health, const Config& config, std::string_view our_reason) {
   if (!health) {
     if (config.drain_when_daemon_unreachable) {
       return {Wanted::kDrain, config.reason_prefix + " rdma-eventd unreachable"};
     }
     return {Wanted::kUnknown, ""};
   }
+  const HealthView view = rdma_eventd::view_health(*health);
   if (!health->enabled) return {Wanted::kUnknown, ""};
   std::vector<HealthReply::Port> bad;
-  bool all_healthy = true;
-  for (const HealthReply::Port& p : health->ports) {
-    if (!p.counted) continue;
-    if (p.health != "healthy") all_healthy = false;
-    if (config.drain_on.count(p.health)) bad.push_back(p);
+  for (const HealthReply::Port* p : view.bad) {
+    if (config.drain_on.count(p->health)) bad.push_back(*p);
   }
-  if (!bad.empty()) return {Wanted::kDrain, drain_reason(config.reason_prefix, bad)};
-  if (all_healthy) return {Wanted::kHealthy, ""};
+  // What our drain was for and the daemon no longer shows in service: not proven healthy.
+  std::vector<std::string> missing;
+  for (const std::string& name : ports_in_reason(our_reason, config.reason_prefix)) {
+    const HealthReply::Port* p = find_port(*health, name);
+    if (!p) {
+      missing.push_back(name);
+    } else if (!p->counted) {
+      bad.push_back(*p);
+    }
+  }
+  if (!bad.empty() || !missing.empty()) {
+    return {Wanted::kDrain, drain_reason(config.reason_prefix, bad, missing)};
+  }
+  switch (view.judgement) {
+    case HealthView::Judgement::kUnknown:
+      return {Wanted::kUnknown, ""};
+    case HealthView::Judgement::kHealthy:
+      return {Wanted::kHealthy, ""};
+    case HealthView::Judgement::kUnhealthy:
+      break;
+  }
   return {Wanted::kHold, ""};
 }
 
@@ -107,10 +149,10 @@ bool owned_by_us(const NodeState& node, const std::string& prefix) {
 Action decide(const Wanted& wanted, const NodeState& node, const std::string& prefix) {
   const bool ours = owned_by_us(node, prefix);
   // Someone else's hold on the node: an admin's or NHC's drain, a down (theirs or Slurm's), a
-  // maintenance reservation, a reason of theirs. Theirs stands, and ours is not added on top.
-  const bool theirs =
-      !ours && (node.drained() || node.down() || node.has("MAINT") || node.has("RESERVED") ||
-                node.base == "FUTURE" || !node.reason.empty());
+  // maintenance reservation (Slurm 22.05 prints +MAINTENANCE; any other reservation holds jobs,
+  // not the hardware), a reason of theirs. Theirs stands, and ours is not added on top.
+  const bool theirs = !ours && (node.drained() || node.down() || node.has("MAINTENANCE") ||
+                                node.has("MAINT") || node.base == "FUTURE" || !node.reason.empty());
   switch (wanted.kind) {
     case Wanted::kUnknown:
       return {Action::kNone, "", "the verdicts are unknown: the node is left as it is"};

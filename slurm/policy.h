@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config.h"
@@ -23,22 +24,31 @@ inline constexpr size_t kMaxReasonBytes = 200;
 struct Wanted {
   enum Kind {
     kDrain,    // a port in service has a verdict in drain_on: drained with `reason`
-    kHealthy,  // every port in service is healthy: not drained by us
+    kHealthy,  // proven healthy: not drained by us
     kHold,     // a port is not healthy but its verdict is not in drain_on: leave as it is
-    kUnknown,  // the daemon cannot be reached or judges nothing: leave as it is
+    kUnknown,  // the daemon cannot be reached or has nothing to judge: leave as it is
   };
   Kind kind = kUnknown;
   std::string reason;
   friend bool operator==(const Wanted&, const Wanted&) = default;
 };
 
-// `health` is null when the daemon cannot be reached.
-Wanted wanted_state(const rdma_eventd::HealthReply* health, const Config& config);
+// `health` is null when the daemon cannot be reached. `our_reason` is the reason of the node's
+// drain when the drain is ours, else "".
+Wanted wanted_state(const rdma_eventd::HealthReply* health, const Config& config,
+                    std::string_view our_reason = "");
 
-// The drain reason for the ports given (device/port and verdict), worst first, bounded to
-// kMaxReasonBytes: "rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3 downs)", then "+N more".
+// The drain reason for the ports given (device/port and verdict), worst first in the daemon's
+// order, bounded to kMaxReasonBytes: "rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3
+// downs/1h)", then "+N more". `missing`: ports of an earlier reason of ours that the daemon no
+// longer shows ("mlx5_0/1 missing").
 std::string drain_reason(const std::string& prefix,
-                         const std::vector<rdma_eventd::HealthReply::Port>& bad);
+                         const std::vector<rdma_eventd::HealthReply::Port>& bad,
+                         const std::vector<std::string>& missing = {});
+
+// The ports ("mlx5_0/1") a reason of ours names, in its order; none when the reason does not
+// start with `prefix`. The ports behind "+N more" are not named.
+std::vector<std::string> ports_in_reason(std::string_view reason, std::string_view prefix);
 
 struct Action {
   enum Kind {

@@ -180,4 +180,15 @@ std::string describe_failure(const std::string& program, const std::vector<std::
   return cmd;
 }
 
+CommandRunner& process_runner() {
+  struct ProcessRunner final : CommandRunner {
+    CommandResult run(const std::string& program, const std::vector<std::string>& args,
+                      std::chrono::milliseconds timeout) override {
+      return run_command(program, args, timeout);
+    }
+  };
+  static ProcessRunner runner;
+  return runner;
+}
+
 }  // namespace rdma_eventd_slurm

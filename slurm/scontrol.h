@@ -20,6 +20,15 @@ struct CommandResult {
 CommandResult run_command(const std::string& program, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout);
 
+// How SlurmNode runs scontrol: run_command, or a test's fake Slurm.
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  virtual CommandResult run(const std::string& program, const std::vector<std::string>& args,
+                            std::chrono::milliseconds timeout) = 0;
+};
+CommandRunner& process_runner();
+
 // "scontrol update nodename=n1 state=drain reason='rdma-eventd: ...'": as a shell would take it.
 std::string command_text(const std::string& program, const std::vector<std::string>& args);
 

@@ -18,6 +18,7 @@
 
 #include "config/config.h"
 #include "fuzz_check.h"
+#include "fuzz_json.h"
 
 namespace {
 
@@ -113,19 +114,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   int depth = 0;
-  auto note_depth = [&depth](int d, json::parse_event_t, json&) {
-    depth = std::max(depth, d);
-    return true;
-  };
-  const json root = json::parse(text, note_depth, /*allow_exceptions=*/false);
+  const json root = fuzz::parse_json(text, &depth);
   if (root.is_discarded()) {
     const auto* e = std::get_if<ConfigError>(&result);
     FUZZ_CHECK(e != nullptr && e->key.empty(), std::string(text));
     return 0;
   }
-  // Writing a value back (dump) recurses as deep as it nests; the parser under test never does,
-  // so values nested deeper than a configuration can be are not written back here.
-  if (depth > 64) return 0;
+  if (depth > fuzz::kMaxDepthWrittenBack) return 0;
   for (const std::string& form : {root.dump(), root.dump(2)}) {
     const ConfigResult again = parse_config(form, kFile);
     FUZZ_CHECK(same(result, again), describe(result) + " / " + describe(again) + "\n  " + form);

@@ -168,14 +168,15 @@ container_boot() {
 
 sim_build=/opt/rdma-eventd-build # the build tree, read-only, inside the container
 
-# container_boot_staged: stages the install (DESTDIR) in $scratch/stage, boots the container
-# with it, the build tree (at $sim_build) and the simulator's topologies bound read-only, and
-# installs the staged tree in it as docs/operations.md says.
+# container_boot_staged [NSPAWN OPTIONS...]: stages the install (DESTDIR) in $scratch/stage,
+# boots the container with it, the build tree (at $sim_build) and the simulator's topologies
+# bound read-only (and the options given), and installs the staged tree in it as
+# docs/operations.md says.
 container_boot_staged() {
   step "staging the install and booting systemd in a container"
   DESTDIR=$scratch/stage "$CMAKE_COMMAND" --install "$BUILD_DIR" >"$scratch/install.log"
   container_boot --bind-ro="$scratch/stage:/opt/stage" --bind-ro="$BUILD_DIR:$sim_build" \
-    --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies"
+    --bind-ro="$SOURCE_DIR/sim/topologies:/opt/rdma-sim-topologies" "$@"
   step "installing the staged tree, as docs/operations.md says"
   inside bash -c 'tar -C /opt/stage -c . | tar -C / -x --keep-directory-symlink --no-same-owner' ||
     fail "cannot copy the staged install in"

@@ -29,12 +29,10 @@ set -euo pipefail
 : "${BUILD_DIR:?run it through ctest}"
 # shellcheck source-path=SCRIPTDIR source=test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=slurm_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 
-require_root_and_tools "slurm test" namespaces munged mungekey slurmctld slurmd scontrol sinfo \
-  sbatch scancel jq unshare runuser
-if [ -z "${RDMA_SLURM_TEST_NS:-}" ]; then
-  exec unshare --net --uts env RDMA_SLURM_TEST_NS=1 bash "${BASH_SOURCE[0]}" "$@"
-fi
+slurm_enter_namespaces "slurm test" sinfo sbatch scancel
 
 bin=$BUILD_DIR/bin
 eventctl=$bin/rdma-eventctl
@@ -43,71 +41,16 @@ topology=$SOURCE_DIR/sim/topologies/two-adapters.json
 node=rdmanode
 scratch=$(mktemp -d /tmp/rdma-slurm-XXXXXX)
 chmod 755 "$scratch"
-munged_pid=
-ctld_pid=
-slurmd_pid=
-daemon_pid=
 follower_pid=
 
 diagnostics() {
-  echo "--- node"
-  scontrol show node -o "$node" 2>&1 || true
-  for log in follower daemon slurmctld.log slurmd.log healthcheck.log prolog.log; do
-    echo "--- $log"
-    tail -n 25 "$scratch/$log" 2>/dev/null || true
-  done
+  slurm_diagnostics follower daemon slurmctld.log slurmd.log healthcheck.log prolog.log
 }
+trap slurm_cleanup EXIT
 
-cleanup() {
-  set +e
-  stop_pid "$follower_pid"
-  stop_pid "$daemon_pid"
-  "$bin/rdma-sim" --dir "$scratch/sim" stop >/dev/null 2>&1
-  stop_pid "$slurmd_pid"
-  stop_pid "$ctld_pid"
-  stop_pid "$munged_pid"
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
-
-ctl() { "$eventctl" --socket "$scratch/events.sock" "$@"; }
-sim() { "$bin/rdma-sim" --dir "$scratch/sim" "$@"; }
-now_ms() { date +%s%3N; }
-
-# The node as Slurm has it: its State= and its Reason= (without Slurm's [user@time]).
-node_line() { scontrol show node -o "$node" 2>/dev/null; }
-node_state() { node_line | grep -o ' State=[^ ]*' | cut -d= -f2; }
-node_reason() { node_line | sed -n 's/.* Reason=\(.*\) \[[^]]*@[^]]*\]$/\1/p'; }
-reason_is() { [ "$(node_reason)" = "$1" ]; }
-drained() { node_state | grep -q DRAIN; }
-undrained() { node_line | grep -q ' State=' && ! drained; }
 reason_in_sinfo() { sinfo -R -h -o '%E|%N' | grep -qxF "$1|$node"; }
 
-# Lines the follower logged after MARK (a line count taken before).
-log_mark() { wc -l <"$scratch/follower"; }
-logged_since() { tail -n +"$(($1 + 1))" "$scratch/follower" | grep -qF "$2"; }
-
-# A port down and up again: one down counted by the daemon.
-bounce() { sim port down "$1" >/dev/null && sim port up "$1" >/dev/null; }
-host_health_is() { [ "$(ctl health --json | jq -r .health.host)" = "$1" ]; }
-
 step "namespaces: loopback, hostname $node; munged, slurmctld, slurmd"
-ip link set lo up
-hostname "$node"
-ip link add rdmaslurm0 type veth peer name rdmaslurm1
-ip addr add 192.0.2.1/24 dev rdmaslurm0
-ip link set rdmaslurm0 up
-ip link set rdmaslurm1 up
-mkdir -p "$scratch/munge" "$scratch/state" "$scratch/spool" "$scratch/daemon-state"
-chmod 711 "$scratch/munge"
-mungekey -c -k "$scratch/munge/munge.key"
-chown -R munge:munge "$scratch/munge"
-runuser -u munge -- munged -F -S "$scratch/munge/sock" --key-file="$scratch/munge/munge.key" \
-  --log-file="$scratch/munge/log" --pid-file="$scratch/munge/pid" \
-  --seed-file="$scratch/munge/seed" >"$scratch/munged.out" 2>&1 &
-munged_pid=$!
-wait_for 10 "munged socket" test -S "$scratch/munge/sock"
-
 # The HealthCheckProgram: the follower's one-shot mode, switched on by a file so that it runs
 # only in its own step.
 cat >"$scratch/healthcheck.sh" <<EOF
@@ -132,61 +75,14 @@ exec "$SOURCE_DIR/slurm/prolog-rdma-wait" 2>>"$scratch/prolog.log"
 EOF
 chmod +x "$scratch/healthcheck.sh" "$scratch/prolog.sh"
 
-cat >"$scratch/slurm.conf" <<EOF
-ClusterName=rdmatest
-SlurmctldHost=$node(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$scratch/munge/sock
-CredType=cred/munge
-StateSaveLocation=$scratch/state
-SlurmdSpoolDir=$scratch/spool
-SlurmctldPidFile=$scratch/slurmctld.pid
-SlurmdPidFile=$scratch/slurmd.pid
-SlurmctldLogFile=$scratch/slurmctld.log
-SlurmdLogFile=$scratch/slurmd.log
-SlurmctldPort=6817
-SlurmdPort=6818
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-MpiDefault=none
-SwitchType=switch/none
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-ReturnToService=2
-SlurmdTimeout=60
-HealthCheckProgram=$scratch/healthcheck.sh
-HealthCheckInterval=2
-Prolog=$scratch/prolog.sh
-NodeName=$node NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF
-export SLURM_CONF=$scratch/slurm.conf
-start_slurmctld() {
-  slurmctld -D -f "$SLURM_CONF" >>"$scratch/slurmctld.out" 2>&1 &
-  ctld_pid=$!
-}
-start_slurmctld
-slurmd -D -N "$node" -f "$SLURM_CONF" >"$scratch/slurmd.out" 2>&1 &
-slurmd_pid=$!
-wait_for 30 "node $node idle in Slurm" bash -c "scontrol show node -o $node | grep -q ' State=IDLE '"
+slurm_start_cluster "HealthCheckProgram=$scratch/healthcheck.sh" "HealthCheckInterval=2" \
+  "Prolog=$scratch/prolog.sh"
 
 step "simulator, daemon (quiet period 3 s), follower"
 sim start -t "$topology" >/dev/null
 cat >"$scratch/daemon.json" <<'EOF'
 {"health": {"flap_quiet_s": 3}}
 EOF
-start_daemon() {
-  env STATE_DIRECTORY="$scratch/daemon-state" "$bin/rdma-sim" --dir "$scratch/sim" run -- \
-    "$bin/rdma-eventd" -f --no-journal -c "$scratch/daemon.json" \
-    --socket "$scratch/events.sock" >>"$scratch/daemon" 2>&1 &
-  daemon_pid=$!
-  wait_for 30 "daemon answering" ctl status --json
-}
 start_daemon
 host_health_is healthy || fail "the host is not healthy at start: $(ctl health)"
 cat >"$scratch/follower.json" <<EOF
@@ -210,6 +106,11 @@ npd_path=$(jq -r '.rules[] | select(.type == "permanent") | .path' "$npd_config"
 mapfile -t npd_args < <(jq -r '.rules[] | select(.type == "permanent") | .args[]' "$npd_config")
 npd_max=$(jq -r '.pluginConfig.max_output_length' "$npd_config")
 [ "$npd_path" = /usr/bin/rdma-eventctl ] || fail "NPD config runs $npd_path, not the packaged rdma-eventctl"
+# NPD kills a check at its timeout: it must outlast health's own 10 s to connect and 10 s for
+# the reply, or a slow daemon reads as a failed check instead of "unknown".
+for npd_timeout in $(jq -r '.pluginConfig.timeout, .rules[].timeout' "$npd_config"); do
+  [ "${npd_timeout%s}" -gt 20 ] || fail "NPD timeout $npd_timeout: not above health's 20 s"
+done
 # npd_check EXIT LINE: the command exits EXIT and prints LINE, one line of at most
 # max_output_length bytes.
 npd_check() {

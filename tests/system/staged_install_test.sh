@@ -28,6 +28,7 @@ expected=(
   "$UNIT_DIR/rdma-eventd-slurm.service"
   "$SBIN_DIR/rdma-eventd-slurm"
   "$INSTALL_PREFIX/lib/rdma-eventd/prolog-rdma-wait"
+  "$INSTALL_PREFIX/lib/rdma-eventd/rdma-eventd-slurm-once"
   "$DOC_DIR/examples/node-problem-detector/rdma-eventd.json"
   "$DOC_DIR/metrics.md"
   "$DOC_DIR/examples/prometheus/rdma-eventd.rules.yml"

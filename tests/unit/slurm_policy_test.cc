@@ -3,6 +3,8 @@
 // rules that decide what the follower and the one-shot mode do to the node.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "config.h"
 #include "node_state.h"
 #include "policy.h"
@@ -97,6 +99,29 @@ TEST(SlurmNodeState, ReadsADrainAndItsReasonWithoutSlurmsUserAndTime) {
   EXPECT_TRUE(s.down());
 }
 
+TEST(SlurmNodeState, TheReasonEndsBeforeCommentAndExtra) {
+  // Slurm prints Comment= and Extra= after the reason's [user@time] when they are set.
+  const std::string drained(kSlurmDrainedNode, std::strlen(kSlurmDrainedNode) - 1);
+  const std::string want = "rdma-eventd: mlx5_0/1 flapping (3 downs)";
+  const std::string tails[] = {
+      " Comment=moved to rack 7 [by ops]",
+      " Extra={\"rack\": 7}",
+      " Comment=swap [x@y] Extra=a b",
+      "\r",
+  };
+  for (const std::string& tail : tails) {
+    NodeState s;
+    ASSERT_EQ(parse_node_state(drained + tail + "\n", "testnode", s), NodeParse::kOk) << tail;
+    EXPECT_EQ(s.reason, want) << tail;
+  }
+  // A reason without Slurm's [user@time] still ends at Comment=.
+  NodeState s;
+  ASSERT_EQ(
+      parse_node_state("NodeName=n1 State=IDLE+DRAIN Reason=admin: swap Comment=rack 7", "n1", s),
+      NodeParse::kOk);
+  EXPECT_EQ(s.reason, "admin: swap");
+}
+
 TEST(SlurmNodeState, TellsAnUnknownNodeFromUnreadableText) {
   NodeState s;
   EXPECT_EQ(parse_node_state(kSlurmNodeNotFound, "nosuch", s), NodeParse::kNotFound);
@@ -166,8 +191,23 @@ TEST(SlurmReason, WorstFirstThenByPort) {
                          {slurm_port("mlx5_0", 1, "flapping", true, 3),
                           slurm_port("mlx5_1", 2, "fatal"), slurm_port("mlx5_1", 1, "fatal"),
                           slurm_port("mlx5_2", 1, "down"), slurm_port("mlx5_3", 1, "gone")}),
-            "rdma-eventd: mlx5_3/1 gone, mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_0/1 flapping "
+            "rdma-eventd: mlx5_1/1 fatal, mlx5_1/2 fatal, mlx5_3/1 gone, mlx5_0/1 flapping "
             "(3 downs), mlx5_2/1 down");
+}
+
+TEST(SlurmReason, PortsOfOurReasonAreReadBack) {
+  using rdma_eventd_slurm::ports_in_reason;
+  EXPECT_EQ(ports_in_reason("rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3 downs/1h), "
+                            "mlx5_2/1 degraded (errors, x/1) +2 more",
+                            "rdma-eventd:"),
+            (std::vector<std::string>{"mlx5_1/1", "mlx5_0/1", "mlx5_2/1"}));
+  EXPECT_EQ(ports_in_reason("rdma-eventd: mlx5_0/1 missing", "rdma-eventd:"),
+            (std::vector<std::string>{"mlx5_0/1"}));
+  EXPECT_TRUE(ports_in_reason("rdma-eventd: rdma-eventd unreachable", "rdma-eventd:").empty());
+  EXPECT_TRUE(ports_in_reason("admin: mlx5_0/1 cable", "rdma-eventd:").empty());
+  EXPECT_TRUE(ports_in_reason("rdma-eventd: /1 x, mlx5_0/ y, mlx5_0/1x z", "rdma-eventd:").empty());
+  // A name is never made of pieces around a parenthesis (found by fuzz_slurm_reason).
+  EXPECT_TRUE(ports_in_reason("rdma-eventd: mlx5_0/(x)_2/1 flapping", "rdma-eventd:").empty());
 }
 
 TEST(SlurmReason, AFlappingPortSaysItsDownsInTheDaemonsWindow) {
@@ -195,6 +235,40 @@ TEST(SlurmReason, BoundedWithTheCountOfPortsLeftOut) {
   EXPECT_EQ(r.substr(0, 50), "rdma-eventd: mlx5_0/1 down, mlx5_1/1 down, mlx5_10");
   const size_t shown = static_cast<size_t>(std::count(r.begin(), r.end(), ','));
   EXPECT_TRUE(r.ends_with(" +" + std::to_string(40 - shown - 1) + " more")) << r;
+}
+
+TEST(SlurmWanted, NoPortInServiceIsNothingToJudgeNotHealthy) {
+  // A host whose only port never came up (or that has no port left) proves nothing: the
+  // node is left as it is, as rdma-eventctl health says "unknown".
+  const Config c;
+  EXPECT_EQ(wanted_for({slurm_port("mlx5_0", 1, "down", false)}, c),
+            (Wanted{Wanted::kUnknown, ""}));
+  EXPECT_EQ(wanted_for({}, c), (Wanted{Wanted::kUnknown, ""}));
+}
+
+TEST(SlurmWanted, OurDrainStandsUntilEveryPortItNamesIsBackAndHealthy) {
+  const Config c;
+  const HealthReply::Port healthy_other = slurm_port("mlx5_1", 1, "healthy");
+  const std::string gone = "rdma-eventd: mlx5_0/1 gone";
+  // The adapter removed, then forgotten by the daemon: still drained, and the reason says so.
+  HealthReply h = slurm_health({healthy_other});
+  EXPECT_EQ(wanted_state(&h, c, gone), (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 missing"}));
+  h = slurm_health({});
+  EXPECT_EQ(wanted_state(&h, c, gone), (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 missing"}));
+  // A reboot dropped the daemon's state: the dead port reads never up, and is not in service.
+  h = slurm_health({slurm_port("mlx5_0", 1, "down", false), healthy_other});
+  EXPECT_EQ(wanted_state(&h, c, "rdma-eventd: mlx5_0/1 down"),
+            (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 down (never up)"}));
+  // Back, and healthy: proven.
+  h = slurm_health({slurm_port("mlx5_0", 1, "healthy"), healthy_other});
+  EXPECT_EQ(wanted_state(&h, c, gone), (Wanted{Wanted::kHealthy, ""}));
+  // Another port fails meanwhile: both named, the missing one ranked with gone ones.
+  h = slurm_health({slurm_port("mlx5_1", 1, "down")});
+  EXPECT_EQ(wanted_state(&h, c, gone),
+            (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 missing, mlx5_1/1 down"}));
+  // Health switched off in the daemon: nothing is known, nothing is changed.
+  HealthReply off;
+  EXPECT_EQ(wanted_state(&off, c, gone), (Wanted{Wanted::kUnknown, ""}));
 }
 
 TEST(SlurmWanted, OnlyPortsInServiceWithAVerdictOfTheSetDrain) {
@@ -242,7 +316,10 @@ TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
       slurm_node("IDLE", {"DRAIN"}, "NHC: check_hw_ib failed"),
       slurm_node("DOWN", {}, "Not responding"),
       slurm_node("DOWN", {"DRAIN"}, "rdma-eventd: but set down by someone"),
-      slurm_node("IDLE", {"MAINT", "RESERVED"}),
+      // A maintenance reservation as scontrol 22.05 prints it (State=IDLE+MAINTENANCE+RESERVED),
+      // and in sinfo's short form.
+      slurm_node("IDLE", {"MAINTENANCE", "RESERVED"}),
+      slurm_node("IDLE", {"MAINT"}),
       slurm_node("FUTURE"),
       slurm_node("IDLE", {}, "a reason left by someone"),
       // The prolog's drains have a prefix of their own: an operator resumes them.
@@ -256,6 +333,14 @@ TEST(SlurmDecide, NeverTouchesSomeoneElsesHoldNorAddsOursOnTop) {
   EXPECT_EQ(decide(kSlurmDrainFlap, theirs[0], kSlurmPrefix).why,
             "not drained: the node is held by someone else (state IDLE, reason 'admin: cable "
             "swap')");
+}
+
+TEST(SlurmDecide, AReservationThatIsNotMaintenanceDoesNotHoldTheNode) {
+  // A reservation holds the node for some users' jobs; the hardware is still broken for them.
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("IDLE", {"RESERVED"}), kSlurmPrefix).kind,
+            Action::kDrain);
+  EXPECT_EQ(decide(kSlurmDrainFlap, slurm_node("ALLOCATED", {"RESERVED"}), kSlurmPrefix).kind,
+            Action::kDrain);
 }
 
 TEST(SlurmDecide, RewritesItsReasonOnlyWhenThePortsChange) {

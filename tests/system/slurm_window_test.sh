@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# What a maintenance window looks like to rdma-eventd-slurm, with the real Slurm 22.05 of Debian
+# 12 (docs/scheduler.md), in namespaces of its own (slurm_lib.sh): the daemon on the simulator
+# (quiet period 3 s, gone devices forgotten after 2 s), the follower with reconcile_interval_s 2
+# (so its backoff is 0.5, 1, 2, 2 ... s), scontrol_timeout_s 1 (scontrol itself keeps trying an
+# absent slurmctld until it is killed) and scontrol through a wrapper that counts the calls.
+# Every result is read back from Slurm, waiting for it with a deadline:
+#  - slurmctld away for 10 s (four backoff steps and more) while a port goes down and another
+#    bounces: the follower's CPU time (from /proc) stays under 0.2 s and its scontrol calls
+#    within what the backoff allows; when slurmctld is back the node is drained for the port
+#    still down, and resumed once it is up;
+#  - an adapter removed, then forgotten by the daemon: the node stays drained ("missing"), and is
+#    resumed once the adapter is back;
+#  - a reboot with a dead port (the daemon's state dropped, the port never up, the follower
+#    restarted): the node stays drained, and is resumed once the port comes up;
+#  - a reservation that is not a maintenance one does not keep the node from being drained; a
+#    maintenance one does, until it is deleted;
+#  - Comment= and Extra= set on the node: the reason is written once, not at every reconcile;
+#  - SLURMD_NODENAME names the node when the host name differs (--once, as slurmd runs it);
+#  - the default configuration file absent is every key at its default; there but unreadable
+#    (a directory) is exit 78.
+# Needs root, munge, slurmctld, slurmd, slurm-client, jq (scripts/bootstrap.sh deps).
+set -euo pipefail
+: "${BUILD_DIR:?run it through ctest}"
+# shellcheck source-path=SCRIPTDIR source=test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=slurm_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
+
+slurm_enter_namespaces "slurm window test"
+
+bin=$BUILD_DIR/bin
+follower_bin=$bin/rdma-eventd-slurm
+node=rdmanode
+scratch=$(mktemp -d /tmp/rdma-slurm-window-XXXXXX)
+chmod 755 "$scratch"
+follower_pid=
+
+diagnostics() { slurm_diagnostics follower daemon scontrol.calls slurmctld.log once.out; }
+trap slurm_cleanup EXIT
+
+step "namespaces, munged, slurmctld, slurmd"
+# shellcheck disable=SC2119  # no slurm.conf line of its own
+slurm_start_cluster
+
+step "simulator, daemon (quiet 3 s, forget gone after 2 s), follower (reconcile every 2 s)"
+sim start -t "$SOURCE_DIR/sim/topologies/two-adapters.json" >/dev/null
+echo '{"health": {"flap_quiet_s": 3, "forget_gone_after_s": 2}}' >"$scratch/daemon.json"
+start_daemon
+# scontrol as the follower runs it, each call counted.
+printf '#!/bin/sh\necho "$*" >>"%s/scontrol.calls"\nexec scontrol "$@"\n' "$scratch" \
+  >"$scratch/scontrol"
+chmod +x "$scratch/scontrol"
+touch "$scratch/scontrol.calls" "$scratch/follower"
+printf '{"node_name": "%s", "socket": "%s", "reconcile_interval_s": 2,
+ "scontrol_timeout_s": 1, "scontrol": "%s"}\n' "$node" "$scratch/events.sock" \
+  "$scratch/scontrol" >"$scratch/follower.json"
+start_follower() {
+  "$follower_bin" --config "$scratch/follower.json" >>"$scratch/follower" 2>&1 &
+  follower_pid=$!
+}
+start_follower
+wait_for 10 "the follower's first reconciliation" grep -qF "healthy, and no drain of ours to resume" \
+  "$scratch/follower"
+calls() { wc -l <"$scratch/scontrol.calls"; }
+shows() { grep -c '^show' "$scratch/scontrol.calls"; }
+shows_since() { [ $(($(shows) - $1)) -ge "$2" ]; }
+# Lines the follower logged after MARK that match the regular expression.
+count_since() { tail -n +"$(($1 + 1))" "$scratch/follower" | grep -c "$2" || true; }
+# The follower's own CPU time, user and system, in clock ticks (proc(5): fields 14 and 15).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$follower_pid/stat"; }
+
+step "slurmctld away for 10 s while mlx5_0/1 goes down and mlx5_1/1 bounces"
+ticks_before=$(cpu_ticks)
+stop_pid "$ctld_pid"
+calls_before=$(calls)
+mark=$(log_mark)
+outage_start=$(now_ms)
+sim port down mlx5_0/1 >/dev/null
+bounce mlx5_1/1
+wait_for 10 "the follower failing to reach Slurm" logged_since "$mark" "; retrying"
+# Four backoff steps (0.5 + 1 + 2 + 2 s) and more: the outage outlasts the reconcile interval
+# several times. This waits for time itself: the outage's length is the point.
+while (($(now_ms) - outage_start < 10000)); do
+  kill -0 "$follower_pid" || fail "the follower ended during the outage"
+  sleep 0.5
+done
+outage_calls=$(($(calls) - calls_before))
+outage_ticks=$(($(cpu_ticks) - ticks_before))
+hz=$(getconf CLK_TCK)
+echo "outage: $outage_calls scontrol calls, $outage_ticks ticks of CPU ($hz a second) in 10 s"
+# Each call killed after 1 s, then 0.5, 1, 2, 2 s of backoff: calls start at about 0, 1.5, 3.5,
+# 6.5 and 9.5 s. The follower spinning between them would show in its CPU time.
+((outage_calls >= 3 && outage_calls <= 7)) || fail "$outage_calls scontrol calls in a 10 s outage"
+((outage_ticks * 100 <= 20 * hz)) || fail "the follower used $outage_ticks ticks of CPU in 10 s"
+[ "$(count_since "$mark" '; retrying$')" = 1 ] || fail "the failure was not logged exactly once"
+start_slurmctld
+wait_for 20 "drained for the port still down once slurmctld is back" \
+  reason_is "rdma-eventd: mlx5_0/1 down"
+logged_since "$mark" "Slurm answers again" || fail "no 'Slurm answers again' logged"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "resumed once the port is up" undrained
+
+step "an adapter removed, then forgotten: still drained; back and healthy: resumed"
+sim unplug mlx5_1 >/dev/null
+wait_for 10 "drained for the gone adapter" reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone"
+mlx5_1_forgotten() {
+  ctl health --json | jq -e '[.health.ports[] | select(.device == "mlx5_1")] == []'
+}
+wait_for 10 "the daemon forgetting it" mlx5_1_forgotten
+wait_for 10 "the reason saying it is missing" \
+  reason_is "rdma-eventd: mlx5_1/1 missing, mlx5_1/2 missing"
+before=$(shows)
+wait_for 10 "two more reconciliations" shows_since "$before" 2
+drained || fail "resumed with the adapter missing: $(node_line)"
+sim replug mlx5_1 >/dev/null
+wait_for 15 "resumed once the adapter is back and healthy" undrained
+
+step "a reboot with a dead port: the state dropped, the port never up; still drained"
+sim port down mlx5_0/1 >/dev/null
+wait_for 10 "drained for the port down" reason_is "rdma-eventd: mlx5_0/1 down"
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+start_daemon
+[ "$(ctl health --json | jq -r '.health.ports[] | select(.device == "mlx5_0") | .reason')" = \
+  never_up ] || fail "mlx5_0/1 is not never_up after the reboot: $(ctl health --json)"
+mark=$(log_mark)
+start_follower
+wait_for 10 "the follower's first reconciliation after the reboot" logged_since "$mark" \
+  "drained already, for the same ports"
+{ reason_is "rdma-eventd: mlx5_0/1 down" && drained; } || fail "not kept drained: $(node_line)"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "resumed once the port came up" undrained
+
+step "a reservation that is not for maintenance: drained; a maintenance one: held"
+node_flag() { node_state | grep -q "$1"; }
+scontrol create reservation reservationname=jobs starttime=now duration=10 nodes="$node" \
+  users=root >/dev/null
+wait_for 10 "the node reserved" node_flag RESERVED
+sim port down mlx5_0/1 >/dev/null
+wait_for 10 "drained in a reservation" reason_is "rdma-eventd: mlx5_0/1 down"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "resumed" undrained
+scontrol delete reservationname=jobs
+scontrol create reservation reservationname=maint starttime=now duration=10 nodes="$node" \
+  users=root flags=maint >/dev/null
+wait_for 10 "the node in maintenance" node_flag MAINT
+mark=$(log_mark)
+sim port down mlx5_0/1 >/dev/null
+wait_for 10 "the follower leaving the maintenance alone" logged_since "$mark" \
+  "not drained: the node is held by someone else"
+undrained || fail "drained during maintenance: $(node_line)"
+scontrol delete reservationname=maint
+wait_for 10 "drained once the maintenance is over" reason_is "rdma-eventd: mlx5_0/1 down"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "resumed" undrained
+
+# mlx5_0/1 has gone down three times within the daemon's flap window by now: from here it is
+# flapping (and healthy again after its 3 s quiet period), not down.
+reason_starts() { [[ "$(node_reason)" == "$1"* ]]; }
+
+step "Comment= and Extra= on the node: the reason is written once"
+scontrol update nodename="$node" comment="moved to rack 7" extra="rack=7"
+node_line | grep -q ' Comment=moved to rack 7' || fail "no Comment= shown: $(node_line)"
+mark=$(log_mark)
+sim port down mlx5_0/1 >/dev/null
+wait_for 10 "drained with a comment" reason_starts "rdma-eventd: mlx5_0/1 "
+before=$(shows)
+wait_for 15 "three more reconciliations" shows_since "$before" 3
+[ "$(count_since "$mark" "^rdma-eventd-slurm: \(drained\|updated the reason of\) $node")" = 1 ] ||
+  fail "the reason was written more than once: $(tail -n +"$((mark + 1))" "$scratch/follower")"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "resumed" undrained
+
+step "SLURMD_NODENAME names the node when the host name is another (--once)"
+stop_pid "$follower_pid"
+follower_pid=
+printf '{"socket": "%s"}\n' "$scratch/events.sock" >"$scratch/once.json"
+sim port down mlx5_0/1 >/dev/null
+not_healthy() { ! host_health_is healthy; }
+wait_for 10 "the port not healthy" not_healthy
+# --once on a host named otherhost (a UTS namespace of its own), with the environment given.
+once_as_other_host() {
+  unshare --uts bash -c 'hostname otherhost && exec "$@"' once env -u SLURMD_NODENAME "$@" \
+    "$follower_bin" --once --config "$scratch/once.json" >"$scratch/once.out" 2>&1
+}
+rc=0
+once_as_other_host || rc=$?
+[ "$rc" = 68 ] || fail "--once as otherhost exited $rc, not 68: $(cat "$scratch/once.out")"
+grep -qF "Slurm does not know node 'otherhost'" "$scratch/once.out" ||
+  fail "--once as otherhost: $(cat "$scratch/once.out")"
+rc=0
+once_as_other_host SLURMD_NODENAME="$node" || rc=$?
+[ "$rc" = 0 ] || fail "--once with SLURMD_NODENAME exited $rc: $(cat "$scratch/once.out")"
+reason_starts "rdma-eventd: mlx5_0/1 " || fail "--once with SLURMD_NODENAME: $(node_line)"
+sim port up mlx5_0/1 >/dev/null
+wait_for 10 "the port healthy" host_health_is healthy
+once_as_other_host SLURMD_NODENAME="$node" || fail "--once: $(cat "$scratch/once.out")"
+undrained || fail "--once with SLURMD_NODENAME did not resume: $(node_line)"
+
+step "the default configuration: absent is every default; there but unreadable is exit 78"
+# In a mount namespace of its own, a tmpfs over /etc: the host's /etc is left alone.
+once_with_etc() {
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  unshare --mount bash -c 'mount -t tmpfs tmpfs /etc && eval "$1" && shift && exec "$@"' once \
+    "$1" "$follower_bin" --once --dry-run >"$scratch/once.out" 2>&1
+}
+rc=0
+once_with_etc 'mkdir -p /etc/rdma-eventd/slurm.json' || rc=$?
+[ "$rc" = 78 ] || fail "--once with a directory for its configuration exited $rc, not 78"
+grep -qF "cannot read /etc/rdma-eventd/slurm.json: Is a directory" "$scratch/once.out" ||
+  fail "--once with an unreadable configuration: $(cat "$scratch/once.out")"
+rc=0
+once_with_etc true || rc=$?
+{ [ "$rc" != 78 ] && ! grep -qF "cannot read" "$scratch/once.out"; } ||
+  fail "--once without a configuration exited $rc: $(cat "$scratch/once.out")"
+echo "PASS"
