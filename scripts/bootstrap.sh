@@ -20,8 +20,9 @@ Commands:
                   (or on the real RDMA devices when this host has them)
   demo --kernel   build, then boot Debian's own kernel under QEMU with a Soft-RoCE device and
                   show the daemon's records for real link and address changes (~20 s)
-  test            build, then run every test with ctest (the Debian packages' test builds them
-                  first when they are not up to date: `package`)
+  test            build, then run every test with ctest; meanwhile the Debian packages are
+                  built in the background at idle priority (`package`) for their test, which
+                  runs last, and the container tests' root file system is fetched
   package         deps, then build the Debian packages into ./build-deb (without the tests,
                   as dpkg-buildpackage from a copy of this tree) and check them with lintian;
                   skipped when the packages there were built from this very tree
@@ -30,12 +31,12 @@ Commands:
   test-tsan       deps, then build into ./build-tsan with ThreadSanitizer and run the tests
                   that run the daemon's threads (unit, integration, subscribers, faults)
   fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
-                  FUZZ_SECONDS (default 50): scripts/fuzz.sh, docs/fuzzing.md
+                  FUZZ_SECONDS (default 40): scripts/fuzz.sh, docs/fuzzing.md
   help            this text
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
-  FUZZ_SECONDS    seconds per fuzz target (default 50; more in scripts/fuzz.sh)
+  FUZZ_SECONDS    seconds per fuzz target (default 40; more in scripts/fuzz.sh)
 USAGE
 }
 
