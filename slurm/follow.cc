@@ -16,9 +16,9 @@ rdma_eventd::FollowerOptions follower_options(const Config& config) {
   o.initial_backoff = std::chrono::milliseconds(500);
   // Never longer than a minute: with a reconcile interval of hours, a drain must still land
   // within a minute of slurmctld's return.
-  o.max_backoff = std::clamp<std::chrono::milliseconds>(
-      std::chrono::seconds(config.reconcile_interval_s), o.initial_backoff,
-      std::chrono::seconds(60));
+  o.max_backoff =
+      std::clamp<std::chrono::milliseconds>(std::chrono::seconds(config.reconcile_interval_s),
+                                            o.initial_backoff, std::chrono::seconds(60));
   o.refresh_interval = std::chrono::seconds(config.reconcile_interval_s);
   return o;
 }

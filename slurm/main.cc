@@ -233,9 +233,9 @@ int run(int argc, char** argv) {
   // What the follower counted, for the journal: how often it acted, failed and reconnected.
   const rdma_eventd::FollowerCounts& n = follower.counts();
   log_line("stopping (reconciliations: " + std::to_string(n.acts) + ", " +
-           std::to_string(n.act_failures) + " failed; connections to rdma-eventd: " +
-           std::to_string(n.connects) + ", " + std::to_string(n.connect_failures) +
-           " failed or lost)");
+           std::to_string(n.act_failures) +
+           " failed; connections to rdma-eventd: " + std::to_string(n.connects) + ", " +
+           std::to_string(n.connect_failures) + " failed or lost)");
   return kExitOk;
 }
 
