@@ -54,7 +54,6 @@ constexpr int kExitOsErr = 71;       // EX_OSERR: the loop cannot wait
 constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
 constexpr auto kTimeout = std::chrono::seconds(10);
 constexpr const char* kFileName = "rdma_eventd.prom";
-constexpr const char* kTempName = ".rdma_eventd.prom.tmp";
 constexpr auto kMinRewriteInterval = std::chrono::milliseconds(100);
 
 // The daemon's status and health, rendered. nullopt (and *why) when a request failed.
@@ -100,8 +99,8 @@ int print_once(const Global& global) {
 // blocked on the socket.
 class TextfilePolicy final : public FollowerPolicy {
  public:
-  TextfilePolicy(const Global& global, std::string file, std::string temp)
-      : global_(global), file_(std::move(file)), temp_(std::move(temp)) {}
+  TextfilePolicy(const Global& global, std::string file)
+      : global_(global), file_(std::move(file)) {}
 
   Outcome act(const std::vector<Message>* replies, std::string* failure) override {
     // A file that cannot be written stops it: node_exporter would read a stale file forever.
@@ -115,10 +114,9 @@ class TextfilePolicy final : public FollowerPolicy {
       if (!health) return Outcome::kRetry;
       text = metrics_text(*status, *health);
     }
-    const int error = internal::write_file_atomically(
-        file_, text, {.temp_path = temp_, .mode = 0644, .sync = false});
+    const int error = internal::write_file_atomically(file_, text, {.mode = 0644, .sync = false});
     if (error == 0) return Outcome::kDone;
-    say(temp_ + ": " + std::strerror(error));
+    say(file_ + ": " + std::strerror(error));
     return Outcome::kStop;
   }
 
@@ -148,19 +146,17 @@ class TextfilePolicy final : public FollowerPolicy {
  private:
   const Global& global_;
   std::string file_;
-  std::string temp_;
 };
 
 int run_textfile(const Global& global, const std::string& dir) {
   const std::string file = dir + "/" + kFileName;
-  const std::string temp = dir + "/" + kTempName;
   std::setvbuf(stderr, nullptr, _IOLBF, 0);
   const int signal_fd = stop_signal_fd();
   if (signal_fd < 0) {
     std::fprintf(stderr, "%s: signalfd: %s\n", global.program.c_str(), std::strerror(errno));
     return kExitOsErr;
   }
-  TextfilePolicy policy(global, file, temp);
+  TextfilePolicy policy(global, file);
   FollowerOptions options;
   options.queries = {Op::kStatus, Op::kHealth};
   options.query_timeout = kTimeout;
@@ -172,7 +168,6 @@ int run_textfile(const Global& global, const std::string& dir) {
   const int error = run_follower(follower, steady_time(), signal_fd);
   ::close(signal_fd);
   if (error == kFollowerStopped) return kExitCantCreate;  // the policy said why
-  ::unlink(temp.c_str());
   ::unlink(file.c_str());
   if (error != 0) {
     std::fprintf(stderr, "%s: poll: %s\n", global.program.c_str(), std::strerror(error));

@@ -235,8 +235,7 @@ void PortHealthMonitor::save() {
   const int err =
       text.size() > kMaxStateBytes
           ? EFBIG
-          : internal::write_file_atomically(
-                state_path_, text, {.temp_path = state_path_ + ".tmp", .mode = 0644, .sync = true});
+          : internal::write_file_atomically(state_path_, text, {.mode = 0644, .sync = true});
   if (err != 0) ++save_failures_;
   if (err != 0 && !save_failing_) {
     spdlog::warn("port health: cannot write {}: {} (the state will not survive a restart)",

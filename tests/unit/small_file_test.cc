@@ -2,6 +2,7 @@
 // descriptor, reading a small file whole, and replacing one whole.
 #include "rdma_eventd/internal/small_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/unique_fd.h"
@@ -88,10 +91,25 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+// The names in a directory, sorted, without "." and "..".
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 class AtomicFile : public SmallFile {
  protected:
   std::string file() const { return std::string(dir_) + "/state.json"; }
-  AtomicWrite how(bool sync) const { return {std::string(dir_) + "/state.json.tmp", 0644, sync}; }
+  std::vector<std::string> names() const { return names_in(dir_); }
+  static AtomicWrite how(bool sync) { return {0644, sync}; }
 };
 
 TEST_F(AtomicFile, ReplacesTheFileWholeWithItsModeWhateverTheUmask) {
@@ -102,13 +120,51 @@ TEST_F(AtomicFile, ReplacesTheFileWholeWithItsModeWhateverTheUmask) {
   ::umask(umask_was);
   ASSERT_EQ(err, 0);
   EXPECT_EQ(read_small_file(file(), text.size()).text, text);
-  EXPECT_FALSE(exists(how(true).temp_path));
+  EXPECT_EQ(names(), std::vector<std::string>{"state.json"});  // no temporary file left
   struct stat st {};
   ASSERT_EQ(::stat(file().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
   // Without the fsync: the same file.
   ASSERT_EQ(write_file_atomically(file(), "short", how(false)), 0);
   EXPECT_EQ(read_small_file(file(), 100).text, "short");
+  EXPECT_EQ(names(), std::vector<std::string>{"state.json"});
+}
+
+TEST_F(AtomicFile, TheTemporaryFileIsHiddenBesideTheFileWithANameNobodyCanGuess) {
+  EXPECT_EQ(atomic_temp_template(file()), std::string(dir_) + "/.state.json.XXXXXX");
+  EXPECT_EQ(atomic_temp_template("rdma_eventd.prom"), ".rdma_eventd.prom.XXXXXX");
+}
+
+// A directory another user can write (a textfile directory): they plant symlinks at every name a
+// writer could have used (the old fixed names, and what the template would give without its
+// random part) pointing at a file of ours. The file is replaced; the link's target is neither
+// truncated nor written, and the links are left as they were.
+TEST_F(AtomicFile, APlantedSymlinkIsNeverFollowed) {
+  const std::string victim_dir = std::string(dir_) + "/victim";
+  ASSERT_EQ(::mkdir(victim_dir.c_str(), 0755), 0);
+  write("victim/precious", "precious");
+  const std::string target = victim_dir + "/precious";
+  const std::string dangling = victim_dir + "/created-by-us";
+  const std::vector<std::string> planted = {"state.json.tmp", ".state.json.tmp",
+                                            ".state.json.XXXXXX"};
+  for (const auto& name : planted) {
+    ASSERT_EQ(::symlink(target.c_str(), (std::string(dir_) + "/" + name).c_str()), 0) << name;
+  }
+  ASSERT_EQ(::symlink(dangling.c_str(), (std::string(dir_) + "/.state.json.000000").c_str()), 0);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(write_file_atomically(file(), "new " + std::to_string(i), how(false)), 0);
+  }
+  EXPECT_EQ(read_small_file(file(), 100).text, "new 19");
+  EXPECT_EQ(read_small_file(target, 100).text, "precious");
+  EXPECT_FALSE(exists(dangling));
+  for (const auto& name : planted) {
+    char link[256] = {};
+    ASSERT_GT(::readlink((std::string(dir_) + "/" + name).c_str(), link, sizeof link - 1), 0);
+    EXPECT_EQ(std::string(link), target) << name;
+  }
+  EXPECT_EQ(names(),
+            (std::vector<std::string>{".state.json.000000", ".state.json.XXXXXX", ".state.json.tmp",
+                                      "state.json", "state.json.tmp", "victim"}));
 }
 
 // A write that fails halfway (the file size limit: EFBIG after a partial write) leaves the old
@@ -126,7 +182,7 @@ TEST_F(AtomicFile, AWriteThatFailsHalfwayLeavesTheOldFileAndNoTemporaryFile) {
   ::signal(SIGXFSZ, sigxfsz_was);
   EXPECT_EQ(err, EFBIG);
   EXPECT_EQ(read_small_file(file(), 100).text, "old");
-  EXPECT_FALSE(exists(how(true).temp_path));
+  EXPECT_EQ(names(), std::vector<std::string>{"state.json"});
 }
 
 // The rename fails (a directory is in the file's place): the temporary file is gone, and so is
@@ -135,13 +191,13 @@ TEST_F(AtomicFile, ARenameThatFailsLeavesNoTemporaryFile) {
   ASSERT_EQ(::mkdir(file().c_str(), 0755), 0);
   write("state.json/inside", "x");
   EXPECT_EQ(write_file_atomically(file(), "new", how(false)), EISDIR);
-  EXPECT_FALSE(exists(how(false).temp_path));
+  EXPECT_EQ(names(), std::vector<std::string>{"state.json"});
   EXPECT_EQ(read_small_file(file() + "/inside", 100).text, "x");
 }
 
 TEST_F(AtomicFile, SaysWhyItCouldNotStart) {
-  const AtomicWrite nowhere{std::string(dir_) + "/none/state.json.tmp", 0644, false};
-  EXPECT_EQ(write_file_atomically(std::string(dir_) + "/none/state.json", "new", nowhere), ENOENT);
+  EXPECT_EQ(write_file_atomically(std::string(dir_) + "/none/state.json", "new", how(false)),
+            ENOENT);
 }
 
 }  // namespace

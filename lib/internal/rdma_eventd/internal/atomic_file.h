@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,9 +16,6 @@
 namespace rdma_eventd::internal {
 
 struct AtomicWrite {
-  // The temporary file: in the same directory as the file, so that rename() replaces it in one
-  // step. Whatever is there is overwritten.
-  std::string temp_path;
   mode_t mode = 0644;  // set with fchmod, whatever the umask
   // fsync the temporary file before the rename, so that after a crash of the host the file is
   // the old one or the new one whole, never an empty or partial new one. Not needed for readers
@@ -25,12 +23,30 @@ struct AtomicWrite {
   bool sync = false;
 };
 
-// Writes `text` to `path` whole or not at all: to how.temp_path, then renamed over `path`.
-// Returns 0, or the errno of the step that failed; then `path` is as it was and the temporary
-// file is gone.
+// The temporary file's name for `path`: ".NAME.XXXXXX" in the same directory (so that rename()
+// replaces the file in one step), the Xs made random by mkostemp. A leading dot and no ".prom"
+// at the end: node_exporter's textfile collector never reads it.
+inline std::string atomic_temp_template(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + ".XXXXXX";
+}
+
+// Writes `text` to `path` whole or not at all: to a new temporary file beside it, then renamed
+// over `path`. Returns 0, or the errno of the step that failed; then `path` is as it was and the
+// temporary file is gone.
+//
+// The temporary file is created with mkostemp (O_CREAT|O_EXCL, mode 0600, a name nobody can
+// guess): in a directory that another user can write (a textfile directory), whatever they
+// planted there (a symlink to a file of ours, a file of theirs) is never opened, followed or
+// truncated; at worst a name is taken and mkostemp tries another. O_TMPFILE with linkat() would
+// need a name as well to replace an existing file (linkat does not replace), and not every file
+// system has O_TMPFILE.
 inline int write_file_atomically(const std::string& path, std::string_view text,
                                  const AtomicWrite& how) {
-  UniqueFd fd(::open(how.temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, how.mode));
+  std::string temp = atomic_temp_template(path);
+  UniqueFd fd(::mkostemp(temp.data(), O_CLOEXEC));
   if (!fd) return errno;
   int err = 0;
   size_t done = 0;
@@ -47,8 +63,8 @@ inline int write_file_atomically(const std::string& path, std::string_view text,
   if (err == 0 && how.sync && ::fsync(fd.get()) != 0) err = errno;
   // close() reports what a file system could not write back (NFS): checked, not left to ~UniqueFd.
   if (::close(fd.release()) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(how.temp_path.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) ::unlink(how.temp_path.c_str());
+  if (err == 0 && ::rename(temp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) ::unlink(temp.c_str());
   return err;
 }
 
