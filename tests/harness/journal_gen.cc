@@ -4,13 +4,20 @@
 // RecordStamper, to_json, append_journal_entry_head) with the fields journald adds, in journal
 // export format, written through systemd-journal-remote into one journal file per host, as a
 // receiver with SplitMode=host has them. tests/integration/journal_gen_test.cc checks an entry
-// field by field against the real daemon's for the same event.
+// of every kind the scenarios write (port_state, port_err, port_active, sm_change, lid_change,
+// client_reregister, device_fatal, app_report, and port_health with each verdict) field by
+// field against the real daemon's for the same event.
 //
 //   rdma-journal-gen --scenario incidents --output DIR     the tests' small fleet (fixed)
 //   rdma-journal-gen --hosts 1000 --records 1000000 --output DIR [--seed N]
 //   rdma-journal-gen --entry EVENT --host NAME             one entry on stdout (export format)
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +47,8 @@ struct Happening {
   uint32_t device;  // mlx5_<device>
   std::string health;
   std::string reason;
+  std::string previous = {};  // port_health: the verdict before; empty: the usual one
+  uint32_t downs = 0;         // port_health: the downs in the flap window
 };
 
 // The InfiniBand HDR port every generated host has (the simulator's two-adapters mlx5_0/1).
@@ -85,7 +94,9 @@ Record make_record(const Happening& h) {
     case EventKind::kSmChange:
     case EventKind::kLidChange:
     case EventKind::kClientReregister:
-      r.event_type = h.event == EventKind::kSmChange    ? 15
+      // enum ibv_event_type: IBV_EVENT_LID_CHANGE 11, IBV_EVENT_SM_CHANGE 13,
+      // IBV_EVENT_CLIENT_REREGISTER 17.
+      r.event_type = h.event == EventKind::kSmChange    ? 13
                      : h.event == EventKind::kLidChange ? 11
                                                         : 17;
       r.port = 1;
@@ -93,8 +104,9 @@ Record make_record(const Happening& h) {
       r.previous = port_block(true);
       break;
     case EventKind::kDeviceFatal:
-      r.event_type = 0;
-      r.ports = {port_block(false)};
+      // IBV_EVENT_DEVICE_FATAL; the ports as last known, before the device died: up.
+      r.event_type = 8;
+      r.ports = {port_block(true)};
       break;
     case EventKind::kAppReport:
       r.event_type = 1;
@@ -112,8 +124,12 @@ Record make_record(const Happening& h) {
       r.port = 1;
       r.health = h.health;
       r.reason = h.reason;
-      r.previous_health = h.health == "healthy" ? "down" : "healthy";
+      // A port's first verdict has none before it (null).
+      r.previous_health = h.reason == "first_seen" ? ""
+                          : h.previous.empty()     ? (h.health == "healthy" ? "down" : "healthy")
+                                                   : h.previous;
       r.since_us = h.time_us;
+      r.downs_in_window = h.downs;
       r.window_s = 10;
       r.quiet_s = 2;
       break;
@@ -138,7 +154,11 @@ class HostJournal {
   // does (same record, same seq).
   std::string entry(const Happening& h) {
     Record r = make_record(h);
+    // A verdict's cause is the record before it (the port_err, port_active or device_fatal
+    // that changed it), as the daemon publishes them; a first verdict has none.
+    if (h.event == EventKind::kPortHealth && h.reason != "first_seen") r.cause_seq = last_seq_;
     stamper_.stamp(r, h.time_us);
+    last_seq_ = r.seq;
     if (h.event == EventKind::kPortHealth) r.severity = health_severity(h.health);
     std::string out;
     out += "__REALTIME_TIMESTAMP=" + std::to_string(h.time_us) + "\n";
@@ -167,6 +187,7 @@ class HostJournal {
   std::string boot_id_;
   std::string machine_id_;
   uint64_t pid_;
+  uint64_t last_seq_ = 0;
 };
 
 struct Fleet {
@@ -185,11 +206,11 @@ struct Fleet {
     for (size_t i = first; i < first + count && i < hosts.size(); ++i) {
       const int64_t down = t + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread + 1));
       add(i, {down, EventKind::kPortErr, 0, "", ""});
-      add(i, {down + 150, EventKind::kPortHealth, 0, "down", "link_down"});
+      add(i, {down + 150, EventKind::kPortHealth, 0, "down", "link_down", "", 1});
       add(i, {t + spread + 200'000 + static_cast<int64_t>(rng() % 300'000), EventKind::kSmChange, 0,
               "", ""});
       add(i, {t + back, EventKind::kPortActive, 0, "", ""});
-      add(i, {t + back + 150, EventKind::kPortHealth, 0, "healthy", "link_up"});
+      add(i, {t + back + 150, EventKind::kPortHealth, 0, "healthy", "link_up", "", 1});
     }
   }
   // One port flaps: `downs` downs and ups, two seconds apart, then a flapping verdict.
@@ -199,7 +220,7 @@ struct Fleet {
       add(host, {t + i * 2 * kSecond + kSecond, EventKind::kPortActive, 0, "", ""});
     }
     add(host, {t + (downs - 1) * 2 * kSecond + kSecond + 150, EventKind::kPortHealth, 0, "flapping",
-               "flaps_in_window"});
+               "flaps_in_window", "", static_cast<uint32_t>(downs)});
   }
   void fatal(int64_t t, size_t host) {
     add(host, {t, EventKind::kDeviceFatal, 0, "", ""});
@@ -277,12 +298,25 @@ Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed) {
 // DIR/remote-HOST.journal. `copies`: every copies-th entry is sent twice, as an upload that
 // starts again from its cursor does.
 bool write_fleet(Fleet& f, const std::string& dir, size_t copies, uint64_t seed) {
+  // A directory that is not there, or not one, is said before anything runs (a pipe to a
+  // journal-remote that could not open its output would end this program with SIGPIPE).
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(dir.c_str(), W_OK) != 0) {
+    const int error = ::stat(dir.c_str(), &st) != 0 ? errno
+                      : S_ISDIR(st.st_mode)         ? EACCES
+                                                    : ENOTDIR;
+    std::fprintf(stderr, "rdma-journal-gen: --output %s: %s\n", dir.c_str(), std::strerror(error));
+    return false;
+  }
+  // A journal-remote that fails midway: its messages are kept and said, not a SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::string log = dir + "/.journal-remote.log";
   for (size_t i = 0; i < f.hosts.size(); ++i) {
     auto& list = f.happenings[i];
     std::stable_sort(list.begin(), list.end(),
                      [](const Happening& a, const Happening& b) { return a.time_us < b.time_us; });
-    const std::string command = std::string(kRemote) + " --output=" + dir + "/remote-" +
-                                f.hosts[i] + ".journal - 2>/dev/null";
+    const std::string command =
+        std::string(kRemote) + " --output=" + dir + "/remote-" + f.hosts[i] + ".journal - 2>" + log;
     std::FILE* pipe = ::popen(command.c_str(), "w");
     if (!pipe) {
       std::perror("rdma-journal-gen: popen");
@@ -292,29 +326,49 @@ bool write_fleet(Fleet& f, const std::string& dir, size_t copies, uint64_t seed)
     std::string buffer;
     size_t n = 0;
     std::string last;
+    bool written = true;
     for (const auto& h : list) {
       last = journal.entry(h);
       buffer += last;
       if (copies && ++n % copies == 0) buffer += last;
       if (buffer.size() > (1 << 20)) {
-        std::fwrite(buffer.data(), 1, buffer.size(), pipe);
+        written = written && std::fwrite(buffer.data(), 1, buffer.size(), pipe) == buffer.size();
         buffer.clear();
       }
     }
-    std::fwrite(buffer.data(), 1, buffer.size(), pipe);
-    if (::pclose(pipe) != 0) {
-      std::fprintf(stderr, "rdma-journal-gen: %s failed for %s\n", kRemote, f.hosts[i].c_str());
+    written = written && std::fwrite(buffer.data(), 1, buffer.size(), pipe) == buffer.size();
+    const int status = ::pclose(pipe);
+    if (!written || status != 0) {
+      std::fprintf(stderr, "rdma-journal-gen: %s failed for %s (%s/remote-%s.journal)%s\n", kRemote,
+                   f.hosts[i].c_str(), dir.c_str(), f.hosts[i].c_str(),
+                   written ? "" : ": it stopped reading");
+      std::FILE* said = std::fopen(log.c_str(), "r");
+      char line[512];
+      while (said && std::fgets(line, sizeof line, said))
+        std::fprintf(stderr, "  %s", line);
+      if (said) std::fclose(said);
       return false;
     }
   }
+  ::unlink(log.c_str());
   return true;
 }
+
+// What make_record makes: the kinds the scenarios write (and the notices of a port's SM and
+// address, which it makes alike).
+constexpr EventKind kEntryKinds[] = {
+    EventKind::kPortState,   EventKind::kPortErr,   EventKind::kPortActive,
+    EventKind::kSmChange,    EventKind::kLidChange, EventKind::kClientReregister,
+    EventKind::kDeviceFatal, EventKind::kAppReport, EventKind::kPortHealth};
 
 int usage() {
   std::fputs(
       "usage: rdma-journal-gen --scenario incidents --output DIR [--start US] [--copies N]\n"
       "       rdma-journal-gen --hosts N --records M --output DIR [--seed S] [--start US]\n"
-      "       rdma-journal-gen --entry port_err|port_health --host NAME\n",
+      "       rdma-journal-gen --entry EVENT --host NAME [--health H --reason R --previous P\n"
+      "                        --downs N]\n"
+      "         EVENT: port_state, port_err, port_active, sm_change, lid_change,\n"
+      "         client_reregister, device_fatal, app_report, port_health\n",
       stderr);
   return 64;
 }
@@ -338,11 +392,25 @@ int main(int argc, char** argv) {
     // One entry, as the daemon's for the same event on the simulator's mlx5_0/1 would be.
     HostJournal journal(opt.count("host") ? opt["host"] : "node01", 0, seed);
     const std::string& event = opt["entry"];
-    Happening h{start, EventKind::kPortErr, 0, "", ""};
-    if (event == "port_health")
-      h = {start, EventKind::kPortHealth, 0, "down", "link_down"};
-    else if (event != "port_err")
+    const auto kind = event_from_name(event);
+    if (!kind ||
+        std::find(std::begin(kEntryKinds), std::end(kEntryKinds), *kind) == std::end(kEntryKinds))
       return usage();
+    Happening h{start, *kind, 0, "", ""};
+    if (*kind == EventKind::kPortHealth) {
+      h.health = opt.count("health") ? opt["health"] : "down";
+      h.reason = opt.count("reason") ? opt["reason"] : "link_down";
+      h.previous = opt.count("previous") ? opt["previous"] : "";
+      h.downs = static_cast<uint32_t>(number("downs", 0));
+    }
+    // A verdict with a cause comes after it, as in a scenario (its cause_seq is the seq before
+    // its own): the cause's entry is made first, and left out.
+    if (*kind == EventKind::kPortHealth && h.reason != "first_seen") {
+      const EventKind cause = h.reason == "link_up"        ? EventKind::kPortActive
+                              : h.reason == "device_fatal" ? EventKind::kDeviceFatal
+                                                           : EventKind::kPortErr;
+      journal.entry({start, cause, 0, "", ""});
+    }
     const std::string entry = journal.entry(h);
     std::fwrite(entry.data(), 1, entry.size(), stdout);
     return 0;
