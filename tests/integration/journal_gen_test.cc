@@ -228,5 +228,28 @@ TEST(JournalGen, EveryKindOfItsEntriesIsTheDaemonsFieldByField) {
   EXPECT_EQ(kinds, want);
 }
 
+// An output directory that is missing, or is a file, is said (it once ended by SIGPIPE, exit
+// 141, with nothing on stderr).
+TEST(JournalGen, SaysWhatIsWrongWithItsOutputDirectory) {
+  rdmatest::TempDir dir("rdma-journal-gen");
+  const std::string missing = dir.path() + "/missing";
+  const CommandResult none = run_command(
+      {rdmatest::bin("rdma-journal-gen"), "--hosts", "2", "--records", "10", "--output", missing});
+  EXPECT_EQ(none.exit_code(), 1);
+  EXPECT_EQ(none.err, "rdma-journal-gen: --output " + missing + ": No such file or directory\n");
+  const std::string file = dir.path() + "/file";
+  ASSERT_EQ(run_command({"touch", file}).exit_code(), 0);
+  const CommandResult not_dir = run_command(
+      {rdmatest::bin("rdma-journal-gen"), "--hosts", "2", "--records", "10", "--output", file});
+  EXPECT_EQ(not_dir.exit_code(), 1);
+  EXPECT_EQ(not_dir.err, "rdma-journal-gen: --output " + file + ": Not a directory\n");
+  // And a directory that is there: the two hosts' files, and nothing else left in it.
+  const CommandResult made = run_command({rdmatest::bin("rdma-journal-gen"), "--hosts", "2",
+                                          "--records", "10", "--output", dir.path()});
+  ASSERT_EQ(made.exit_code(), 0) << made.err;
+  const CommandResult files = run_command({"ls", "-A", dir.path()});
+  EXPECT_EQ(files.out, "file\nremote-node01.journal\nremote-node02.journal\n");
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test
