@@ -20,6 +20,11 @@ const Spec* find_spec(const std::string& name) {
   return nullptr;
 }
 
+// The commands named by two words ("port down", "counter add").
+bool is_command_group(const std::string& word) {
+  return word == "port" || word == "gid" || word == "module" || word == "counter";
+}
+
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   for (const std::string& x : v)
     if (x == s) return true;
@@ -56,8 +61,7 @@ int main(int argc, char** argv) {
   if (words.empty() || words[0] == "help") {
     if (words.size() > 1) {
       std::string name = words[1];
-      if (words.size() > 2 && (name == "port" || name == "gid" || name == "module"))
-        name += " " + words[2];
+      if (words.size() > 2 && is_command_group(name)) name += " " + words[2];
       if (!print_command_help(name, stdout)) {
         std::fprintf(stderr, "rdma-sim: no command \"%s\"\n", name.c_str());
         return kExitUsage;
@@ -71,8 +75,7 @@ int main(int argc, char** argv) {
   Args a;
   size_t next = 1;
   a.command = words[0];
-  if ((a.command == "port" || a.command == "gid" || a.command == "module") && words.size() > 1)
-    a.command += " " + words[next++];
+  if (is_command_group(a.command) && words.size() > 1) a.command += " " + words[next++];
   const Spec* spec = find_spec(a.command);
   if (help) {
     if (!print_command_help(spec ? a.command : words[0], stdout)) print_usage(stdout);

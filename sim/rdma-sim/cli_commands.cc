@@ -1,6 +1,7 @@
 // The control commands: each one's arguments become a request to the simulator.
 #include "cli_commands.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <functional>
 
@@ -15,8 +16,9 @@ uint64_t number(const std::string& text, const std::string& what, uint64_t max) 
   if (digits.empty() || digits.size() > 20 ||
       digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos)
     throw UsageError(what + " \"" + text + "\" is not a number");
+  errno = 0;
   const unsigned long long v = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
-  if (v > max)
+  if (errno == ERANGE || v > max)
     throw UsageError(what + " " + text + " is out of range (0.." + std::to_string(max) + ")");
   return v;
 }
@@ -104,7 +106,7 @@ json event_type(const std::string& text) {
 }  // namespace
 
 const std::vector<Spec>& specs() {
-  static const std::vector<Spec> kSpecs = with_devx_specs({
+  static const std::vector<Spec> kSpecs = with_counter_specs(with_devx_specs({
       {"start",
        0,
        0,
@@ -327,7 +329,7 @@ const std::vector<Spec>& specs() {
                      {{"cmd", "set"},
                       {"query_latency_us", number(a.positional[1], "query-latency-us", 10000000)}});
        }},
-  });
+  }));
   return kSpecs;
 }
 

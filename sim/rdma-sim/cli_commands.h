@@ -25,6 +25,8 @@ struct Spec {
 const std::vector<Spec>& specs();
 // cli_devx.cc: the DEVX commands, appended to the others.
 std::vector<Spec> with_devx_specs(std::vector<Spec> specs);
+// cli_counters.cc: the counter commands, appended likewise.
+std::vector<Spec> with_counter_specs(std::vector<Spec> specs);
 
 // Helpers of the command table.
 // A number in decimal, or hex with 0x, up to max; UsageError otherwise.

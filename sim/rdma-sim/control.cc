@@ -262,6 +262,7 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
                 {"message", std::string("no-RDMA mode ") + (on ? "on" : "off")},
                 {"no_rdma", on}};
   }
+  if (cmd == "counter") return handle_counter(req);
   if (auto reply = handle_devx(cmd, req)) return reply;
   if (cmd == "set") {
     const auto us = need<uint64_t>(req, "query_latency_us");

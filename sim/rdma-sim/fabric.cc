@@ -64,6 +64,17 @@ json devx_json(const DevxModel& m, size_t channels) {
           {"channels", channels}};
 }
 
+// A port's counters by group, {"counters": {"symbol_error": 0, ...}, "hw_counters": {...}}, and
+// the files given a fault, {"counter_faults": {"counters/symbol_error": "missing"}}.
+void add_counters_json(const Port& port, json* out) {
+  json faults = json::object();
+  for (const Counter& c : port.counters) {
+    (*out)[group_dir(c.group)][c.name] = c.value;
+    if (c.fault != CounterFault::kNone) faults[c.path()] = fault_name(c.fault);
+  }
+  if (!faults.empty()) (*out)["counter_faults"] = faults;
+}
+
 }  // namespace
 
 const char* event_type_name(uint32_t type) {
@@ -346,6 +357,7 @@ json Fabric::show(const std::string& only) const {
                  {"pkeys", pkeys}};
       if (!port.netdev.empty()) pj["netdev"] = port.netdev;
       if (d.devx.is_mlx5()) pj["module"] = port.module;
+      add_counters_json(port, &pj);
       ports.push_back(pj);
     }
     json dev = {
@@ -356,6 +368,8 @@ json Fabric::show(const std::string& only) const {
         {"state", state_name(e.state)},
         {"open_contexts", contexts_.open_count(e.index)},
         {"provider", devx::name_of(devx::providers(), static_cast<uint32_t>(d.devx.provider))},
+        {"counters", pma_counters_name(d.counters.pma)},
+        {"hw_counters", hw_counters_name(d.counters.hw)},
         {"ports", ports}};
     if (d.devx.is_mlx5()) dev["devx"] = devx_json(d.devx, channels_.open_count(e.index));
     devices.push_back(dev);

@@ -109,6 +109,25 @@ class Fabric {
                                    const std::string& netdev);
   std::vector<Delivery> gid_del_ip(const std::string& target, const std::string& ip);
 
+  // --- port counters (counter_commands.cc) -----------------------------------------------------
+  // They change no state that verbs report and queue no event; the sysfs file changes at once.
+  // What a counter command did: the port ("mlx5_0/1") and the counter as it is now.
+  struct CounterChange {
+    std::string port;
+    Counter counter;
+    bool saturated = false;  // an add that did not fit
+  };
+  // Adds n, saturating at the counter's width.
+  CounterChange counter_add(const std::string& target, const std::string& name, uint64_t n);
+  // Refuses a value over the counter's width; 0 is what a reset by another tool looks like.
+  CounterChange counter_set(const std::string& target, const std::string& name, uint64_t value);
+  // The counter's file reads as `fault` says (kNone: its value again); its value goes on.
+  CounterChange counter_fail(const std::string& target, const std::string& name,
+                             CounterFault fault);
+  // Every counters/ counter of the port back to 0, as `perfquery -R` resets the PMA's; the
+  // driver's hw_counters/ cannot be reset. Returns how many there are.
+  size_t counter_reset(const std::string& target);
+
   // --- raw events ------------------------------------------------------------------------------
   Delivery raw_event(const std::string& target, uint32_t type, std::optional<uint64_t> element,
                      std::optional<uint64_t> context_id);
@@ -151,6 +170,16 @@ class Fabric {
   // A port event that the firmware raises as PORT_CHANGE: DEVX first, then the verbs event.
   Delivery deliver_port(const DeviceEntry& e, int port, uint32_t type, uint8_t subtype);
   Delivery gid_changed(const DeviceEntry& e, int port);
+  // The counter `name` of port `target`, with its device and port number; CommandError if none.
+  struct CounterRef {
+    DeviceEntry& device;
+    int port;
+    Counter& counter;
+  };
+  CounterRef counter_ref(const std::string& target, const std::string& name);
+  // A link lost: link_downed counts it in counters/ and, where the driver has one (rxe), in
+  // hw_counters/.
+  void count_link_down(DeviceEntry& e, int port);
   void finish_removal(size_t position);
   int free_slot() const;
   uint32_t free_uverbs() const;

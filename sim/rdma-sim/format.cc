@@ -52,6 +52,24 @@ void print_channel(const json& c) {
           : "");
 }
 
+// "    counters/  link_downed 3  symbol_error 12  (19 more at 0)": the counters that are not 0.
+void print_counters(const json& port, const char* group) {
+  if (!port.contains(group)) return;
+  std::string line = std::string("    ") + group + "/";
+  size_t zero = 0;
+  for (const auto& [name, value] : port[group].items()) {
+    if (value.get<uint64_t>() == 0)
+      ++zero;
+    else
+      line += "  " + name + " " + value.dump();
+  }
+  if (zero == port[group].size())
+    line += "  all " + std::to_string(zero) + " at 0";
+  else if (zero)
+    line += "  (" + std::to_string(zero) + " more at 0)";
+  std::printf("%s\n", line.c_str());
+}
+
 }  // namespace
 
 void print_show(const json& reply) {
@@ -85,6 +103,11 @@ void print_show(const json& reply) {
       for (const json& k : p["pkeys"])
         std::printf("    pkey[%d]  %s\n", k["index"].get<int>(),
                     k["pkey"].get<std::string>().c_str());
+      print_counters(p, "counters");
+      print_counters(p, "hw_counters");
+      if (p.contains("counter_faults"))
+        for (const auto& [path, fault] : p["counter_faults"].items())
+          std::printf("    %s  %s\n", path.c_str(), fault.get<std::string>().c_str());
     }
   }
   for (const json& name : reply["unplugged"])

@@ -32,7 +32,8 @@ const Help kHelp[] = {
     {"env", "rdma-sim env",
      "Print the `export ...` lines that `run` would apply, for a shell: eval \"$(rdma-sim env)\"."},
     {"show", "rdma-sim show [DEV]",
-     "Show devices, ports, GIDs and P_Keys (and unplugged devices)."},
+     "Show devices, ports, GIDs, P_Keys, the counters that are not 0 and the counter files\n"
+     "made to fail (and unplugged devices). --json: every counter."},
     {"stats", "rdma-sim stats",
      "Show the accounting: every context (pid, device, open or closed, events queued by the\n"
      "simulator, read by ibv_get_async_event, acked by ibv_ack_async_event), every DEVX channel\n"
@@ -40,8 +41,8 @@ const Help kHelp[] = {
      "totals."},
     {"port down", "rdma-sim port down DEV/PORT [--phys polling|disabled|sleep]",
      "Take a port's link down: state DOWN; phys Polling (InfiniBand) or Disabled (Ethernet)\n"
-     "unless --phys says otherwise; an InfiniBand port loses its LID and SM LID (0).\n"
-     "Queues PORT_ERR."},
+     "unless --phys says otherwise; an InfiniBand port loses its LID and SM LID (0); its\n"
+     "link_downed counters (counters/, and rxe's hw_counters/) count one more. Queues PORT_ERR."},
     {"port up", "rdma-sim port up DEV/PORT [--lid N] [--sm-lid N] [--width W] [--speed S]",
      "Bring a port's link up: state ACTIVE, phys LinkUp; an InfiniBand port gets its LID and\n"
      "SM LID back (the ones it had, or those given). --width (1x, 2x, 4x, 8x, 12x) and\n"
@@ -68,6 +69,22 @@ const Help kHelp[] = {
      "::ffff:a.b.c.d) in the first two free slots. Queues two GID_CHANGE."},
     {"gid del-ip", "rdma-sim gid del-ip DEV/PORT IP",
      "The IP address goes away: removes its GIDs. Queues one GID_CHANGE per GID."},
+    {"counter add", "rdma-sim counter add DEV/PORT NAME N",
+     "Add N to a port counter of counters/ (the PMA's: symbol_error, link_downed, ...) or\n"
+     "hw_counters/ (the driver's). A counter stops at its width's maximum and never wraps:\n"
+     "local_link_integrity_errors at 15, link_downed at 255, symbol_error at 65535. NAME may\n"
+     "name the group, hw_counters/link_downed, where both have it. No event: the file changes."},
+    {"counter set", "rdma-sim counter set DEV/PORT NAME N",
+     "Set a port counter to N; refused over its width's maximum. 0 is what a reset by another\n"
+     "tool (perfquery -R) looks like to a reader."},
+    {"counter fail", "rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok",
+     "Make a counter's file fail its readers: missing (no file: ENOENT), empty (0 bytes),\n"
+     "garbage (\"N/A (no PMA)\", as older kernels printed), unreadable (open succeeds, read\n"
+     "fails: EISDIR here, EINVAL or EIO on a real kernel). ok: the file is back, with the\n"
+     "counter's value, which went on counting meanwhile."},
+    {"counter reset", "rdma-sim counter reset DEV/PORT",
+     "Set every counters/ counter of a port to 0, as perfquery -R does (hw_counters/ cannot be\n"
+     "reset)."},
     {"fatal", "rdma-sim fatal DEV [--port N]",
      "Firmware fatal error: queues DEVICE_FATAL (element N, default 0). The device stays listed\n"
      "but every query on it fails with EIO (and it cannot be opened) until unplug + replug."},

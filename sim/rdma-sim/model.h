@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/devx.h"
+#include "counters.h"
 
 namespace rdmasim {
 
@@ -33,6 +34,8 @@ struct Port {
   uint16_t saved_sm_lid = 0;
   // mlx5: the cable or optical module of this port, as PORT_MODULE_EVENT numbers it.
   uint8_t module = 0;
+  // The counters/ and hw_counters/ files of the port (the device's CounterSets).
+  std::vector<Counter> counters;
 
   bool is_ethernet() const { return attr.link_layer == IBV_LINK_LAYER_ETHERNET; }
 };
@@ -65,6 +68,7 @@ struct DeviceModel {
   uint32_t num_comp_vectors = 0;
   ibv_device_attr_ex attr{};  // node GUIDs, fw_ver and phys_port_cnt filled by finalize()
   DevxModel devx;
+  CounterSets counters;  // which counter groups its ports have
   std::vector<Port> ports;
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.

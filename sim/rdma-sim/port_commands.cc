@@ -3,6 +3,8 @@
 // firmware reports them as PORT_CHANGE EQEs, which DEVX channels subscribed to 0x09 get too
 // (docs/simulator.md, "DEVX"): state down/up on every port; LID, P_Key, GUID and client
 // reregistration on InfiniBand ports (a RoCE port's GIDs follow its netdev, not the firmware).
+// A port that goes down also counts the lost link in its link_downed counters
+// (counter_commands.cc), published with the rest before the PORT_ERR.
 #include <algorithm>
 
 #include "fabric.h"
@@ -70,6 +72,7 @@ std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional
   }
   publish(e);
   sysfs_.write_port(e.model, p);
+  count_link_down(e, p);
   return {deliver_port(e, p, IBV_EVENT_PORT_ERR, kPortChangeDown)};
 }
 

@@ -77,6 +77,8 @@ class Simulator {
   // devx-destroy.
   std::optional<nlohmann::json> handle_devx(const std::string& cmd, const nlohmann::json& request);
   nlohmann::json handle_devx_storm(const nlohmann::json& request);
+  // control_counters.cc: counter add, set, fail and reset.
+  nlohmann::json handle_counter(const nlohmann::json& request);
 
   std::string dir_;
   UniqueFd dir_lock_;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "rdma_eventd/internal/enum_names.h"
@@ -31,21 +32,25 @@ void make_dirs(const std::string& path) {
   if (ec) throw std::system_error(ec, "cannot create " + path);
 }
 
+void create_file(const std::string& path, const std::string& content) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  if (fd < 0) throw_errno("cannot write " + path);
+  const ssize_t n = write(fd, content.data(), content.size());
+  const int saved = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(content.size())) {
+    errno = n < 0 ? saved : EIO;
+    throw_errno("cannot write " + path);
+  }
+}
+
 // Writes a file that readers may be looking at: through a temporary and a rename, so they see the
 // old or the new value. In a directory nobody can see yet (staging), directly.
 void write_file(const std::string& dir, const std::string& name, const std::string& content,
                 bool staging = false) {
   const std::string path = dir + "/" + name;
   const std::string tmp = staging ? path : dir + "/." + name + ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
-  if (fd < 0) throw_errno("cannot write " + tmp);
-  const ssize_t n = write(fd, content.data(), content.size());
-  const int saved = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(content.size())) {
-    errno = n < 0 ? saved : EIO;
-    throw_errno("cannot write " + tmp);
-  }
+  create_file(tmp, content);
   if (!staging && rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
 }
 
@@ -146,6 +151,73 @@ void write_gid_files(const std::string& pdir, const Gid& g, int index, bool stag
     remove_file(pdir + "/gid_attrs/ndevs/" + name);
 }
 
+// Puts a file holding `content`, or an empty directory when there is none, at dir/name in one
+// step for readers: built beside it and renamed over it, or exchanged with it where a file
+// replaces a directory or the reverse (rename cannot), then the old one removed.
+void replace_entry(const std::string& dir, const std::string& name,
+                   const std::optional<std::string>& content) {
+  const std::string path = dir + "/" + name;
+  const std::string tmp = dir + "/." + name + ".tmp";
+  remove_all_of(tmp);
+  if (content)
+    create_file(tmp, *content);
+  else if (mkdir(tmp.c_str(), 0755) != 0)
+    throw_errno("cannot create " + tmp);
+  if (rename(tmp.c_str(), path.c_str()) == 0) return;
+  if (errno != EISDIR && errno != ENOTDIR) throw_errno("cannot rename to " + path);
+  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+    remove_all_of(tmp);  // the old entry
+    return;
+  }
+  // A file system without RENAME_EXCHANGE: readers find no entry for a moment.
+  if (errno != EINVAL) throw_errno("cannot exchange " + tmp + " and " + path);
+  remove_all_of(path);
+  if (rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
+}
+
+// What a counter's file holds: its value as show_pma_counter() and show_hw_stats() print it,
+// or its fault's text; nullopt for the faults that leave no regular file.
+std::optional<std::string> counter_content(const Counter& c) {
+  switch (c.fault) {
+    case CounterFault::kNone:
+      return fmt("%llu\n", static_cast<unsigned long long>(c.value));
+    case CounterFault::kEmpty:
+      return std::string();
+    case CounterFault::kGarbage:
+      return std::string(kGarbageText);
+    case CounterFault::kMissing:
+    case CounterFault::kUnreadable:
+      break;
+  }
+  return std::nullopt;
+}
+
+// A counter of a device nobody can see yet.
+void stage_counter(const std::string& pdir, const Counter& c) {
+  const std::string dir = pdir + "/" + group_dir(c.group);
+  if (auto content = counter_content(c))
+    write_file(dir, c.name, *content, true);
+  else if (c.fault == CounterFault::kUnreadable)
+    make_dirs(dir + "/" + c.name);
+}
+
+// The counters/ and hw_counters/ groups of a port being staged. hw_counters/ also has
+// `lifespan`, how long the kernel caches the driver's values: 10 ms by default.
+void stage_counters(const std::string& pdir, const Port& port) {
+  bool pma = false, hw = false;
+  for (const Counter& c : port.counters) {
+    pma |= c.group == CounterGroup::kPma;
+    hw |= c.group == CounterGroup::kHw;
+  }
+  if (pma) make_dirs(pdir + "/counters");
+  if (hw) {
+    make_dirs(pdir + "/hw_counters");
+    write_file(pdir + "/hw_counters", "lifespan", "10\n", true);
+  }
+  for (const Counter& c : port.counters)
+    stage_counter(pdir, c);
+}
+
 }  // namespace
 
 std::string SysfsTree::device_dir(const std::string& name) const {
@@ -191,6 +263,7 @@ void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
       write_gid_files(pdir, port.gids[i], static_cast<int>(i), true);
     for (size_t i = 0; i < port.pkeys.size(); ++i)
       write_file(pdir + "/pkeys", std::to_string(i), fmt("0x%04x\n", port.pkeys[i]), true);
+    stage_counters(pdir, port);
   }
   if (rename(dir.c_str(), final_dir.c_str()) != 0)
     throw_errno("cannot rename " + dir + " to " + final_dir);
@@ -219,6 +292,14 @@ void SysfsTree::write_pkey(const DeviceModel& d, int port, int index) {
   const std::string pdir = port_dir(device_dir(d.name), port);
   write_file(pdir + "/pkeys", std::to_string(index),
              fmt("0x%04x\n", d.ports[port - 1].pkeys[index]));
+}
+
+void SysfsTree::write_counter(const DeviceModel& d, int port, const Counter& c) {
+  const std::string dir = port_dir(device_dir(d.name), port) + "/" + group_dir(c.group);
+  if (c.fault == CounterFault::kMissing)
+    remove_all_of(dir + "/" + c.name);
+  else
+    replace_entry(dir, c.name, counter_content(c));
 }
 
 void SysfsTree::remove_uverbs(uint32_t uverbs) {

@@ -5,8 +5,12 @@
 //   class/infiniband/<name>/ports/<p>/{state,phys_state,lid,sm_lid,sm_sl,lid_mask_count,rate,
 //                                       link_layer,cap_mask,gids/<i>,pkeys/<i>,
 //                                       gid_attrs/types/<i>,gid_attrs/ndevs/<i>}
+//   class/infiniband/<name>/ports/<p>/counters/<counter>     (devices with a PMA table)
+//   class/infiniband/<name>/ports/<p>/hw_counters/{<counter>,lifespan}
 //   class/infiniband_verbs/abi_version, class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}
 // Files are replaced atomically (write + rename), so a reader sees the old or the new value.
+// A counter given a fault (rdma-sim counter fail) is absent, empty, garbage, or a directory, whose
+// read() fails with EISDIR (docs/simulator.md, "Port counters").
 //
 // Where reading the kernel attribute fails (gid_attrs of an empty GID slot: ENODATA; the netdev of
 // an IB GID: ENODEV), the file is absent: the read fails too, at open(), with ENOENT.
@@ -32,6 +36,7 @@ class SysfsTree {
   void write_port(const DeviceModel& d, int port);  // every per-port attribute but the tables
   void write_gid(const DeviceModel& d, int port, int index);
   void write_pkey(const DeviceModel& d, int port, int index);
+  void write_counter(const DeviceModel& d, int port, const Counter& counter);
   void remove_uverbs(uint32_t uverbs);
   void remove_device(const std::string& name);
   void rename_device(const std::string& old_name, const std::string& new_name, uint32_t uverbs);

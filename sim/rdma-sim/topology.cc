@@ -18,6 +18,7 @@
 #include "common/shm_layout.h"
 #include "device_attr.h"
 #include "json_fields.h"
+#include "topology_counters.h"
 #include "topology_devx.h"
 
 namespace rdmasim {
@@ -56,10 +57,12 @@ uint32_t mtu(JsonFields& o, const std::string& key, uint32_t def) {
 }
 
 struct PortContext {
+  const std::string& device;
   uint64_t node_guid;
   int port_num;
   uint32_t default_link_layer;
   const DevxModel& devx;
+  CounterSets counters;
 };
 
 // The link-local GID a RoCE port derives from its MAC (modified EUI-64).
@@ -248,6 +251,7 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
       }
     }
   }
+  p.counters = parse_port_counters(o, pc.counters, pc.device + "/" + std::to_string(pc.port_num));
   o.check_unknown();
   return p;
 }
@@ -279,6 +283,7 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   d.node_desc = o.str("node_desc", "rdma-sim " + d.name, 63);
   d.num_comp_vectors = static_cast<uint32_t>(o.num("num_comp_vectors", 8, 1, 1024));
   d.devx = parse_devx(o);
+  d.counters = parse_counter_sets(o, d.devx.provider);
   d.attr = default_device_attr();
   d.attr.orig_attr.vendor_id =
       static_cast<uint32_t>(o.num("vendor_id", d.attr.orig_attr.vendor_id, 0, 0xffffffffu));
@@ -299,9 +304,10 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   for (size_t i = 0; i < ports->size(); ++i) {
     JsonFields port((*ports)[i], o.path("ports") + "[" + std::to_string(i) + "]", o.file());
     bool auto_lid = false;
-    d.ports.push_back(
-        parse_port(port, PortContext{d.node_guid, static_cast<int>(i + 1), link_layer, d.devx},
-                   netdevs, &auto_lid));
+    d.ports.push_back(parse_port(
+        port,
+        PortContext{d.name, d.node_guid, static_cast<int>(i + 1), link_layer, d.devx, d.counters},
+        netdevs, &auto_lid));
     if (!d.ports.back().is_ethernet()) auto_lids->push_back(auto_lid);
   }
   d.finalize();

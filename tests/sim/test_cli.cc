@@ -268,6 +268,10 @@ TEST(Cli, HelpEnvAndRun) {
                           "gid del DEV/PORT INDEX",
                           "gid add-ip DEV/PORT IP --netdev NAME",
                           "gid del-ip DEV/PORT IP",
+                          "counter add DEV/PORT NAME N",
+                          "counter set DEV/PORT NAME N",
+                          "counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok",
+                          "counter reset DEV/PORT",
                           "fatal DEV",
                           "unplug DEV",
                           "replug DEV",
@@ -277,6 +281,9 @@ TEST(Cli, HelpEnvAndRun) {
                           "no-rdma on|off",
                           "set query-latency-us N"})
     EXPECT_NE(r.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
+  r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "help", "counter", "fail"});
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "usage: rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok");
   r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "help", "gid", "add-ip"});
   EXPECT_EQ(r.out.substr(0, 54), "usage: rdma-sim gid add-ip DEV/PORT IP --netdev NAME\n\n");
   r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "unplug", "--help"});

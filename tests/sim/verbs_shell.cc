@@ -20,7 +20,7 @@
 //   read_raw C N                    read(async_fd, N bytes)
 //   poll C MS                       poll(async_fd, POLLIN)
 //   nonblock C 0|1                  O_NONBLOCK on the async fd
-//   fd_info C                       flags, close-on-exec and type of the async fd
+//   fd_info C                       number, flags, close-on-exec and type of the async fd
 //   drain C N                       N × (get_event + ack): count, per-type counts, order hash
 //   consume C N                     N × (get_event + ack), nothing else: the consumer's rate
 //   query_cost C P N                N × ibv_query_port: nanoseconds per query
@@ -277,7 +277,8 @@ json run(const std::vector<std::string>& w) {
   if (cmd == "fd_info") {
     struct stat st {};
     fstat(c.ctx->async_fd, &st);
-    return {{"fifo", S_ISFIFO(st.st_mode)},
+    return {{"fd", c.ctx->async_fd},
+            {"fifo", S_ISFIFO(st.st_mode)},
             {"accmode", fcntl(c.ctx->async_fd, F_GETFL) & O_ACCMODE},
             {"cloexec", (fcntl(c.ctx->async_fd, F_GETFD) & FD_CLOEXEC) != 0}};
   }

@@ -1,0 +1,89 @@
+// The counter control request: {"cmd": "counter", "action": "add"|"set"|"fail"|"reset",
+// "port": "DEV/PORT", "name": COUNTER, "value": N (add, set), "mode": MODE (fail)}. The reply
+// has the counter as it is now; counters queue no event.
+#include "request_fields.h"
+#include "simulator.h"
+
+namespace rdmasim {
+
+using nlohmann::json;
+
+namespace {
+
+json counter_json(const Fabric::CounterChange& c) {
+  return {{"port", c.port},
+          {"group", group_dir(c.counter.group)},
+          {"name", c.counter.name},
+          {"bits", c.counter.bits},
+          {"max", c.counter.max()},
+          {"value", c.counter.value},
+          {"fault", fault_name(c.counter.fault)}};
+}
+
+// What a reader of the file meets now.
+std::string reading(const Counter& c) {
+  switch (c.fault) {
+    case CounterFault::kNone:
+      return "reads " + std::to_string(c.value);
+    case CounterFault::kMissing:
+      return "missing (open fails with ENOENT)";
+    case CounterFault::kEmpty:
+      return "empty";
+    case CounterFault::kGarbage:
+      return "reads \"N/A (no PMA)\"";
+    case CounterFault::kUnreadable:
+      return "unreadable (a directory: read fails with EISDIR)";
+  }
+  return "";
+}
+
+json reply(const Fabric::CounterChange& c, std::string message) {
+  if (c.counter.fault != CounterFault::kNone)
+    message += "; the file stays " + std::string(fault_name(c.counter.fault)) +
+               " until `counter fail " + c.port + " " + c.counter.path() + " ok`";
+  return {{"ok", true},
+          {"message", std::move(message)},
+          {"counter", counter_json(c)},
+          {"saturated", c.saturated},
+          {"events", json::array()}};
+}
+
+}  // namespace
+
+json Simulator::handle_counter(const json& req) {
+  Fabric& f = *fabric_;
+  const std::string action = need<std::string>(req, "action");
+  const std::string port = need<std::string>(req, "port");
+  if (action == "reset") {
+    const size_t n = f.counter_reset(port);
+    return {{"ok", true},
+            {"message", port + ": " + std::to_string(n) + " counters/ counters reset to 0"},
+            {"reset", n},
+            {"events", json::array()}};
+  }
+  const std::string name = need<std::string>(req, "name");
+  if (action == "add") {
+    const auto n = need<uint64_t>(req, "value");
+    const Fabric::CounterChange c = f.counter_add(port, name, n);
+    return reply(c, c.port + ": " + c.counter.path() + " +" + std::to_string(n) + " = " +
+                        std::to_string(c.counter.value) +
+                        (c.saturated ? " (saturated: " + std::to_string(c.counter.bits) +
+                                           " bits stop at " + std::to_string(c.counter.max()) + ")"
+                                     : ""));
+  }
+  if (action == "set") {
+    const Fabric::CounterChange c = f.counter_set(port, name, need<uint64_t>(req, "value"));
+    return reply(c, c.port + ": " + c.counter.path() + " = " + std::to_string(c.counter.value));
+  }
+  if (action == "fail") {
+    const std::string mode = need<std::string>(req, "mode");
+    CounterFault fault;
+    if (!parse_fault(mode, &fault))
+      throw CommandError("counter mode \"" + mode + "\" is not one of: " + kFaultNames);
+    const Fabric::CounterChange c = f.counter_fail(port, name, fault);
+    return reply(c, c.port + ": " + c.counter.path() + " " + reading(c.counter));
+  }
+  throw CommandError("counter action \"" + action + "\" is not one of: add, set, fail, reset");
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,189 @@
+#include "counters.h"
+
+namespace rdmasim {
+namespace {
+
+struct CounterDef {
+  const char* name;
+  uint8_t bits;
+};
+
+// Linux drivers/infiniband/core/sysfs.c: PORT_PMA_ATTR widths, in pma_attrs[] order. The error
+// counters have these widths in every table; only the data and packet counters grow to 64 bits.
+constexpr CounterDef kPmaErrors[] = {{"symbol_error", 16},
+                                     {"link_error_recovery", 8},
+                                     {"link_downed", 8},
+                                     {"port_rcv_errors", 16},
+                                     {"port_rcv_remote_physical_errors", 16},
+                                     {"port_rcv_switch_relay_errors", 16},
+                                     {"port_xmit_discards", 16},
+                                     {"port_xmit_constraint_errors", 8},
+                                     {"port_rcv_constraint_errors", 8},
+                                     {"local_link_integrity_errors", 4},
+                                     {"excessive_buffer_overrun_errors", 4},
+                                     {"VL15_dropped", 16}};
+constexpr CounterDef kPmaBasicData[] = {{"port_xmit_data", 32},
+                                        {"port_rcv_data", 32},
+                                        {"port_xmit_packets", 32},
+                                        {"port_rcv_packets", 32},
+                                        {"port_xmit_wait", 32}};
+// pma_attrs_ext[]: PortCountersExtended's 64-bit counters; port_xmit_wait stays 32.
+constexpr CounterDef kPmaExtendedData[] = {
+    {"port_xmit_data", 64},       {"port_rcv_data", 64},         {"port_xmit_packets", 64},
+    {"port_xmit_wait", 32},       {"port_rcv_packets", 64},      {"unicast_rcv_packets", 64},
+    {"unicast_xmit_packets", 64}, {"multicast_rcv_packets", 64}, {"multicast_xmit_packets", 64}};
+
+// A ConnectX-6's port counters (drivers/infiniband/hw/mlx5/counters.c: the Q counters, the
+// out-of-sequence, retransmission and congestion ones), 64-bit as every hw_counters file.
+constexpr const char* kMlx5Hw[] = {"rx_write_requests",
+                                   "rx_read_requests",
+                                   "rx_atomic_requests",
+                                   "rx_dct_connect",
+                                   "out_of_buffer",
+                                   "out_of_sequence",
+                                   "duplicate_request",
+                                   "rnr_nak_retry_err",
+                                   "packet_seq_err",
+                                   "implied_nak_seq_err",
+                                   "local_ack_timeout_err",
+                                   "resp_local_length_error",
+                                   "resp_cqe_error",
+                                   "req_cqe_error",
+                                   "req_remote_invalid_request",
+                                   "req_remote_access_errors",
+                                   "resp_remote_access_errors",
+                                   "resp_cqe_flush_error",
+                                   "req_cqe_flush_error",
+                                   "roce_adp_retrans",
+                                   "roce_adp_retrans_to",
+                                   "roce_slow_restart",
+                                   "roce_slow_restart_cnps",
+                                   "roce_slow_restart_trans",
+                                   "rp_cnp_ignored",
+                                   "rp_cnp_handled",
+                                   "np_ecn_marked_roce_packets",
+                                   "np_cnp_sent",
+                                   "rx_icrc_encapsulated"};
+// Linux 6.1 drivers/infiniband/sw/rxe/rxe_hw_counters.c, in its order.
+constexpr const char* kRxeHw[] = {"sent_pkts",           "rcvd_pkts",
+                                  "duplicate_request",   "out_of_seq_request",
+                                  "rcvd_rnr_err",        "send_rnr_err",
+                                  "rcvd_seq_err",        "ack_deferred",
+                                  "retry_exceeded_err",  "retry_rnr_exceeded_err",
+                                  "completer_retry_err", "send_err",
+                                  "link_downed",         "rdma_sends",
+                                  "rdma_recvs"};
+
+constexpr const char* kPmaSetNames[] = {"none", "basic", "extended"};  // by PmaCounters
+constexpr const char* kHwSetNames[] = {"none", "mlx5", "rxe"};         // by HwCounters
+constexpr const char* kFaults[] = {"ok", "missing", "empty", "garbage", "unreadable"};
+
+template <size_t N>
+bool index_of(const char* const (&names)[N], const std::string& name, uint8_t* index) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i]) {
+      *index = static_cast<uint8_t>(i);
+      return true;
+    }
+  return false;
+}
+
+std::string names_in(const std::vector<Counter>& counters, CounterGroup group) {
+  std::string out;
+  for (const Counter& c : counters)
+    if (c.group == group) out += (out.empty() ? "" : ", ") + std::string(c.name);
+  return out;
+}
+
+}  // namespace
+
+std::string Counter::path() const {
+  return std::string(group_dir(group)) + "/" + name;
+}
+
+std::vector<Counter> make_port_counters(CounterSets sets) {
+  std::vector<Counter> out;
+  auto add = [&](const char* name, CounterGroup group, uint8_t bits) {
+    out.push_back(Counter{name, group, bits});
+  };
+  if (sets.pma != PmaCounters::kNone) {
+    for (const CounterDef& d : kPmaErrors)
+      add(d.name, CounterGroup::kPma, d.bits);
+    if (sets.pma == PmaCounters::kBasic)
+      for (const CounterDef& d : kPmaBasicData)
+        add(d.name, CounterGroup::kPma, d.bits);
+    else
+      for (const CounterDef& d : kPmaExtendedData)
+        add(d.name, CounterGroup::kPma, d.bits);
+  }
+  if (sets.hw == HwCounters::kMlx5)
+    for (const char* name : kMlx5Hw)
+      add(name, CounterGroup::kHw, 64);
+  if (sets.hw == HwCounters::kRxe)
+    for (const char* name : kRxeHw)
+      add(name, CounterGroup::kHw, 64);
+  return out;
+}
+
+const char* group_dir(CounterGroup group) {
+  return group == CounterGroup::kPma ? "counters" : "hw_counters";
+}
+
+const char* pma_counters_name(PmaCounters set) {
+  return kPmaSetNames[static_cast<size_t>(set)];
+}
+
+const char* hw_counters_name(HwCounters set) {
+  return kHwSetNames[static_cast<size_t>(set)];
+}
+
+bool parse_pma_counters(const std::string& name, PmaCounters* set) {
+  uint8_t i;
+  if (!index_of(kPmaSetNames, name, &i)) return false;
+  *set = static_cast<PmaCounters>(i);
+  return true;
+}
+
+bool parse_hw_counters(const std::string& name, HwCounters* set) {
+  uint8_t i;
+  if (!index_of(kHwSetNames, name, &i)) return false;
+  *set = static_cast<HwCounters>(i);
+  return true;
+}
+
+const char* fault_name(CounterFault fault) {
+  return kFaults[static_cast<size_t>(fault)];
+}
+
+bool parse_fault(const std::string& name, CounterFault* fault) {
+  uint8_t i;
+  if (!index_of(kFaults, name, &i)) return false;
+  *fault = static_cast<CounterFault>(i);
+  return true;
+}
+
+Counter* find_counter(std::vector<Counter>& counters, const std::string& name,
+                      const std::string& port, std::string* error) {
+  const size_t slash = name.find('/');
+  const std::string file = slash == std::string::npos ? name : name.substr(slash + 1);
+  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
+  std::vector<Counter*> found;
+  for (Counter& c : counters)
+    if (file == c.name && (dir.empty() || dir == group_dir(c.group))) found.push_back(&c);
+  if (found.size() == 1) return found[0];
+  if (found.size() > 1) {
+    *error = "\"" + name + "\" is in both counters/ and hw_counters/ of " + port +
+             ": say counters/" + file + " or hw_counters/" + file;
+    return nullptr;
+  }
+  const std::string pma = names_in(counters, CounterGroup::kPma);
+  const std::string hw = names_in(counters, CounterGroup::kHw);
+  std::string known;
+  if (!pma.empty()) known = "counters/: " + pma;
+  if (!hw.empty()) known += (known.empty() ? "" : "; ") + std::string("hw_counters/: ") + hw;
+  *error = port + " has no counter \"" + name + "\" (" +
+           (known.empty() ? "it has neither counters/ nor hw_counters/" : known) + ")";
+  return nullptr;
+}
+
+}  // namespace rdmasim
