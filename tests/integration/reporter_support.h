@@ -1,4 +1,4 @@
-// Helpers for the reporter tests (reporter_test.cc, reporter_socket_test.cc,
+// What the reporter tests share (reporter_test.cc, reporter_socket_test.cc,
 // reporter_compat_test.cc): reporters of the client library's C API opened as this process's
 // user or as another, their replies awaited on their fd, a daemon stopped for a while, and the
 // report every test sends.
