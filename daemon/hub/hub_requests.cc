@@ -238,7 +238,7 @@ StatusReply::Subscribers SubscriberHub::subscribers_status(const Subscriber& sel
   };
   for (const auto& [id, ptr] : subscribers_) {
     const Subscriber& s = *ptr;
-    if (s.slot_released || s.reporter()) continue;  // closing: not counted, not listed
+    if (s.slot_released || s.reporter()) continue;  // closing, or not a subscriber
     const OutputQueue::Stats& st = s.out.stats();
     out.list.push_back(StatusReply::Subscriber{
         .id = s.id,
