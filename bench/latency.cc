@@ -5,12 +5,13 @@
 // subscriber reads on the reader thread; the sample for (subscriber, event) is the time of the read
 // that completed the record's line minus the injection time. Record seq hello_seq + 1 + k is event
 // k (nothing else happens on the fabric meanwhile). The daemon's CPU time is taken over the whole
-// run.
+// run. With --reporters N, N idle reporters of the client library are connected for the run.
 #include <sys/prctl.h>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "idle_reporters.h"
 #include "latency_samples.h"
 #include "proc_stats.h"
 #include "sim_control.h"
@@ -23,7 +24,7 @@ using nlohmann::json;
 int cmd_latency(int argc, char** argv) {
   const Args a(argc, argv,
                {"sim", "socket", "daemon-pid", "subscribers", "events", "rate", "target", "figure",
-                "run", "results"},
+                "run", "results", "reporters"},
                {});
   const uint64_t events = a.num("events");
   const uint64_t rate = a.num("rate", 1000);
@@ -35,6 +36,8 @@ int cmd_latency(int argc, char** argv) {
   // The pacing sleeps: without this the kernel may wake this thread up to 50 us late.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
+  // Idle reporters (--reporters N), connected for the whole run: what they cost the fan-out.
+  const IdleReporters idle(a.str("socket"), a.num("reporters", 0));
   LatencySamples samples(nsubs, events);
   const PortErrRun run =
       run_port_errs(a.str("socket"), nsubs, sim, target, events, rate, pid, samples);
@@ -55,7 +58,8 @@ int cmd_latency(int argc, char** argv) {
       {"reader_cpu_s", totals.reader_cpu_s},
       {"reader_busy", totals.reader_wall_s > 0 ? totals.reader_cpu_s / totals.reader_wall_s : 0},
       {"rss_kib", mem.rss_kib},
-      {"hwm_kib", mem.hwm_kib}});
+      {"hwm_kib", mem.hwm_kib},
+      {"reporters", idle.describe()}});
   samples.summarize(r);
   add_cpu(r, run.cpu, events);
   emit_result(a.str("results", ""), r.dump());

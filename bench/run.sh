@@ -28,12 +28,17 @@
 #                          incidents, alone: bench/incidents.sh (rdma-eventctl history
 #                          --incidents over a central journal of 1,000 hosts and 1,000,000
 #                          records, --runs times; no daemon, no report: its row is written
-#                          by hand in docs/benchmarks.md)
+#                          by hand in docs/benchmarks.md); reporters, alone: the fan-out with
+#                          --reporters idle reporters connected, on the report socket, on the
+#                          events socket (as before it), and with none, --runs times (a summary
+#                          on stderr, no report: its table is written by hand in
+#                          docs/benchmarks.md, "Idle reporters")
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
 #   --fanout-count N       events per fan-out storm (default 10000)
 #   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
+#   --reporters N          idle reporters in --only reporters (default 100)
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device and one more 16-device storm under
 #                          `perf record` and write the daemon's profiles (perf report) to
@@ -66,6 +71,7 @@ instructions="" instructions_count=""
 max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
+reporters=100
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -81,6 +87,7 @@ while [ $# -gt 0 ]; do
     --latency-events) latency_events=$2; shift ;;
     --fanout-count) fanout_count=$2; shift ;;
     --subscribers) subscribers=$2; shift ;;
+    --reporters) reporters=$2; shift ;;
     --idle-seconds) idle_seconds=$2; shift ;;
     --profile) profile=$(abs "$2"); shift ;;
     --instructions) instructions=$(abs "$2"); shift ;;
@@ -117,6 +124,11 @@ if [ ${#sub_counts[@]} != 3 ]; then
   exit 64
 fi
 sections=(storm slow latency startup idle health)  # what --only names, and none
+if [[ ",$only," == *,reporters,* ]] && [ "$only" != reporters ]; then
+  echo "run.sh: --only reporters runs alone" >&2
+  exit 64
+fi
+[ "$only" != reporters ] || sections+=(reporters)
 for section in ${only//,/ }; do
   if [[ " ${sections[*]} none " != *" $section "* ]]; then
     echo "run.sh: --only: unknown section '$section' ($(printf '%s, ' "${sections[@]}")none)" >&2
@@ -366,6 +378,45 @@ latency_runs() {  # RUN
   done
 }
 
+# Idle reporters (--only reporters): the fan-out at 1,000 events/s and in a storm, with one
+# subscriber and --reporters idle reporters of the client library connected: on the report
+# socket; on the events socket, as every reporter was before the report socket (its path is
+# removed once the daemon listens, so the library finds none, as with an older daemon); and
+# with none. Each on a daemon of its own, in turn within a run. Each result says where the
+# daemon counted its reporters ("counted_as"): a daemon from before the report socket counts
+# them as subscribers in both runs with reporters.
+reporters_runs() {  # RUN
+  local where n
+  for where in none report events; do
+    n=$reporters
+    [ $where != none ] || n=0
+    start_daemon "$sixteen" all "reporters-$where" --no-journal
+    [ $where != events ] || rm -f "$sock.report"
+    measure latency --figure "reporters.$where" --run "$1" --sim "$sixteen" --socket "$sock" \
+      --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
+      --target mlx5_0/1 --reporters "$n"
+    measure storm --figure "reporters_storm.$where" --run "$1" --sim "$sixteen" \
+      --socket "$sock" --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all \
+      --subscribers 1 --reporters "$n"
+    stop_pid "$daemon_pid"
+  done
+}
+
+# The medians of what reporters_runs measured, one line per figure, on stderr.
+reporters_summary() {
+  jq -rs '
+    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
+                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
+    group_by(.figure)[] | select(.[0].figure | startswith("reporters")) |
+    "\(.[0].figure): \(length) runs, \(.[0].reporters.count) reporters counted as " +
+    "\(.[0].reporters.counted_as); CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
+    "(\(map(.cpu_per_event_us) | range))" +
+    (if .[0].kind == "latency" then ", p99 \(map(.p99_us) | median * 10 | round / 10) us"
+     else ", lost to the subscriber \(map(.lost_records) | median)" end)
+  ' "$results" >&2
+}
+
 # The 1-device storm, journal off, with port health off and on: off, on, off, on, ..., off, so
 # that each run with health on lies between two with it off (run r's and run r+1's) and load
 # that comes and goes hits both alike; the off runs side by side are the noise. Each daemon with
@@ -382,6 +433,15 @@ health_storm() {  # RUN off|on
     --max-queued-bytes "$storm_queued_bytes"
   stop_pid "$daemon_pid"
 }
+
+if [ "$only" = reporters ]; then
+  for run in $(seq 1 "$runs"); do
+    log "run $run/$runs: idle reporters ($reporters): none, on the report socket, on the events socket"
+    reporters_runs "$run"
+  done
+  reporters_summary
+  exit 0
+fi
 
 for run in $(seq 1 "$runs"); do
   # What a system call costs here, for "This run": the ratios to the bare loops follow it.

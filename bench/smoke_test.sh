@@ -144,4 +144,22 @@ if [ ${#instructions[@]} -gt 0 ]; then
   counts=$(grep -c '^# instructions of rdma-eventd in .* [1-9][0-9]* per event$' "$tmp/none.txt" || true)
   [ "$counts" = 4 ] || fail "--only none --instructions: $counts counts, expected 4"
 fi
+# --only reporters runs alone, writes no report, and measures each figure with its reporters
+# where it says: none, on the report socket, on the events socket.
+status=0
+err=$("$here/bench/run.sh" --only reporters,idle --no-build --build-dir "$build" 2>&1 >/dev/null) ||
+  status=$?
+[ "$status" = 64 ] && [[ $err == *"--only reporters runs alone"* ]] ||
+  fail "--only reporters,idle: exit $status, '$err'; expected exit 64 and why"
+before=$(sha256sum "$here/docs/benchmarks.md")
+"$here/bench/run.sh" --smoke --only reporters --reporters 5 --no-build --build-dir "$build" \
+  --results "$tmp/reporters.jsonl" >"$tmp/reporters.log" 2>&1 ||
+  { cat "$tmp/reporters.log" >&2; fail "--only reporters failed"; }
+[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only reporters wrote a report"
+got=$(jq -s -r 'map("\(.figure) \(.reporters.count) \(.reporters.counted_as) \(.complete)") | sort | join(",")' \
+  "$tmp/reporters.jsonl")
+[ "$got" = "reporters.events 5 events true,reporters.none 0 none true,reporters.report 5 report true,reporters_storm.events 5 events true,reporters_storm.none 0 none true,reporters_storm.report 5 report true" ] ||
+  fail "--only reporters measured: $got"
+grep -q '^reporters.report: 1 runs, 5 reporters counted as report; CPU per event ' "$tmp/reporters.log" ||
+  fail "--only reporters printed no summary"
 echo "bench_smoke: the harness ran every measurement; the report has every section"

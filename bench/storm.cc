@@ -7,7 +7,8 @@
 //              Also: the daemon's CPU time, the queries it made (the simulator counts them per
 //              context), its memory after the storm, and, with the journal on, what reached
 //              journald. The port_health records that the health model makes of the storm are
-//              counted apart (verdict_records).
+//              counted apart (verdict_records). With --reporters N, N idle reporters of the
+//              client library are connected for the storm.
 //   consumers  the consumers are other programs already running on the fabric
 //              (ibv_asyncwatch, the raw loop); the clock stops when their contexts have acked
 //              N events, watched in the simulator's shared state every --poll-us.
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "idle_reporters.h"
 #include "proc_stats.h"
 #include "sim_control.h"
 #include "subscribers.h"
@@ -89,7 +91,7 @@ int cmd_storm(int argc, char** argv) {
   const Args a(
       argc, argv,
       {"sim", "socket", "daemon-pid", "count", "targets", "source", "subscribers", "timeout-s",
-       "journal-wait-s", "settle-ms", "max-queued-bytes", "figure", "run", "results"},
+       "journal-wait-s", "settle-ms", "max-queued-bytes", "figure", "run", "results", "reporters"},
       {});
   const uint64_t count = a.num("count");
   const std::string source = a.str("source", "verbs");
@@ -100,6 +102,8 @@ int cmd_storm(int argc, char** argv) {
   const SimControl sim(a.str("sim"));
   const SimState state(a.str("sim"));
 
+  // Idle reporters (--reporters N), connected for the whole storm: what they cost the fan-out.
+  const IdleReporters idle(socket, a.num("reporters", 0));
   SubscriberSet subs(socket, a.num("subscribers", 1));
   subs.start(count);
   SimControl::Request req = sim.connect();
@@ -120,6 +124,7 @@ int cmd_storm(int argc, char** argv) {
   const double seconds = static_cast<double>(t1 - t0) / 1e9;
   r["source"] = source;
   r["subscribers"] = subs.size();
+  r["reporters"] = idle.describe();
   if (const uint64_t q = a.num("max-queued-bytes", 0); q > 0) r["max_queued_bytes"] = q;
   r["complete"] = complete;
   r["seconds"] = seconds;

@@ -188,6 +188,10 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
   out += "ring: " + std::to_string(st.ring.records) + " of " + std::to_string(st.ring.capacity) +
          " records (seq " + std::to_string(st.ring.first_seq) + " to " +
          std::to_string(st.ring.last_seq) + ")\n";
+  const auto& r = st.reporters;
+  out += r.socket.empty() ? std::string("reporters: no report socket (reporters subscribe)\n")
+                          : "reporters: " + std::to_string(r.count) + " of " +
+                                std::to_string(r.max) + " on " + r.socket + "\n";
   return out;
 }
 

@@ -13,7 +13,8 @@ using namespace rdma_eventd;
 const char* const kStatusHelp = R"(Usage: rdma-eventctl status [OPTIONS]
 
 Shows every RDMA port rdma-eventd watches, with its state as the daemon last saw it, and
-the daemon's counters: events read, journal entries, subscribers, records sent and lost.
+the daemon's counters: events read, journal entries, subscribers, records sent and lost,
+reporters.
 
 Options:
       --json           print the daemon's status reply as it is (one JSON object)

@@ -230,13 +230,13 @@ void Daemon::setup_hub() {
   const StateSource& state = *this;
   hub_ = std::make_unique<SubscriberHub>(
       loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
-      std::move(passed_socket_));
+      config_.reports,
+      SubscriberHub::PassedSockets{std::move(passed_socket_), std::move(passed_report_socket_)});
   hub_->on_subscribers_changed([this] {
     memory_trim_.note_work(1);
     update_service_status();
   });
   // Application reports: stamped and published like the devices' records, to every sink.
-  hub_->set_reports(config_.reports);
   hub_->on_report([this](Record report) {
     std::vector<Record> batch{std::move(report)};
     stamper_.stamp(batch.front(), realtime_us());

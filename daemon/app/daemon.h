@@ -97,8 +97,10 @@ class Daemon : private StateSource {
   const int64_t started_monotonic_us_ = monotonic_us();
   std::vector<std::unique_ptr<SignalWatch>> signals_;
   std::unique_ptr<ServiceManager> service_;  // its watchdog timer goes before the loop
-  // The subscriber socket when socket-activated, from setup_service() until the hub adopts it.
+  // The subscriber socket and the report socket when socket-activated, from setup_service()
+  // until the hub adopts them.
   internal::UniqueFd passed_socket_;
+  internal::UniqueFd passed_report_socket_;
 };
 
 // Entries the journal writer may hold (a record and its JSON line: about 1 KiB for a port

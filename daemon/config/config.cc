@@ -318,16 +318,22 @@ void parse_health(const json& v, HealthConfig& h) {
   }
 }
 
-// Application reports (docs/security.md): who may report, and how often.
+// Application reports (docs/security.md): who may report, how often, and how many reporters
+// the report socket holds.
 void parse_reports(const json& v, ReportsConfig& r) {
   expect(v, json::value_t::object, "an object", "reports");
-  reject_unknown(v, {"allow_users", "allow_groups", "max_per_second"}, "reports.");
+  reject_unknown(
+      v,
+      {"allow_users", "allow_groups", "max_per_second", "max_reporters", "max_reporters_per_user"},
+      "reports.");
   if (v.contains("allow_users"))
     r.allow_users = id_list(v["allow_users"], true, "reports.allow_users");
   if (v.contains("allow_groups")) {
     r.allow_groups = id_list(v["allow_groups"], false, "reports.allow_groups");
   }
   read_bounded(v, "reports.", "max_per_second", r.max_per_second, 1, 10000);
+  read_bounded(v, "reports.", "max_reporters", r.max_reporters, 1, 65536);
+  read_bounded(v, "reports.", "max_reporters_per_user", r.max_reporters_per_user, 1, 65536);
 }
 
 Config parse(const json& root) {

@@ -61,13 +61,18 @@ struct SocketConfig {
   friend bool operator==(const SocketConfig&, const SocketConfig&) = default;
 };
 
-// Who may report application events (the "report" request, docs/security.md) and how often.
+// Who may report application events (the "report" request, docs/security.md), how often, and
+// how many connections the report socket holds (docs/protocol.md, "The report socket").
 struct ReportsConfig {
   // Both empty: whoever may connect to the socket. Otherwise root, the listed users and
   // members of the listed groups. Names are resolved when the file is read.
   std::vector<uint32_t> allow_users;   // uids
   std::vector<uint32_t> allow_groups;  // gids
   uint32_t max_per_second = 10;        // per uid, over all its connections; also the burst
+  // Reporters are not subscribers: they have limits of their own, larger, since a job may
+  // open one per rank, and a reporter costs the daemon no work per record.
+  uint32_t max_reporters = 4096;
+  uint32_t max_reporters_per_user = 1024;  // connections one non-root uid may hold at once
   friend bool operator==(const ReportsConfig&, const ReportsConfig&) = default;
 };
 

@@ -17,8 +17,6 @@ constexpr size_t kReadPerWakeup = 64 * 1024;
 constexpr size_t kIovPerWrite = 64;
 // Accepted connections of non-root peers logged at info per second (and in a burst).
 constexpr uint32_t kConnectLinesPerSecond = 10;
-// Descriptors the daemon needs besides its subscribers: devices, journal, loop, signals.
-constexpr uint64_t kSpareFds = 64;
 
 UnixListener open_listener(const SocketConfig& config, internal::UniqueFd passed) {
   if (passed) return UnixListener(std::move(passed));
@@ -28,30 +26,36 @@ UnixListener open_listener(const SocketConfig& config, internal::UniqueFd passed
 }  // namespace
 
 SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                             const SocketConfig& config, internal::UniqueFd passed)
+                             const SocketConfig& config, const ReportsConfig& reports,
+                             PassedSockets passed)
     : loop_(loop),
       state_(state),
       identity_(std::move(identity)),
       config_(config),
-      listener_(open_listener(config, std::move(passed))),
+      listener_(open_listener(config, std::move(passed.events))),
       accept_watch_(loop, listener_.fd(), Priority::kSubscribers,
-                    [this](bool, bool) { on_accept(); }),
-      accept_retry_(loop, [this] { accept_watch_.watch(true, false); }),
+                    [this](bool, bool) { on_accept(Role::kSubscriber); }),
+      accept_retry_(loop,
+                    [this] {
+                      accept_watch_.watch(true, false);
+                      if (report_watch_) report_watch_->watch(true, false);
+                    }),
       connect_log_budget_(kConnectLinesPerSecond, monotonic_us()),
-      ring_(config.ring_records) {
+      ring_(config.ring_records),
+      reports_config_(reports) {
   accept_watch_.watch(true, false);
-  const uint64_t wanted = config.max_subscribers + kSpareFds;
-  if (const uint64_t limit = raise_fd_limit(wanted); limit < wanted) {
-    spdlog::warn(
-        "subscribers: socket.max_subscribers is {} but RLIMIT_NOFILE is {}: connections are "
-        "refused once descriptors run out",
-        config.max_subscribers, limit);
-  }
   if (listener_.passed()) {
     spdlog::info("subscribers: listening on {} (passed by the service manager)", listener_.path());
   } else {
     spdlog::info("subscribers: listening on {} (mode {:04o}{}{})", listener_.path(), config.mode,
                  config.group.empty() ? "" : ", group ", config.group);
+  }
+  open_report_listener(config, std::move(passed.report));
+  if (const uint64_t limit = raise_fd_limit(wanted_fds()); limit < wanted_fds()) {
+    spdlog::warn(
+        "subscribers: socket.max_subscribers ({}) and reports.max_reporters ({}) want {} "
+        "descriptors but RLIMIT_NOFILE is {}: connections are refused once descriptors run out",
+        config_.max_subscribers, reports_config_.max_reporters, wanted_fds(), limit);
   }
 }
 
@@ -197,7 +201,7 @@ void SubscriberHub::write(Subscriber& s) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n < 0 && (errno == EPIPE || errno == ECONNRESET) && !s.broken) {
-      spdlog::debug("subscriber {} (pid {}): gone; reading what it sent", s.id, s.pid);
+      spdlog::debug("{} {} (pid {}): gone; reading what it sent", s.kind(), s.id, s.pid);
       s.hung_up = true;
       continue;
     }
@@ -241,7 +245,7 @@ void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
   if (s.closed) return;
   s.closed = true;
   s.watch->watch(false, false);
-  spdlog::debug("subscriber {} (pid {}): closing: {}", s.id, s.pid, why);
+  spdlog::debug("{} {} (pid {}): closing: {}", s.kind(), s.id, s.pid, why);
   loop_.defer([this, id = s.id] { reap(id); });
   release_slot(s);
 }
@@ -249,8 +253,14 @@ void SubscriberHub::close_later(Subscriber& s, const std::string& why) {
 void SubscriberHub::release_slot(Subscriber& s) {
   if (s.slot_released) return;
   s.slot_released = true;
+  if (s.reporter()) {
+    --open_reporters_;
+    count_user(reporters_per_user_, s.uid, -1);
+    refusal_logged_[static_cast<size_t>(Refusal::kReportersFull)] = false;
+    return;
+  }
   --open_count_;
-  count_user(s.uid, -1);
+  count_user(per_user_, s.uid, -1);
   refusal_logged_[static_cast<size_t>(Refusal::kFull)] = false;  // there is room again
   if (subscribers_changed_) subscribers_changed_();
 }
@@ -258,12 +268,17 @@ void SubscriberHub::release_slot(Subscriber& s) {
 void SubscriberHub::reap(uint64_t id) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end()) return;
-  const OutputQueue::Stats& st = it->second->out.stats();
-  totals_.records_sent += st.records_sent;
-  totals_.records_lost += st.records_lost;
-  totals_.lost_notices += st.lost_notices;
-  totals_.rate_limited += it->second->rate_limited;
-  std::erase(walk_, it->second.get());
+  const Subscriber& s = *it->second;
+  if (s.reporter()) {
+    reporter_totals_.rate_limited += s.rate_limited;
+  } else {
+    const OutputQueue::Stats& st = s.out.stats();
+    totals_.records_sent += st.records_sent;
+    totals_.records_lost += st.records_lost;
+    totals_.lost_notices += st.lost_notices;
+    totals_.rate_limited += s.rate_limited;
+    std::erase(walk_, &s);
+  }
   subscribers_.erase(it);
 }
 
@@ -289,7 +304,7 @@ bool SubscriberHub::apply(const SocketConfig& next) {
     s->request_budget.set_rate(next.max_requests_per_second, clock_us_);
   }
   if (access_changed) revoke_disallowed();
-  raise_fd_limit(next.max_subscribers + kSpareFds);
+  raise_fd_limit(wanted_fds());
   return same_socket;
 }
 
@@ -297,6 +312,7 @@ HubStats SubscriberHub::stats() const {
   HubStats h = totals_;
   h.subscribers = open_count_;
   for (const auto& [id, s] : subscribers_) {
+    if (s->reporter()) continue;
     const OutputQueue::Stats& st = s->out.stats();
     h.records_sent += st.records_sent;
     h.records_lost += st.records_lost;
@@ -305,6 +321,15 @@ HubStats SubscriberHub::stats() const {
     h.rate_limited += s->rate_limited;
   }
   return h;
+}
+
+ReporterStats SubscriberHub::reporter_stats() const {
+  ReporterStats r = reporter_totals_;
+  r.reporters = open_reporters_;
+  for (const auto& [id, s] : subscribers_) {
+    if (s->reporter()) r.rate_limited += s->rate_limited;
+  }
+  return r;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -1,6 +1,7 @@
 // The subscriber hub: the Unix socket where clients follow the record stream (protocol v1,
-// docs/protocol.md), as one more sink of the daemon. How it shares, bounds and writes records
-// and decides who may connect: docs/architecture.md § Subscriber hub, docs/security.md.
+// docs/protocol.md), as one more sink of the daemon, and the report socket beside it, where
+// applications' reporters send reports and get no records. How it shares, bounds and writes
+// records and decides who may connect: docs/architecture.md § Subscriber hub, docs/security.md.
 #pragma once
 
 #include <sys/types.h>
@@ -43,6 +44,18 @@ struct HubStats {
   uint64_t request_errors = 0;
 };
 
+// The report socket's connections (reporters are not subscribers: none of the above counts them).
+struct ReporterStats {
+  uint64_t reporters = 0;  // connected now
+  uint64_t accepted = 0;
+  uint64_t refused = 0;            // for any of the reasons below
+  uint64_t refused_full = 0;       // reports.max_reporters reached
+  uint64_t refused_user_full = 0;  // reports.max_reporters_per_user reached by the peer's uid
+  uint64_t refused_access = 0;     // not in socket.allow_users / allow_groups
+  uint64_t rate_limited = 0;       // requests refused over socket.max_requests_per_second
+  uint64_t request_errors = 0;
+};
+
 class SubscriberHub final {
  public:
   struct Identity {
@@ -51,11 +64,20 @@ class SubscriberHub final {
     std::string host;
   };
 
-  // Opens the socket (config.path), or adopts `passed`, a listening socket passed by the
-  // service manager (socket activation: its path, mode and group are the .socket unit's).
-  // Throws std::runtime_error when it cannot.
+  // Listening sockets the service manager passed (socket activation: their paths, mode and group
+  // are the .socket unit's).
+  struct PassedSockets {
+    internal::UniqueFd events;
+    internal::UniqueFd report;
+  };
+
+  // Opens the socket (config.path) and the report socket beside it (report_socket_path()), or
+  // adopts those passed. Passed an events socket and no report socket, it serves none: the
+  // reporters of such a daemon connect to the events socket. Throws std::runtime_error when it
+  // cannot open or adopt one.
   SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                const SocketConfig& config, internal::UniqueFd passed = {});
+                const SocketConfig& config, const ReportsConfig& reports,
+                PassedSockets passed = {});
   ~SubscriberHub();
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
@@ -79,6 +101,7 @@ class SubscriberHub final {
   bool apply(const SocketConfig& config);
 
   HubStats stats() const;
+  ReporterStats reporter_stats() const;
   // stats().subscribers without summing every subscriber's counters: the status line asks at
   // every connect and disconnect, which must not cost O(subscribers) each.
   uint64_t subscriber_count() const { return open_count_; }
@@ -87,27 +110,33 @@ class SubscriberHub final {
 
   // Application reports (hub_reports.cc, docs/protocol.md "report"). The publisher stamps an
   // app_report record, sends it to every sink and returns its seq; without one, reports are
-  // refused. The configuration applies at once, a reload too.
+  // refused. The configuration (reports.*, the reporters' limits included) applies at once, a
+  // reload too.
   using ReportPublisher = std::function<uint64_t(Record)>;
   void on_report(ReportPublisher fn) { publish_report_ = std::move(fn); }
   void set_reports(const ReportsConfig& config);
 
  private:
   struct Subscriber;
-  enum class Refusal : uint8_t { kAccess, kFull, kUserFull };
+  enum class Refusal : uint8_t { kAccess, kFull, kUserFull, kReportersFull, kReporterUserFull };
   struct Refused {
     Refusal reason;
     RequestError error;
   };
+  // Which socket a connection came in on.
+  enum class Role : uint8_t { kSubscriber, kReporter };
 
   // hub_connections.cc
-  void on_accept();
-  void accept_one(internal::UniqueFd conn);
-  std::optional<Refused> admission(int fd, const Peer& peer) const;
-  void refuse(int fd, const Peer& peer, const Refused& refused);
+  void open_report_listener(const SocketConfig& config, internal::UniqueFd passed);
+  void on_accept(Role role);
+  void accept_one(internal::UniqueFd conn, Role role);
+  std::optional<Refused> admission(int fd, const Peer& peer, Role role) const;
+  std::optional<Refused> reporter_admission(const Peer& peer) const;
+  void refuse(int fd, const Peer& peer, Role role, const Refused& refused);
   void log_connected(const Subscriber& s);
   void revoke_disallowed();
-  void count_user(uid_t uid, int delta);
+  static void count_user(std::map<uid_t, uint32_t>& per_user, uid_t uid, int delta);
+  uint64_t wanted_fds() const;
 
   void on_io(Subscriber& s, bool readable, bool writable);
   void read_requests(Subscriber& s);
@@ -126,9 +155,11 @@ class SubscriberHub final {
   void queue_snapshot(Subscriber& s, const Request& r,
                       const std::function<void(JsonWriter&)>& reply_fields);
   void queue_error(Subscriber& s, const RequestError& e);
+  std::optional<RequestError> reporter_refusal(const Subscriber& s, const Request& r) const;
   std::string status_reply(const Subscriber& self, const Request& r) const;
   StatusReply::Ring ring_status() const;
   StatusReply::Subscribers subscribers_status(const Subscriber& self) const;
+  StatusReply::Reporters reporters_status() const;
 
   // hub_reports.cc
   void handle_report(Subscriber& s, const Request& r);
@@ -143,14 +174,18 @@ class SubscriberHub final {
   SocketConfig config_;
   UnixListener listener_;
   IoWatch accept_watch_;
+  // The report socket, when there is one (report_listener_ and report_watch_ are set together).
+  std::unique_ptr<UnixListener> report_listener_;
+  std::unique_ptr<IoWatch> report_watch_;
   Timer accept_retry_;
   bool accept_paused_logged_ = false;
   // Per Refusal: whether one was logged at warning since a connection was last accepted.
-  std::array<bool, 3> refusal_logged_{};
+  std::array<bool, 5> refusal_logged_{};
   // Accepted non-root connections are logged at info up to this rate, the rest at debug.
   TokenBucket connect_log_budget_;
   uint64_t connects_not_logged_ = 0;    // since the last info line
   std::map<uid_t, uint32_t> per_user_;  // open subscribers per uid
+  std::map<uid_t, uint32_t> reporters_per_user_;
   // The monotonic clock, read once at the start of each hub callback: the request rates.
   int64_t clock_us_ = 0;
   RecordRing ring_;
@@ -158,11 +193,15 @@ class SubscriberHub final {
   std::map<uint64_t, std::unique_ptr<Subscriber>> subscribers_;
   // The same subscribers in id order, for the walks that every record and every batch make
   // (publish, flush): a vector is read straight through, where a map walk follows a node per
-  // subscriber. Added to and removed from with subscribers_, and nowhere else.
+  // subscriber. Added to and removed from with subscribers_, and nowhere else. Reporters are in
+  // subscribers_ (every connection is: their requests go the same way) but never here: no
+  // record is queued for them, and a record costs nothing per reporter.
   std::vector<Subscriber*> walk_;
-  size_t open_count_ = 0;  // subscribers holding a slot (closed ones wait to be reaped)
-  uint64_t next_id_ = 1;
-  HubStats totals_;  // of subscribers already gone, plus accepted/refused/request_errors
+  size_t open_count_ = 0;      // subscribers holding a slot (closed ones wait to be reaped)
+  size_t open_reporters_ = 0;  // reporters holding a slot
+  uint64_t next_id_ = 1;       // one sequence for both sockets: an id names one connection
+  HubStats totals_;            // of subscribers already gone, plus accepted/refused/request_errors
+  ReporterStats reporter_totals_;  // the same for reporters
   std::function<void()> subscribers_changed_;
 
   // Application reports: the publisher, the configuration, the counters, and one token bucket

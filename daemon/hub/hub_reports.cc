@@ -33,6 +33,9 @@ std::string device_names(const std::vector<const DeviceView*>& views) {
 void SubscriberHub::set_reports(const ReportsConfig& config) {
   if (config.max_per_second != reports_config_.max_per_second) report_budgets_.clear();
   reports_config_ = config;
+  // The reporters' caps apply to the next connection; those connected stay, as subscribers do
+  // when socket.max_subscribers is lowered.
+  raise_fd_limit(wanted_fds());
 }
 
 bool SubscriberHub::take_report_token(uid_t uid) {

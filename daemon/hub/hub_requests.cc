@@ -1,5 +1,5 @@
 // The hub's answers to requests: subscribe, snapshot, since, status, ping, health
-// (docs/protocol.md).
+// (docs/protocol.md); on the report socket, only ping (and report, hub_reports.cc).
 // Each is handled within one loop callback, so the daemon's state cannot move while an answer
 // is built: a snapshot taken at seq N is followed, on the same connection, by the records from
 // N + 1 on, with no gap and no duplicate.
@@ -79,12 +79,29 @@ void SubscriberHub::handle_line(Subscriber& s, std::string_view line) {
 }
 
 void SubscriberHub::queue_error(Subscriber& s, const RequestError& e) {
-  ++totals_.request_errors;
-  spdlog::debug("subscriber {} (pid {}): {}: {}", s.id, s.pid, error_code_name(e.code), e.message);
+  ++(s.reporter() ? reporter_totals_.request_errors : totals_.request_errors);
+  spdlog::debug("{} {} (pid {}): {}: {}", s.kind(), s.id, s.pid, error_code_name(e.code),
+                e.message);
   s.out.push_control(shared(error_json(e) + "\n"));
 }
 
+std::optional<RequestError> SubscriberHub::reporter_refusal(const Subscriber& s,
+                                                            const Request& r) const {
+  // A reporter's connection carries reports and their replies, nothing that sends records
+  // (subscribe, snapshot, since) or grows with the daemon (status, health): those belong to the
+  // events socket, with its own limits.
+  if (!s.reporter() || r.op == Op::kReport || r.op == Op::kPing) return std::nullopt;
+  return RequestError{ErrorCode::kReportsOnly,
+                      "the report socket takes report and ping; " + std::string(op_name(r.op)) +
+                          " is a request for the events socket, " + listener_.path(),
+                      r.id, std::string(op_name(r.op))};
+}
+
 void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
+  if (auto refused = reporter_refusal(s, r)) {
+    queue_error(s, *refused);
+    return;
+  }
   const uint64_t seq = state_.last_seq();
   switch (r.op) {
     case Op::kPing:
@@ -189,6 +206,7 @@ std::string SubscriberHub::status_reply(const Subscriber& self, const Request& r
   status.subscribers = subscribers_status(self);
   status.reports = report_stats_;
   status.reports.max_per_second = reports_config_.max_per_second;
+  status.reporters = reporters_status();
   return reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) { write_status(w, status); });
 }
 
@@ -220,7 +238,7 @@ StatusReply::Subscribers SubscriberHub::subscribers_status(const Subscriber& sel
   };
   for (const auto& [id, ptr] : subscribers_) {
     const Subscriber& s = *ptr;
-    if (s.slot_released) continue;  // closing: not counted, not listed
+    if (s.slot_released || s.reporter()) continue;  // closing, or not a subscriber
     const OutputQueue::Stats& st = s.out.stats();
     out.list.push_back(StatusReply::Subscriber{
         .id = s.id,
@@ -237,6 +255,38 @@ StatusReply::Subscribers SubscriberHub::subscribers_status(const Subscriber& sel
         .bytes_sent = st.bytes_sent,
         .replaying = s.replay_next.has_value(),
         .filter = s.filter,
+    });
+  }
+  return out;
+}
+
+StatusReply::Reporters SubscriberHub::reporters_status() const {
+  const ReporterStats r = reporter_stats();
+  StatusReply::Reporters out{
+      .socket = report_listener_ ? report_listener_->path() : std::string(),
+      .count = r.reporters,
+      .max = reports_config_.max_reporters,
+      .max_per_user = reports_config_.max_reporters_per_user,
+      .accepted = r.accepted,
+      .refused = r.refused,
+      .refused_max_reporters = r.refused_full,
+      .refused_max_reporters_per_user = r.refused_user_full,
+      .refused_access = r.refused_access,
+      .rate_limited = r.rate_limited,
+      .request_errors = r.request_errors,
+  };
+  for (const auto& [id, ptr] : subscribers_) {
+    const Subscriber& s = *ptr;
+    if (s.slot_released || !s.reporter()) continue;
+    out.list.push_back(StatusReply::Reporter{
+        .id = s.id,
+        .pid = s.pid,
+        .uid = s.uid,
+        .connected_us = s.connected_us,
+        .requests = s.requests,
+        .rate_limited = s.rate_limited,
+        .bytes_queued = s.out.bytes(),
+        .bytes_sent = s.out.stats().bytes_sent,
     });
   }
   return out;

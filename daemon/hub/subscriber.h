@@ -1,4 +1,6 @@
-// One connected subscriber, as the hub keeps it. Only hub.cc and hub_requests.cc use it.
+// One connection, as the hub keeps it: a subscriber's (the events socket), or a reporter's (the
+// report socket: its requests are read and answered the same way, and it gets no records). Only
+// the hub's own files use it.
 #pragma once
 
 #include <sys/types.h>
@@ -21,9 +23,10 @@
 namespace rdma_eventd::daemon {
 
 struct SubscriberHub::Subscriber {
-  Subscriber(uint64_t id_, internal::UniqueFd fd_, size_t max_queued_bytes,
+  Subscriber(uint64_t id_, Role role_, internal::UniqueFd fd_, size_t max_queued_bytes,
              uint32_t requests_per_second, int64_t now_us)
       : id(id_),
+        role(role_),
         fd(std::move(fd_)),
         out(max_queued_bytes),
         request_budget(requests_per_second, now_us) {}
@@ -31,6 +34,7 @@ struct SubscriberHub::Subscriber {
   Subscriber& operator=(const Subscriber&) = delete;
 
   const uint64_t id;
+  const Role role;
   const internal::UniqueFd fd;  // the connection
   pid_t pid = 0;                // the peer, from SO_PEERCRED
   uid_t uid = 0;
@@ -67,13 +71,17 @@ struct SubscriberHub::Subscriber {
   // and handled, so that a report written just before the application closed or exited is
   // published; the answers are dropped. The connection closes at end of file.
   bool hung_up = false;
-  // No longer counted against socket.max_subscribers and max_subscribers_per_user: closed, or
-  // left out by a reload and only waiting to hand over its error line.
+  // No longer counted against socket.max_subscribers and max_subscribers_per_user (a
+  // reporter: reports.max_reporters and max_reporters_per_user): closed, or left out by a
+  // reload and only waiting to hand over its error line.
   bool slot_released = false;
   bool closed = false;  // waiting to be reaped
   bool pending_write = false;
 
   bool draining() const { return eof || broken; }
+  bool reporter() const { return role == Role::kReporter; }
+  // For the log: "subscriber 3", "reporter 4".
+  const char* kind() const { return reporter() ? "reporter" : "subscriber"; }
 };
 
 // {"type":"reply","op":OP,"id":ID,"seq":SEQ, ...fields...}\n: the line that answers request r

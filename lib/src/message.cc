@@ -71,7 +71,8 @@ std::optional<MessageValue> protocol_value(const json& obj, std::string* error) 
                  str_or(obj, "host"),
                  u64_or(obj, "seq", 0),
                  u64_or(obj, "subscriber", 0),
-                 u64_or(obj, "max_request_bytes", 0)};
+                 u64_or(obj, "max_request_bytes", 0),
+                 u64_or(obj, "reporter", 0)};
   }
   if (type == "reply") {
     Reply reply{op_from_name(str_or(obj, "op")), id_of(obj), u64_or(obj, "seq", 0), std::nullopt,

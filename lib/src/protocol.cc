@@ -19,10 +19,11 @@ using nlohmann::json;
 
 constexpr std::array<std::string_view, 7> kOpNames = {"subscribe", "snapshot", "since", "status",
                                                       "ping",      "report",   "health"};
-constexpr std::array<std::string_view, 11> kErrorNames = {
+constexpr std::array<std::string_view, 13> kErrorNames = {
     "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
     "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",
-    "rate_limited",     "bad_report",           "report_denied"};
+    "rate_limited",     "bad_report",           "report_denied", "too_many_reporters",
+    "reports_only"};
 
 // ibv_event_type numbers (rdma-core's verbs.h), which this library does not include.
 constexpr std::array<ReportableEvent, 7> kReportable = {{
@@ -408,6 +409,10 @@ std::optional<ErrorCode> error_code_from_name(std::string_view name) {
   return internal::enum_from_name<ErrorCode>(kErrorNames, name);
 }
 
+std::string report_socket_path(std::string_view events_socket_path) {
+  return std::string(events_socket_path) + std::string(kReportSocketSuffix);
+}
+
 std::string_view message_kind_name(MessageKind kind) {
   return kMessageKindNames[static_cast<size_t>(kind)];
 }
@@ -511,7 +516,11 @@ std::string hello_json(const Hello& h) {
     w.field("stream", h.stream);
     w.field("host", h.host);
     w.field("seq", h.seq);
-    w.field("subscriber", h.subscriber);
+    if (h.reporter != 0) {
+      w.field("reporter", h.reporter);
+    } else {
+      w.field("subscriber", h.subscriber);
+    }
     w.field("max_request_bytes", h.max_request_bytes);
   });
 }

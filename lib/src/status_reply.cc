@@ -1,7 +1,7 @@
 // The status reply's blocks, each described once by a table of its fields (wire name and
 // member), which drives both writing and reading, so that the two cannot disagree. What a table
-// cannot say (the hot-plug source, "refused_by", the list of subscribers and their filters, the
-// devices with their port blocks) is written and read next to it.
+// cannot say (the hot-plug source, "refused_by", the lists of subscribers and their filters and
+// of reporters, the devices with their port blocks) is written and read next to it.
 #include "schema/status_reply.h"
 
 #include <array>
@@ -137,6 +137,40 @@ const Fields<Status::Subscriber, 13> kSubscriberFields = {{
     {"replaying", &Status::Subscriber::replaying},
 }};
 
+// Before "refused_by".
+const Fields<Status::Reporters, 6> kReportersHead = {{
+    {"socket", &Status::Reporters::socket},
+    {"count", &Status::Reporters::count},
+    {"max", &Status::Reporters::max},
+    {"max_per_user", &Status::Reporters::max_per_user},
+    {"accepted", &Status::Reporters::accepted},
+    {"refused", &Status::Reporters::refused},
+}};
+
+// "refused_by": {...}
+const Fields<Status::Reporters, 3> kReportersRefusedBy = {{
+    {"max_reporters", &Status::Reporters::refused_max_reporters},
+    {"max_reporters_per_user", &Status::Reporters::refused_max_reporters_per_user},
+    {"access", &Status::Reporters::refused_access},
+}};
+
+// After "refused_by", before "list".
+const Fields<Status::Reporters, 2> kReportersTail = {{
+    {"rate_limited", &Status::Reporters::rate_limited},
+    {"request_errors", &Status::Reporters::request_errors},
+}};
+
+const Fields<Status::Reporter, 8> kReporterFields = {{
+    {"id", &Status::Reporter::id},
+    {"pid", &Status::Reporter::pid},
+    {"uid", &Status::Reporter::uid},
+    {"connected", TimeMember<Status::Reporter>{&Status::Reporter::connected_us}},
+    {"requests", &Status::Reporter::requests},
+    {"rate_limited", &Status::Reporter::rate_limited},
+    {"bytes_queued", &Status::Reporter::bytes_queued},
+    {"bytes_sent", &Status::Reporter::bytes_sent},
+}};
+
 template <typename... F>
 struct Overloaded : F... {
   using F::operator()...;
@@ -193,6 +227,17 @@ void write_subscribers(JsonWriter& w, const Status::Subscribers& s) {
   w.end_object();
 }
 
+void write_reporters(JsonWriter& w, const Status::Reporters& r) {
+  w.key("reporters");
+  w.begin_object();
+  write_fields(w, r, kReportersHead);
+  write_object(w, "refused_by", r, kReportersRefusedBy);
+  write_fields(w, r, kReportersTail);
+  write_object_array(w, "list", r.list,
+                     [&](const Status::Reporter& one) { write_fields(w, one, kReporterFields); });
+  w.end_object();
+}
+
 void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
   write_object_array(w, "devices", devices, [&](const Status::Device& d) {
     w.field("device", d.device);
@@ -244,6 +289,15 @@ bool read_subscribers(JsonReader& rd, const json& o, Status::Subscribers& s) {
          read_fields(rd, *by, s, kRefusedBy) && read_fields(rd, o, s, kSubscribersTail) &&
          rd.entries(o, "list", s.list, [&](const json& item, Status::Subscriber& one) {
            return read_subscriber(rd, item, one);
+         });
+}
+
+bool read_reporters(JsonReader& rd, const json& o, Status::Reporters& r) {
+  const json* by = nullptr;
+  return read_fields(rd, o, r, kReportersHead) && (by = rd.object_at(o, "refused_by")) &&
+         read_fields(rd, *by, r, kReportersRefusedBy) && read_fields(rd, o, r, kReportersTail) &&
+         rd.entries(o, "list", r.list, [&](const json& item, Status::Reporter& one) {
+           return read_fields(rd, item, one, kReporterFields);
          });
 }
 
@@ -320,6 +374,7 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_devices(w, s.devices);
   write_object(w, "reports", s.reports, kReportsFields);
   write_event_counts(w, s.event_counts);
+  write_reporters(w, s.reporters);
 }
 
 std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
@@ -336,7 +391,8 @@ std::optional<StatusReply> status_from_json(std::string_view reply_line, std::st
                   read_block(reply, "subscribers", s.subscribers, read_subscribers, why) &&
                   read_devices(reply, s.devices, why) &&
                   read_block(reply, "reports", s.reports, table_reader(kReportsFields), why) &&
-                  read_block(reply, "event_counts", s.event_counts, read_event_counts, why);
+                  read_block(reply, "event_counts", s.event_counts, read_event_counts, why) &&
+                  read_block(reply, "reporters", s.reporters, read_reporters, why);
   if (ok) return s;
   if (error) *error = std::move(why);
   return std::nullopt;

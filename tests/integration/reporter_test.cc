@@ -1,20 +1,22 @@
 // Reporters (client.h, rdmaev_reporter_*): reports from an async-event loop, which must never
 // wait for the daemon. Through the real daemon: one stopped with SIGSTOP takes a report at
 // once and publishes it when it resumes, replying on the reporter's fd; a report written just
-// before the reporter closes is published all the same; no daemon is RDMAEV_E_CONNECT at once.
+// before the reporter closes is published all the same; a reporter whose queue is full says so
+// (RDMAEV_E_FULL) and sends what it queued once the daemon reads again; no daemon is
+// RDMAEV_E_CONNECT at once.
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <memory>
-#include <utility>
+#include <string>
+#include <vector>
 
 #include "daemon_process.h"
 #include "line_client.h"
 #include "paths.h"
 #include "rdma_eventd/client.h"
+#include "reporter_support.h"
 #include "temp_dir.h"
 #include "test_support.h"
 
@@ -28,112 +30,17 @@ using rdmatest::SimFabric;
 using rdmatest::topology;
 using Steady = std::chrono::steady_clock;
 
-// Below the 200 ms that rdmaev_report_verbs() may wait, and far above what a few system calls
-// take, sanitizers and a loaded machine included. The stopped daemon is the proof that nothing
-// waits for it; the bound only says that nothing else was waited for either.
-constexpr auto kAtOnce = std::chrono::milliseconds(150);
-
-// Resumes a stopped daemon however the test ends, so that it can be stopped with SIGTERM.
-class Stopped {
- public:
-  explicit Stopped(rdmatest::Process& p) : p_(p) { p_.signal(SIGSTOP); }
-  ~Stopped() { resume(); }
-  void resume() {
-    if (std::exchange(stopped_, false)) p_.signal(SIGCONT);
-  }
-
- private:
-  rdmatest::Process& p_;
-  bool stopped_ = true;
-};
-
-struct ReporterCloser {
-  void operator()(rdmaev_reporter* r) const { rdmaev_reporter_close(r); }
-};
-using ReporterPtr = std::unique_ptr<rdmaev_reporter, ReporterCloser>;
-
-ReporterPtr open_reporter(const std::string& socket) {
-  rdmaev_reporter* r = nullptr;
-  const int rc = rdmaev_reporter_open(socket.c_str(), &r);
-  EXPECT_EQ(rc, RDMAEV_OK) << rdmaev_strerror(rc) << ": " << rdmaev_last_error(nullptr);
-  return ReporterPtr(r);
-}
-
-struct ReplyResult {
-  int status = RDMAEV_E_TIMEOUT;
-  uint64_t id = 0;
-  uint64_t seq = 0;
-};
-
-// Polls the reporter's fd for what it asks for until a reply comes (or `timeout` passes).
-ReplyResult poll_reply(rdmaev_reporter* r, std::chrono::milliseconds timeout) {
-  const auto deadline = Steady::now() + timeout;
-  ReplyResult out;
-  for (;;) {
-    out.status = rdmaev_reporter_next_reply(r, &out.id, &out.seq);
-    if (out.status != RDMAEV_E_NO_MESSAGE) return out;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
-    if (left.count() <= 0) {
-      out.status = RDMAEV_E_TIMEOUT;
-      return out;
-    }
-    pollfd p{};
-    EXPECT_EQ(rdmaev_reporter_get_fd(r, &p.fd, &p.events), RDMAEV_OK);
-    (void)::poll(&p, 1, static_cast<int>(left.count()));
-  }
-}
-
-// Sends `report` and waits for its reply, which must answer that report's id; returns the
-// reply's status (the send's own status where the send failed).
-int send_for_reply(rdmaev_reporter* r, const rdmaev_event_report& report) {
-  uint64_t id = 0;
-  const int sent = rdmaev_reporter_send(r, &report, &id);
-  EXPECT_EQ(sent, RDMAEV_OK) << rdmaev_reporter_last_error(r);
-  if (sent != RDMAEV_OK) return sent;
-  const ReplyResult reply = poll_reply(r, std::chrono::seconds(10));
-  EXPECT_EQ(reply.id, id);
-  return reply.status;
-}
-
-void subscribe_to_app_reports(LineClient& c) {
-  c.require_json(10s);  // hello
-  c.send(R"({"op":"subscribe","id":1,"events":["app_report"]})"
-         "\n");
-  c.read_until(reply_to(1), 10s);
-}
-
 // A daemon on the two-adapter fabric and a subscriber to its app_report records.
 struct DaemonWithReportSubscriber {
-  DaemonWithReportSubscriber() { subscribe_to_app_reports(subscriber); }
+  explicit DaemonWithReportSubscriber(const std::string& config = "{}")
+      : daemon(sim, quiet_daemon(config)), subscriber(daemon.socket()) {
+    subscribe_to_app_reports(subscriber);
+  }
 
   SimFabric sim{topology("two-adapters")};
-  DaemonProcess daemon{sim};
-  LineClient subscriber{daemon.socket()};
+  DaemonProcess daemon;
+  LineClient subscriber;
 };
-
-rdmaev_event_report qp_fatal(const char* detail) {
-  rdmaev_event_report r = RDMAEV_EVENT_REPORT_INIT;
-  r.event_type = 1;  // IBV_EVENT_QP_FATAL
-  r.device = "mlx5_0";
-  r.port = 1;
-  r.object_id = 4660;
-  r.detail = detail;
-  return r;
-}
-
-// The record a subscriber reads for qp_fatal(detail) from this process, without its stamps.
-void expect_our_qp_fatal(const json& record, const std::string& detail) {
-  EXPECT_EQ(record["event"], "app_report");
-  EXPECT_EQ(record["reported_event"], "qp_fatal");
-  EXPECT_EQ(record["device"], "mlx5_0");
-  EXPECT_EQ(record["port"], 1);
-  EXPECT_EQ(record["object"], "qp");
-  EXPECT_EQ(record["object_id"], 4660);
-  EXPECT_EQ(record["detail"], detail);
-  EXPECT_EQ(record["reporter"]["pid"], getpid());
-  EXPECT_EQ(record["reporter"]["uid"], getuid());
-}
 
 TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
   DaemonWithReportSubscriber setup;
@@ -223,6 +130,62 @@ TEST(Reporter, AReportIsReadUpToTheSizeItCarries) {
   } newer{qp_fatal("newer"), 7};
   newer.known.size = sizeof newer;
   EXPECT_EQ(send_for_reply(r.get(), newer.known), RDMAEV_OK) << rdmaev_reporter_last_error(r.get());
+}
+
+TEST(Reporter, AFullQueueRefusesTheReportAndWhatWasQueuedIsPublishedOnceTheDaemonReads) {
+  // The daemon is stopped, so it reads nothing: the socket fills, then the reporter's queue,
+  // then a report is refused with RDMAEV_E_FULL, at once, and not sent. Once the daemon runs
+  // again, every report taken before is published, in order, and the refused ones are not.
+  DaemonWithReportSubscriber setup(R"({"socket": {"max_requests_per_second": 1000000},)"
+                                   R"( "reports": {"max_per_second": 10000}})");
+  auto& [sim, daemon, subscriber] = setup;
+  std::vector<std::string> taken;
+  {
+    Stopped stopped(daemon.process());
+    ReporterPtr r = open_reporter(daemon.socket());
+    ASSERT_TRUE(r);
+    int status = RDMAEV_OK;
+    // Enough for any socket buffer and the queue's 64 KiB: each report is about 110 bytes.
+    while (taken.size() < 100000) {
+      const std::string detail = "report " + std::to_string(taken.size() + 1);
+      const rdmaev_event_report report = qp_fatal(detail.c_str());
+      uint64_t id = 0;
+      const auto start = Steady::now();
+      status = rdmaev_reporter_send(r.get(), &report, &id);
+      EXPECT_LT(Steady::now() - start, kAtOnce);
+      if (status != RDMAEV_OK) break;
+      taken.push_back(detail);
+      ASSERT_EQ(id, taken.size());
+    }
+    ASSERT_EQ(status, RDMAEV_E_FULL) << rdmaev_strerror(status);
+    const std::string why = rdmaev_reporter_last_error(r.get());
+    EXPECT_EQ(why.rfind("the daemon has not read the last ", 0), 0u) << why;
+    EXPECT_NE(why.find(" bytes of reports; this one was not sent"), std::string::npos) << why;
+    // Still full while the daemon reads nothing; the refusal takes nothing away.
+    const rdmaev_event_report refused = qp_fatal("refused");
+    EXPECT_EQ(rdmaev_reporter_send(r.get(), &refused, nullptr), RDMAEV_E_FULL);
+    // The queue is at least 64 KiB less one report: more than the socket alone took.
+    EXPECT_GT(taken.size(), RDMAEV_REPORTER_QUEUE_BYTES / 128);
+
+    stopped.resume();
+    // The replies come in the order of the reports, one per report, while the queue is
+    // written out: poll_reply writes it whenever the fd takes more.
+    uint64_t last_seq = 0;
+    for (size_t i = 1; i <= taken.size(); ++i) {
+      const ReplyResult reply = poll_reply(r.get(), std::chrono::seconds(20));
+      ASSERT_EQ(reply.status, RDMAEV_OK) << "reply " << i << ": " << rdmaev_strerror(reply.status)
+                                         << ": " << rdmaev_reporter_last_error(r.get());
+      ASSERT_EQ(reply.id, i);
+      EXPECT_GT(reply.seq, last_seq);
+      last_seq = reply.seq;
+    }
+  }
+  for (const std::string& detail : taken)
+    expect_our_qp_fatal(subscriber.require_json(20s, detail), detail);
+  // Nothing more: the refused reports were never sent.
+  const json status = daemon.status();
+  EXPECT_EQ(status["reports"]["accepted"], taken.size());
+  EXPECT_EQ(status["counters"]["records"], taken.size());
 }
 
 TEST(Reporter, NoDaemonIsConnectErrorAtOnce) {

@@ -157,7 +157,7 @@ TEST(Eventctl, StatusShowsEveryPortAndTheCounters) {
   const CommandResult r = run_command(eventctl(d, {"status", "--color", "never"}));
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   const std::vector<std::string> lines = r.out_lines();
-  ASSERT_GE(lines.size(), 10u) << r.out;
+  ASSERT_GE(lines.size(), 11u) << r.out;
   EXPECT_EQ(std::vector<std::string>(lines.begin(), lines.begin() + 5),
             (std::vector<std::string>{
                 "DEVICE  PORT  STATE   PHYS      LINK        RATE      LID  SM_LID  GIDS  PKEYS",
@@ -172,6 +172,7 @@ TEST(Eventctl, StatusShowsEveryPortAndTheCounters) {
   EXPECT_EQ(lines[7], "journal: off");
   EXPECT_EQ(lines[8], "subscribers: 1 of 1024; 0 records sent, 0 lost, 0 bytes queued");
   EXPECT_EQ(lines[9], "ring: 1 of 4096 records (seq 1 to 1)");
+  EXPECT_EQ(lines[10], "reporters: 0 of 4096 on " + d.socket() + ".report");
 
   const CommandResult js = run_command(eventctl(d, {"status", "--json"}));
   ASSERT_EQ(js.exit_code(), 0);

@@ -132,6 +132,48 @@ TEST(Activation, OnlyTheSocketNamedEventsIsServed) {
                    rdmatest::Stream::kStderr);
 }
 
+TEST(Activation, TheReportSocketIsTheOneAtTheEventsSocketsPathWithReport) {
+  // As rdma-eventd.socket passes them: two sockets, both named "events" (FileDescriptorName=
+  // names all of a unit's). The one at the other's path with ".report" is the report socket,
+  // whichever comes first.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir dir("rdma-activate");
+  const std::string events = dir.file("events.sock");
+  const std::string report = events + ".report";
+  Process act =
+      activate(sim, {"--listen=" + report, "--listen=" + events, "--fdname=events:events"});
+  act.require_line(rdmatest::contains("Listening on " + events), 20s, rdmatest::Stream::kStderr);
+  // The first client, a reporter, starts the daemon.
+  LineClient reporter(report);
+  const auto hello = reporter.require_json(30s, "the reporter's hello");
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_TRUE(hello.contains("reporter")) << hello.dump();
+  EXPECT_FALSE(hello.contains("subscriber")) << hello.dump();
+  act.require_line(
+      rdmatest::contains("reporters: listening on " + report + " (passed by the service manager)"),
+      10s, rdmatest::Stream::kStderr);
+  LineClient subscriber(events);
+  EXPECT_TRUE(subscriber.require_json(30s, "the subscriber's hello").contains("subscriber"));
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  EXPECT_EQ(subscriber.require_json(20s, "the port_err record")["event"], "port_err");
+  reporter.send(R"({"op":"ping","id":1})"
+                "\n");
+  // Its reply, and no record before it.
+  EXPECT_EQ(reporter.require_json(10s)["type"], "reply");
+}
+
+TEST(Activation, PassedTheEventsSocketAloneTheDaemonMakesNoReportSocket) {
+  // The service manager's directory is not the daemon's to add a socket to: its reporters are
+  // subscribers, as with a unit from before the report socket.
+  SimFabric sim(topology("two-adapters"));
+  Activation a(sim);
+  LineClient client(a.path);
+  EXPECT_TRUE(client.require_json(30s, "the hello").contains("subscriber"));
+  a.act.require_line(rdmatest::contains("reporters: the service manager passed no report socket"),
+                     10s, rdmatest::Stream::kStderr);
+  EXPECT_FALSE(is_socket(a.path + ".report"));
+}
+
 TEST(Activation, ASocketThatIsNotAListeningStreamStopsTheStart) {
   // A datagram socket passed by mistake (a wrong .socket unit): one message, exit 1.
   SimFabric sim(topology("two-adapters"));

@@ -6,7 +6,7 @@
 #   the socket listens before the service runs; a subscriber connecting starts the service; it
 #   is ready with its status and a watchdog, unprivileged; an event injected in the simulator
 #   reaches the subscriber and `journalctl -u rdma-eventd` with its RDMA_* fields and the
-#   catalog text; `systemctl reload` applies a changed configuration, and a bad one is logged
+#   catalog text; the report socket is passed too, and a reporter there gets no records; `systemctl reload` applies a changed configuration, and a bad one is logged
 #   with priority err (`journalctl -u rdma-eventd -p err`); `systemctl stop` ends it
 #   cleanly; a daemon that hangs is killed by the watchdog and started again.
 # Needs root. Run by ctest (environment in CMakeLists.txt). Every wait is bounded. The container
@@ -95,6 +95,26 @@ got=$(jq -r '.RDMA_RECORD | fromjson | .reporter | "\(.uid) \(.gid) \(.comm) \(.
   fail "the report names '$got', not '$reporter_ids rdma-eventctl job17.service': $entry"
 jq -e '.MESSAGE_ID == "0513127955ef45d9a80cf6a8e4e25548" and .RDMA_REPORTER_UNIT == "job17.service"' \
   <<<"$entry" >/dev/null || fail "the journal entry lacks the report's fields: $entry"
+
+step "the report socket, passed by the unit too: a reporter of another user gets no records"
+report_sock=$sock.report
+inside test -S "$report_sock" || fail "no report socket at $report_sock"
+[ "$(inside stat -c '%a %U %G' "$report_sock")" = "660 root rdma-events" ] ||
+  fail "$report_sock is $(inside stat -c '%a %U %G' "$report_sock"), not 660 root rdma-events"
+inside journalctl --no-pager -u rdma-eventd.service |
+  grep -c "reporters: listening on $report_sock (passed by the service manager)" >/dev/null ||
+  fail "the daemon did not adopt the report socket"
+# A ping, then end of file: the daemon answers, then closes. What comes back is the hello and
+# the reply, nothing else.
+out=$(inside systemd-run --uid=reporter --wait --pipe --quiet \
+  socat -t 5 - "UNIX-CONNECT:$report_sock" <<<'{"op":"ping","id":1}') ||
+  fail "a ping on the report socket as reporter failed: $out"
+[ "$(wc -l <<<"$out")" = 2 ] || fail "the report socket sent more than a hello and a reply: $out"
+jq -se '.[0].type == "hello" and (.[0] | has("reporter")) and (.[0] | has("subscriber") | not)
+  and .[1].type == "reply" and .[1].op == "ping"' <<<"$out" >/dev/null ||
+  fail "the report socket's hello and reply: $out"
+got=$(inside rdma-eventctl status --json | jq -r '.reporters | "\(.socket) \(.accepted)"')
+[ "$got" = "$report_sock 1" ] || fail "the status reply's reporters: $got"
 
 step "systemctl reload applies a changed configuration"
 printf '%s\n' '{"devices": {"exclude": ["mlx5_1"]}, "severity": {"port_active": "warning"}}' |

@@ -63,13 +63,20 @@ TEST(Protocol, NumbersTooLargeAndInvalidUtf8AreInvalidJsonNeverAnException) {
 
 TEST(Protocol, EveryErrorCodeHasItsWireName) {
   const std::vector<std::string_view> names = {
-      "invalid_json",  "bad_request",      "unknown_op",
-      "bad_filter",    "request_too_long", "too_many_subscribers",
-      "access_denied", "too_many_filters", "rate_limited"};
+      "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
+      "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",
+      "rate_limited",     "bad_report",           "report_denied", "too_many_reporters",
+      "reports_only"};
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(error_code_name(static_cast<ErrorCode>(i)), names[i]);
     EXPECT_EQ(error_code_from_name(names[i]), static_cast<ErrorCode>(i));
   }
+}
+
+TEST(Protocol, TheReportSocketIsBesideTheEventsSocket) {
+  // Derived from the events socket's path alone, so that a reporter finds it without asking.
+  EXPECT_EQ(report_socket_path(kDefaultSocketPath), "/run/rdma-eventd/events.sock.report");
+  EXPECT_EQ(report_socket_path("/tmp/d/x"), "/tmp/d/x.report");
 }
 
 TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
@@ -300,6 +307,15 @@ TEST(ParseLine, TellsEveryKindApart) {
   EXPECT_EQ(h->kind(), MessageKind::kHello);
   ASSERT_TRUE(h->hello());
   EXPECT_EQ(*h->hello(), hello);
+  // The report socket's hello names the connection a reporter, and not a subscriber.
+  const Hello reporter_hello{1, "0.1.0", "abc", "node1", 17, 0, 4096, 5};
+  EXPECT_EQ(hello_json(reporter_hello),
+            R"({"type":"hello","protocol":1,"version":"0.1.0","stream":"abc","host":"node1",)"
+            R"("seq":17,"reporter":5,"max_request_bytes":4096})");
+  auto rh = parse_line(hello_json(reporter_hello), &error);
+  ASSERT_TRUE(rh) << error;
+  ASSERT_TRUE(rh->hello());
+  EXPECT_EQ(*rh->hello(), reporter_hello);
 
   const Lost lost{10, 19, 7};
   EXPECT_EQ(lost_json(lost), R"({"type":"lost","first_seq":10,"last_seq":19,"records":7})");

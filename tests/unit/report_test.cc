@@ -205,6 +205,27 @@ TEST(ReportsConfigKeys, DefaultsNamesAndBoundsAreChecked) {
   }
 }
 
+TEST(ReportsConfigKeys, TheReportersLimitsAreReadAndBounded) {
+  EXPECT_EQ(ReportsConfig{}.max_reporters, 4096u);
+  EXPECT_EQ(ReportsConfig{}.max_reporters_per_user, 1024u);
+  const auto c = parse_config(
+      R"({"reports": {"max_reporters": 300, "max_reporters_per_user": 200}})", "t.json");
+  ASSERT_TRUE(std::holds_alternative<Config>(c)) << std::get<ConfigError>(c).message();
+  EXPECT_EQ(std::get<Config>(c).reports.max_reporters, 300u);
+  EXPECT_EQ(std::get<Config>(c).reports.max_reporters_per_user, 200u);
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"reports": {"max_reporters": 0}})",
+            "t.json: reports.max_reporters: must be from 1 to 65536"},
+           {R"({"reports": {"max_reporters_per_user": 65537}})",
+            "t.json: reports.max_reporters_per_user: must be from 1 to 65536"},
+           {R"({"reports": {"max_reporters": "many"}})", "t.json: reports.max_reporters: "}}) {
+    const auto bad = parse_config(text, "t.json");
+    ASSERT_TRUE(std::holds_alternative<ConfigError>(bad)) << text;
+    EXPECT_EQ(std::get<ConfigError>(bad).message().rfind(message, 0), 0u)
+        << text << ": " << std::get<ConfigError>(bad).message();
+  }
+}
+
 TEST(ReportPolicy, TheUnitIsTheLastServiceOrScopeOfTheCgroupV2Path) {
   EXPECT_EQ(cgroup_path("0::/system.slice/job17.service\n"), "/system.slice/job17.service");
   EXPECT_EQ(cgroup_path("12:pids:/x\n1:name=systemd:/user.slice\n0::/user.slice/a.scope\n"),

@@ -35,6 +35,10 @@ StatusReply sample() {
   s.event_counts.ports = {{"mlx5_0", 0, {{"device_added", 1}}, 0},
                           {"mlx5_0", 1, {{"port_active", 2}, {"port_err", 1}}, 1}};
   s.event_counts.untracked = 5;
+  // socket, count, max, max per user, accepted, refused (by reason), rate_limited, request
+  // errors, then one reporter.
+  s.reporters = {"/run/rdma-eventd/events.sock.report", 1, 4096, 1024, 3, 2, 1, 1, 0, 1, 2, {}};
+  s.reporters.list = {{3, 12160, 4242, 1795342530600000, 2, 1, 0, 177}};
   return s;
 }
 
@@ -85,7 +89,13 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                               "down_transitions":0},
                              {"device":"mlx5_0","port":1,
                               "events":{"port_active":2,"port_err":1},"down_transitions":1}],
-                    "untracked":5}
+                    "untracked":5},
+    "reporters":{"socket":"/run/rdma-eventd/events.sock.report","count":1,"max":4096,
+                 "max_per_user":1024,"accepted":3,"refused":2,
+                 "refused_by":{"max_reporters":1,"max_reporters_per_user":1,"access":0},
+                 "rate_limited":1,"request_errors":2,
+                 "list":[{"id":3,"pid":12160,"uid":4242,"connected":"2026-11-22T10:15:30.600000Z",
+                          "requests":2,"rate_limited":1,"bytes_queued":0,"bytes_sent":177}]}
   })"));
 }
 
@@ -138,6 +148,11 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "devices[0].state: bad value");
   EXPECT_EQ(error_after([](json& j) { j["devices"] = json::object(); }), "devices: not an array");
   EXPECT_EQ(error_after([](json& j) { j.erase("event_counts"); }), "event_counts: missing");
+  EXPECT_EQ(error_after([](json& j) { j.erase("reporters"); }), "reporters: missing");
+  EXPECT_EQ(error_after([](json& j) { j["reporters"]["refused_by"].erase("max_reporters"); }),
+            "reporters.max_reporters: missing");
+  EXPECT_EQ(error_after([](json& j) { j["reporters"]["list"][0]["bytes_sent"] = "177"; }),
+            "reporters.bytes_sent: not an unsigned integer");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
             "event_counts.events.port_err: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][0].erase("down_transitions"); }),

@@ -168,14 +168,17 @@ RDMA_EVENTD_EXPORT int rdmaev_report(const char* path, const struct rdmaev_event
  *   rdmaev_reporter_send(r, &report, &id);  (per event, after ibv_ack_async_event)
  *   rdmaev_reporter_close(r);
  *
- * No call blocks. rdmaev_reporter_send() writes the report to the socket, or, when the socket
- * takes no more (the daemon is stopped or busy), keeps it in a queue of
- * RDMAEV_REPORTER_QUEUE_BYTES that later calls write out; a full queue is RDMAEV_E_FULL. A
- * report written to the socket is published by the daemon when it reads it, also after the
- * reporter is closed or the application has exited; a report still in the queue when the
- * reporter is closed is dropped. Replies: rdmaev_reporter_next_reply(). Reading them is
- * optional: the reporter keeps the last RDMAEV_REPORTER_KEPT_REPLIES replies not yet read. A
- * reporter is not thread-safe: one per thread that reports (the async-event thread).
+ * No call blocks, and each does a bounded amount of work (it reads at most 2 KiB of what the
+ * daemon sent). A reporter connects to the daemon's report socket, which sends it no records
+ * (docs/protocol.md, "The report socket"). rdmaev_reporter_send() writes the report to the
+ * socket, or, when the socket takes no more (the daemon is stopped or busy), keeps it in a
+ * queue of RDMAEV_REPORTER_QUEUE_BYTES that later calls write out; a full queue is
+ * RDMAEV_E_FULL. A report written to the socket is published by the daemon when it reads it,
+ * also after the reporter is closed or the application has exited; a report still in the
+ * queue when the reporter is closed is dropped. Replies: rdmaev_reporter_next_reply(). Reading
+ * them is optional: the reporter keeps the last RDMAEV_REPORTER_KEPT_REPLIES replies not yet
+ * read (a caller that reads each as it comes loses none). A reporter is not thread-safe: one
+ * per thread that reports (the async-event thread).
  * rdmaev_reporter_last_error() says why a call failed; for rdmaev_reporter_open(),
  * rdmaev_last_error(NULL) does (per thread). Nothing is printed, no signal is raised. */
 struct rdmaev_reporter;
@@ -183,9 +186,12 @@ struct rdmaev_reporter;
 #define RDMAEV_REPORTER_QUEUE_BYTES 65536
 #define RDMAEV_REPORTER_KEPT_REPLIES 64
 
-/* Connects to the socket (NULL: RDMAEV_DEFAULT_SOCKET) without waiting: a daemon listening,
- * even stopped, takes the connection at once; nobody listening (or a full backlog) is
- * RDMAEV_E_CONNECT. On failure *reporter is NULL. */
+/* Connects to the report socket of the socket `path` names (NULL: RDMAEV_DEFAULT_SOCKET), at
+ * its path with ".report", without waiting: a daemon listening, even stopped, takes the
+ * connection at once. Where nobody listens there (a daemon without a report socket), it
+ * connects to `path` itself, and skips the records that daemon sends. Nobody listening (or a
+ * full backlog) is RDMAEV_E_CONNECT. On failure *reporter is NULL. A connection the daemon
+ * refuses is RDMAEV_E_REFUSED with id 0 from rdmaev_reporter_next_reply(). */
 RDMA_EVENTD_EXPORT int rdmaev_reporter_open(const char* path, struct rdmaev_reporter** reporter);
 /* Writes what the socket takes of the queue, without waiting, and closes. NULL: nothing. */
 RDMA_EVENTD_EXPORT void rdmaev_reporter_close(struct rdmaev_reporter* reporter);

@@ -25,6 +25,12 @@ namespace rdma_eventd {
 inline constexpr int kProtocolVersion = 1;
 inline constexpr const char* kDefaultSocketPath = "/run/rdma-eventd/events.sock";
 
+// The report socket (docs/protocol.md, "The report socket"): where reporters connect, beside the
+// events socket, at its path with this suffix. A client finds it from the events socket's path
+// alone, without asking the daemon anything: a reporter must not wait.
+inline constexpr std::string_view kReportSocketSuffix = ".report";
+std::string report_socket_path(std::string_view events_socket_path);
+
 // --- filters ----------------------------------------------------------------------------------
 
 // A device pattern: a node GUID ("248a:0703:00a1:b2c0" or "0x248a070300a1b2c0"), a shell glob
@@ -147,6 +153,8 @@ enum class ErrorCode : uint8_t {
   kRateLimited,         // "rate_limited": over the request rate; the request was not executed
   kBadReport,           // "bad_report": a report names no watched device or a type not reportable
   kReportDenied,        // "report_denied": the peer is not in reports.allow_users/allow_groups
+  kTooManyReporters,    // "too_many_reporters": refused at the report socket (the daemon closes)
+  kReportsOnly,         // "reports_only": a request the report socket does not take
 };
 std::string_view error_code_name(ErrorCode code);
 std::optional<ErrorCode> error_code_from_name(std::string_view name);
@@ -168,8 +176,11 @@ struct Hello {
   std::string stream;
   std::string host;
   uint64_t seq = 0;  // the last record published before this connection
+  // This connection's id in the status reply: a subscriber's on the events socket, a reporter's
+  // on the report socket (the other is 0, and not written).
   uint64_t subscriber = 0;
   uint64_t max_request_bytes = 0;
+  uint64_t reporter = 0;
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 

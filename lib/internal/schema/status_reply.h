@@ -117,6 +117,34 @@ struct StatusReply {
     uint64_t max_per_second = 0;
     friend bool operator==(const Reports&, const Reports&) = default;
   };
+  // A connection of the report socket (docs/protocol.md, "The report socket").
+  struct Reporter {
+    uint64_t id = 0;
+    int64_t pid = 0;
+    uint64_t uid = 0;
+    int64_t connected_us = 0;
+    uint64_t requests = 0;
+    uint64_t rate_limited = 0;
+    uint64_t bytes_queued = 0;
+    uint64_t bytes_sent = 0;  // the hello, replies and errors: a reporter gets no records
+    friend bool operator==(const Reporter&, const Reporter&) = default;
+  };
+  // The report socket's connections, written after "event_counts".
+  struct Reporters {
+    std::string socket;         // its path; "" when the daemon has none
+    uint64_t count = 0;         // connected now
+    uint64_t max = 0;           // reports.max_reporters
+    uint64_t max_per_user = 0;  // reports.max_reporters_per_user
+    uint64_t accepted = 0;
+    uint64_t refused = 0;
+    uint64_t refused_max_reporters = 0;  // "refused_by": {"max_reporters", ...}
+    uint64_t refused_max_reporters_per_user = 0;
+    uint64_t refused_access = 0;
+    uint64_t rate_limited = 0;    // requests over socket.max_requests_per_second
+    uint64_t request_errors = 0;  // error lines sent for requests
+    std::vector<Reporter> list;
+    friend bool operator==(const Reporters&, const Reporters&) = default;
+  };
   struct Port {
     PortInfo info;  // info.port is the port number
     uint64_t gids = 0;
@@ -165,10 +193,11 @@ struct StatusReply {
   std::vector<Device> devices;
   Reports reports;
   EventCounts event_counts;
+  Reporters reporters;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 
-// Writes the blocks ("daemon" ... "devices") into the reply object being written, in the
+// Writes the blocks ("daemon" ... "reporters") into the reply object being written, in the
 // documented order.
 void write_status(JsonWriter& w, const StatusReply& status);
 
