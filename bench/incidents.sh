@@ -54,7 +54,7 @@ fi
 echo "journal: $journal, $(cat "$journal/.complete"), $(find "$journal" -name '*.journal' | wc -l) files," \
   "$(du -sh "$journal" | cut -f1) on disk ($(du -sh --apparent-size "$journal" | cut -f1) as journal-remote wrote them)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "rdma-eventctl: $eventctl ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+echo "rdma-eventctl: $eventctl ($("$eventctl" --version 2>/dev/null || echo "no --version"))"
 
 # The first N hosts' files, as hard links (no disk), for the scales.
 subset() {
@@ -91,7 +91,9 @@ run_all() {
     wait "$pid" || status=$?
     read -r seconds rss_kb user sys < <(tail -n 1 "$times")
     incidents=$(grep -c . "$out" || true)
-    classes=$(jq -r .class "$out" 2>/dev/null | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')
+    # jq fails on output that is not JSON: said as such, not the end of the script.
+    classes=$( (jq -r .class "$out" 2>/dev/null || echo "(not JSON)") | sort | uniq -c |
+      awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')
     printf '  nofile %s, run %d: %s s (CPU %s s user, %s s system), peak RSS %d MiB, peak RssAnon %d MiB, exit %d, %d incidents (%s)\n' \
       "$limit" "$run" "$seconds" "$user" "$sys" $((rss_kb / 1024)) $((peak_anon / 1024)) "$status" "$incidents" "$classes"
     if [ -s "$out.err" ]; then sed 's/^/    stderr: /' "$out.err" | head -5; fi
