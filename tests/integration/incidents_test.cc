@@ -151,22 +151,24 @@ TEST_F(Incidents, HostAndTimeFiltersAreHistorys) {
 }
 
 TEST_F(Incidents, TheGapDecidesWhatIsOneIncidentExactlyAtItsValue) {
-  // From the end of one incident to the start of the next: the fabric's (at most 1.1 s) to
-  // the flap (60 s), the flap's end (67.00015 s) to the fatal (120 s): 52.99985 s, the fatal's
-  // end (120.00015 s) to the reports (180 s). A gap of 53 s joins the flap and the fatal; one
-  // millisecond less does not.
-  const auto joined = incidents({"--incident-gap", "53s"});
-  const auto apart = incidents({"--incident-gap", "52999ms"});
-  ASSERT_EQ(joined.size(), 3u);
-  EXPECT_EQ(shape(joined[1]),
-            "host records=7 node07{port_err:4;port_health flapping:1;} "
-            "node08{device_fatal:1;port_health fatal:1;}");
-  EXPECT_EQ(joined[1]["evidence"],
-            "2 hosts (fewer than the 3 of a fabric incident); node08: "
-            "device fatal (mlx5_0): the adapter failed");
-  ASSERT_EQ(apart.size(), 4u);
-  EXPECT_EQ(apart[1]["class"], "host");
-  EXPECT_EQ(apart[2]["class"], "port");
+  // Episodes that begin within the gap of each other are one incident. The beginnings: the
+  // fabric's port episodes within 0.6 s, its SM notices by 1.1 s; node07's flap at 60 s (its
+  // downs 2 s apart and its verdict are one episode); node08's fatal at 120 s and its verdict
+  // 150 us later; node02's reports at 180 s. From the flap's beginning to the fatal's: exactly
+  // 60 s. A gap of 60 s joins them (and so everything: 59.99985 s from the fatal's verdict to
+  // the reports, at most 59.2 s from the SM notices to the flap); one millisecond less does
+  // not, and leaves the fabric with the flap, the fatal and the reports on their own.
+  const auto joined = incidents({"--incident-gap", "60s"});
+  const auto apart = incidents({"--incident-gap", "59999ms"});
+  ASSERT_EQ(joined.size(), 1u);
+  EXPECT_EQ(joined[0]["records"], 28);
+  EXPECT_EQ(joined[0]["hosts"].size(), 8u);
+  ASSERT_EQ(apart.size(), 3u);
+  EXPECT_EQ(shape(apart[0]), "application records=3 node02{app_report:3;}");
+  EXPECT_EQ(shape(apart[1]), "host records=2 node08{device_fatal:1;port_health fatal:1;}");
+  EXPECT_EQ(apart[2]["class"], "fabric");
+  EXPECT_EQ(apart[2]["records"], 23);
+  EXPECT_EQ(apart[2]["hosts"][6]["host"], "node07");
   // With an hour, everything is one incident of the fabric.
   const auto hour = incidents({"--incident-gap", "1h"});
   ASSERT_EQ(hour.size(), 1u);
@@ -180,6 +182,29 @@ TEST_F(Incidents, TheGapDecidesWhatIsOneIncidentExactlyAtItsValue) {
                 "6 hosts (fewer than the 7 of a fabric incident); node01 mlx5_0/1: ", 0),
             0u)
       << seven[3]["evidence"];
+}
+
+TEST_F(Incidents, TheFabricWindowDecidesHowCloseTheHostsMustBe) {
+  // The six hosts' downs came within 0.6 s (the evidence says how close), their SM notices
+  // within 0.3 s after: a window narrower than both spreads leaves fewer than three hosts
+  // together, and the incident is a port's, saying why.
+  const auto all = incidents();
+  const double links = all[3]["link_losses"]["within_s"].get<double>();
+  const double notices = all[3]["sm_notices"]["within_s"].get<double>();
+  EXPECT_EQ(all[3]["link_losses"]["hosts"], 6);
+  EXPECT_EQ(all[3]["sm_notices"]["hosts"], 6);
+  ASSERT_GT(std::min(links, notices), 0.002);
+  const auto narrow = incidents({"--fabric-window", "1ms"});
+  ASSERT_EQ(narrow.size(), 4u);
+  EXPECT_EQ(narrow[3]["class"], "port");
+  EXPECT_LT(narrow[3]["link_losses"]["hosts"].get<int>(), 3);
+  EXPECT_EQ(narrow[3]["evidence"].get<std::string>().rfind(
+                "6 hosts lost links or saw SM notices, not together: at most ", 0),
+            0u)
+      << narrow[3]["evidence"];
+  // As wide as the downs' spread (rounded up to the millisecond): the fabric again.
+  const std::string wide = std::to_string(static_cast<int>(links * 1000) + 1) + "ms";
+  EXPECT_EQ(incidents({"--fabric-window", wide})[3]["class"], "fabric") << wide;
 }
 
 // What a bad command line or a journal that cannot be read says, and its exit status.
@@ -206,6 +231,10 @@ TEST_F(Incidents, BadInputIsOneClearMessageAndHistorysExitStatus) {
   EXPECT_EQ(r.err, "rdma-eventctl: --incident-gap: '2h' is not a duration from 1ms to 1h" + usage);
   r = refused({"history", "-D", dir, "--incidents", "--incident-gap", "soon"});
   EXPECT_EQ(r.code, 64);
+  r = refused({"history", "-D", dir, "--incidents", "--fabric-window", "0.4ms"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.err,
+            "rdma-eventctl: --fabric-window: '0.4ms' is not a duration from 1ms to 1h" + usage);
   for (const char* n : {"1", "0", "-3", "100001", "3x", ""}) {
     r = refused({"history", "-D", dir, "--incidents", "--fabric-hosts", n});
     EXPECT_EQ(r.code, 64) << n;
