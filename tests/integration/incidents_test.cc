@@ -27,6 +27,19 @@ using nlohmann::json;
 using rdmatest::CommandResult;
 using rdmatest::run_command;
 
+// An incident as one line: class, hosts, each host's events, records.
+std::string shape(const json& i) {
+  std::string text =
+      i["class"].get<std::string>() + " records=" + std::to_string(i["records"].get<int>());
+  for (const auto& h : i["hosts"]) {
+    text += " " + h["host"].get<std::string>() + "{";
+    for (const auto& [event, n] : h["events"].items())
+      text += event + ":" + std::to_string(n.get<int>()) + ";";
+    text += "}";
+  }
+  return text;
+}
+
 class Incidents : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -62,19 +75,6 @@ class Incidents : public ::testing::Test {
       EXPECT_LT(out[i - 1]["end"].get<std::string>(), out[i]["start"].get<std::string>());
     std::reverse(out.begin(), out.end());
     return out;
-  }
-
-  // An incident as one line: class, hosts, each host's events, records.
-  static std::string shape(const json& i) {
-    std::string text =
-        i["class"].get<std::string>() + " records=" + std::to_string(i["records"].get<int>());
-    for (const auto& h : i["hosts"]) {
-      text += " " + h["host"].get<std::string>() + "{";
-      for (const auto& [event, n] : h["events"].items())
-        text += event + ":" + std::to_string(n.get<int>()) + ";";
-      text += "}";
-    }
-    return text;
   }
 
   static inline rdmatest::TempDir* journal_ = nullptr;
@@ -205,6 +205,33 @@ TEST_F(Incidents, TheFabricWindowDecidesHowCloseTheHostsMustBe) {
   // As wide as the downs' spread (rounded up to the millisecond): the fabric again.
   const std::string wide = std::to_string(static_cast<int>(links * 1000) + 1) + "ms";
   EXPECT_EQ(incidents({"--fabric-window", wide})[3]["class"], "fabric") << wide;
+}
+
+TEST(IncidentsOfAFlappingPort, APortFlappingForHoursWhileOtherHostsFailIsNotTheFabric) {
+  // rdma-journal-gen's "flapping": node01's port goes down every 2 s for two hours; node02 to
+  // node31 each lose a link once, four minutes apart. Each of those is an incident of its own
+  // host; the flap is one, of its port; none is the fabric.
+  rdmatest::TempDir dir("rdma-incidents-flapping");
+  const CommandResult gen = run_command(
+      {rdmatest::bin("rdma-journal-gen"), "--scenario", "flapping", "--output", dir.path()});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  ASSERT_EQ(gen.out, "31 hosts, 7394 records\n");
+  const CommandResult r = run_command(
+      {rdmatest::bin("rdma-eventctl"), "history", "-D", dir.path(), "--incidents", "--json"});
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 31u);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    const json incident = json::parse(lines[i]);
+    const std::string host = (i + 2 < 10 ? "node0" : "node") + std::to_string(i + 2);
+    EXPECT_EQ(shape(incident), "port records=2 " + host + "{port_err:1;port_health down:1;}");
+  }
+  const json flap = json::parse(lines.back());
+  EXPECT_EQ(shape(flap), "port records=3612 node01{port_err:3600;port_health flapping:12;}");
+  EXPECT_EQ(flap["duration_s"], 7198.0);
+  EXPECT_EQ(flap["evidence"],
+            "node01 mlx5_0/1: 3600 port_err, 12 port_health flapping: the link flaps, the cable "
+            "or transceiver");
 }
 
 // What a bad command line or a journal that cannot be read says, and its exit status.
