@@ -234,6 +234,80 @@ TEST(IncidentsOfAFlappingPort, APortFlappingForHoursWhileOtherHostsFailIsNotTheF
             "or transceiver");
 }
 
+TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
+  // Three hosts whose _HOSTNAME holds a terminal's escape sequences and bytes that are not
+  // UTF-8 lose their links together: what any host that uploads can send. Each entry is the
+  // daemon's own port_err (rdma-journal-gen --entry), written through systemd-journal-remote.
+  rdmatest::TempDir dir("rdma-incidents-hostile");
+  const std::vector<std::string> hosts = {"clear\x1b[2J\x1b]0;owned\x07", "bad\xff\xfe",
+                                          "csi\xc2\x9b"
+                                          "31m"};
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const CommandResult made =
+        run_command({"sh", "-c",
+                     "\"$1\" --entry port_err --host \"$2\" --seed \"$3\" --start \"$4\" | "
+                     "/lib/systemd/systemd-journal-remote --output=\"$5\" -",
+                     "sh", rdmatest::bin("rdma-journal-gen"), hosts[i], std::to_string(i + 1),
+                     std::to_string(1'795'737'600'000'000LL + static_cast<int64_t>(i) * 100'000),
+                     dir.file("remote-" + std::to_string(i) + ".journal")});
+    ASSERT_EQ(made.exit_code(), 0) << made.err;
+  }
+  const auto eventctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {rdmatest::bin("rdma-eventctl"), "history", "-D", dir.path()});
+    return run_command(args);
+  };
+  const auto no_control = [](const std::string& text) {
+    return std::none_of(text.begin(), text.end(), [](char c) {
+      return c != '\n' && (static_cast<unsigned char>(c) < 0x20 || c == 0x7f);
+    });
+  };
+  // JSON: one valid object (nlohmann's parser takes only UTF-8), the names kept.
+  const CommandResult json_out = eventctl({"--incidents", "--json"});
+  ASSERT_EQ(json_out.exit_code(), 0) << json_out.err;
+  ASSERT_EQ(json_out.out_lines().size(), 1u) << json_out.out;
+  const json incident = json::parse(json_out.out_lines()[0]);
+  EXPECT_EQ(incident["class"], "fabric");
+  std::set<std::string> names;
+  for (const auto& h : incident["hosts"])
+    names.insert(h["host"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"bad\\xff\\xfe", "clear\x1b[2J\x1b]0;owned\x07",
+                                          "csi\xc2\x9b"
+                                          "31m"}));
+  // Text: nothing a terminal acts on.
+  const CommandResult text = eventctl({"--incidents"});
+  ASSERT_EQ(text.exit_code(), 0) << text.err;
+  EXPECT_TRUE(no_control(text.out)) << text.out;
+  EXPECT_NE(text.out.find("  clear\\x1b[2J\\x1b]0;owned\\x07  mlx5_0/1  1 port_err\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  csi\\xc2\\x9b31m  mlx5_0/1"), std::string::npos) << text.out;
+  // The records, one line each: the names escaped; the colours, when asked for, are the only
+  // escape sequences.
+  const CommandResult records = eventctl({"--color", "never"});
+  ASSERT_EQ(records.exit_code(), 0) << records.err;
+  ASSERT_EQ(records.out_lines().size(), 3u) << records.out;
+  EXPECT_TRUE(no_control(records.out)) << records.out;
+  EXPECT_EQ(records.out_lines()[0].rfind("clear\\x1b[2J\\x1b]0;owned\\x07  ", 0), 0u);
+  const CommandResult colored = eventctl({"--color", "always"});
+  for (const std::string raw : {"\x1b[2J", "\x1b]0;", "\xff", "\xc2\x9b"})
+    EXPECT_EQ(colored.out.find(raw), std::string::npos) << colored.out;
+  EXPECT_NE(colored.out.find("\x1b[31m"), std::string::npos) << "port_err in red";
+  const CommandResult summary = eventctl({"--summary"});
+  EXPECT_TRUE(no_control(summary.out)) << summary.out;
+  const CommandResult summary_json = eventctl({"--summary", "--json"});
+  ASSERT_EQ(summary_json.exit_code(), 0) << summary_json.err;
+  for (const auto& line : summary_json.out_lines())
+    EXPECT_TRUE(json::accept(line)) << line;
+  // The page: no raw control character, no byte that is not UTF-8.
+  const std::string page = dir.file("page.html");
+  ASSERT_EQ(eventctl({"--html", page}).exit_code(), 0);
+  const std::string html = rdmatest::read_file(page);
+  EXPECT_TRUE(no_control(html));
+  EXPECT_TRUE(json::accept(json(html).dump(-1, ' ', false, json::error_handler_t::strict)))
+      << "the page is UTF-8";
+  EXPECT_NE(html.find("clear\\x1b[2J\\x1b]0;owned\\x07"), std::string::npos);
+}
+
 // What a bad command line or a journal that cannot be read says, and its exit status.
 struct Refusal {
   int code;
