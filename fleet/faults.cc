@@ -31,6 +31,16 @@ bool is_fault(std::string_view event, std::string_view health) {
   return std::find(events.begin(), events.end(), event) != events.end();
 }
 
+uint32_t port_of(std::string_view field) {
+  if (field.empty() || field.size() > 10) return 0;
+  uint64_t n = 0;
+  for (const char c : field) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n <= UINT32_MAX ? static_cast<uint32_t>(n) : 0;
+}
+
 bool is_link_loss(std::string_view event) {
   return event == kPortErr;
 }

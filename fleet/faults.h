@@ -30,6 +30,10 @@ bool is_fault(std::string_view event, std::string_view health);
 // The journal's RDMA_EVENT values a fault can have (for a journal match).
 const std::vector<std::string_view>& fault_events();
 
+// The port number of an entry's RDMA_PORT: its decimal digits, or 0 (device-wide) for anything
+// else or beyond 32 bits.
+uint32_t port_of(std::string_view field);
+
 // What a fault is about, each the subject of episodes of its own (incident_grouper.h).
 enum class Subject : char {
   kPort = 'p',         // the port's link and verdicts: port_err, port_health, module_*

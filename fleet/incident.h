@@ -80,6 +80,9 @@ struct Incident {
   std::map<std::string, IncidentHost> hosts;  // by name, as the journal has it (any bytes)
   std::map<std::string, uint64_t> events;     // over all hosts
   uint64_t records = 0;
+  // Records that came more than reorder_us out of time order (a host's clock that stepped
+  // back): grouped as if they came when they were read; their own times are still shown.
+  uint64_t late_records = 0;
   // Port downs (port_err): their count and the first and last one's time.
   uint64_t downs = 0;
   int64_t first_down_us = 0;

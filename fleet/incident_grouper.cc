@@ -41,7 +41,7 @@ bool IncidentGrouper::add(const FaultInput& in) {
   if (in.time_us <= taken_up_to_us_) {
     // Later than reorder_us out of order: taken now, as if it came at the time already reached
     // (its own time still widens its incident and host).
-    take(h, taken_up_to_us_);
+    take(h, taken_up_to_us_, in.time_us < taken_up_to_us_);
     return true;
   }
   newest_us_ = std::max(newest_us_, in.time_us);
@@ -105,7 +105,7 @@ void add_to(Incident& incident, const std::string& host, std::string_view event,
 
 }  // namespace
 
-void IncidentGrouper::take(const Held& f, int64_t at_us) {
+void IncidentGrouper::take(const Held& f, int64_t at_us, bool late) {
   end_episodes_before(at_us);
   const Subject subject = subject_of(f.event);
   auto [it, fresh] = episodes_.try_emplace(subject_key(subject, f.host, f.device, f.port));
@@ -123,6 +123,7 @@ void IncidentGrouper::take(const Held& f, int64_t at_us) {
   episode.last_us = fresh ? at_us : std::max(episode.last_us, at_us);
   endings_.emplace(time_plus(episode.last_us, options_.gap_us), &it->first);
   add_to(open->incident, f.host, f.event, f.device, f.port, f.health, f.time_us);
+  open->incident.late_records += late;
   const std::string* host = &open->incident.hosts.find(f.host)->first;
   if (is_link_loss(f.event) && !episode.lost_link) {
     episode.lost_link = true;

@@ -73,7 +73,7 @@ class IncidentGrouper {
   };
 
   void release(int64_t up_to_us);
-  void take(const Held& f, int64_t at_us);
+  void take(const Held& f, int64_t at_us, bool late = false);
   Open& incident_for_new_episode(int64_t at_us);
   void end_episodes_before(int64_t time_us);
   void give_out(std::vector<Incident>& ended);

@@ -1,7 +1,6 @@
 #include "incident_report.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "incidents_output.h"
 
@@ -29,13 +28,11 @@ std::vector<std::string> IncidentReport::events(const IncidentReportOptions& opt
 }
 
 void IncidentReport::add(const JournalEntry& e) {
-  char* end = nullptr;
-  const unsigned long port = std::strtoul(e.port.c_str(), &end, 10);
   const FaultInput in{.time_us = e.realtime_us,
                       .host = e.hostname,
                       .event = e.event,
                       .device = e.device,
-                      .port = port <= UINT32_MAX ? static_cast<uint32_t>(port) : 0,
+                      .port = port_of(e.port),
                       .health = e.health,
                       .stream = e.stream,
                       .seq = e.seq};

@@ -86,6 +86,7 @@ nlohmann::ordered_json incident_json(const Incident& incident) {
           {"class", class_name(incident.cls)},
           {"evidence", json_text(incident.evidence)},
           {"records", incident.records},
+          {"late_records", incident.late_records},
           {"port_downs", incident.downs},
           {"link_losses", together_json(incident.link_losses)},
           {"sm_notices", together_json(incident.sm_notices)},

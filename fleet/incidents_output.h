@@ -17,7 +17,7 @@ namespace rdma_eventd_fleet {
 // At most `max_hosts` host lines, then how many more.
 std::string format_incident(const Incident& incident, size_t max_hosts = 10);
 
-// {"start", "end", "duration_s", "class", "evidence", "records", "port_downs",
+// {"start", "end", "duration_s", "class", "evidence", "records", "late_records", "port_downs",
 //  "link_losses": {"hosts", "ports", "within_s"}, "sm_notices": {"hosts", "ports", "within_s"},
 //  "events", "hosts": [{"host", "first", "last", "devices", "ports", "sm_ports", "events"}]}
 nlohmann::ordered_json incident_json(const Incident& incident);

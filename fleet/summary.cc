@@ -1,14 +1,14 @@
 #include "summary.h"
 
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "escape.h"
+#include "faults.h"
 
 namespace rdma_eventd_fleet {
 
 void Summary::add(const JournalEntry& e) {
-  const uint32_t port = static_cast<uint32_t>(std::strtoul(e.port.c_str(), nullptr, 10));
+  const uint32_t port = port_of(e.port);
   Row& row = rows_[{e.hostname, e.device, port}];
   ++row.events[e.event.empty() ? "unknown" : e.event];
   if (!e.health.empty()) row.health = e.health;

@@ -121,7 +121,7 @@ TEST(IncidentsOutput, TextAndJsonSayTheWholeIncident) {
   EXPECT_EQ(incident_json(i).dump(),
             R"({"start":"2026-11-27T00:00:00.000000Z","end":"2026-11-27T00:00:01.500000Z",)"
             R"("duration_s":1.5,"class":"port","evidence":"node07 mlx5_0/1: 2 port_err: the )"
-            R"(link flaps","records":2,"port_downs":0,)"
+            R"(link flaps","records":2,"late_records":0,"port_downs":0,)"
             R"("link_losses":{"hosts":0,"ports":0,"within_s":0.0},)"
             R"("sm_notices":{"hosts":0,"ports":0,"within_s":0.0},"events":{"port_err":2},"hosts":[)"
             R"({"host":"node07","first":"2026-11-27T00:00:00.000000Z",)"

@@ -202,6 +202,7 @@ TEST(Incidents, RecordsOutOfOrderWithinASecondStillJoinTheirIncident) {
   later.grouper_.finish();
   ASSERT_EQ(later.out_.size(), 1u);
   EXPECT_EQ(later.out_[0].records, 3u);
+  EXPECT_EQ(later.out_[0].late_records, 1u);
   EXPECT_EQ(later.out_[0].start_us - kGroupingT0, 0);
   EXPECT_EQ(later.out_[0].hosts.at("n3").first_us - kGroupingT0, kSecondUs);
 }
@@ -228,6 +229,13 @@ TEST(Incidents, MemoryHoldsTheOpenIncidentsNotTheRecords) {
   grouper.finish();
   EXPECT_EQ(given_out, 24u * 60u);
   EXPECT_LE(most_open, 2u);
+}
+
+TEST(Incidents, APortIsItsDecimalDigitsOrNone) {
+  EXPECT_EQ(port_of("1"), 1u);
+  EXPECT_EQ(port_of("4294967295"), 4294967295u);
+  for (const char* none : {"", "4294967296", "-1", " 1", "1x", "0x1", "99999999999"})
+    EXPECT_EQ(port_of(none), 0u) << none;
 }
 
 TEST(SeenRecordsBounded, TheOldestRunsMergeBeyondTheLimit) {
