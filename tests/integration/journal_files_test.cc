@@ -5,9 +5,11 @@
 // 64 (groups of files merged into temporary runs). The result must be the same as with a high
 // limit, to the byte. A file that cannot be read is named on stderr and the exit status is 74.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "paths.h"
 #include "process.h"
+#include "rdma_eventd/record.h"
 #include "temp_dir.h"
 
 namespace rdma_eventd::test {
