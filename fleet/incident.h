@@ -48,8 +48,10 @@ struct IncidentOptions {
   // Each stream's seqs are kept as at most this many runs (seen_records.h), so that memory
   // does not grow with the records: only the faults are read, so their seqs have gaps (the
   // other records) and each is a run of its own. Past the limit the oldest runs merge: only a
-  // fault that arrives after this many newer faults of its own stream could be taken for a copy.
-  size_t runs_per_stream = 64;
+  // fault that arrives after this many newer faults of its own stream could be taken for a
+  // copy, and entries come in time order, so a stream's seqs come in order but for a clock
+  // that stepped back. 16: a stream's state is a few hundred bytes, 10,000 hosts' a few MiB.
+  size_t runs_per_stream = 16;
 };
 
 // One host's part in an incident.

@@ -42,8 +42,8 @@ class JournalReader {
   // temporary file cannot be written): what was given to `each` so far is all there is.
   bool for_each(const Each& each, const Problem& problem, JournalError* error);
 
-  // At most this many files open at once (default: 1,024; fewer when the limit of open files
-  // leaves fewer). Beyond it, groups and runs.
+  // At most this many files open at once (fewer when the limit of open files leaves fewer).
+  // Beyond it, groups and runs. The default depends on what is read (journal_reader.cc).
   void set_files_at_once(size_t n) { files_at_once_ = n; }
 
   // How the last for_each went.
@@ -64,7 +64,7 @@ class JournalReader {
   std::unique_ptr<JournalFile> local_;                        // the local journal
   std::vector<std::string> files_;                            // a directory's
   std::vector<std::pair<std::string, int>> dirs_unreadable_;  // directories below it
-  size_t files_at_once_ = 1024;
+  size_t files_at_once_;
   Report report_;
 };
 
