@@ -7,20 +7,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <tuple>
 
 #include "commands.h"
+#include "escape.h"
 #include "format.h"
 #include "history_incidents.h"
-#include "history_repeats.h"
 #include "history_time.h"
+#include "journal_files.h"
 #include "journal_reader.h"
+#include "seen_records.h"
+#include "summary.h"
 
 namespace rdma_eventctl {
 
 using namespace rdma_eventd;
+namespace fleet = rdma_eventd_fleet;
 
 const char* const kHistoryHelp = R"(Usage: rdma-eventctl history [OPTIONS]
 
@@ -43,12 +45,16 @@ Options:
       --summary            per host and port: the count of each event and the last health
                            verdict in the window (with --json: one JSON object per line)
       --incidents          fault records of every host grouped into incidents by time, each
-                           with its class (fabric, host, port, application) and the evidence,
-                           newest first (with --json: one JSON object per line, oldest
-                           first, each as soon as it is closed)
-      --incident-gap DUR   an incident ends when no fault came for DUR (default 5s; 1ms to 1h)
-      --fabric-hosts N     hosts losing links or seeing SM/LID changes in one incident that make
-                           it a fabric incident (default 3; 2 to 100000)
+                           with its class (fabric, host, port, sm, application) and the
+                           evidence, newest first (with --json: one JSON object per line, each
+                           as soon as it is closed)
+      --incident-gap DUR   a port's (device's...) faults each within DUR of the one before are
+                           one episode; episodes that begin within DUR of each other are one
+                           incident (default 5s; 1ms to 1h)
+      --fabric-hosts N     hosts losing links, or seeing SM/LID notices, within the fabric
+                           window of each other that make a fabric incident (default 3; 2 to
+                           100000)
+      --fabric-window DUR  how close in time those must be (default 2s; 1ms to 1h)
       --html FILE          write a page with the timeline of hosts and incidents to FILE
       --identifier NAME    the daemon's SYSLOG_IDENTIFIER (default: rdma-eventd)
       --color WHEN         auto (default), always or never
@@ -59,15 +65,20 @@ TIME, as journalctl takes it (local time): "2026-11-24", "2026-11-24 18:30[:15]"
 
 --incidents and --html take --directory, --since, --until and --host, not the record filters.
 
+With -D, every journal file in DIR is read, however many there are; a file that cannot be
+read (not a journal file, damaged, not this user's) is named on stderr and left out, and the
+exit status says so (74).
+
 Exit status: 0 done (also when nothing matched), 64 bad command line, 66 no journal files
-there, 73 the --html file cannot be written, 77 this user may not read the journal (root and
-the groups systemd-journal and adm may).
+there, 73 the --html file cannot be written, 74 incomplete: journal files named on stderr
+could not be read (the output has every other file's records), 77 this user may not read the
+journal (root and the groups systemd-journal and adm may).
 )";
 
 namespace {
 
 struct HistoryOptions {
-  JournalQuery query{.identifier = "rdma-eventd"};
+  fleet::JournalQuery query{.identifier = "rdma-eventd"};
   Filter filter;
   bool json = false;
   bool summary = false;
@@ -79,6 +90,18 @@ int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// A duration from 1 ms to 1 h, in microseconds.
+OptionSpec span_option(const char* name, int64_t& into_us) {
+  return {name, 0, true, [name, &into_us](const char* v) {
+            const auto span = parse_duration(v);
+            if (!span || *span < std::chrono::milliseconds(1) || *span > std::chrono::hours(1)) {
+              throw UsageError{std::string("--") + name + ": '" + v +
+                               "' is not a duration from 1ms to 1h"};
+            }
+            into_us = std::chrono::duration_cast<std::chrono::microseconds>(*span).count();
+          }};
 }
 
 OptionSpec time_option(const char* name, char letter, std::optional<int64_t>& into) {
@@ -106,16 +129,8 @@ std::vector<OptionSpec> history_options(HistoryOptions& o) {
   options.push_back(flag_option("json", o.json));
   options.push_back(flag_option("summary", o.summary));
   options.push_back(flag_option("incidents", o.incidents.print));
-  options.push_back({"incident-gap", 0, true, [&o](const char* v) {
-                       const auto gap = parse_duration(v);
-                       if (!gap || *gap < std::chrono::milliseconds(1) ||
-                           *gap > std::chrono::hours(1)) {
-                         throw UsageError{std::string("--incident-gap: '") + v +
-                                          "' is not a duration from 1ms to 1h"};
-                       }
-                       o.incidents.grouping.gap_us =
-                           std::chrono::duration_cast<std::chrono::microseconds>(*gap).count();
-                     }});
+  options.push_back(span_option("incident-gap", o.incidents.grouping.gap_us));
+  options.push_back(span_option("fabric-window", o.incidents.grouping.fabric_window_us));
   options.push_back({"fabric-hosts", 0, true, [&o](const char* v) {
                        char* end = nullptr;
                        errno = 0;
@@ -141,59 +156,55 @@ bool passes(const Filter& filter, const std::optional<Record>& record) {
   return record && filter.matches(key_of(*record));
 }
 
-// --summary: per host and port (device-wide records: port 0), the count of each event name and
-// the last health verdict, from the journal's own fields so that event names this client does
-// not know are counted too.
-class Summary {
- public:
-  void add(const JournalEntry& e) {
-    const uint32_t port = static_cast<uint32_t>(std::strtoul(e.port.c_str(), nullptr, 10));
-    Row& row = rows_[{e.hostname, e.device, port}];
-    ++row.events[e.event.empty() ? "unknown" : e.event];
-    if (!e.health.empty()) row.health = e.health;
+// One entry as a line: the record as monitor shows it, after the host. A record this client
+// cannot read is shown by the journal's MESSAGE. Every string in it may come from another host:
+// a line that holds anything printable() would change is shown escaped, and without colour, so
+// that nothing in it acts on the terminal.
+std::string readable(const fleet::JournalEntry& e, const std::optional<Record>& record,
+                     bool color) {
+  const std::string host = e.hostname.empty() ? "-" : fleet::printable(e.hostname);
+  if (!record) {
+    return host + "  " + format_rfc3339_us(e.realtime_us) + " " + fleet::printable(e.event) + ": " +
+           fleet::printable(e.message);
   }
+  const std::string plain = format_record(*record, false);
+  const std::string shown = fleet::printable(plain);
+  if (color && shown == plain) return host + "  " + format_record(*record, true);
+  return host + "  " + shown;
+}
 
-  void print(bool json) const {
-    if (!json && !rows_.empty())
-      std::printf("%-20s %-14s %-8s %s\n", "HOST", "PORT", "HEALTH", "EVENTS");
-    for (const auto& [key, row] : rows_) {
-      const auto& [host, device, port] = key;
-      if (json) {
-        nlohmann::ordered_json j{
-            {"host", host},
-            {"device", device},
-            {"port", port},
-            {"health",
-             row.health.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(row.health)},
-            {"events", row.events}};
-        std::puts(j.dump().c_str());
-        continue;
-      }
-      std::string events;
-      for (const auto& [name, count] : row.events) {
-        events += (events.empty() ? "" : ", ") + name + " " + std::to_string(count);
-      }
-      const std::string where = port ? device + "/" + std::to_string(port) : device;
-      std::printf("%-20s %-14s %-8s %s\n", host.c_str(), where.c_str(),
-                  row.health.empty() ? "-" : row.health.c_str(), events.c_str());
+// Whether --json may print an entry's RDMA_RECORD as it is: one line of JSON (a record that
+// parsed is JSON; a newer daemon's that did not is checked).
+bool one_json_line(const std::string& text, bool parsed) {
+  if (text.find_first_of("\n\r") != std::string::npos) return false;
+  return parsed || nlohmann::json::accept(text);
+}
+
+// Entries --json leaves out because their RDMA_RECORD is not one line of JSON: named on stderr
+// (the first few), counted.
+class NotJson {
+ public:
+  void add(const Global& g, const fleet::JournalEntry& e) {
+    if (count_++ < kNamed) {
+      std::fprintf(stderr,
+                   "%s: %s: the record of stream %s seq %llu is not one line of JSON; "
+                   "left out\n",
+                   g.program.c_str(), fleet::printable(e.hostname).c_str(),
+                   fleet::printable(e.stream).c_str(), static_cast<unsigned long long>(e.seq));
     }
+  }
+  // 0 when none, else kExitIncomplete after a line with the count.
+  int exit_code(const Global& g) const {
+    if (count_ == 0) return kExitOk;
+    std::fprintf(stderr, "%s: incomplete: %llu records that are not one line of JSON left out\n",
+                 g.program.c_str(), static_cast<unsigned long long>(count_));
+    return fleet::kExitIncomplete;
   }
 
  private:
-  struct Row {
-    std::map<std::string, uint64_t> events;
-    std::string health;
-  };
-  std::map<std::tuple<std::string, std::string, uint32_t>, Row> rows_;
+  static constexpr uint64_t kNamed = 10;
+  uint64_t count_ = 0;
 };
-
-// One entry as a line: the record as monitor shows it, after the host. A record this client
-// cannot read is shown by the journal's MESSAGE.
-std::string readable(const JournalEntry& e, const std::optional<Record>& record, bool color) {
-  const std::string host = e.hostname.empty() ? "-" : e.hostname;
-  if (record) return host + "  " + format_record(*record, color);
-  return host + "  " + format_rfc3339_us(e.realtime_us) + " " + e.event + ": " + e.message;
-}
 
 }  // namespace
 
@@ -206,6 +217,8 @@ int run_history(const Global& g, int argc, char** argv) {
   if (o.query.since_us && o.query.until_us && *o.query.since_us > *o.query.until_us) {
     throw UsageError{"--since is after --until"};
   }
+  // A receiver has a journal file per host, more than the usual soft limit of 1,024 open files.
+  fleet::raise_open_file_limit();
   if (o.incidents.print || !o.incidents.html.empty()) {
     if (o.summary) throw UsageError{"--summary and --incidents/--html: one at a time"};
     if (!o.filter.matches_everything()) {
@@ -215,17 +228,18 @@ int run_history(const Global& g, int argc, char** argv) {
     return run_history_incidents(global, o.query, o.incidents);
   }
 
-  JournalError error;
-  auto reader = JournalReader::open(o.query, &error);
+  fleet::JournalError error;
+  auto reader = fleet::JournalReader::open(o.query, &error);
   if (!reader) {
     std::fprintf(stderr, "%s: %s\n", global.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
   const bool color = !o.json && !o.summary && use_color(o.color_when, STDOUT_FILENO);
-  Summary summary;
-  SeenRecords seen;
+  fleet::Summary summary;
+  fleet::SeenRecords seen;
+  NotJson not_json;
   const bool ok = reader->for_each(
-      [&](const JournalEntry& e) {
+      [&](const fleet::JournalEntry& e) {
         if (e.record.empty()) return;  // not a record: a journal budget summary, say
         if (seen.seen_before(e.stream, e.seq)) return;
         std::string parse_error;
@@ -233,17 +247,23 @@ int run_history(const Global& g, int argc, char** argv) {
         if (!passes(o.filter, record)) return;
         if (o.summary) {
           summary.add(e);
+        } else if (!o.json) {
+          std::puts(readable(e, record, color).c_str());
+        } else if (one_json_line(e.record, record.has_value())) {
+          std::puts(e.record.c_str());
         } else {
-          std::puts(o.json ? e.record.c_str() : readable(e, record, color).c_str());
+          not_json.add(global, e);
         }
       },
-      &error);
-  if (o.summary) summary.print(o.json);
+      [&](const fleet::FileProblem& p) { report_unreadable(global, p); }, &error);
+  if (o.summary) summary.print(stdout, o.json);
   if (!ok) {
     std::fprintf(stderr, "%s: %s\n", global.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
-  return kExitOk;
+  const int files = incomplete(global, reader->report());
+  const int records = not_json.exit_code(global);
+  return files ? files : records;
 }
 
 }  // namespace rdma_eventctl

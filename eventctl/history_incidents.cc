@@ -2,16 +2,14 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <vector>
 
-#include "incidents_html.h"
-#include "incidents_output.h"
+#include "escape.h"
 
 namespace rdma_eventctl {
 namespace {
+
+namespace fleet = rdma_eventd_fleet;
 
 // Opens the page's file before the journal is read, so that a path that cannot be written is
 // said at once; the page is written at the end.
@@ -22,30 +20,44 @@ struct PageFile {
   }
 };
 
-// One sd-journal per file, merged by time (journal_reader.h): over a receiver's 1,000 files and
-// 1,000,000 records, one sd-journal for all took 56 s, one per file 6 s (bench/incidents.sh,
-// docs/benchmarks.md).
-constexpr size_t kFilesPerReader = 1;
-
 }  // namespace
 
-int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRequest& request) {
+void report_unreadable(const Global& g, const fleet::FileProblem& p) {
+  std::fprintf(stderr, "%s: %s: %s; left out\n", g.program.c_str(),
+               fleet::printable(p.path).c_str(), p.message.c_str());
+}
+
+int incomplete(const Global& g, const fleet::JournalReader::Report& report) {
+  if (report.unreadable_files == 0 && report.unreadable_dirs == 0) return kExitOk;
+  std::string what = std::to_string(report.unreadable_files) + " of " +
+                     std::to_string(report.files) + " journal files left out";
+  if (report.unreadable_dirs) {
+    what += ", " + std::to_string(report.unreadable_dirs) +
+            (report.unreadable_dirs == 1 ? " directory" : " directories") + " not read";
+  }
+  std::fprintf(stderr, "%s: incomplete: %s (named above)\n", g.program.c_str(), what.c_str());
+  return fleet::kExitIncomplete;
+}
+
+int run_history_incidents(const Global& g, fleet::JournalQuery query,
+                          const IncidentsRequest& request) {
+  const fleet::IncidentReportOptions options{.grouping = request.grouping,
+                                             .print = request.print,
+                                             .json = request.json,
+                                             .page = !request.html.empty()};
   // Only the RDMA_* fields of the faults (and the ups, for the page): the records' JSON is not
   // needed to group them, and sd-journal skips the other entries by its index of RDMA_EVENT.
   query.whole_records = false;
-  query.files_per_reader = kFilesPerReader;
-  for (const auto event : fault_events())
-    query.events.emplace_back(event);
-  if (!request.html.empty()) query.events.emplace_back("port_active");
+  query.events = fleet::IncidentReport::events(options);
 
-  JournalError error;
-  auto reader = JournalReader::open(query, &error);
+  fleet::JournalError error;
+  auto reader = fleet::JournalReader::open(query, &error);
   if (!reader) {
     std::fprintf(stderr, "%s: %s\n", g.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
   PageFile page;
-  if (!request.html.empty()) {
+  if (options.page) {
     page.file = std::fopen(request.html.c_str(), "w");
     if (!page.file) {
       std::fprintf(stderr, "%s: --html: cannot write %s: %s\n", g.program.c_str(),
@@ -54,43 +66,17 @@ int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRe
     }
   }
 
-  // --json: each incident as it closes, oldest first, nothing kept. Text, newest first: each
-  // incident's lines are kept (a dozen at most), not the incident: a day of a busy fleet has
-  // hundreds of incidents of hundreds of hosts each.
-  std::vector<std::string> closed;
-  Timeline timeline;
-  const bool drawing = page.file != nullptr;
-  IncidentGrouper grouper(request.grouping, [&](Incident&& incident) {
-    if (drawing) timeline.add(incident);
-    if (!request.print) return;
-    if (request.json) {
-      std::puts(incident_json(incident).dump().c_str());
-    } else {
-      closed.push_back(format_incident(incident));
-    }
-  });
-  const bool ok = reader->for_each(
-      [&](const JournalEntry& e) {
-        FaultInput in{.time_us = e.realtime_us,
-                      .host = e.hostname,
-                      .event = e.event,
-                      .device = e.device,
-                      .port = static_cast<uint32_t>(std::strtoul(e.port.c_str(), nullptr, 10)),
-                      .health = e.health,
-                      .stream = e.stream,
-                      .seq = e.seq};
-        const bool fault = is_fault(in.event, in.health);
-        const bool counted = grouper.add(in);
-        if (drawing && (counted || !fault)) timeline.add(in);
-      },
-      &error);
-  grouper.finish();
+  fleet::IncidentReport report(options, stdout);
+  const bool ok =
+      reader->for_each([&](const fleet::JournalEntry& e) { report.add(e); },
+                       [&](const fleet::FileProblem& p) { report_unreadable(g, p); }, &error);
+  const size_t incidents = report.finish();
   if (!ok) {
     std::fprintf(stderr, "%s: %s\n", g.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
-  if (drawing) {
-    const std::string html = timeline.html();
+  if (page.file) {
+    const std::string html = report.page();
     const bool written = std::fwrite(html.data(), 1, html.size(), page.file) == html.size();
     const bool closed_ok = std::fclose(page.file) == 0;
     page.file = nullptr;
@@ -100,14 +86,12 @@ int run_history_incidents(const Global& g, JournalQuery query, const IncidentsRe
       return kExitCantCreate;
     }
   }
-  if (closed.empty() && request.print && !request.json) {
+  if (incidents == 0 && request.print && !request.json) {
     std::printf("No incidents: no fault records in %s.\n",
                 query.directory.empty() ? "the local journal"
                                         : ("the journal in " + query.directory).c_str());
   }
-  for (auto it = closed.rbegin(); it != closed.rend(); ++it)
-    std::fputs(it->c_str(), stdout);
-  return kExitOk;
+  return incomplete(g, reader->report());
 }
 
 }  // namespace rdma_eventctl

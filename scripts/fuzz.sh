@@ -8,8 +8,9 @@
 #   scripts/fuzz.sh fuzz_record      only the targets named
 #
 # Environment:
-#   FUZZ_SECONDS    seconds per target (default 40, so eight targets take about what six took
-#                   at 50); 0 runs each corpus once, as a regression test
+#   FUZZ_SECONDS    seconds per target (default 40, so eight targets took about what six took
+#                   at 50; nine take 40 s more of CPU); 0 runs each corpus once, as a
+#                   regression test
 #   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
 #   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
 #   FUZZ_BUILD      build directory (default build-fuzz); its fuzz-run/ holds each run's corpus,
@@ -21,7 +22,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
 TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_slurm_reason
-  fuzz_slurm_config)
+  fuzz_slurm_config fuzz_incidents)
 seconds=${FUZZ_SECONDS:-40}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)

@@ -9,6 +9,9 @@
 // field against the real daemon's for the same event.
 //
 //   rdma-journal-gen --scenario incidents --output DIR     the tests' small fleet (fixed)
+//   rdma-journal-gen --scenario flapping --output DIR      a port flapping for hours (fixed)
+//   rdma-journal-gen --scenario many-hosts --hosts 200 --output DIR   a file per host, each in
+//                                                          an incident
 //   rdma-journal-gen --hosts 1000 --records 1000000 --output DIR [--seed N]
 //   rdma-journal-gen --entry EVENT --host NAME             one entry on stdout (export format)
 #include <fcntl.h>
@@ -268,6 +271,47 @@ Fleet incidents_scenario(int64_t t0) {
   return f;
 }
 
+// The reader's test of many files (tests/integration/journal_files_test.cc): `hosts` hosts in
+// leaves of 20; at t0 + 60 s * leaf, the leaf's hosts lose their links within 0.5 s with an SM
+// failover (fabric), and 30 s later its eighth host's port flaps (port). Every host is in an
+// incident, so a file left out shows.
+Fleet many_hosts_scenario(size_t hosts, int64_t t0) {
+  Fleet f = make_fleet(hosts);
+  std::mt19937_64 rng(11);
+  for (size_t i = 0; i < hosts; ++i)
+    f.start(t0 - 600 * kSecond, i);
+  for (size_t leaf = 0; leaf * 20 < hosts; ++leaf) {
+    const int64_t t = t0 + static_cast<int64_t>(leaf) * 60 * kSecond;
+    f.fabric(t, leaf * 20, 20, 500'000, 20 * kSecond, rng);
+    if (leaf * 20 + 7 < hosts) f.flap(t + 30 * kSecond, leaf * 20 + 7, 3);
+  }
+  return f;
+}
+
+// A port flapping for two hours while other hosts fail (tests/integration/incidents_test.cc):
+// node01's port goes down every 2 s from t0 for two hours, a flapping verdict every ten
+// minutes; node02 to node31 each lose a link once, four minutes apart from t0 + 2 min. Chained
+// by the gap alone, it is all one incident of 31 hosts that lost links.
+Fleet flapping_scenario(int64_t t0) {
+  Fleet f = make_fleet(31);
+  for (size_t i = 0; i < 31; ++i)
+    f.start(t0 - 600 * kSecond, i);
+  for (int64_t t = 0; t < 7200 * kSecond; t += 2 * kSecond) {
+    f.add(0, {t0 + t, EventKind::kPortErr, 0, "", ""});
+    f.add(0, {t0 + t + kSecond, EventKind::kPortActive, 0, "", ""});
+    if (t % (600 * kSecond) == 0)
+      f.add(0, {t0 + t + 150, EventKind::kPortHealth, 0, "flapping", "flaps_in_window"});
+  }
+  for (size_t i = 1; i < 31; ++i) {
+    const int64_t t = t0 + 120 * kSecond + static_cast<int64_t>(i - 1) * 240 * kSecond;
+    f.add(i, {t, EventKind::kPortErr, 0, "", ""});
+    f.add(i, {t + 150, EventKind::kPortHealth, 0, "down", "link_down"});
+    f.add(i, {t + 10 * kSecond, EventKind::kPortActive, 0, "", ""});
+    f.add(i, {t + 10 * kSecond + 150, EventKind::kPortHealth, 0, "healthy", "link_up"});
+  }
+  return f;
+}
+
 // A day of a busy fleet: episodes at random times (fabric events on a leaf of 20 to 60 hosts,
 // flapping ports, failed devices, application reports), and daemon starts, until `records`.
 Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed) {
@@ -400,7 +444,9 @@ constexpr EventKind kEntryKinds[] = {
 
 int usage() {
   std::fputs(
-      "usage: rdma-journal-gen --scenario incidents --output DIR [--start US] [--copies N]\n"
+      "usage: rdma-journal-gen --scenario incidents|flapping --output DIR [--start US] "
+      "[--copies N]\n"
+      "       rdma-journal-gen --scenario many-hosts [--hosts N] --output DIR\n"
       "       rdma-journal-gen --hosts N --records M --output DIR [--seed S] [--start US]\n"
       "                        [--sparse 1]   (free the files' zero blocks: the disk they take)\n"
       "       rdma-journal-gen --entry EVENT --host NAME [--health H --reason R --previous P\n"
@@ -457,6 +503,10 @@ int main(int argc, char** argv) {
   Fleet fleet;
   if (opt["scenario"] == "incidents") {
     fleet = incidents_scenario(start);
+  } else if (opt["scenario"] == "many-hosts") {
+    fleet = many_hosts_scenario(number("hosts", 200), start);
+  } else if (opt["scenario"] == "flapping") {
+    fleet = flapping_scenario(start);
   } else if (opt.count("hosts") && opt.count("records")) {
     fleet = busy_fleet(number("hosts", 1), number("records", 1), start, seed);
   } else {

@@ -27,6 +27,19 @@ using nlohmann::json;
 using rdmatest::CommandResult;
 using rdmatest::run_command;
 
+// An incident as one line: class, hosts, each host's events, records.
+std::string shape(const json& i) {
+  std::string text =
+      i["class"].get<std::string>() + " records=" + std::to_string(i["records"].get<int>());
+  for (const auto& h : i["hosts"]) {
+    text += " " + h["host"].get<std::string>() + "{";
+    for (const auto& [event, n] : h["events"].items())
+      text += event + ":" + std::to_string(n.get<int>()) + ";";
+    text += "}";
+  }
+  return text;
+}
+
 class Incidents : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -62,19 +75,6 @@ class Incidents : public ::testing::Test {
       EXPECT_LT(out[i - 1]["end"].get<std::string>(), out[i]["start"].get<std::string>());
     std::reverse(out.begin(), out.end());
     return out;
-  }
-
-  // An incident as one line: class, hosts, each host's events, records.
-  static std::string shape(const json& i) {
-    std::string text =
-        i["class"].get<std::string>() + " records=" + std::to_string(i["records"].get<int>());
-    for (const auto& h : i["hosts"]) {
-      text += " " + h["host"].get<std::string>() + "{";
-      for (const auto& [event, n] : h["events"].items())
-        text += event + ":" + std::to_string(n.get<int>()) + ";";
-      text += "}";
-    }
-    return text;
   }
 
   static inline rdmatest::TempDir* journal_ = nullptr;
@@ -151,22 +151,24 @@ TEST_F(Incidents, HostAndTimeFiltersAreHistorys) {
 }
 
 TEST_F(Incidents, TheGapDecidesWhatIsOneIncidentExactlyAtItsValue) {
-  // From the end of one incident to the start of the next: the fabric's (at most 1.1 s) to
-  // the flap (60 s), the flap's end (67.00015 s) to the fatal (120 s): 52.99985 s, the fatal's
-  // end (120.00015 s) to the reports (180 s). A gap of 53 s joins the flap and the fatal; one
-  // millisecond less does not.
-  const auto joined = incidents({"--incident-gap", "53s"});
-  const auto apart = incidents({"--incident-gap", "52999ms"});
-  ASSERT_EQ(joined.size(), 3u);
-  EXPECT_EQ(shape(joined[1]),
-            "host records=7 node07{port_err:4;port_health flapping:1;} "
-            "node08{device_fatal:1;port_health fatal:1;}");
-  EXPECT_EQ(joined[1]["evidence"],
-            "2 hosts (fewer than the 3 of a fabric incident); node08: "
-            "device fatal (mlx5_0): the adapter failed");
-  ASSERT_EQ(apart.size(), 4u);
-  EXPECT_EQ(apart[1]["class"], "host");
-  EXPECT_EQ(apart[2]["class"], "port");
+  // Episodes that begin within the gap of each other are one incident. The beginnings: the
+  // fabric's port episodes within 0.6 s, its SM notices by 1.1 s; node07's flap at 60 s (its
+  // downs 2 s apart and its verdict are one episode); node08's fatal at 120 s and its verdict
+  // 150 us later; node02's reports at 180 s. From the flap's beginning to the fatal's: exactly
+  // 60 s. A gap of 60 s joins them (and so everything: 59.99985 s from the fatal's verdict to
+  // the reports, at most 59.2 s from the SM notices to the flap); one millisecond less does
+  // not, and leaves the fabric with the flap, the fatal and the reports on their own.
+  const auto joined = incidents({"--incident-gap", "60s"});
+  const auto apart = incidents({"--incident-gap", "59999ms"});
+  ASSERT_EQ(joined.size(), 1u);
+  EXPECT_EQ(joined[0]["records"], 28);
+  EXPECT_EQ(joined[0]["hosts"].size(), 8u);
+  ASSERT_EQ(apart.size(), 3u);
+  EXPECT_EQ(shape(apart[0]), "application records=3 node02{app_report:3;}");
+  EXPECT_EQ(shape(apart[1]), "host records=2 node08{device_fatal:1;port_health fatal:1;}");
+  EXPECT_EQ(apart[2]["class"], "fabric");
+  EXPECT_EQ(apart[2]["records"], 23);
+  EXPECT_EQ(apart[2]["hosts"][6]["host"], "node07");
   // With an hour, everything is one incident of the fabric.
   const auto hour = incidents({"--incident-gap", "1h"});
   ASSERT_EQ(hour.size(), 1u);
@@ -180,6 +182,130 @@ TEST_F(Incidents, TheGapDecidesWhatIsOneIncidentExactlyAtItsValue) {
                 "6 hosts (fewer than the 7 of a fabric incident); node01 mlx5_0/1: ", 0),
             0u)
       << seven[3]["evidence"];
+}
+
+TEST_F(Incidents, TheFabricWindowDecidesHowCloseTheHostsMustBe) {
+  // The six hosts' downs came within 0.6 s (the evidence says how close), their SM notices
+  // within 0.3 s after: a window narrower than both spreads leaves fewer than three hosts
+  // together, and the incident is a port's, saying why.
+  const auto all = incidents();
+  const double links = all[3]["link_losses"]["within_s"].get<double>();
+  const double notices = all[3]["sm_notices"]["within_s"].get<double>();
+  EXPECT_EQ(all[3]["link_losses"]["hosts"], 6);
+  EXPECT_EQ(all[3]["sm_notices"]["hosts"], 6);
+  ASSERT_GT(std::min(links, notices), 0.002);
+  const auto narrow = incidents({"--fabric-window", "1ms"});
+  ASSERT_EQ(narrow.size(), 4u);
+  EXPECT_EQ(narrow[3]["class"], "port");
+  EXPECT_LT(narrow[3]["link_losses"]["hosts"].get<int>(), 3);
+  EXPECT_EQ(narrow[3]["evidence"].get<std::string>().rfind(
+                "6 hosts lost links or saw SM notices, not together: at most ", 0),
+            0u)
+      << narrow[3]["evidence"];
+  // As wide as the downs' spread (rounded up to the millisecond): the fabric again.
+  const std::string wide = std::to_string(static_cast<int>(links * 1000) + 1) + "ms";
+  EXPECT_EQ(incidents({"--fabric-window", wide})[3]["class"], "fabric") << wide;
+}
+
+TEST(IncidentsOfAFlappingPort, APortFlappingForHoursWhileOtherHostsFailIsNotTheFabric) {
+  // rdma-journal-gen's "flapping": node01's port goes down every 2 s for two hours; node02 to
+  // node31 each lose a link once, four minutes apart. Each of those is an incident of its own
+  // host; the flap is one, of its port; none is the fabric.
+  rdmatest::TempDir dir("rdma-incidents-flapping");
+  const CommandResult gen = run_command(
+      {rdmatest::bin("rdma-journal-gen"), "--scenario", "flapping", "--output", dir.path()});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  ASSERT_EQ(gen.out, "31 hosts, 7394 records\n");
+  const CommandResult r = run_command(
+      {rdmatest::bin("rdma-eventctl"), "history", "-D", dir.path(), "--incidents", "--json"});
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 31u);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    const json incident = json::parse(lines[i]);
+    const std::string host = (i + 2 < 10 ? "node0" : "node") + std::to_string(i + 2);
+    EXPECT_EQ(shape(incident), "port records=2 " + host + "{port_err:1;port_health down:1;}");
+  }
+  const json flap = json::parse(lines.back());
+  EXPECT_EQ(shape(flap), "port records=3612 node01{port_err:3600;port_health flapping:12;}");
+  EXPECT_EQ(flap["duration_s"], 7198.0);
+  EXPECT_EQ(flap["evidence"],
+            "node01 mlx5_0/1: 3600 port_err, 12 port_health flapping: the link flaps, the cable "
+            "or transceiver");
+}
+
+TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
+  // Three hosts whose _HOSTNAME holds a terminal's escape sequences and bytes that are not
+  // UTF-8 lose their links together: what any host that uploads can send. Each entry is the
+  // daemon's own port_err (rdma-journal-gen --entry), written through systemd-journal-remote.
+  rdmatest::TempDir dir("rdma-incidents-hostile");
+  const std::vector<std::string> hosts = {"clear\x1b[2J\x1b]0;owned\x07", "bad\xff\xfe",
+                                          "csi\xc2\x9b"
+                                          "31m"};
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const CommandResult made =
+        run_command({"sh", "-c",
+                     "\"$1\" --entry port_err --host \"$2\" --seed \"$3\" --start \"$4\" | "
+                     "/lib/systemd/systemd-journal-remote --output=\"$5\" -",
+                     "sh", rdmatest::bin("rdma-journal-gen"), hosts[i], std::to_string(i + 1),
+                     std::to_string(1'795'737'600'000'000LL + static_cast<int64_t>(i) * 100'000),
+                     dir.file("remote-" + std::to_string(i) + ".journal")});
+    ASSERT_EQ(made.exit_code(), 0) << made.err;
+  }
+  const auto eventctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {rdmatest::bin("rdma-eventctl"), "history", "-D", dir.path()});
+    return run_command(args);
+  };
+  const auto no_control = [](const std::string& text) {
+    return std::none_of(text.begin(), text.end(), [](char c) {
+      return c != '\n' && (static_cast<unsigned char>(c) < 0x20 || c == 0x7f);
+    });
+  };
+  // JSON: one valid object (nlohmann's parser takes only UTF-8), the names kept.
+  const CommandResult json_out = eventctl({"--incidents", "--json"});
+  ASSERT_EQ(json_out.exit_code(), 0) << json_out.err;
+  ASSERT_EQ(json_out.out_lines().size(), 1u) << json_out.out;
+  const json incident = json::parse(json_out.out_lines()[0]);
+  EXPECT_EQ(incident["class"], "fabric");
+  std::set<std::string> names;
+  for (const auto& h : incident["hosts"])
+    names.insert(h["host"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"bad\\xff\\xfe", "clear\x1b[2J\x1b]0;owned\x07",
+                                          "csi\xc2\x9b"
+                                          "31m"}));
+  // Text: nothing a terminal acts on.
+  const CommandResult text = eventctl({"--incidents"});
+  ASSERT_EQ(text.exit_code(), 0) << text.err;
+  EXPECT_TRUE(no_control(text.out)) << text.out;
+  EXPECT_NE(text.out.find("  clear\\x1b[2J\\x1b]0;owned\\x07  mlx5_0/1  1 port_err\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  csi\\xc2\\x9b31m  mlx5_0/1"), std::string::npos) << text.out;
+  // The records, one line each: the names escaped; the colours, when asked for, are the only
+  // escape sequences.
+  const CommandResult records = eventctl({"--color", "never"});
+  ASSERT_EQ(records.exit_code(), 0) << records.err;
+  ASSERT_EQ(records.out_lines().size(), 3u) << records.out;
+  EXPECT_TRUE(no_control(records.out)) << records.out;
+  EXPECT_EQ(records.out_lines()[0].rfind("clear\\x1b[2J\\x1b]0;owned\\x07  ", 0), 0u);
+  const CommandResult colored = eventctl({"--color", "always"});
+  for (const std::string raw : {"\x1b[2J", "\x1b]0;", "\xff", "\xc2\x9b"})
+    EXPECT_EQ(colored.out.find(raw), std::string::npos) << colored.out;
+  EXPECT_NE(colored.out.find("\x1b[31m"), std::string::npos) << "port_err in red";
+  const CommandResult summary = eventctl({"--summary"});
+  EXPECT_TRUE(no_control(summary.out)) << summary.out;
+  const CommandResult summary_json = eventctl({"--summary", "--json"});
+  ASSERT_EQ(summary_json.exit_code(), 0) << summary_json.err;
+  for (const auto& line : summary_json.out_lines())
+    EXPECT_TRUE(json::accept(line)) << line;
+  // The page: no raw control character, no byte that is not UTF-8.
+  const std::string page = dir.file("page.html");
+  ASSERT_EQ(eventctl({"--html", page}).exit_code(), 0);
+  const std::string html = rdmatest::read_file(page);
+  EXPECT_TRUE(no_control(html));
+  EXPECT_TRUE(json::accept(json(html).dump(-1, ' ', false, json::error_handler_t::strict)))
+      << "the page is UTF-8";
+  EXPECT_NE(html.find("clear\\x1b[2J\\x1b]0;owned\\x07"), std::string::npos);
 }
 
 // What a bad command line or a journal that cannot be read says, and its exit status.
@@ -206,6 +332,10 @@ TEST_F(Incidents, BadInputIsOneClearMessageAndHistorysExitStatus) {
   EXPECT_EQ(r.err, "rdma-eventctl: --incident-gap: '2h' is not a duration from 1ms to 1h" + usage);
   r = refused({"history", "-D", dir, "--incidents", "--incident-gap", "soon"});
   EXPECT_EQ(r.code, 64);
+  r = refused({"history", "-D", dir, "--incidents", "--fabric-window", "0.4ms"});
+  EXPECT_EQ(r.code, 64);
+  EXPECT_EQ(r.err,
+            "rdma-eventctl: --fabric-window: '0.4ms' is not a duration from 1ms to 1h" + usage);
   for (const char* n : {"1", "0", "-3", "100001", "3x", ""}) {
     r = refused({"history", "-D", dir, "--incidents", "--fabric-hosts", n});
     EXPECT_EQ(r.code, 64) << n;

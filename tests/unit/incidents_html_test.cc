@@ -9,7 +9,7 @@
 
 #include "incidents_output.h"
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 namespace {
 
 constexpr int64_t kPageT0 = 1'795'737'600'000'000LL;  // 2026-11-27T00:00:00Z
@@ -39,7 +39,9 @@ Incident one_port(const std::string& host, int64_t at) {
 }
 
 TEST(IncidentsHtml, EscapesWhatAHostNameCanHold) {
-  EXPECT_EQ(html_escape("a<b>&\"c'\n"), "a&lt;b&gt;&amp;&quot;c&#39;&#xFFFD;");
+  // Markup as entities; control characters and bytes that are not UTF-8 as \xNN (escape.h).
+  EXPECT_EQ(html_escape("a<b>&\"c'\n"), "a&lt;b&gt;&amp;&quot;c&#39;\\x0a");
+  EXPECT_EQ(html_escape("n\xff\x1b[2J\xc2\x9b"), "n\\xff\\x1b[2J\\xc2\\x9b");
   const std::string host = "<script>alert(\"x\")</script>&'";
   Timeline t;
   t.add(FaultInput{
@@ -116,13 +118,15 @@ TEST(IncidentsOutput, TextAndJsonSayTheWholeIncident) {
   EXPECT_EQ(format_incident(i),
             "2026-11-27T00:00:00.000Z  1.5 s  port  node07 mlx5_0/1: 2 port_err: the link flaps\n"
             "  node07  mlx5_0/1  2 port_err\n");
-  EXPECT_EQ(
-      incident_json(i).dump(),
-      R"({"start":"2026-11-27T00:00:00.000000Z","end":"2026-11-27T00:00:01.500000Z",)"
-      R"("duration_s":1.5,"class":"port","evidence":"node07 mlx5_0/1: 2 port_err: the )"
-      R"(link flaps","records":2,"port_downs":0,"events":{"port_err":2},"hosts":[{"host":)"
-      R"("node07","first":"2026-11-27T00:00:00.000000Z","last":"2026-11-27T00:00:01.500000Z",)"
-      R"("devices":["mlx5_0"],"ports":["mlx5_0/1"],"events":{"port_err":2}}]})");
+  EXPECT_EQ(incident_json(i).dump(),
+            R"({"start":"2026-11-27T00:00:00.000000Z","end":"2026-11-27T00:00:01.500000Z",)"
+            R"("duration_s":1.5,"class":"port","evidence":"node07 mlx5_0/1: 2 port_err: the )"
+            R"(link flaps","records":2,"late_records":0,"port_downs":0,)"
+            R"("link_losses":{"hosts":0,"ports":0,"within_s":0.0},)"
+            R"("sm_notices":{"hosts":0,"ports":0,"within_s":0.0},"events":{"port_err":2},"hosts":[)"
+            R"({"host":"node07","first":"2026-11-27T00:00:00.000000Z",)"
+            R"("last":"2026-11-27T00:00:01.500000Z","devices":["mlx5_0"],"ports":["mlx5_0/1"],)"
+            R"("sm_ports":[],"events":{"port_err":2}}]})");
   Incident wide = one_port("h00", 0);
   for (int h = 1; h < 14; ++h)
     wide.hosts["h" + std::string(h < 10 ? "0" : "") + std::to_string(h)] = wide.hosts["h00"];
@@ -132,4 +136,4 @@ TEST(IncidentsOutput, TextAndJsonSayTheWholeIncident) {
 }
 
 }  // namespace
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

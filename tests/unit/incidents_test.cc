@@ -1,74 +1,16 @@
 // rdma-eventctl history --incidents: the grouping of fault records into incidents and their
 // classes, with records on a driven clock (times in microseconds from an arbitrary origin).
-#include "incidents.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace rdma_eventctl {
+#include "incidents_grouping.h"
+
+namespace rdma_eventd_fleet {
 namespace {
 
-constexpr int64_t kSecondUs = 1'000'000;
-constexpr int64_t kGroupingT0 = 1'764'000'000LL * kSecondUs;
-
-// A record as the journal holds it; each host has its own stream, seqs count up per host.
-struct FaultAt {
-  int64_t at_us;  // from kGroupingT0
-  std::string host;
-  std::string event;
-  std::string device = "mlx5_0";
-  uint32_t port = 1;
-  std::string health;
-  uint64_t seq = 0;  // 0: the next of the host's stream
-};
-
-// The incidents the grouper gives out for `entries` fed in this order, in the order it gives
-// them out, as one line each: "start+end class hosts=a,b records=N: evidence".
-class Grouping {
- public:
-  explicit Grouping(IncidentOptions options = {})
-      : grouper_(options, [this](Incident&& i) { out_.push_back(std::move(i)); }) {}
-
-  bool add(const FaultAt& e) {
-    uint64_t seq = e.seq ? e.seq : ++seqs_[e.host];
-    const std::string stream = "stream-" + e.host;
-    return grouper_.add({.time_us = kGroupingT0 + e.at_us,
-                         .host = e.host,
-                         .event = e.event,
-                         .device = e.device,
-                         .port = e.port,
-                         .health = e.health,
-                         .stream = stream,
-                         .seq = seq});
-  }
-
-  std::vector<std::string> run(const std::vector<FaultAt>& entries) {
-    for (const auto& e : entries)
-      add(e);
-    grouper_.finish();
-    return lines();
-  }
-
-  std::vector<std::string> lines() const {
-    std::vector<std::string> lines;
-    for (const auto& i : out_) {
-      std::string hosts;
-      for (const auto& [name, h] : i.hosts)
-        hosts += (hosts.empty() ? "" : ",") + name;
-      lines.push_back(std::to_string(i.start_us - kGroupingT0) + "+" +
-                      std::to_string(i.end_us - i.start_us) + " " + std::string(class_name(i.cls)) +
-                      " hosts=" + hosts + " records=" + std::to_string(i.records) + ": " +
-                      i.evidence);
-    }
-    return lines;
-  }
-
-  IncidentGrouper grouper_;
-  std::vector<Incident> out_;
-  std::map<std::string, uint64_t> seqs_;
-};
+using namespace grouping_test;
 
 TEST(Incidents, ARecordExactlyTheGapAfterTheLastJoinsItOneMicrosecondMoreStartsAnother) {
   // The default gap, 5 s: a down at 0, one at exactly 5 s (joins), one at 10 s + 1 us (alone).
@@ -110,12 +52,17 @@ TEST(Incidents, RecordsThatAreNotFaultsNeitherCountNorKeepAnIncidentOpen) {
 TEST(Incidents, ClosedIncidentsAreGivenOutAsTheInputMovesOnNotAtTheEnd) {
   Grouping g;
   g.add({0, "n1", "port_err"});
-  g.add({6 * kSecondUs, "n2", "port_err"});  // a new incident; the first may still get a late entry
+  // Entries wait a second (reorder_us) to be taken in time order: n1's is taken, n2's waits;
+  // n1's incident may still get a late entry.
+  g.add({6 * kSecondUs, "n2", "port_err"});
   EXPECT_EQ(g.out_.size(), 0u);
-  EXPECT_EQ(g.grouper_.open_incidents(), 2u);
+  EXPECT_EQ(g.grouper_.open_incidents(), 1u);
+  EXPECT_EQ(g.grouper_.waiting(), 1u);
   g.add({6 * kSecondUs + 1, "n2", "port_err"});  // 6 s + 1 us past the first: gap + reorder
   EXPECT_EQ(g.out_.size(), 1u);
-  EXPECT_EQ(g.grouper_.open_incidents(), 1u);
+  EXPECT_EQ(g.grouper_.open_incidents(), 0u);
+  EXPECT_EQ(g.grouper_.open_episodes(), 0u);
+  EXPECT_EQ(g.grouper_.waiting(), 2u);
 }
 
 TEST(Incidents, OneHostWithManyPortsDownIsAHostIncident) {
@@ -178,9 +125,9 @@ TEST(Incidents, TheFabricThresholdIsConfigurableAndFewerHostsAreNotTheFabric) {
   Grouping lids;
   EXPECT_EQ(
       lids.run({{0, "a", "lid_change"}, {10, "b", "client_reregister"}, {20, "c", "lid_change"}}),
-      (std::vector<std::string>{"0+20 fabric hosts=a,b,c records=3: 3 hosts; 2 "
-                                "lid_change, 1 client_reregister: the subnet manager "
-                                "swept the fabric"}));
+      (std::vector<std::string>{"0+20 fabric hosts=a,b,c records=3: 3 hosts with SM notices "
+                                "within 0.0 s; 2 lid_change, 1 client_reregister: the subnet "
+                                "manager swept the fabric"}));
 }
 
 TEST(Incidents, AFlappingPortAndModuleErrorsArePortIncidents) {
@@ -226,24 +173,38 @@ TEST(Incidents, CopiesFromTheUploadCountOnce) {
 
 TEST(Incidents, RecordsOutOfOrderWithinASecondStillJoinTheirIncident) {
   // A merged journal: n2's entry at 4.9 s comes after n3's at 5.3 s. In time order the three
-  // are within the gap of each other: one incident, not two.
+  // begin each within the gap of the one before: one incident, not two. Their links were lost
+  // over 5.3 s, at most two within the 2 s fabric window: not the fabric.
   Grouping g;
   EXPECT_EQ(
       g.run({{0, "n1", "port_err"}, {5'300'000, "n3", "port_err"}, {4'900'000, "n2", "port_err"}}),
-      (std::vector<std::string>{"0+5300000 fabric hosts=n1,n2,n3 records=3: 3 hosts, 3 "
-                                "ports down within 5.3 s: links lost together, a switch "
-                                "or its links"}));
-  // An entry late by less than a second joins the incident it belongs to even when a later
-  // incident is open.
+      (std::vector<std::string>{
+          "0+5300000 port hosts=n1,n2,n3 records=3: 3 hosts lost links or saw SM notices, not "
+          "together: at most 2 within 2 s (a fabric incident needs 3); n1 mlx5_0/1: 1 "
+          "port_err: one link lost"}));
+  // An entry late by less than a second joins its incident (n1's, at 4.8 s) although a later
+  // one (n2's, which began 5.5 s after n1's) was read before it.
   Grouping late;
   EXPECT_EQ(late.run({{0, "n1", "port_err"},
                       {5'500'000, "n2", "device_fatal", "mlx5_0", 0},
                       {4'800'000, "n1", "port_err"},
                       {30 * kSecondUs, "n1", "port_err"}}),
             (std::vector<std::string>{
-                "0+5500000 host hosts=n1,n2 records=3: 2 hosts (fewer than the 3 of a fabric "
-                "incident); n2: device fatal (mlx5_0): the adapter failed",
+                "0+4800000 port hosts=n1 records=2: n1 mlx5_0/1: 2 port_err: the link flaps, the "
+                "cable or transceiver",
+                "5500000+0 host hosts=n2 records=1: n2: device fatal (mlx5_0): the adapter failed",
                 "30000000+0 port hosts=n1 records=1: n1 mlx5_0/1: 1 port_err: one link lost"}));
+  // Later than that, it still counts: taken as if it came when it was read.
+  Grouping later;
+  EXPECT_TRUE(later.add({0, "n1", "port_err"}));
+  EXPECT_TRUE(later.add({3 * kSecondUs, "n2", "port_err"}));
+  EXPECT_TRUE(later.add({kSecondUs, "n3", "port_err"}));  // 2 s late
+  later.grouper_.finish();
+  ASSERT_EQ(later.out_.size(), 1u);
+  EXPECT_EQ(later.out_[0].records, 3u);
+  EXPECT_EQ(later.out_[0].late_records, 1u);
+  EXPECT_EQ(later.out_[0].start_us - kGroupingT0, 0);
+  EXPECT_EQ(later.out_[0].hosts.at("n3").first_us - kGroupingT0, kSecondUs);
 }
 
 TEST(Incidents, MemoryHoldsTheOpenIncidentsNotTheRecords) {
@@ -270,6 +231,13 @@ TEST(Incidents, MemoryHoldsTheOpenIncidentsNotTheRecords) {
   EXPECT_LE(most_open, 2u);
 }
 
+TEST(Incidents, APortIsItsDecimalDigitsOrNone) {
+  EXPECT_EQ(port_of("1"), 1u);
+  EXPECT_EQ(port_of("4294967295"), 4294967295u);
+  for (const char* none : {"", "4294967296", "-1", " 1", "1x", "0x1", "99999999999"})
+    EXPECT_EQ(port_of(none), 0u) << none;
+}
+
 TEST(SeenRecordsBounded, TheOldestRunsMergeBeyondTheLimit) {
   SeenRecords seen(3);
   for (uint64_t seq : {10, 20, 30, 40})
@@ -281,4 +249,4 @@ TEST(SeenRecordsBounded, TheOldestRunsMergeBeyondTheLimit) {
 }
 
 }  // namespace
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

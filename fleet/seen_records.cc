@@ -1,8 +1,8 @@
-#include "history_repeats.h"
+#include "seen_records.h"
 
 #include <limits>
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 
 bool SeenRecords::seen_before(std::string_view stream, uint64_t seq) {
   if (seq == 0) return false;
@@ -45,4 +45,4 @@ size_t SeenRecords::runs(std::string_view stream) const {
   return s == streams_.end() ? 0 : s->second.size();
 }
 
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

@@ -5,9 +5,10 @@
 #include <set>
 #include <tuple>
 
+#include "escape.h"
 #include "rdma_eventd/record.h"
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 namespace {
 
 constexpr int kWidth = 1200;
@@ -26,6 +27,8 @@ std::string_view class_color(IncidentClass c) {
       return "#8e44ad";
     case IncidentClass::kPort:
       return "#d68910";
+    case IncidentClass::kSm:
+      return "#16a085";
     case IncidentClass::kApplication:
       return "#2471a3";
   }
@@ -89,9 +92,10 @@ const char* const kScript = R"(<script>
 }  // namespace
 
 std::string html_escape(std::string_view text) {
+  const std::string shown = printable(text);
   std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
+  out.reserve(shown.size());
+  for (const char c : shown) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -109,12 +113,7 @@ std::string html_escape(std::string_view text) {
         out += "&#39;";
         break;
       default:
-        // Control characters (a name can hold anything) would make the page invalid.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') {
-          out += "&#xFFFD;";
-        } else {
-          out += c;
-        }
+        out += c;
     }
   }
   return out;
@@ -163,10 +162,17 @@ std::string Timeline::html() const {
   const size_t rows = (hosts_.size() + per_row - 1) / per_row;
   const int height = kTop + static_cast<int>(rows) * kRowHeight + kBottom;
   const int64_t t0 = hosts_.empty() && bands_.empty() ? 0 : first_us_;
-  const int64_t span = std::max<int64_t>(1, last_us_ - t0);
+  const int64_t span = std::max<int64_t>(1, time_span(t0, std::max(t0, last_us_)));
   const auto x = [&](int64_t t) {
-    return kLabelWidth + static_cast<double>(t - t0) * kPlotWidth / static_cast<double>(span);
+    return kLabelWidth + (static_cast<double>(t) - static_cast<double>(t0)) * kPlotWidth /
+                             static_cast<double>(span);
   };
+  // The incidents are added as they close; they are numbered and drawn in the order they began.
+  std::vector<const Band*> bands;
+  for (const Band& b : bands_)
+    bands.push_back(&b);
+  std::stable_sort(bands.begin(), bands.end(),
+                   [](const Band* a, const Band* b) { return a->start_us < b->start_us; });
   const int bottom = kTop + static_cast<int>(rows) * kRowHeight;
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -180,7 +186,7 @@ std::string Timeline::html() const {
   }
   out += "<span id=\"summary\"></span></div>\n<div class=\"legend\">";
   for (const auto c : {IncidentClass::kFabric, IncidentClass::kHost, IncidentClass::kPort,
-                       IncidentClass::kApplication}) {
+                       IncidentClass::kSm, IncidentClass::kApplication}) {
     out += "<span><i style=\"background:" + std::string(class_color(c)) + ";opacity:.5\"></i>" +
            std::string(class_name(c)) + "</span>";
   }
@@ -219,8 +225,8 @@ std::string Timeline::html() const {
   }
   // Incidents: bands over every row, numbered in time order, labelled where there is room.
   double label_end = 0;
-  for (size_t i = 0; i < bands_.size(); ++i) {
-    const Band& b = bands_[i];
+  for (size_t i = 0; i < bands.size(); ++i) {
+    const Band& b = *bands[i];
     const double left = x(b.start_us) - 1.5;
     const double width = std::max(3.0, x(b.end_us) - x(b.start_us) + 3.0);
     const std::string color(class_color(b.cls));
@@ -278,7 +284,7 @@ std::string Timeline::html() const {
   }
   // The time axis: six ticks.
   for (int i = 0; i <= 5; ++i) {
-    const int64_t t = t0 + span * i / 5;
+    const int64_t t = t0 + span / 5 * i;
     const double tx = x(t);
     out += "<line x1=\"" + px(tx) + "\" x2=\"" + px(tx) + "\" y1=\"" + std::to_string(bottom) +
            "\" y2=\"" + std::to_string(bottom + 4) + "\" stroke=\"#999\"/>";
@@ -293,8 +299,8 @@ std::string Timeline::html() const {
   out +=
       "<table id=\"incidents\">\n<thead><tr><th>#</th><th>start (UTC)</th><th>duration</th>"
       "<th>class</th><th>hosts</th><th>records</th><th>evidence</th></tr></thead>\n<tbody>\n";
-  for (size_t i = bands_.size(); i-- > 0;) {
-    const Band& b = bands_[i];
+  for (size_t i = bands.size(); i-- > 0;) {
+    const Band& b = *bands[i];
     std::string hosts;
     for (const auto& h : b.hosts)
       hosts += (hosts.empty() ? "" : ", ") + html_escape(h);
@@ -304,7 +310,7 @@ std::string Timeline::html() const {
     out += "<tr class=\"incident\" id=\"incident-" + std::to_string(i + 1) + "\" data-class=\"" +
            std::string(class_name(b.cls)) + "\"><td>" + std::to_string(i + 1) + "</td><td>" +
            html_escape(incident_time(b.start_us)) + "</td><td>" +
-           incident_duration(b.end_us - b.start_us) +
+           incident_duration(time_span(b.start_us, b.end_us)) +
            "</td><td class=\"class\" style=\"color:" + std::string(class_color(b.cls)) + "\">" +
            std::string(class_name(b.cls)) + "</td><td class=\"hosts\">" +
            std::to_string(b.host_count) + ": " + hosts + "</td><td>" + std::to_string(b.records) +
@@ -323,4 +329,4 @@ std::string Timeline::html() const {
   return out;
 }
 
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

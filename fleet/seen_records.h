@@ -1,4 +1,4 @@
-// Which of the records `rdma-eventctl history` reads it has already shown: a journal may hold a
+// Which of the records `rdma-eventctl history` reads it has already taken: a journal may hold a
 // record twice (systemd-journal-upload sends again, when it starts, what it sent after the last
 // cursor it saved, and systemd 252 the entry at that cursor itself).
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 
 // A record is its stream (one daemon run) and its seq: two entries with both equal are copies of
 // one record, and only those are. A record that comes after a higher seq of its stream (out of
@@ -35,4 +35,4 @@ class SeenRecords {
   std::map<std::string, Runs, std::less<>> streams_;
 };
 
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

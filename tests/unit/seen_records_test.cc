@@ -1,6 +1,6 @@
-// rdma-eventctl history's removal of copies (eventctl/history_repeats.cc): a record is its
+// rdma-eventctl history's removal of copies (fleet/seen_records.cc): a record is its
 // stream and seq; only an exact repeat of both is a copy.
-#include "history_repeats.h"
+#include "seen_records.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 namespace {
 
 using Entry = std::pair<std::string, uint64_t>;
@@ -98,4 +98,4 @@ TEST(HistoryRepeats, TheHighestSeqDoesNotOverflow) {
 }
 
 }  // namespace
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet

@@ -10,11 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "incidents.h"
+#include "faults.h"
+#include "incident.h"
 
-namespace rdma_eventctl {
+namespace rdma_eventd_fleet {
 
-// Text made safe inside HTML and SVG elements and attribute values.
+// Text made safe inside HTML and SVG elements and attribute values: printable() (escape.h), so
+// that a name's control characters and bytes that are not UTF-8 show as \xNN, then entities.
 std::string html_escape(std::string_view text);
 
 class Timeline {
@@ -62,4 +64,4 @@ class Timeline {
   int64_t last_us_ = INT64_MIN;
 };
 
-}  // namespace rdma_eventctl
+}  // namespace rdma_eventd_fleet
