@@ -27,8 +27,9 @@
 #                          only what --profile and --instructions ask for, and no report;
 #                          incidents, alone: bench/incidents.sh (rdma-eventctl history
 #                          --incidents over a central journal of 1,000 hosts and 1,000,000
-#                          records, --runs times; no daemon, no report: its row is written
-#                          by hand in docs/benchmarks.md); reporters, alone: the fan-out with
+#                          records, --runs times; the 10,000 hosts of docs/benchmarks.md:
+#                          bench/incidents.sh --hosts 10000 --records 2000000; no daemon, no
+#                          report: its rows are written by hand in docs/benchmarks.md); reporters, alone: the fan-out with
 #                          --reporters idle reporters connected, on the report socket, on the
 #                          events socket (as before it), and with none, --runs times (a summary
 #                          on stderr, no report: its table is written by hand in
