@@ -28,14 +28,7 @@ std::vector<std::string> IncidentReport::events(const IncidentReportOptions& opt
 }
 
 void IncidentReport::add(const JournalEntry& e) {
-  const FaultInput in{.time_us = e.realtime_us,
-                      .host = e.hostname,
-                      .event = e.event,
-                      .device = e.device,
-                      .port = port_of(e.port),
-                      .health = e.health,
-                      .stream = e.stream,
-                      .seq = e.seq};
+  const FaultInput in = fault_input(e);
   const bool fault = is_fault(in.event, in.health);
   const bool counted = grouper_.add(in);
   if (options_.page && (counted || !fault)) timeline_.add(in);

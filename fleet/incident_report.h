@@ -9,11 +9,24 @@
 #include <utility>
 #include <vector>
 
+#include "faults.h"
 #include "incident_grouper.h"
 #include "incidents_html.h"
 #include "journal_query.h"
 
 namespace rdma_eventd_fleet {
+
+// What the grouping needs of an entry: views of its strings, valid while the entry is.
+inline FaultInput fault_input(const JournalEntry& e) {
+  return {.time_us = e.realtime_us,
+          .host = e.hostname,
+          .event = e.event,
+          .device = e.device,
+          .port = port_of(e.port),
+          .health = e.health,
+          .stream = e.stream,
+          .seq = e.seq};
+}
 
 struct IncidentReportOptions {
   IncidentOptions grouping;

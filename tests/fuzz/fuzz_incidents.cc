@@ -180,14 +180,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Timeline timeline(/*marks_per_host=*/8, /*max_rows=*/4);
   uint64_t faults = 0;
   for (const auto& e : entries) {
-    const FaultInput in{.time_us = e.realtime_us,
-                        .host = e.hostname,
-                        .event = e.event,
-                        .device = e.device,
-                        .port = port_of(e.port),
-                        .health = e.health,
-                        .stream = e.stream,
-                        .seq = e.seq};
+    const FaultInput in = fault_input(e);
     faults += grouper.add(in);
     timeline.add(in);
   }
