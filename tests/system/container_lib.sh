@@ -94,9 +94,10 @@ container_setup() {
 container_root() {
   # A test holds a shared lock on the cache for as long as it runs; a download takes it
   # exclusively, so that the roots it removes (other days') are in use by no test.
-  local today key
+  local today key packages_hash older
   today=$(date +%Y%m%d)
-  key=bookworm-$today-$(echo "$container_packages" | sha256sum | cut -c1-12)
+  packages_hash=$(echo "$container_packages" | sha256sum | cut -c1-12)
+  key=bookworm-$today-$packages_hash
   rootfs=$container_cache_dir/$key
   mkdir -p "$container_cache_dir"
   exec {container_lock}>"$container_cache_dir/lock"
@@ -113,7 +114,16 @@ container_root() {
       "$rootfs.partial" >"$container_scratch/debootstrap.log" 2>&1; then
       tail -30 "$container_scratch/debootstrap.log" >&2
       rm -rf "$rootfs.partial"
-      fail "debootstrap could not make the container's root file system (above: its log)"
+      # The archive out of reach (a run that crosses midnight, a mirror away): an earlier
+      # day's root of the same packages serves, said as such; none, and the test fails.
+      older=$(find "$container_cache_dir" -mindepth 1 -maxdepth 1 -type d \
+        -name "bookworm-*-$packages_hash" | sort | tail -n 1)
+      [ -n "$older" ] ||
+        fail "debootstrap could not make the container's root file system (above: its log)"
+      step "debootstrap failed (above); using the earlier root $older"
+      rootfs=$older
+      flock -s "$container_lock"
+      return
     fi
     mv "$rootfs.partial" "$rootfs"
     # Older days' roots go; today's roots of other package lists (another branch's) stay.
