@@ -154,10 +154,15 @@ void IncidentGrouper::end_episodes_before(int64_t time_us) {
 }
 
 void IncidentGrouper::give_out(std::vector<Incident>& ended) {
-  // In the order they end (the earlier start first among equals): the order in which a later
-  // fault could no longer have joined them.
+  // In the order they end (the earlier start first among equals, then by their hosts' names):
+  // the order in which a later fault could no longer have joined them. One order for one
+  // input, whatever the allocator did: the text and the JSON of two runs are the same bytes.
   std::stable_sort(ended.begin(), ended.end(), [](const Incident& a, const Incident& b) {
-    return a.end_us != b.end_us ? a.end_us < b.end_us : a.start_us < b.start_us;
+    if (a.end_us != b.end_us) return a.end_us < b.end_us;
+    if (a.start_us != b.start_us) return a.start_us < b.start_us;
+    return std::lexicographical_compare(
+        a.hosts.begin(), a.hosts.end(), b.hosts.begin(), b.hosts.end(),
+        [](const auto& x, const auto& y) { return x.first < y.first; });
   });
   for (auto& incident : ended) {
     classify(incident, options_);

@@ -86,8 +86,17 @@ class IncidentGrouper {
   int64_t newest_us_ = INT64_MIN;
   int64_t taken_up_to_us_ = INT64_MIN;                 // every fault at or before this was taken
   std::unordered_map<std::string, Episode> episodes_;  // by subject key
-  std::set<std::pair<int64_t, const std::string*>> endings_;  // (last + gap, subject key)
-  std::map<uint64_t, Open> incidents_;                        // by number, in order begun
+  // (last + gap, subject key), in time order and, for episodes ending at the same time, in the
+  // order of their keys: never of their addresses, so the incidents come out in one order
+  // whatever the allocator did.
+  struct EndingOrder {
+    bool operator()(const std::pair<int64_t, const std::string*>& a,
+                    const std::pair<int64_t, const std::string*>& b) const {
+      return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+    }
+  };
+  std::set<std::pair<int64_t, const std::string*>, EndingOrder> endings_;
+  std::map<uint64_t, Open> incidents_;  // by number, in order begun
   uint64_t next_incident_ = 0;
   std::optional<uint64_t> joinable_;  // the incident with the latest beginning, while open
 };
