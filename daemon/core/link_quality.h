@@ -1,0 +1,159 @@
+// Link quality from a port's error counters (docs/health.md, "Link quality"): what a link that
+// stays up says before it goes down. Pure: the caller reads the counters (app/port_counters)
+// and hands each port's sample here with the time; nothing here reads a file or a clock.
+//
+// The rules (defaults from NVIDIA UFM's, docs/health.md says why):
+//  - bit errors, rate-scaled: `symbol_error` growing by more than ber * rate_bps * window_s
+//    within a window (1e-14 over 12 minutes, 1e-15 over 125 minutes) makes the link bad; the
+//    rate is the port's own at each sample, so a link that retrains to another rate is judged
+//    at the new one from then on;
+//  - `link_error_recovery` growing by link_error_recovery.count within its window;
+//  - transport counters of hw_counters/: a rule of their own each, none by default;
+//  - a bad link is clean again after clean_s without growth of the counter that made it bad;
+//  - `link_downed` growth the daemon saw no port_err for is a down too brief for an event: the
+//    caller counts it as a down (a flap) and says so in the record.
+// What never raises a verdict: the first sample of a port (the counters count from the driver's
+// load, the daemon does not know over what time: a reboot, a driver reload, a restarted daemon
+// all start here), a counter that went down (someone reset it: a new baseline, reported once),
+// a counter at its width's maximum (pegged: it counts nothing more, so the port's errors of
+// that counter are unknown since then, reported once, and never read as "no new errors").
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/port_health_types.h"
+
+namespace rdma_eventd::daemon {
+
+// One counter's value as read. `name` is the file's name in counters/ ("symbol_error"), or
+// "hw_counters/NAME" for the driver's group. `bits`: its width (16 for symbol_error, 8 for
+// link_downed and link_error_recovery, 4 for local_link_integrity_errors, 64 for hw_counters/):
+// at all ones it is pegged.
+struct CounterValue {
+  std::string name;
+  uint8_t bits = 64;
+  uint64_t value = 0;
+  friend bool operator==(const CounterValue&, const CounterValue&) = default;
+};
+
+// The width of a counters/ file by its name (Linux drivers/infiniband/core/sysfs.c), 64 for
+// hw_counters/ and for a name it does not know.
+uint8_t counter_bits(std::string_view name);
+inline uint64_t counter_max(uint8_t bits) {
+  return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+}
+
+// Where a port's link_downed is read: counters/link_downed when the device has counters/, else
+// hw_counters/link_downed (rxe has only that one).
+inline constexpr std::string_view kSymbolError = "symbol_error";
+inline constexpr std::string_view kLinkDowned = "link_downed";
+inline constexpr std::string_view kHwLinkDowned = "hw_counters/link_downed";
+inline constexpr std::string_view kLinkErrorRecovery = "link_error_recovery";
+
+struct BerWindow {
+  double ber = 1e-14;
+  uint32_t window_s = 720;
+  friend bool operator==(const BerWindow&, const BerWindow&) = default;
+};
+
+// `counter` growing by `count` or more within `window_s` makes the link bad.
+struct GrowthRule {
+  std::string counter;  // as CounterValue::name
+  uint64_t count = 1;
+  uint32_t window_s = 60;
+  friend bool operator==(const GrowthRule&, const GrowthRule&) = default;
+};
+
+// The configuration's "link_health" section (docs/configuration.md).
+struct LinkQualityConfig {
+  // false: no counter is read, no timer is armed.
+  bool enabled = true;
+  // The coarse timer: every port that is up is sampled this often (and on each of its events).
+  uint32_t interval_s = 60;
+  std::vector<BerWindow> symbol_error = {{1e-14, 720}, {1e-15, 7500}};
+  GrowthRule link_error_recovery = {"link_error_recovery", 5, 720};
+  std::vector<GrowthRule> transport;  // hw_counters/ rules: none by default
+  uint32_t clean_s = 7560;            // 126 minutes
+  // Devices never read (names, shell globs or node GUIDs, as devices.include).
+  std::vector<DevicePattern> exclude;
+  friend bool operator==(const LinkQualityConfig&, const LinkQualityConfig&) = default;
+};
+
+// Why a link is bad; a port's health reason of the same name (docs/health.md).
+enum class LinkFault : uint8_t {
+  kBitErrors,        // symbol_error over a BER window's allowance
+  kLinkRecoveries,   // link_error_recovery over its rule
+  kTransportErrors,  // a transport rule of hw_counters/
+};
+std::string_view link_fault_name(LinkFault f);  // "bit_errors", "link_recoveries", ...
+
+// One sample of one port.
+struct PortSample {
+  LinkRate rate;            // the port's rate now, from the daemon's own port state
+  bool link_up = false;     // only a port that is up is judged (a down port's counters rest)
+  uint32_t downs_seen = 0;  // port_err records the daemon had for the port since the last sample
+  std::vector<CounterValue> counters;  // those read; one that failed to read is absent
+};
+
+// What a sample found, for records and the health model.
+struct LinkQualityChange {
+  enum class Kind : uint8_t {
+    kBad,         // the link became bad (or bad for another fault besides)
+    kClean,       // it is clean again: clean_s without growth
+    kPegged,      // a counter reached its maximum: its errors are unknown from now on
+    kReset,       // a counter went down: someone reset it; a new baseline
+    kHiddenDown,  // link_downed grew by more than the port_errs seen: `count` downs unseen
+  };
+  Kind kind = Kind::kBad;
+  std::string counter;                      // the counter it is about
+  LinkFault fault = LinkFault::kBitErrors;  // kBad, kClean
+  uint64_t count = 0;     // kBad: growth within the window; kHiddenDown: the downs unseen
+  uint64_t allowed = 0;   // kBad: what the rule allows within the window (rounded down)
+  uint32_t window_s = 0;  // kBad: the rule's window
+  double ber = 0;         // kBad of bit_errors: the estimated bit error rate in the window
+  uint64_t value = 0;     // the counter's value read
+  friend bool operator==(const LinkQualityChange&, const LinkQualityChange&) = default;
+};
+
+// A port's link quality now, for status, metrics and the health model.
+struct LinkQualityView {
+  bool bad = false;
+  std::vector<LinkFault> faults;    // why, when bad
+  Instant since;                    // bad since; clean since the first sample when not
+  double ber_estimate = 0;          // symbol_error growth over the longest window, per bit
+  std::vector<std::string> pegged;  // counters at their maximum: unknown since pegged_since
+  std::map<std::string, int64_t> pegged_since_wall_us;
+  std::map<std::string, uint64_t> values;  // the last values read, by counter name
+  friend bool operator==(const LinkQualityView&, const LinkQualityView&) = default;
+};
+
+// One port's counters over time.
+class PortLinkQuality {
+ public:
+  // Judges one sample taken at `now`; appends what changed.
+  void sample(const LinkQualityConfig& config, const PortSample& s, Instant now,
+              std::vector<LinkQualityChange>& out);
+  // What time alone does: a bad link whose clean period ended without a sample (the timer
+  // samples every interval_s, so this is only the exact moment). Appends kClean changes.
+  void advance(const LinkQualityConfig& config, Instant now, std::vector<LinkQualityChange>& out);
+  // The next moment advance() has something to do, or none.
+  std::optional<int64_t> next_deadline(const LinkQualityConfig& config) const;
+  // The device was opened again (a driver reload, a replug): the next sample is a baseline.
+  void forget_baseline();
+
+  LinkQualityView view() const;
+  bool bad() const;
+
+  // Growth kept per counter is bounded: at most this many (time, growth) steps, the oldest
+  // merged into the next one (so a count within a window is never too small).
+  static constexpr size_t kMaxSteps = 256;
+};
+
+}  // namespace rdma_eventd::daemon
