@@ -102,7 +102,7 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   }
   std::map<std::string, Read> reads;
   for (const CounterValue& c : s.counters) {
-    const bool keep_steps = s.link_up && read_by_a_rule(config, c.name);
+    const bool keep_steps = read_by_a_rule(config, c.name);
     reads[c.name] = read_counter(c, s.link_up, keep_steps, now, out);
   }
   judge_hidden_down(reads, s.downs_seen, out);
@@ -166,24 +166,26 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
   // A link that is down counts nothing against its bit rate: its counters give a baseline only.
   if (r.growth > 0 && link_up) {
     k.last_growth_mono_us = now.mono_us;
-    if (keep_steps) {
-      if (!k.steps.empty() && k.steps.back().mono_us == now.mono_us) {
-        k.steps.back().growth = add_saturating(k.steps.back().growth, r.growth);
-      } else {
-        k.steps.push_back({now.mono_us, r.growth});
-      }
-      if (k.steps.size() > kMaxSteps) {
-        // The oldest growth is moved later, never dropped: a window's count is never too small.
-        k.steps[1].growth = add_saturating(k.steps[1].growth, k.steps[0].growth);
-        k.steps.pop_front();
-      }
-    }
+    if (keep_steps) add_step(k.steps, now.mono_us, r.growth);
   }
   if (c.value >= max) {
     peg();
     r.pegged_now = true;
   }
   return r;
+}
+
+void PortLinkQuality::add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth) {
+  if (!steps.empty() && steps.back().mono_us == mono_us) {
+    steps.back().growth = add_saturating(steps.back().growth, growth);
+    return;
+  }
+  steps.push_back({mono_us, growth});
+  if (steps.size() > kMaxSteps) {
+    // The oldest growth is moved later, never dropped: a window's count is never too small.
+    steps[1].growth = add_saturating(steps[1].growth, steps[0].growth);
+    steps.pop_front();
+  }
 }
 
 void PortLinkQuality::judge_hidden_down(const std::map<std::string, Read>& reads,
@@ -341,8 +343,9 @@ std::optional<int64_t> PortLinkQuality::next_deadline(const LinkQualityConfig& c
 
 void PortLinkQuality::forget_baseline() {
   // Pegged stays until the counter's next read says otherwise: a pegged fault stays unknown.
-  for (auto& [name, k] : counters_)
+  for (auto& [name, k] : counters_) {
     k.has_baseline = false;
+  }
   downs_seen_pending_ = 0;
 }
 

@@ -186,6 +186,7 @@ class PortLinkQuality {
 
   Read read_counter(const CounterValue& c, bool link_up, bool keep_steps, Instant now,
                     std::vector<LinkQualityChange>& out);
+  static void add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth);
   void judge_hidden_down(const std::map<std::string, Read>& reads, uint32_t downs_seen,
                          std::vector<LinkQualityChange>& out);
   bool judgeable(const std::string& counter, const std::map<std::string, Read>& reads) const;

@@ -397,6 +397,12 @@ TEST(LinkQualityBaseline, AfterAReopenAHugeJumpOrADropIsABaseline) {
       Changes{});
   EXPECT_EQ(port.up(120, {counter(kSymbols, 60002)}), Changes{});
   EXPECT_EQ(port.up(180, {counter(kSymbols, 60003)}), Changes{bad_bits(3, 2, 720, kNdr4x, 60003)});
+  // The errors between the last sample and the reopen are unknown: a bad link's clean period
+  // starts again at the first read after it.
+  EXPECT_EQ(port.next_deadline(), at(180 + 7560).mono_us);
+  port.port().forget_baseline();
+  EXPECT_EQ(port.up(240, {counter(kSymbols, 5)}), Changes{});
+  EXPECT_EQ(port.next_deadline(), at(240 + 7560).mono_us);
 
   DrivenPort reloaded;  // a driver reload: the counters start again from 0
   reloaded.up(0, {counter(kSymbols, 500), counter(kDowned, 9)});
@@ -478,6 +484,9 @@ TEST(LinkQualityJudgement, ADownPortUpdatesBaselinesOnly) {
   EXPECT_EQ(port.up(180, {counter(kSymbols, 1002), counter(kRecoveries, 54)}), Changes{});
   EXPECT_EQ(port.up(240, {counter(kSymbols, 1003), counter(kRecoveries, 54)}),
             Changes{bad_bits(3, 2, 720, kNdr4x, 1003)});
+  // Nor does growth while down hold a bad link's clean period back.
+  EXPECT_EQ(port.down(300, {counter(kSymbols, 2000), counter(kRecoveries, 90)}), Changes{});
+  EXPECT_EQ(port.next_deadline(), at(240 + 7560).mono_us);
 }
 
 TEST(LinkQualityJudgement, AnUnknownRateJudgesNoBitErrorsButTheOtherRules) {
