@@ -48,19 +48,19 @@ double allowance(double ber, double bits) {
   return std::abs(allowed - nearest) <= 1e-9 * std::max(1.0, nearest) ? nearest : allowed;
 }
 
-uint32_t longest_window_s(const LinkQualityConfig& config) {
-  uint32_t longest = config.link_error_recovery.window_s;
-  for (const BerWindow& w : config.symbol_error)
+uint32_t longest_ber_window_s(const LinkQualityConfig& config) {
+  uint32_t longest = 0;
+  for (const BerWindow& w : config.symbol_error) {
     longest = std::max(longest, w.window_s);
-  for (const GrowthRule& r : config.transport)
-    longest = std::max(longest, r.window_s);
+  }
   return longest;
 }
 
-uint32_t longest_ber_window_s(const LinkQualityConfig& config) {
-  uint32_t longest = 0;
-  for (const BerWindow& w : config.symbol_error)
-    longest = std::max(longest, w.window_s);
+uint32_t longest_window_s(const LinkQualityConfig& config) {
+  uint32_t longest = std::max(config.link_error_recovery.window_s, longest_ber_window_s(config));
+  for (const GrowthRule& r : config.transport) {
+    longest = std::max(longest, r.window_s);
+  }
   return longest;
 }
 
@@ -289,8 +289,9 @@ uint64_t PortLinkQuality::growth_within(const std::string& counter, int64_t now_
 void PortLinkQuality::trim_steps(const LinkQualityConfig& config, int64_t now_mono_us) {
   const int64_t from_us = now_mono_us - int64_t{longest_window_s(config)} * kMicrosPerSecond;
   for (auto& [name, k] : counters_) {
-    while (!k.steps.empty() && k.steps.front().mono_us <= from_us)
+    while (!k.steps.empty() && k.steps.front().mono_us <= from_us) {
       k.steps.pop_front();
+    }
   }
 }
 
