@@ -168,7 +168,7 @@ TEST(LinkQualityBitErrors, TwelveMinutesAllowUfmsFiguresAtEdrHdrAndNdr) {
   // allowed (rounded down) is clean, one more is bad.
   struct Case {
     LinkRate rate;
-    uint64_t allowed;
+    uint64_t allowed = 0;
   };
   for (const Case& c : {Case{kEdr4x, 0}, Case{kHdr4x, 1}, Case{kNdr4x, 2}}) {
     SCOPED_TRACE(c.rate.gbps());
