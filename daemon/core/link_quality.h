@@ -19,6 +19,7 @@
 // that counter are unknown since then, reported once, and never read as "no new errors").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -154,6 +155,61 @@ class PortLinkQuality {
   // Growth kept per counter is bounded: at most this many (time, growth) steps, the oldest
   // merged into the next one (so a count within a window is never too small).
   static constexpr size_t kMaxSteps = 256;
+
+ private:
+  static constexpr size_t kFaultCount = 3;
+
+  struct Step {
+    int64_t mono_us = 0;
+    uint64_t growth = 0;
+  };
+  struct Counter {
+    bool has_baseline = false;  // false before its first read and after forget_baseline()
+    uint64_t value = 0;         // the last value read
+    bool pegged = false;
+    int64_t pegged_since_wall_us = 0;
+    // Its last growth, or the last read that could not tell (a baseline, a reset): what a
+    // clean period counts from.
+    int64_t last_growth_mono_us = 0;
+    std::deque<Step> steps;  // oldest first; only of counters a rule reads, with the link up
+  };
+  struct Fault {
+    bool bad = false;
+    std::vector<std::string> counters;  // those whose growth made it bad, the first first
+  };
+  // What one counter did in a sample, for the rules judged once all are read.
+  struct Read {
+    bool known = false;       // its growth is known: not a baseline, a reset or pegged before
+    uint64_t growth = 0;      // when known
+    bool pegged_now = false;  // it reached its maximum in this sample
+  };
+
+  Read read_counter(const CounterValue& c, bool link_up, bool keep_steps, Instant now,
+                    std::vector<LinkQualityChange>& out);
+  static void add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth);
+  void judge_hidden_down(const std::map<std::string, Read>& reads, uint32_t downs_seen,
+                         std::vector<LinkQualityChange>& out);
+  bool judgeable(const std::string& counter, const std::map<std::string, Read>& reads) const;
+  void judge_bit_errors(const LinkQualityConfig& config, const LinkRate& rate, Instant now,
+                        std::vector<LinkQualityChange>& out);
+  void judge_growth_rule(const GrowthRule& rule, LinkFault fault, Instant now,
+                         std::vector<LinkQualityChange>& out);
+  void make_bad(LinkFault fault, const std::string& counter, Instant now, LinkQualityChange change,
+                std::vector<LinkQualityChange>& out);
+  uint64_t value_of(const std::string& counter) const;
+  uint64_t growth_within(const std::string& counter, int64_t now_mono_us, uint32_t window_s) const;
+  void trim_steps(const LinkQualityConfig& config, int64_t now_mono_us);
+  std::optional<int64_t> clean_deadline(const Fault& f, const LinkQualityConfig& config) const;
+
+  std::map<std::string, Counter> counters_;
+  std::array<Fault, kFaultCount> faults_;
+  bool sampled_ = false;  // since construction: forget_baseline() keeps it
+  Instant since_;         // bad since, or clean since
+  Instant first_sample_;  // the start of the steps: the BER estimate's time
+  Instant last_sample_;
+  LinkRate last_rate_;
+  uint32_t ber_window_s_ = 0;        // the longest BER window of the last sample's config
+  uint32_t downs_seen_pending_ = 0;  // port_errs not yet set against a read of link_downed
 };
 
 }  // namespace rdma_eventd::daemon

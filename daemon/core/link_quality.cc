@@ -1,0 +1,382 @@
+#include "core/link_quality.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <utility>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+struct CounterWidth {
+  std::string_view name;
+  uint8_t bits;
+};
+
+// PORT_PMA_ATTR of Linux drivers/infiniband/core/sysfs.c. The data and packet counters are
+// read as the extended (64-bit) PMA attributes and are left to the default.
+constexpr std::array<CounterWidth, 13> kCounterWidths = {{
+    {"symbol_error", 16},
+    {"link_error_recovery", 8},
+    {"link_downed", 8},
+    {"port_rcv_errors", 16},
+    {"port_rcv_remote_physical_errors", 16},
+    {"port_rcv_switch_relay_errors", 16},
+    {"port_xmit_discards", 16},
+    {"port_xmit_constraint_errors", 8},
+    {"port_rcv_constraint_errors", 8},
+    {"local_link_integrity_errors", 4},
+    {"excessive_buffer_overrun_errors", 4},
+    {"VL15_dropped", 16},
+    {"port_xmit_wait", 32},
+}};
+
+uint64_t add_saturating(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+constexpr size_t index_of(LinkFault f) {
+  return static_cast<size_t>(f);
+}
+
+// ber * bits is a product of decimal figures (1e-15 * 400e9 * 7500): it may land a hair below
+// the integer it means (2.9999999999999996 for 3), which would make the 3rd error of UFM's
+// "more than 3" bad. A figure within a billionth of an integer is that integer.
+double allowance(double ber, double bits) {
+  const double allowed = ber * bits;
+  const double nearest = std::round(allowed);
+  return std::abs(allowed - nearest) <= 1e-9 * std::max(1.0, nearest) ? nearest : allowed;
+}
+
+uint32_t longest_ber_window_s(const LinkQualityConfig& config) {
+  uint32_t longest = 0;
+  for (const BerWindow& w : config.symbol_error) {
+    longest = std::max(longest, w.window_s);
+  }
+  return longest;
+}
+
+uint32_t longest_window_s(const LinkQualityConfig& config) {
+  uint32_t longest = std::max(config.link_error_recovery.window_s, longest_ber_window_s(config));
+  for (const GrowthRule& r : config.transport) {
+    longest = std::max(longest, r.window_s);
+  }
+  return longest;
+}
+
+// Whether a rule reads `name`: only those counters keep their growth over time.
+bool read_by_a_rule(const LinkQualityConfig& config, std::string_view name) {
+  if (name == kSymbolError && !config.symbol_error.empty()) return true;
+  if (name == config.link_error_recovery.counter) return true;
+  return std::any_of(config.transport.begin(), config.transport.end(),
+                     [&](const GrowthRule& r) { return r.counter == name; });
+}
+
+}  // namespace
+
+uint8_t counter_bits(std::string_view name) {
+  for (const CounterWidth& w : kCounterWidths) {
+    if (w.name == name) return w.bits;
+  }
+  return 64;
+}
+
+std::string_view link_fault_name(LinkFault f) {
+  switch (f) {
+    case LinkFault::kBitErrors:
+      return "bit_errors";
+    case LinkFault::kLinkRecoveries:
+      return "link_recoveries";
+    case LinkFault::kTransportErrors:
+      return "transport_errors";
+  }
+  return "unknown";
+}
+
+void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& s, Instant now,
+                             std::vector<LinkQualityChange>& out) {
+  if (!sampled_) {
+    sampled_ = true;
+    since_ = now;
+    first_sample_ = now;
+  }
+  std::map<std::string, Read> reads;
+  for (const CounterValue& c : s.counters) {
+    const bool keep_steps = read_by_a_rule(config, c.name);
+    reads[c.name] = read_counter(c, s.link_up, keep_steps, now, out);
+  }
+  judge_hidden_down(reads, s.downs_seen, out);
+  trim_steps(config, now.mono_us);
+  if (s.link_up) {
+    if (s.rate.known() && judgeable(std::string(kSymbolError), reads)) {
+      judge_bit_errors(config, s.rate, now, out);
+    }
+    const GrowthRule& recoveries = config.link_error_recovery;
+    if (judgeable(recoveries.counter, reads)) {
+      judge_growth_rule(recoveries, LinkFault::kLinkRecoveries, now, out);
+    }
+    for (const GrowthRule& rule : config.transport) {
+      if (judgeable(rule.counter, reads)) {
+        judge_growth_rule(rule, LinkFault::kTransportErrors, now, out);
+      }
+    }
+  }
+  advance(config, now, out);
+  last_sample_ = now;
+  last_rate_ = s.rate;
+  ber_window_s_ = longest_ber_window_s(config);
+}
+
+PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool link_up,
+                                                    bool keep_steps, Instant now,
+                                                    std::vector<LinkQualityChange>& out) {
+  Counter& k = counters_[c.name];
+  const uint64_t max = counter_max(c.bits);
+  const uint64_t previous = k.value;
+  const bool had_baseline = std::exchange(k.has_baseline, true);
+  const bool was_pegged = k.pegged;
+  k.value = c.value;
+  auto report = [&](LinkQualityChange::Kind kind) {
+    LinkQualityChange change;
+    change.kind = kind;
+    change.counter = c.name;
+    change.value = c.value;
+    out.push_back(std::move(change));
+  };
+  auto peg = [&] {
+    k.pegged = true;
+    k.pegged_since_wall_us = now.wall_us;
+    report(LinkQualityChange::Kind::kPegged);
+  };
+
+  // A baseline (the first read, or the first after forget_baseline()), a reset, or a counter
+  // that stays pegged: the errors since the last read are unknown. That restarts the clean
+  // period of a bad fault of this counter, and counts nothing.
+  if (!had_baseline || c.value < previous || was_pegged) {
+    k.last_growth_mono_us = now.mono_us;
+    if (had_baseline && c.value < previous) report(LinkQualityChange::Kind::kReset);
+    k.pegged = was_pegged && c.value >= max;  // one pegged before a reopen is reported once
+    if (!was_pegged && c.value >= max) peg();
+    return {};
+  }
+
+  Read r;
+  r.known = true;
+  r.growth = c.value - previous;
+  // A link that is down counts nothing against its bit rate: its counters give a baseline only.
+  if (r.growth > 0 && link_up) {
+    k.last_growth_mono_us = now.mono_us;
+    if (keep_steps) add_step(k.steps, now.mono_us, r.growth);
+  }
+  if (c.value >= max) {
+    peg();
+    r.pegged_now = true;
+  }
+  return r;
+}
+
+void PortLinkQuality::add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth) {
+  if (!steps.empty() && steps.back().mono_us == mono_us) {
+    steps.back().growth = add_saturating(steps.back().growth, growth);
+    return;
+  }
+  steps.push_back({mono_us, growth});
+  if (steps.size() > kMaxSteps) {
+    // The oldest growth is moved later, never dropped: a window's count is never too small.
+    steps[1].growth = add_saturating(steps[1].growth, steps[0].growth);
+    steps.pop_front();
+  }
+}
+
+void PortLinkQuality::judge_hidden_down(const std::map<std::string, Read>& reads,
+                                        uint32_t downs_seen, std::vector<LinkQualityChange>& out) {
+  downs_seen_pending_ = static_cast<uint32_t>(
+      std::min<uint64_t>(uint64_t{downs_seen_pending_} + downs_seen, UINT32_MAX));
+  // counters/link_downed once the port has had it, so that a failed read of it never sets
+  // hw_counters/link_downed's growth against downs already counted.
+  const std::string name(counters_.count(std::string(kLinkDowned)) ? kLinkDowned : kHwLinkDowned);
+  const auto read = reads.find(name);
+  if (read == reads.end()) return;  // not read: the port_errs seen wait for its next read
+  const uint32_t seen = std::exchange(downs_seen_pending_, 0);
+  if (!read->second.known || read->second.growth <= seen) return;
+  LinkQualityChange change;
+  change.kind = LinkQualityChange::Kind::kHiddenDown;
+  change.counter = name;
+  change.count = read->second.growth - seen;
+  change.value = value_of(name);
+  out.push_back(std::move(change));
+}
+
+// A counter pegged before this sample says nothing: its rule is not judged.
+bool PortLinkQuality::judgeable(const std::string& counter,
+                                const std::map<std::string, Read>& reads) const {
+  const auto k = counters_.find(counter);
+  if (k == counters_.end() || !k->second.pegged) return true;
+  const auto read = reads.find(counter);
+  return read != reads.end() && read->second.pegged_now;
+}
+
+void PortLinkQuality::judge_bit_errors(const LinkQualityConfig& config, const LinkRate& rate,
+                                       Instant now, std::vector<LinkQualityChange>& out) {
+  if (faults_[index_of(LinkFault::kBitErrors)].bad) return;
+  const std::string counter(kSymbolError);
+  for (const BerWindow& w : config.symbol_error) {
+    const double bits = rate.gbps() * 1e9 * w.window_s;
+    if (bits <= 0) continue;
+    const double allowed = allowance(w.ber, bits);
+    const uint64_t growth = growth_within(counter, now.mono_us, w.window_s);
+    if (static_cast<double>(growth) <= allowed) continue;
+    LinkQualityChange change;
+    change.count = growth;
+    change.allowed = static_cast<uint64_t>(std::floor(allowed));
+    change.window_s = w.window_s;
+    change.ber = static_cast<double>(growth) / bits;
+    make_bad(LinkFault::kBitErrors, counter, now, std::move(change), out);
+    return;
+  }
+}
+
+void PortLinkQuality::judge_growth_rule(const GrowthRule& rule, LinkFault fault, Instant now,
+                                        std::vector<LinkQualityChange>& out) {
+  if (rule.count == 0) return;  // a rule that nothing could pass is no rule
+  Fault& f = faults_[index_of(fault)];
+  if (std::find(f.counters.begin(), f.counters.end(), rule.counter) != f.counters.end()) return;
+  const uint64_t growth = growth_within(rule.counter, now.mono_us, rule.window_s);
+  if (growth < rule.count) return;
+  if (f.bad) {
+    // Bad already for another counter (two transport rules): it too must stay quiet now.
+    f.counters.push_back(rule.counter);
+    return;
+  }
+  LinkQualityChange change;
+  change.count = growth;
+  change.allowed = rule.count - 1;
+  change.window_s = rule.window_s;
+  make_bad(fault, rule.counter, now, std::move(change), out);
+}
+
+void PortLinkQuality::make_bad(LinkFault fault, const std::string& counter, Instant now,
+                               LinkQualityChange change, std::vector<LinkQualityChange>& out) {
+  if (!bad()) since_ = now;
+  Fault& f = faults_[index_of(fault)];
+  f.bad = true;
+  f.counters = {counter};
+  change.kind = LinkQualityChange::Kind::kBad;
+  change.counter = counter;
+  change.fault = fault;
+  change.value = value_of(counter);
+  out.push_back(std::move(change));
+}
+
+uint64_t PortLinkQuality::value_of(const std::string& counter) const {
+  const auto k = counters_.find(counter);
+  return k == counters_.end() ? 0 : k->second.value;
+}
+
+uint64_t PortLinkQuality::growth_within(const std::string& counter, int64_t now_mono_us,
+                                        uint32_t window_s) const {
+  const auto k = counters_.find(counter);
+  if (k == counters_.end()) return 0;
+  const int64_t from_us = now_mono_us - int64_t{window_s} * kMicrosPerSecond;
+  uint64_t growth = 0;
+  for (auto step = k->second.steps.rbegin(); step != k->second.steps.rend(); ++step) {
+    if (step->mono_us <= from_us) break;  // the window is (now - window_s, now]
+    growth = add_saturating(growth, step->growth);
+  }
+  return growth;
+}
+
+void PortLinkQuality::trim_steps(const LinkQualityConfig& config, int64_t now_mono_us) {
+  const int64_t from_us = now_mono_us - int64_t{longest_window_s(config)} * kMicrosPerSecond;
+  for (auto& [name, k] : counters_) {
+    while (!k.steps.empty() && k.steps.front().mono_us <= from_us) {
+      k.steps.pop_front();
+    }
+  }
+}
+
+// None while a counter of the fault is pegged: its errors are unknown, never "no new errors".
+std::optional<int64_t> PortLinkQuality::clean_deadline(const Fault& f,
+                                                       const LinkQualityConfig& config) const {
+  if (!f.bad) return std::nullopt;
+  int64_t last_growth_us = 0;
+  for (const std::string& name : f.counters) {
+    const auto k = counters_.find(name);
+    if (k == counters_.end()) continue;
+    if (k->second.pegged) return std::nullopt;
+    last_growth_us = std::max(last_growth_us, k->second.last_growth_mono_us);
+  }
+  return last_growth_us + int64_t{config.clean_s} * kMicrosPerSecond;
+}
+
+void PortLinkQuality::advance(const LinkQualityConfig& config, Instant now,
+                              std::vector<LinkQualityChange>& out) {
+  for (size_t i = 0; i < faults_.size(); ++i) {
+    Fault& f = faults_[i];
+    const std::optional<int64_t> deadline = clean_deadline(f, config);
+    if (!deadline || *deadline > now.mono_us) continue;
+    LinkQualityChange change;
+    change.kind = LinkQualityChange::Kind::kClean;
+    change.fault = static_cast<LinkFault>(i);
+    change.counter = f.counters.front();
+    change.value = value_of(change.counter);
+    out.push_back(std::move(change));
+    // Forgiven: growth older than the clean period (a window longer than clean_s) does not
+    // make it bad again at the next sample.
+    for (const std::string& name : f.counters) {
+      const auto k = counters_.find(name);
+      if (k != counters_.end()) k->second.steps.clear();
+    }
+    f.bad = false;
+    f.counters.clear();
+    if (!bad()) since_ = now;
+  }
+}
+
+std::optional<int64_t> PortLinkQuality::next_deadline(const LinkQualityConfig& config) const {
+  std::optional<int64_t> next;
+  for (const Fault& f : faults_) {
+    const std::optional<int64_t> deadline = clean_deadline(f, config);
+    if (deadline && (!next || *deadline < *next)) next = deadline;
+  }
+  return next;
+}
+
+void PortLinkQuality::forget_baseline() {
+  // Pegged stays until the counter's next read says otherwise: a pegged fault stays unknown.
+  for (auto& [name, k] : counters_) {
+    k.has_baseline = false;
+  }
+  downs_seen_pending_ = 0;
+}
+
+bool PortLinkQuality::bad() const {
+  return std::any_of(faults_.begin(), faults_.end(), [](const Fault& f) { return f.bad; });
+}
+
+LinkQualityView PortLinkQuality::view() const {
+  LinkQualityView v;
+  v.bad = bad();
+  for (size_t i = 0; i < faults_.size(); ++i) {
+    if (faults_[i].bad) v.faults.push_back(static_cast<LinkFault>(i));
+  }
+  v.since = since_;
+  const double observed_s = std::min<double>(
+      ber_window_s_,
+      static_cast<double>(last_sample_.mono_us - first_sample_.mono_us) / kMicrosPerSecond);
+  const double bits = last_rate_.gbps() * 1e9 * observed_s;
+  if (bits > 0) {
+    const uint64_t growth =
+        growth_within(std::string(kSymbolError), last_sample_.mono_us, ber_window_s_);
+    v.ber_estimate = static_cast<double>(growth) / bits;
+  }
+  for (const auto& [name, k] : counters_) {
+    v.values[name] = k.value;
+    if (!k.pegged) continue;
+    v.pegged.push_back(name);
+    v.pegged_since_wall_us[name] = k.pegged_since_wall_us;
+  }
+  return v;
+}
+
+}  // namespace rdma_eventd::daemon
