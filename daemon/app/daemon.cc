@@ -12,6 +12,7 @@
 
 #include "core/devx_decode.h"
 #include "core/enricher.h"
+#include "core/link_quality_record.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
 #include "schema/record_json.h"
@@ -101,6 +102,7 @@ void Daemon::start() {
   health_.restore(system_clock().now());  // before the first record is judged
   devices_.resync(DeviceSet::Mode::kStartup, "start");
   health_.observe_devices(devices_.views(), system_clock().now());
+  links_.observe_devices(devices_.views(), system_clock().now());
   spdlog::info("ready: watching {} device{}", devices_.watched(),
                devices_.watched() == 1 ? "" : "s");
   service_->ready(service_status());
@@ -143,8 +145,24 @@ void Daemon::publish(std::vector<Record>& records) {
   const Instant now = system_clock().now();  // the journal budget's time for the batch
   for (Record& r : records) {
     health_.judge(r, now);
+    links_.on_record(r, now, link_changes_);
     send(r, now);
   }
+  // What the ports' counters said at those records (or at the timer), then into port health.
+  std::vector<Record> link_records;  // sent: the journal's batch points into it
+  for (const auto& c : link_changes_) {
+    for (const LinkQualityChange& change : c.changes) {
+      link_records.push_back(
+          link_quality_record(c.device, c.node_guid, c.port, change, c.rate, c.pegged));
+      stamper_.stamp(link_records.back(), now.wall_us);
+      link_records.back().severity = link_change_severity(change.kind);
+    }
+  }
+  for (const Record& r : link_records)
+    send(r, now);
+  for (const auto& c : link_changes_)
+    health_.judge_link(c.device, c.port, c.faults, c.hidden_downs, now);
+  link_changes_.clear();
   // The verdicts those records changed, after them.
   std::vector<Record> verdicts = health_.take_records(now);
   for (Record& r : verdicts)
@@ -163,6 +181,12 @@ void Daemon::publish(std::vector<Record>& records) {
   backpressure_.after_publish();
   memory_trim_.note_work(records.size());
   update_service_status();  // port states
+}
+
+void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant) {
+  link_changes_ = std::move(changes);
+  std::vector<Record> none;
+  publish(none);  // their records, and the verdicts they changed
 }
 
 void Daemon::send(const Record& r, Instant now) {
@@ -208,6 +232,7 @@ void Daemon::apply_config(const Config& next) {
         "the new limits apply now");
   }
   health_.set_config(config_.health);
+  links_.set_config(config_.link_health);
   devices_.set_filter(config_.devices);
   devices_.resync(DeviceSet::Mode::kReload, "configuration reloaded");
 }
@@ -324,6 +349,7 @@ StatusReply Daemon::status() const {
   s.devices = device_status(devices_.views());
   add_devx_status(s.devices, devices_.devx_reports());
   s.event_counts = event_counter_.counts();
+  s.link_health = link_health_status(links_, devices_.views());
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
 #include "app/journal_budget_gate.h"
+#include "app/link_health_monitor.h"
 #include "app/memory_trim.h"
 #include "app/options.h"
 #include "app/port_health_monitor.h"
@@ -48,6 +49,8 @@ class Daemon : private StateSource {
   // Sends each record to every sink. Takes the records: they are moved out of `records`.
   void publish(std::vector<Record>& records);
   void send(const Record& r, Instant now);  // one record to every sink
+  // What the counters said, into port health; the timer's findings publish their verdicts.
+  void judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now);
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
@@ -84,6 +87,13 @@ class Daemon : private StateSource {
                             config_.health,
                             health_state_path(),
                             [this](std::vector<Record>& records) { publish(records); }};
+  // Link quality (docs/health.md, "Link quality"): the ports' error counters, judged into
+  // port health.
+  LinkHealthMonitor links_{loop_, system_clock(), config_.link_health,
+                           [this](std::string_view name) { return devices_.ibdev_path(name); },
+                           [this](std::vector<LinkHealthMonitor::PortChanges>& changes,
+                                  Instant now) { judge_links(changes, now); }};
+  std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
   std::unique_ptr<JournalSink> journal_;
   // The batch's records that the journal takes, with their lines: their entries are written
   // after the batch has gone to the subscribers.

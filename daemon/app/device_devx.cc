@@ -85,6 +85,13 @@ void DeviceSet::on_devx_readable(WatchedDevice& dev) {
   publish_(records);
 }
 
+std::string DeviceSet::ibdev_path(std::string_view name) const {
+  for (const auto& [index, d] : devices_) {
+    if (d->device->entry().name == name && !d->close_queued) return d->device->entry().ibdev_path;
+  }
+  return {};
+}
+
 std::map<std::string, DevxReport> DeviceSet::devx_reports() const {
   std::map<std::string, DevxReport> out;
   for (const auto& [index, d] : devices_)

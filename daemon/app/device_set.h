@@ -74,6 +74,8 @@ class DeviceSet {
   size_t waiting() const { return lifecycle_.waiting(); }
   std::vector<const DeviceView*> views() const { return lifecycle_.views(); }
   const DeviceStats& stats() const { return stats_; }
+  // The sysfs directory of a watched device by its current name ("" when none is watched).
+  std::string ibdev_path(std::string_view name) const;
   // Each watched device's DEVX state and counters, by device name.
   std::map<std::string, DevxReport> devx_reports() const;
 

@@ -114,6 +114,14 @@ void PortHealthMonitor::judge(const Record& r, Instant now) {
   dirty_ = true;
 }
 
+void PortHealthMonitor::judge_link(std::string_view device, uint32_t port, uint8_t faults,
+                                   uint32_t hidden_downs, Instant now) {
+  if (!enabled_) return;
+  if (hidden_downs > 0) model_.count_hidden_downs(device, port, hidden_downs, now, pending_);
+  model_.set_link_faults(device, port, faults, now, pending_);
+  dirty_ = true;
+}
+
 std::vector<Record> PortHealthMonitor::take_records(Instant now) {
   std::vector<Record> out;
   if (!enabled_) return out;

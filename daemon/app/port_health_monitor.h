@@ -53,6 +53,11 @@ class PortHealthMonitor {
   // The port_health records of what judge() caused, stamped; arms the timers.
   std::vector<Record> take_records(Instant now);
 
+  // What a port's error counters say (app/link_health_monitor): its link faults now (a bit per
+  // LinkFault) and downs too brief for an event. take_records() then gives the verdicts.
+  void judge_link(std::string_view device, uint32_t port, uint8_t faults, uint32_t hidden_downs,
+                  Instant now);
+
   void set_config(HealthConfig config);  // a reload: publishes what changed
   void stop();                           // the daemon stops: saves the state
 

@@ -101,6 +101,8 @@ void parse_severity(const json& v, Config& c) {
     if (!kind) throw Bad{key, "unknown event name (see docs/records.md for the list)"};
     if (*kind == EventKind::kPortHealth)
       throw Bad{key, "port_health records take the severity of their verdict (docs/health.md)"};
+    if (*kind == EventKind::kLinkQuality)
+      throw Bad{key, "link_quality records take the severity of their change (docs/records.md)"};
     if (!sev.is_string()) throw Bad{key, "expected a string, got " + type_name(sev)};
     auto s = severity_from_name(sev.get<std::string>());
     if (!s) {
@@ -318,6 +320,87 @@ void parse_health(const json& v, HealthConfig& h) {
   }
 }
 
+// A counter a rule names: a counters/ file ("link_error_recovery") or "hw_counters/NAME".
+std::string counter_name(const json& v, const std::string& key) {
+  expect(v, json::value_t::string, "a string", key);
+  const std::string name = v.get<std::string>();
+  std::string_view file = name;
+  if (file.starts_with("hw_counters/")) file.remove_prefix(std::string_view("hw_counters/").size());
+  const bool ok =
+      !file.empty() && file.size() <= 64 && std::all_of(file.begin(), file.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+      });
+  if (!ok) {
+    throw Bad{key, "'" + name +
+                       "' is not a counter's name (a file of counters/, or hw_counters/NAME: "
+                       "letters, digits and '_')"};
+  }
+  return name;
+}
+
+// {"counter": NAME, "count": N, "window_s": S}; the counter is given for transport rules only.
+GrowthRule growth_rule(const json& v, const std::string& key, bool named) {
+  expect(v, json::value_t::object, "an object", key);
+  if (named) {
+    reject_unknown(v, {"counter", "count", "window_s"}, key + ".");
+    if (!v.contains("counter")) throw Bad{key + ".counter", "missing"};
+  } else {
+    reject_unknown(v, {"count", "window_s"}, key + ".");
+  }
+  GrowthRule r;
+  if (named) r.counter = counter_name(v["counter"], key + ".counter");
+  read_bounded(v, key + ".", "count", r.count, 1, 1'000'000'000);
+  read_bounded(v, key + ".", "window_s", r.window_s, 1, kWeek);
+  return r;
+}
+
+// Link quality from the error counters (docs/health.md, "Link quality").
+void parse_link_health(const json& v, LinkQualityConfig& l) {
+  expect(v, json::value_t::object, "an object", "link_health");
+  reject_unknown(
+      v,
+      {"enabled", "interval_s", "exclude", "bit_errors", "link_recoveries", "transport", "clean_s"},
+      "link_health.");
+  read_bool(v, "link_health.", "enabled", l.enabled);
+  read_bounded(v, "link_health.", "interval_s", l.interval_s, 1, 3600);
+  read_bounded(v, "link_health.", "clean_s", l.clean_s, 1, kWeek);
+  if (v.contains("exclude")) l.exclude = pattern_list(v["exclude"], "link_health.exclude");
+  if (v.contains("bit_errors")) {
+    const json& a = v["bit_errors"];
+    expect(a, json::value_t::array, "an array of {\"ber\", \"window_s\"}",
+           "link_health.bit_errors");
+    if (a.size() > 4) throw Bad{"link_health.bit_errors", "at most 4 windows"};
+    l.symbol_error.clear();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const std::string key = "link_health.bit_errors[" + std::to_string(i) + "]";
+      expect(a[i], json::value_t::object, "an object", key);
+      reject_unknown(a[i], {"ber", "window_s"}, key + ".");
+      if (!a[i].contains("ber") || !a[i]["ber"].is_number()) {
+        throw Bad{key + ".ber", "a number is needed (1e-14: one bit in 1e14)"};
+      }
+      const double ber = a[i]["ber"].get<double>();
+      if (!(ber >= 1e-18 && ber <= 1e-6)) throw Bad{key + ".ber", "must be within 1e-18 .. 1e-6"};
+      BerWindow w{ber, 720};
+      read_bounded(a[i], key + ".", "window_s", w.window_s, 1, kWeek);
+      l.symbol_error.push_back(w);
+    }
+  }
+  if (v.contains("link_recoveries")) {
+    l.link_error_recovery = growth_rule(v["link_recoveries"], "link_health.link_recoveries", false);
+    l.link_error_recovery.counter = std::string(kLinkErrorRecovery);
+  }
+  if (v.contains("transport")) {
+    const json& a = v["transport"];
+    expect(a, json::value_t::array, "an array of rules", "link_health.transport");
+    if (a.size() > 32) throw Bad{"link_health.transport", "at most 32 rules"};
+    l.transport.clear();
+    for (size_t i = 0; i < a.size(); ++i)
+      l.transport.push_back(
+          growth_rule(a[i], "link_health.transport[" + std::to_string(i) + "]", true));
+  }
+}
+
 // Application reports (docs/security.md): who may report, how often, and how many reporters
 // the report socket holds.
 void parse_reports(const json& v, ReportsConfig& r) {
@@ -339,7 +422,9 @@ void parse_reports(const json& v, ReportsConfig& r) {
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
   reject_unknown(
-      root, {"log_level", "devices", "severity", "journal", "socket", "health", "reports"}, "");
+      root,
+      {"log_level", "devices", "severity", "journal", "socket", "health", "reports", "link_health"},
+      "");
   Config c;
   if (read_string(root, "", "log_level", c.log_level)) {
     bool ok = false;
@@ -356,6 +441,7 @@ Config parse(const json& root) {
   if (root.contains("socket")) parse_socket(root["socket"], c);
   if (root.contains("health")) parse_health(root["health"], c.health);
   if (root.contains("reports")) parse_reports(root["reports"], c.reports);
+  if (root.contains("link_health")) parse_link_health(root["link_health"], c.link_health);
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/journal_budget.h"
+#include "core/link_quality.h"
 #include "core/port_health_types.h"
 #include "core/stamper.h"
 #include "rdma_eventd/protocol.h"
@@ -86,6 +87,7 @@ struct Config {
   HealthConfig health;                 // "health" (docs/health.md)
   JournalBudgetConfig journal_budget;  // "journal.budget"
   ReportsConfig reports;               // "reports"
+  LinkQualityConfig link_health;       // "link_health" (docs/health.md, "Link quality")
 
   friend bool operator==(const Config&, const Config&) = default;
 };

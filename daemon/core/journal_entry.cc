@@ -37,6 +37,7 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "571d4416f8824db1b4b43c05a687307e",  // firmware_event
     "76e54973591b4c9789b1bc7b6b419c19",  // vendor_event
     "2229ea15229542f1be4344f8c2baad7a",  // vendor_events_lost
+    "5d14f47edcf9432bb21cb7faba136a5a",  // link_quality: every change (RDMA_LINK_CHANGE)
 };
 
 }  // namespace
@@ -112,6 +113,12 @@ void append_journal_entry_head(std::string& out, const Record& r, std::string_vi
   if (r.event == EventKind::kPortHealth) {
     text("RDMA_HEALTH", r.health);
     text("RDMA_HEALTH_REASON", r.reason);
+  }
+  if (r.link) {
+    // Link quality: `journalctl RDMA_LINK_CHANGE=bad RDMA_LINK_FAULT=bit_errors`.
+    text("RDMA_LINK_CHANGE", r.link->change);
+    if (!r.link->fault.empty()) text("RDMA_LINK_FAULT", r.link->fault);
+    text("RDMA_LINK_COUNTER", r.link->counter);
   }
   if (r.vendor) {
     // Vendor events (DEVX): the event entry's type, and the module and error to filter on.

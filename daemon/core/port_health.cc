@@ -32,6 +32,18 @@ bool errors_reason(HealthReason r) {
   return r == HealthReason::kApplicationErrors || r == HealthReason::kModuleErrors;
 }
 
+bool link_reason(HealthReason r) {
+  return r == HealthReason::kBitErrors || r == HealthReason::kLinkRecoveries ||
+         r == HealthReason::kTransportErrors;
+}
+
+// The reason of the first link fault set in `faults` (LinkFault's order).
+HealthReason link_fault_reason(uint8_t faults) {
+  if (faults & 1u) return HealthReason::kBitErrors;
+  if (faults & 2u) return HealthReason::kLinkRecoveries;
+  return HealthReason::kTransportErrors;
+}
+
 // Why a port that was `previous` is healthy now.
 HealthReason healthy_reason_after(const PortHealthState& previous) {
   switch (previous.health) {
@@ -45,6 +57,7 @@ HealthReason healthy_reason_after(const PortHealthState& previous) {
       return HealthReason::kLinkUp;
     case PortHealth::kDegraded:
       return errors_reason(previous.reason) ? HealthReason::kQuietPeriodElapsed
+             : link_reason(previous.reason) ? HealthReason::kCleanPeriodElapsed
                                             : HealthReason::kRateRestored;
     case PortHealth::kHealthy:
       break;
@@ -231,6 +244,40 @@ bool PortHealthModel::count_errors(std::string_view device, uint32_t port, Error
   return true;
 }
 
+PortHealthModel::Port* PortHealthModel::known_port(std::string_view device, uint32_t port,
+                                                   DeviceMap::iterator& it) {
+  it = devices_.find(device);
+  if (it == devices_.end()) return nullptr;
+  auto pit = it->second.ports.find(port);
+  return pit == it->second.ports.end() ? nullptr : &pit->second;
+}
+
+bool PortHealthModel::set_link_faults(std::string_view device, uint32_t port, uint8_t faults,
+                                      Instant now, Transitions& out) {
+  DeviceMap::iterator it;
+  Port* p = known_port(device, port, it);
+  if (!p) return false;
+  settle(it->first, it->second, *p, now, out);
+  p->s.link_faults = faults;
+  judge(it->first, it->second, *p, now, 0, std::nullopt, out);
+  return true;
+}
+
+bool PortHealthModel::count_hidden_downs(std::string_view device, uint32_t port, uint32_t downs,
+                                         Instant now, Transitions& out) {
+  DeviceMap::iterator it;
+  Port* p = known_port(device, port, it);
+  if (!p) return false;
+  settle(it->first, it->second, *p, now, out);
+  for (uint32_t i = 0; i < std::min(downs, config_.flap_downs); ++i)
+    record_down(p->s, now.mono_us);
+  p->s.hidden_downs += downs;
+  // The link is up again (it was too brief for an event): the quiet period starts now.
+  if (p->s.link_up && downs > 0) p->s.quiet_since_mono_us = now.mono_us;
+  judge(it->first, it->second, *p, now, 0, std::nullopt, out);
+  return true;
+}
+
 void PortHealthModel::record_down(PortHealthState& s, int64_t now_us) const {
   s.downs_mono_us.push_back(now_us);
   keep_newest(s.downs_mono_us, config_.flap_downs);
@@ -283,6 +330,7 @@ PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
       return {PortHealth::kDegraded, error_reason(static_cast<ErrorSource>(i))};
     }
   }
+  if (s.link_faults != 0) return {PortHealth::kDegraded, link_fault_reason(s.link_faults)};
   return {PortHealth::kHealthy, HealthReason::kFirstSeen};  // the reason is set by judge()
 }
 

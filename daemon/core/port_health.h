@@ -38,6 +38,17 @@ class PortHealthModel {
   bool count_errors(std::string_view device, uint32_t port, ErrorSource source, uint32_t errors,
                     Instant now, Transitions& out, uint64_t cause_seq = 0);
 
+  // The link-quality faults a port's counters show now (a bit per LinkFault, core/link_quality):
+  // any makes a port that is up and otherwise healthy degraded, with the first one's reason;
+  // none left makes it healthy again (clean_period_elapsed). Returns false for a port it does
+  // not know.
+  bool set_link_faults(std::string_view device, uint32_t port, uint8_t faults, Instant now,
+                       Transitions& out);
+  // `downs` downs too brief for an event (link_downed grew without a port_err): counted as
+  // downs of the flap rule.
+  bool count_hidden_downs(std::string_view device, uint32_t port, uint32_t downs, Instant now,
+                          Transitions& out);
+
   // What time alone does, up to `now`: the timer's callback.
   void advance(Instant now, Transitions& out);
 
@@ -97,6 +108,7 @@ class PortHealthModel {
   void on_app_report(const Record& r, Instant now, Transitions& out);
   void on_module_error(const Record& r, Instant now, Transitions& out);
   void record_down(PortHealthState& s, int64_t now_us) const;
+  Port* known_port(std::string_view device, uint32_t port, DeviceMap::iterator& it);
   void settle(const std::string& device, Device& d, Port& p, Instant now, Transitions& out);
   void judge(const std::string& device, const Device& d, Port& p, Instant now, uint64_t seq,
              std::optional<HealthReason> healthy_reason, Transitions& out);

@@ -27,8 +27,13 @@ constexpr std::string_view kReasonNames[] = {
     "device_recovered",
     "device_added",
     "config_changed",
+    "bit_errors",
+    "link_recoveries",
+    "transport_errors",
+    "clean_period_elapsed",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(HealthReason::kConfigChanged) + 1);
+static_assert(std::size(kReasonNames) ==
+              static_cast<size_t>(HealthReason::kCleanPeriodElapsed) + 1);
 
 }  // namespace
 

@@ -51,6 +51,12 @@ enum class HealthReason : uint8_t {
   kDeviceRecovered,     // was fatal
   kDeviceAdded,         // was gone
   kConfigChanged,       // a reload changed what is expected of it
+  // Link quality from the error counters (core/link_quality.h); last, after the reasons above,
+  // whose numbers never change.
+  kBitErrors,           // degraded: symbol_error grew faster than its rate allows
+  kLinkRecoveries,      // degraded: link_error_recovery grew over its threshold
+  kTransportErrors,     // degraded: a transport counter (hw_counters/) over its rule
+  kCleanPeriodElapsed,  // healthy: was degraded by its counters, none grew for the clean period
 };
 std::string_view reason_name(HealthReason r);  // "flaps_in_window", ...
 std::optional<HealthReason> reason_from_name(std::string_view name);
@@ -140,6 +146,11 @@ struct PortHealthState {
   HealthReason gone_reason = HealthReason::kDeviceRemoved;
   int64_t gone_since_mono_us = 0;
   std::array<ErrorWindowState, kErrorSourceCount> errors;
+  // The link-quality faults its counters show now (a bit per LinkFault: bit errors, link
+  // recoveries, transport errors), as core/link_quality judges them. Not kept over a restart:
+  // the counters' baseline starts again with the daemon.
+  uint8_t link_faults = 0;
+  uint32_t hidden_downs = 0;  // link_downed steps without a port_err, counted as downs
   friend bool operator==(const PortHealthState&, const PortHealthState&) = default;
 };
 

@@ -35,6 +35,7 @@ SeverityMap default_severities() {
   set(EventKind::kFirmwareEvent, Severity::kNotice);
   set(EventKind::kVendorEvent, Severity::kNotice);
   set(EventKind::kVendorEventsLost, Severity::kWarning);
+  set(EventKind::kLinkQuality, Severity::kWarning);  // replaced by the change's (link_severity)
   return m;
 }
 

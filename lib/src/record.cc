@@ -392,6 +392,55 @@ bool read_vendor(JsonReader& rd, const json& obj, Record& r) {
   return true;
 }
 
+void write_link(JsonWriter& w, const LinkQualityEvent& l) {
+  w.key("link");
+  w.begin_object();
+  w.field("change", l.change);
+  w.field("fault", l.fault);
+  w.field("counter", l.counter);
+  w.field("value", l.value);
+  w.field("count", l.count);
+  w.field("allowed", l.allowed);
+  w.field("window_s", l.window_s);
+  w.field("rate_gbps", l.rate_gbps);
+  w.field("ber", l.ber);
+  w.key("pegged");
+  w.begin_array();
+  for (const std::string& c : l.pegged)
+    w.value(std::string_view(c));
+  w.end_array();
+  w.end_object();
+}
+
+bool read_double(JsonReader& rd, const json& obj, std::string_view key, double& out) {
+  const json* v = rd.find(obj, key);
+  if (!v) return false;
+  if (!v->is_number() || v->get<double>() < 0) return rd.fail(key, "not a number >= 0");
+  out = v->get<double>();
+  return true;
+}
+
+bool read_link(JsonReader& rd, const json& obj, Record& r) {
+  const json* o = rd.object_at(obj, "link");
+  if (!o) return false;
+  LinkQualityEvent l;
+  if (!rd.str(*o, "change", l.change) || !rd.str(*o, "fault", l.fault) ||
+      !rd.str(*o, "counter", l.counter) || !rd.u64(*o, "value", l.value) ||
+      !rd.u64(*o, "count", l.count) || !rd.u64(*o, "allowed", l.allowed) ||
+      !rd.u32(*o, "window_s", l.window_s) || !read_double(rd, *o, "rate_gbps", l.rate_gbps) ||
+      !read_double(rd, *o, "ber", l.ber)) {
+    return false;
+  }
+  const json* pegged = rd.array_at(*o, "pegged");
+  if (!pegged) return false;
+  for (const json& c : *pegged) {
+    if (!c.is_string()) return rd.fail("pegged", "entry is not a string");
+    l.pegged.push_back(c.get<std::string>());
+  }
+  r.link = std::move(l);
+  return true;
+}
+
 // The port block and "changes": the port now, and as it was before the record.
 bool read_port_and_changes(JsonReader& rd, const json& obj, Record& r) {
   PortInfo now;
@@ -467,6 +516,7 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   if (r.event == EventKind::kDeviceRenamed && !rd.str(obj, "old_name", r.old_name)) return false;
   if (r.event == EventKind::kAppReport) return read_app_report(rd, obj, r);
   if (has_vendor_object(r.event) && !read_vendor(rd, obj, r)) return false;
+  if (r.event == EventKind::kLinkQuality) return read_link(rd, obj, r);
   if (r.event == EventKind::kDeviceRecovered) {
     return rd.time(obj, "down_since", r.down_since_us) &&
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
@@ -574,6 +624,7 @@ void append_json(std::string& out, const Record& r) {
     w.field("cause_seq", r.cause_seq);
   }
   if (has_vendor_object(r.event)) write_vendor(w, r.event, r.vendor.value_or(VendorEvent{}));
+  if (r.event == EventKind::kLinkQuality) write_link(w, r.link.value_or(LinkQualityEvent{}));
   w.end_object();
 }
 

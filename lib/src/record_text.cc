@@ -323,6 +323,41 @@ std::string port_health_text(const Record& r) {
   return s;
 }
 
+std::string ber_text(double ber) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e", ber);
+  return buf;
+}
+
+// "link bad: bit_errors, symbol_error +3 in 720 s (at most 1 at 200 Gb/s), bit error rate 2.1e-14"
+std::string link_quality_text(const Record& r) {
+  static const LinkQualityEvent kNone;
+  const LinkQualityEvent& l = r.link ? *r.link : kNone;
+  const std::string counter = l.counter.empty() ? "a counter" : l.counter;
+  std::string s;
+  if (l.change == "bad") {
+    s = "link bad: " + l.fault + ", " + counter + " +" + std::to_string(l.count) + " in " +
+        std::to_string(l.window_s) + " s (at most " + std::to_string(l.allowed);
+    if (l.rate_gbps > 0) s += " at " + gbps_text(l.rate_gbps) + " Gb/s";
+    s += ")";
+    if (l.fault == "bit_errors") s += ", bit error rate " + ber_text(l.ber);
+  } else if (l.change == "clean") {
+    s = "link clean again: " + l.fault + ", " + counter + " did not grow for the clean period";
+  } else if (l.change == "pegged") {
+    s = "counter " + counter + " at its maximum (" + std::to_string(l.value) +
+        "): its errors are unknown until it is reset";
+  } else if (l.change == "reset") {
+    s = "counter " + counter + " reset by another tool (now " + std::to_string(l.value) + ")";
+  } else if (l.change == "hidden_down") {
+    s = std::to_string(l.count) + " link down" + (l.count == 1 ? "" : "s") +
+        " too brief for an event (" + counter + " now " + std::to_string(l.value) +
+        "), counted as down" + (l.count == 1 ? "" : "s");
+  } else {
+    s = "link quality " + l.change + " (" + counter + ")";
+  }
+  return s;
+}
+
 }  // namespace
 
 bool is_device_record(EventKind kind) {
@@ -357,6 +392,9 @@ void append_event_text(std::string& s, const Record& r, StateText state) {
       return;
     case EventKind::kPortHealth:
       s += port_health_text(r);
+      return;
+    case EventKind::kLinkQuality:
+      s += link_quality_text(r);
       return;
     default:
       break;

@@ -238,6 +238,34 @@ void write_reporters(JsonWriter& w, const Status::Reporters& r) {
   w.end_object();
 }
 
+const Fields<Status::LinkHealth, 5> kLinkHealthFields = {{
+    {"enabled", &Status::LinkHealth::enabled},
+    {"interval_s", &Status::LinkHealth::interval_s},
+    {"samples", &Status::LinkHealth::samples},
+    {"counter_reads", &Status::LinkHealth::counter_reads},
+    {"read_failures", &Status::LinkHealth::read_failures},
+}};
+
+void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
+  w.key("link_health");
+  w.begin_object();
+  write_fields(w, l, kLinkHealthFields);
+  write_object_array(w, "ports", l.ports, [&](const Status::LinkPort& p) {
+    w.field("device", p.device);
+    w.field("port", p.port);
+    w.field("bad", p.bad);
+    w.field("faults", p.faults);
+    w.field("ber_estimate", p.ber_estimate);
+    w.field("pegged", p.pegged);
+    w.key("counters");
+    w.begin_object();
+    for (const auto& [name, value] : p.counters)
+      w.field(name, value);
+    w.end_object();
+  });
+  w.end_object();
+}
+
 void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
   write_object_array(w, "devices", devices, [&](const Status::Device& d) {
     w.field("device", d.device);
@@ -301,6 +329,25 @@ bool read_reporters(JsonReader& rd, const json& o, Status::Reporters& r) {
          });
 }
 
+bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
+  if (!rd.str(o, "device", p.device) || !rd.u32(o, "port", p.port) ||
+      !rd.boolean(o, "bad", p.bad) || !rd.str(o, "faults", p.faults) ||
+      !rd.str(o, "pegged", p.pegged)) {
+    return false;
+  }
+  const json* ber = rd.find(o, "ber_estimate");
+  if (!ber) return false;
+  if (!ber->is_number()) return rd.fail("ber_estimate", "not a number");
+  p.ber_estimate = ber->get<double>();
+  const json* counters = rd.object_at(o, "counters");
+  if (!counters) return false;
+  for (const auto& [name, value] : counters->items()) {
+    if (!value.is_number_unsigned()) return rd.fail("counters." + name, "not a count");
+    p.counters.emplace_back(name, value.get<uint64_t>());
+  }
+  return true;
+}
+
 bool read_devx(JsonReader& rd, const json& device, Status::Devx& x) {
   const json* o = rd.object_at(device, "devx");
   return o && rd.str(*o, "state", x.state) && rd.str(*o, "events", x.events) &&
@@ -358,6 +405,23 @@ bool read_devices(const json& reply, std::vector<Status::Device>& out, std::stri
   return true;
 }
 
+// Optional: absent from an older daemon's reply.
+bool read_link_health(const json& reply, Status::LinkHealth& l, std::string& error) {
+  if (!reply.contains("link_health")) return true;
+  JsonReader outer(&error);
+  const json* o = outer.object_at(reply, "link_health");
+  return o &&
+         read_named(
+             *o, "link_health", l,
+             [](JsonReader& rd, const json& b, Status::LinkHealth& out) {
+               return read_fields(rd, b, out, kLinkHealthFields) &&
+                      rd.entries(b, "ports", out.ports, [&](const json& item, Status::LinkPort& p) {
+                        return read_link_port(rd, item, p);
+                      });
+             },
+             error);
+}
+
 }  // namespace
 
 void write_status(JsonWriter& w, const StatusReply& s) {
@@ -375,6 +439,7 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_object(w, "reports", s.reports, kReportsFields);
   write_event_counts(w, s.event_counts);
   write_reporters(w, s.reporters);
+  write_link_health(w, s.link_health);
 }
 
 std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
@@ -392,7 +457,8 @@ std::optional<StatusReply> status_from_json(std::string_view reply_line, std::st
                   read_devices(reply, s.devices, why) &&
                   read_block(reply, "reports", s.reports, table_reader(kReportsFields), why) &&
                   read_block(reply, "event_counts", s.event_counts, read_event_counts, why) &&
-                  read_block(reply, "reporters", s.reporters, read_reporters, why);
+                  read_block(reply, "reporters", s.reporters, read_reporters, why) &&
+                  read_link_health(reply, s.link_health, why);
   if (ok) return s;
   if (error) *error = std::move(why);
   return std::nullopt;

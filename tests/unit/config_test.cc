@@ -42,11 +42,13 @@ TEST(Config, TheShippedDefaultFileListsEveryConfigurableSeverity) {
   std::vector<std::string> missing;
   for (int k = 0; k < kEventKindCount; ++k) {
     const auto kind = static_cast<EventKind>(k);
-    if (kind == EventKind::kPortHealth) continue;  // takes its verdict's severity
+    // These take their verdict's or their change's severity.
+    if (kind == EventKind::kPortHealth || kind == EventKind::kLinkQuality) continue;
     if (!severity.contains(std::string(event_name(kind)))) missing.emplace_back(event_name(kind));
   }
   EXPECT_EQ(missing, std::vector<std::string>{});
   EXPECT_FALSE(severity.contains("port_health"));
+  EXPECT_FALSE(severity.contains("link_quality"));
 }
 
 TEST(Config, AnEmptyObjectMeansDefaults) {
@@ -72,7 +74,7 @@ TEST(Config, EveryKeyIsRead) {
 TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"log_levle": "info"})").message(),
             "test.json: log_levle: unknown key (known: log_level, devices, severity, journal, "
-            "socket, health, reports)");
+            "socket, health, reports, link_health)");
   EXPECT_EQ(error_of(R"({"devices": {"include": "mlx5_0"}})").message(),
             "test.json: devices.include: expected an array of strings, got a string");
   EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),

@@ -39,6 +39,15 @@ StatusReply sample() {
   // errors, then one reporter.
   s.reporters = {"/run/rdma-eventd/events.sock.report", 1, 4096, 1024, 3, 2, 1, 1, 0, 1, 2, {}};
   s.reporters.list = {{3, 12160, 4242, 1795342530600000, 2, 1, 0, 177}};
+  s.link_health = {true, 60, 120, 360, 1, {}};
+  s.link_health.ports = {
+      {"mlx5_0",
+       1,
+       true,
+       "bit_errors",
+       1.5e-14,
+       "link_downed",
+       {{"link_downed", 255}, {"link_error_recovery", 0}, {"symbol_error", 12}}}};
   return s;
 }
 
@@ -95,7 +104,13 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                  "refused_by":{"max_reporters":1,"max_reporters_per_user":1,"access":0},
                  "rate_limited":1,"request_errors":2,
                  "list":[{"id":3,"pid":12160,"uid":4242,"connected":"2026-11-22T10:15:30.600000Z",
-                          "requests":2,"rate_limited":1,"bytes_queued":0,"bytes_sent":177}]}
+                          "requests":2,"rate_limited":1,"bytes_queued":0,"bytes_sent":177}]},
+    "link_health":{"enabled":true,"interval_s":60,"samples":120,"counter_reads":360,
+                   "read_failures":1,
+                   "ports":[{"device":"mlx5_0","port":1,"bad":true,"faults":"bit_errors",
+                             "ber_estimate":1.5e-14,"pegged":"link_downed",
+                             "counters":{"link_downed":255,"link_error_recovery":0,
+                                         "symbol_error":12}}]}
   })"));
 }
 
@@ -139,7 +154,8 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
       "pkey_change, sm_change, client_reregister, gid_change, device_fatal, unknown, "
       "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
       "port_health, module_plugged, module_unplugged, module_disabled, module_error, "
-      "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost)");
+      "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost, "
+      "link_quality)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["devx"].erase("events_lost"); }),
             "devices[0].events_lost: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
@@ -153,6 +169,14 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "reporters.max_reporters: missing");
   EXPECT_EQ(error_after([](json& j) { j["reporters"]["list"][0]["bytes_sent"] = "177"; }),
             "reporters.bytes_sent: not an unsigned integer");
+  // An older daemon's reply has no link_health: counter health off, nothing to show.
+  EXPECT_EQ(error_after([](json& j) { j.erase("link_health"); }), "");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"].erase("samples"); }),
+            "link_health.samples: missing");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["ber_estimate"] = "low"; }),
+            "link_health.ber_estimate: not a number");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["counters"]["x"] = -1; }),
+            "link_health.counters.x: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
             "event_counts.events.port_err: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][0].erase("down_transitions"); }),

@@ -86,6 +86,22 @@ struct VendorEvent {
   friend bool operator==(const VendorEvent&, const VendorEvent&) = default;
 };
 
+// link_quality: what a port's error counters say (docs/records.md): a verdict reached or
+// cleared, a counter pegged or reset, downs too brief for an event.
+struct LinkQualityEvent {
+  std::string change;     // "bad", "clean", "pegged", "reset", "hidden_down"
+  std::string fault;      // "bit_errors", "link_recoveries", "transport_errors"; "" for the others
+  std::string counter;    // "symbol_error", "hw_counters/link_downed", ...
+  uint64_t value = 0;     // the counter as read
+  uint64_t count = 0;     // bad: its growth within the window; hidden_down: the downs unseen
+  uint64_t allowed = 0;   // bad: the growth the rule allows within the window
+  uint32_t window_s = 0;  // bad: the rule's window
+  double rate_gbps = 0;   // the port's rate the rule used
+  double ber = 0;         // bad of bit_errors: the estimated bit error rate in the window
+  std::vector<std::string> pegged;  // the port's counters at their maximum now
+  friend bool operator==(const LinkQualityEvent&, const LinkQualityEvent&) = default;
+};
+
 struct Record {
   uint64_t seq = 0;
   std::string stream;
@@ -138,6 +154,9 @@ struct Record {
   // Vendor events (DEVX): the "vendor" object; set for the records module_plugged ...
   // vendor_event, absent for the others (vendor_events_lost included).
   std::optional<VendorEvent> vendor;
+
+  // link_quality: the "link" object; absent for the other records.
+  std::optional<LinkQualityEvent> link;
 
   friend bool operator==(const Record&, const Record&) = default;
 };

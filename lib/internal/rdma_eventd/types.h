@@ -45,10 +45,11 @@ enum class EventKind : uint8_t {
   kFirmwareEvent,
   kVendorEvent,
   kVendorEventsLost,
+  kLinkQuality,  // what a port's error counters say (docs/records.md, "link_quality")
 };
 std::string_view event_name(EventKind kind);
 std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kVendorEventsLost) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kLinkQuality) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };

@@ -184,6 +184,28 @@ struct StatusReply {
     friend bool operator==(const EventCounts&, const EventCounts&) = default;
   };
 
+  // Link quality from the ports' error counters (docs/health.md, "Link quality"), written
+  // after "reporters"; a reply without it (an older daemon) reads as counter health off.
+  struct LinkPort {
+    std::string device;
+    uint32_t port = 0;
+    bool bad = false;
+    std::string faults;       // "bit_errors,link_recoveries"; "" when clean
+    double ber_estimate = 0;  // symbol_error growth per bit over the longest window
+    std::string pegged;       // counters at their maximum, comma-separated
+    std::vector<std::pair<std::string, uint64_t>> counters;  // the last values read, by name
+    friend bool operator==(const LinkPort&, const LinkPort&) = default;
+  };
+  struct LinkHealth {
+    bool enabled = false;
+    uint64_t interval_s = 0;
+    uint64_t samples = 0;
+    uint64_t counter_reads = 0;
+    uint64_t read_failures = 0;  // devices given up on until they are opened again
+    std::vector<LinkPort> ports;
+    friend bool operator==(const LinkHealth&, const LinkHealth&) = default;
+  };
+
   Daemon daemon;
   Counters counters;
   Hotplug hotplug;
@@ -194,6 +216,7 @@ struct StatusReply {
   Reports reports;
   EventCounts event_counts;
   Reporters reporters;
+  LinkHealth link_health;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

@@ -1,0 +1,312 @@
+#include "app/link_health_monitor.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "counters/sysfs_counters.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+bool link_is_up(PortState s) {
+  return s == PortState::kActive || s == PortState::kActiveDefer;
+}
+
+// A port's link events: they are what a link_downed step is tied to.
+bool link_event(EventKind e) {
+  return e == EventKind::kPortErr || e == EventKind::kPortActive || e == EventKind::kPortState;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// An event-driven sample of a port at most this often: a storm of port events costs one read
+// of its counters a second, not one per event (the timer and the next event catch up).
+constexpr int64_t kMinSampleGapUs = kMicrosPerSecond;
+
+uint8_t faults_of(const LinkQualityView& v) {
+  uint8_t bits = 0;
+  for (LinkFault f : v.faults)
+    bits |= static_cast<uint8_t>(1u << static_cast<unsigned>(f));
+  return bits;
+}
+
+void log_change(std::string_view device, uint32_t port, const LinkQualityChange& c) {
+  using Kind = LinkQualityChange::Kind;
+  switch (c.kind) {
+    case Kind::kBad:
+      spdlog::warn(
+          "{}/{}: {}: {} grew by {} within {} s (at most {} allowed){}", device, port,
+          link_fault_name(c.fault), c.counter, c.count, c.window_s, c.allowed,
+          c.fault == LinkFault::kBitErrors ? fmt::format(", bit error rate {:.2g}", c.ber) : "");
+      return;
+    case Kind::kClean:
+      spdlog::info("{}/{}: {} clean again: {} did not grow for the clean period", device, port,
+                   link_fault_name(c.fault), c.counter);
+      return;
+    case Kind::kPegged:
+      spdlog::warn(
+          "{}/{}: {} is at its maximum ({}): it counts nothing more, its errors are "
+          "unknown until it is reset",
+          device, port, c.counter, c.value);
+      return;
+    case Kind::kReset:
+      spdlog::info("{}/{}: {} went down to {}: reset by another tool, counted from there", device,
+                   port, c.counter, c.value);
+      return;
+    case Kind::kHiddenDown:
+      spdlog::warn(
+          "{}/{}: {} grew by {} without a port event: link down{} too brief for an "
+          "event, counted as down{}",
+          device, port, c.counter, c.count, c.count == 1 ? "" : "s", c.count == 1 ? "" : "s");
+      return;
+  }
+}
+
+}  // namespace
+
+LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
+                                     DevicePath device_path, Deliver deliver)
+    : clock_(clock),
+      config_(std::move(config)),
+      device_path_(std::move(device_path)),
+      deliver_(std::move(deliver)),
+      timer_(loop, [this] { on_timer(); }) {}
+
+bool LinkHealthMonitor::excluded(std::string_view name, std::string_view node_guid) const {
+  return std::any_of(config_.exclude.begin(), config_.exclude.end(),
+                     [&](const DevicePattern& p) { return p.matches(name, node_guid); });
+}
+
+LinkHealthMonitor::Device& LinkHealthMonitor::device_of(const std::string& name,
+                                                        std::string_view node_guid) {
+  auto [it, fresh] = devices_.try_emplace(name);
+  if (fresh) {
+    it->second.node_guid = node_guid;
+    it->second.excluded = excluded(name, node_guid);
+  }
+  return it->second;
+}
+
+void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& views, Instant now) {
+  if (!config_.enabled) return;
+  std::vector<PortChanges> out;  // first samples: baselines, at most a pegged counter
+  for (const DeviceView* v : views) {
+    Device& d = device_of(v->name, format_guid(v->node_guid));
+    for (uint32_t n = 1; n <= v->num_ports(); ++n) {
+      Port& p = d.ports[n];
+      p.link_up = link_is_up(v->ports[n - 1].info.state);
+      p.rate = {v->ports[n - 1].info.lanes, v->ports[n - 1].info.speed};
+      if (p.link_up) sample(v->name, d, n, p, now, out);
+    }
+  }
+  if (!out.empty()) deliver_(out, now);
+  arm();
+}
+
+void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<PortChanges>& out) {
+  if (!config_.enabled) return;
+  switch (r.event) {
+    case EventKind::kDeviceAdded:
+    case EventKind::kDeviceRecovered:
+    case EventKind::kDeviceRemoved:
+    case EventKind::kDeviceFatal:
+      // Opened again (a driver reload, a replug, a recovery): its counters start afresh, and a
+      // device that could not be read is tried again. Gone or dead: nothing to read.
+      devices_.erase(r.device);
+      arm();
+      return;
+    case EventKind::kDeviceRenamed:
+      if (auto node = devices_.extract(r.old_name)) {
+        node.key() = r.device;
+        node.mapped().excluded = excluded(r.device, node.mapped().node_guid);
+        devices_.insert(std::move(node));
+      }
+      return;
+    default:
+      break;
+  }
+  if (!r.port_info || r.device.empty()) return;
+  Device& d = device_of(r.device, r.node_guid);
+  Port& p = d.ports[r.port];
+  p.link_up = link_is_up(r.port_info->state);
+  p.rate = {r.port_info->lanes, r.port_info->speed};
+  if (r.event == EventKind::kPortErr) ++p.downs_seen;
+  if (link_event(r.event) && (p.last_sample_mono_us == INT64_MIN ||
+                              now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
+    sample(r.device, d, r.port, p, now, out);
+  }
+  arm();
+}
+
+std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& path, uint32_t port,
+                                                             Device& d) {
+  if (!d.pma) {
+    const CounterGroups groups = counter_groups(path, port);
+    d.pma = groups.pma;
+    if (!groups.pma) {
+      spdlog::info(
+          "{}: no counters/ group (a driver without a PMA, like rxe): bit errors and "
+          "link recoveries are not judged on it{}",
+          path.substr(path.rfind('/') + 1),
+          groups.hw ? ", brief downs are read from hw_counters/link_downed" : "");
+    }
+  }
+  std::vector<std::string> names;
+  const std::string dir = path + "/ports/" + std::to_string(port) + "/";
+  if (*d.pma) {
+    names = {std::string(kSymbolError), std::string(kLinkDowned), std::string(kLinkErrorRecovery)};
+  } else if (file_exists(dir + std::string(kHwLinkDowned))) {
+    names = {std::string(kHwLinkDowned)};
+  }
+  // A transport rule reads its counter where the driver has it (mlx5's names are not rxe's).
+  for (const GrowthRule& rule : config_.transport) {
+    if (std::find(names.begin(), names.end(), rule.counter) == names.end() &&
+        file_exists(dir + (rule.counter.starts_with("hw_counters/") ? rule.counter
+                                                                    : "counters/" + rule.counter)))
+      names.push_back(rule.counter);
+  }
+  return names;
+}
+
+void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t number, Port& p,
+                               Instant now, std::vector<PortChanges>& out) {
+  if (d.excluded || d.failed) return;
+  const std::string path = device_path_(name);
+  if (path.empty()) return;
+  const std::vector<std::string> names = counters_to_read(path, number, d);
+  if (names.empty()) {
+    d.nothing_to_read = true;  // the timer need not wake for it
+    return;
+  }
+  std::vector<CounterValue> values;
+  stats_.counter_reads += names.size();
+  if (auto error = read_port_counters(path, number, names, values)) {
+    d.failed = true;
+    ++stats_.read_failures;
+    spdlog::warn(
+        "{}/{}: cannot read its counters ({}: {}): link quality is not judged on {} "
+        "until it is opened again",
+        name, number, error->path, error->reason, name);
+    return;
+  }
+  ++stats_.samples;
+  p.last_sample_mono_us = now.mono_us;
+  const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
+  const auto downed = [&]() -> std::optional<uint64_t> {
+    const auto values_now = p.quality.view().values;
+    const auto it = values_now.find(downed_name);
+    return it == values_now.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  };
+  const std::optional<uint64_t> before = downed();
+  PortSample s{p.rate, p.link_up, p.downs_seen + p.downs_carried, std::move(values)};
+  std::vector<LinkQualityChange> changes;
+  p.quality.sample(config_, s, now, changes);
+  const std::optional<uint64_t> after = downed();
+  // This sample's downs that link_downed did not show yet may show in the next sample.
+  const uint64_t grew = before && after && *after >= *before ? *after - *before : 0;
+  p.downs_carried = p.downs_seen > grew ? static_cast<uint32_t>(p.downs_seen - grew) : 0;
+  p.downs_seen = 0;
+  if (!changes.empty()) out.push_back(changes_of(name, d, number, p, std::move(changes)));
+}
+
+LinkHealthMonitor::PortChanges LinkHealthMonitor::changes_of(
+    const std::string& name, const Device& d, uint32_t number, const Port& p,
+    std::vector<LinkQualityChange> changes) {
+  const LinkQualityView v = p.quality.view();
+  PortChanges c{name, d.node_guid, number, std::move(changes), faults_of(v), 0, p.rate, v.pegged};
+  for (const LinkQualityChange& change : c.changes) {
+    log_change(name, number, change);
+    if (change.kind == LinkQualityChange::Kind::kHiddenDown)
+      c.hidden_downs += static_cast<uint32_t>(std::min<uint64_t>(change.count, UINT32_MAX));
+  }
+  return c;
+}
+
+void LinkHealthMonitor::on_timer() {
+  const Instant now = clock_.now();
+  std::vector<PortChanges> out;
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports) {
+      std::vector<LinkQualityChange> cleaned;
+      p.quality.advance(config_, now, cleaned);
+      if (!cleaned.empty()) out.push_back(changes_of(name, d, number, p, std::move(cleaned)));
+      if (p.link_up) sample(name, d, number, p, now, out);
+    }
+  }
+  if (!out.empty()) deliver_(out, now);
+  arm();
+}
+
+void LinkHealthMonitor::arm() {
+  bool wanted = false;
+  for (const auto& [name, d] : devices_) {
+    if (d.excluded || d.failed || d.nothing_to_read) continue;
+    for (const auto& [number, p] : d.ports)
+      wanted = wanted || p.link_up || p.quality.bad();
+  }
+  wanted = wanted && config_.enabled;
+  if (!wanted) {
+    if (timer_.armed()) timer_.cancel();
+    return;
+  }
+  if (!timer_.armed()) timer_.arm(std::chrono::seconds(config_.interval_s));
+}
+
+void LinkHealthMonitor::set_config(LinkQualityConfig config) {
+  const bool interval_changed = config.interval_s != config_.interval_s;
+  config_ = std::move(config);
+  for (auto& [name, d] : devices_) {
+    d.excluded = excluded(name, d.node_guid);
+    d.nothing_to_read = false;  // a transport rule may name a counter it has
+  }
+  if (!config_.enabled) devices_.clear();
+  if (interval_changed && timer_.armed()) timer_.cancel();
+  arm();
+}
+
+std::optional<LinkQualityView> LinkHealthMonitor::view(std::string_view device,
+                                                       uint32_t port) const {
+  auto it = devices_.find(device);
+  if (it == devices_.end() || it->second.excluded) return std::nullopt;
+  auto pit = it->second.ports.find(port);
+  if (pit == it->second.ports.end()) return std::nullopt;
+  return pit->second.quality.view();
+}
+
+StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,
+                                           const std::vector<const DeviceView*>& views) {
+  StatusReply::LinkHealth s;
+  const auto& stats = links.stats();
+  s.enabled = links.config().enabled;
+  s.interval_s = links.config().interval_s;
+  s.samples = stats.samples;
+  s.counter_reads = stats.counter_reads;
+  s.read_failures = stats.read_failures;
+  auto joined = [](const auto& names) {
+    std::string out;
+    for (const auto& n : names)
+      out += (out.empty() ? "" : ",") + std::string(n);
+    return out;
+  };
+  for (const DeviceView* d : views) {
+    for (uint32_t n = 1; n <= d->num_ports(); ++n) {
+      const std::optional<LinkQualityView> v = links.view(d->name, n);
+      if (!v || v->values.empty()) continue;  // never read: nothing to show
+      StatusReply::LinkPort p{d->name, n, v->bad, {}, v->ber_estimate, joined(v->pegged), {}};
+      std::vector<std::string_view> faults;
+      for (LinkFault f : v->faults)
+        faults.push_back(link_fault_name(f));
+      p.faults = joined(faults);
+      p.counters.assign(v->values.begin(), v->values.end());
+      s.ports.push_back(std::move(p));
+    }
+  }
+  return s;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,120 @@
+// Link quality on the loop (docs/health.md, "Link quality"): reads the error counters of every
+// port in service (counters/sysfs_counters) when one of its link events is published and on
+// one coarse timer, judges them (core/link_quality) and hands what changed to the port health
+// model.
+//
+// Time: one timer, every link_health.interval_s, armed only while counter health is enabled
+// and some port it reads is up. Disabled, or every port down: no timer, and the idle daemon
+// never wakes.
+//
+// Faults that will happen: a device whose counter file cannot be read (EIO, EACCES, garbage,
+// gone) is logged once, counted, and not read again until it is opened again (a device_added
+// or device_recovered record); a device without counters/ (rxe) is read through hw_counters/
+// link_downed only; devices that link_health.exclude names are never read at all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/device_view.h"
+#include "core/link_quality.h"
+#include "loop/event_loop.h"
+#include "rdma_eventd/record.h"
+#include "schema/status_reply.h"
+
+namespace rdma_eventd::daemon {
+
+class LinkHealthMonitor {
+ public:
+  // What one port's sample changed: the health model takes `faults` (a bit per LinkFault) and
+  // `hidden_downs`; the changes are logged and counted.
+  struct PortChanges {
+    std::string device;
+    std::string node_guid;
+    uint32_t port = 0;
+    std::vector<LinkQualityChange> changes;
+    uint8_t faults = 0;
+    uint32_t hidden_downs = 0;
+    LinkRate rate;                    // the port's rate at the sample
+    std::vector<std::string> pegged;  // its counters at their maximum now
+  };
+  // The sysfs directory of an open device by its name ("" when it is not open).
+  using DevicePath = std::function<std::string(std::string_view device)>;
+  // The timer's findings: the daemon applies them to port health and publishes the verdicts.
+  using Deliver = std::function<void(std::vector<PortChanges>&, Instant now)>;
+
+  struct Stats {
+    uint64_t samples = 0;        // port samples taken
+    uint64_t counter_reads = 0;  // counter files read
+    uint64_t read_failures = 0;  // devices given up on until they are opened again
+  };
+
+  LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
+                    DevicePath device_path, Deliver deliver);
+  LinkHealthMonitor(const LinkHealthMonitor&) = delete;
+  LinkHealthMonitor& operator=(const LinkHealthMonitor&) = delete;
+
+  // The devices open at start (they get no record): their ports' state, and a first sample of
+  // each port that is up (the baseline).
+  void observe_devices(const std::vector<const DeviceView*>& views, Instant now);
+  // One published record: a port's link event samples the port; device records start a
+  // device afresh or forget it. Appends what changed (publish applies it before its verdicts).
+  void on_record(const Record& r, Instant now, std::vector<PortChanges>& out);
+
+  void set_config(LinkQualityConfig config);  // a reload
+  const LinkQualityConfig& config() const { return config_; }
+  const Stats& stats() const { return stats_; }
+  // A port's link quality, for status (none when it is not read).
+  std::optional<LinkQualityView> view(std::string_view device, uint32_t port) const;
+  bool timer_armed() const { return timer_.armed(); }
+
+ private:
+  struct Port {
+    PortLinkQuality quality;
+    bool link_up = false;
+    LinkRate rate;
+    uint32_t downs_seen = 0;  // port_err records since the last sample
+    // Downs seen that the last sample's link_downed did not show yet: they may show in the
+    // next sample (the counter and the event are not one atomic step), and no later.
+    uint32_t downs_carried = 0;
+    int64_t last_sample_mono_us = INT64_MIN;
+  };
+  struct Device {
+    std::string node_guid;
+    bool excluded = false;
+    bool failed = false;           // a counter could not be read: left alone until opened again
+    std::optional<bool> pma;       // has counters/ (probed at the first sample)
+    bool nothing_to_read = false;  // neither counters/ nor a counter a rule reads
+    std::map<uint32_t, Port> ports;
+  };
+
+  Device& device_of(const std::string& name, std::string_view node_guid);
+  void sample(const std::string& name, Device& d, uint32_t number, Port& p, Instant now,
+              std::vector<PortChanges>& out);
+  std::vector<std::string> counters_to_read(const std::string& path, uint32_t port, Device& d);
+  static PortChanges changes_of(const std::string& name, const Device& d, uint32_t number,
+                                const Port& p, std::vector<LinkQualityChange> changes);
+  void on_timer();
+  void arm();
+  bool excluded(std::string_view name, std::string_view node_guid) const;
+
+  const Clock& clock_;
+  LinkQualityConfig config_;
+  DevicePath device_path_;
+  Deliver deliver_;
+  std::map<std::string, Device, std::less<>> devices_;
+  Timer timer_;
+  Stats stats_;
+};
+
+// The status reply's "link_health" block: the monitor's counts and each watched port's view.
+StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,
+                                           const std::vector<const DeviceView*>& views);
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,322 @@
+// Link quality end to end (docs/health.md, "Link quality"): the real daemon reads the simulated
+// ports' error counters (rdma-sim counter ...) through the same sysfs root it reads everything
+// else from; its link_quality and port_health records are read from its output and back from a
+// real journald. A cable that starts dropping bits makes its port degraded with a record that
+// says why, and it clears by itself after the clean period; pegged and reset counters never
+// pass for healthy or for broken; a link_downed step without a port event is a down; a counter
+// that cannot be read is logged once and its device left alone until it is opened again; with
+// counter health off the daemon never wakes.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_process.h"
+#include "journal_sandbox.h"
+#include "paths.h"
+#include "proc_info.h"
+#include "process.h"
+#include "temp_dir.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+// Sampled every second; one bit error in 1e12 over 5 s at mlx5_0's HDR 4x (200 Gb/s) allows
+// 1e-12 * 200e9 * 5 = 1 symbol error; clean after 3 s without growth.
+json fast_link_health() {
+  return {{"interval_s", 1},
+          {"bit_errors", json::array({{{"ber", 1e-12}, {"window_s", 5}}})},
+          {"link_recoveries", {{"count", 3}, {"window_s", 5}}},
+          {"clean_s", 3}};
+}
+
+DaemonOptions link_options(const std::string& state_dir, json link_health = fast_link_health(),
+                           json health = {{"enabled", true}}) {
+  DaemonOptions o;
+  o.config_json = json{{"health", health}, {"link_health", link_health}}.dump();
+  o.env = {{"STATE_DIRECTORY", state_dir}};
+  return o;
+}
+
+// Reads records until one that `want` accepts; the others are kept in *skipped.
+template <typename Want>
+Record next_record_where(DaemonProcess& d, Want want, const std::string& what,
+                         std::vector<Record>* skipped = nullptr) {
+  for (int i = 0; i < 200; ++i) {
+    Record r = d.next_record();
+    if (want(r)) return r;
+    if (skipped) skipped->push_back(std::move(r));
+  }
+  ADD_FAILURE() << "no " << what << " in 200 records";
+  return {};
+}
+
+Record next_link(DaemonProcess& d, const std::string& port, const std::string& change,
+                 std::vector<Record>* skipped = nullptr) {
+  return next_record_where(
+      d,
+      [&](const Record& r) {
+        return r.event == EventKind::kLinkQuality &&
+               r.device + "/" + std::to_string(r.port) == port && r.link &&
+               r.link->change == change;
+      },
+      "link_quality " + change + " of " + port, skipped);
+}
+
+Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::string& health,
+                         std::vector<Record>* skipped = nullptr) {
+  return next_record_where(
+      d,
+      [&](const Record& r) {
+        return r.event == EventKind::kPortHealth &&
+               r.device + "/" + std::to_string(r.port) == port && r.health == health;
+      },
+      "port_health " + health + " of " + port, skipped);
+}
+
+json link_journal_entry(DaemonProcess& d, const Record& r) {
+  const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
+                                            "RDMA_SEQ=" + std::to_string(r.seq)};
+  std::vector<std::string> args = {"-o", "json"};
+  args.insert(args.end(), matches.begin(), matches.end());
+  JournalSandbox::instance().follow(args, 1, std::chrono::seconds(30));
+  const std::vector<json> entries = JournalSandbox::instance().entries(matches);
+  EXPECT_EQ(entries.size(), 1u);
+  return entries.empty() ? json::object() : entries[0];
+}
+
+TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPeriod) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path()));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+
+  // One error within the allowance: nothing. Then 49 more: over it.
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "49"});
+  std::vector<Record> before;
+  const Record bad = next_link(d, "mlx5_0/1", "bad", &before);
+  for (const Record& r : before)
+    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+  ASSERT_TRUE(bad.link);
+  LinkQualityEvent want;
+  want.change = "bad";
+  want.fault = "bit_errors";
+  want.counter = "symbol_error";
+  want.value = 50;
+  want.allowed = 1;
+  want.window_s = 5;
+  want.rate_gbps = 200;
+  // Whether the two additions fall in one sample or two, both are within the window.
+  want.count = 50;
+  EXPECT_DOUBLE_EQ(bad.link->ber, 50 / (200e9 * 5));
+  want.ber = bad.link->ber;
+  EXPECT_EQ(*bad.link, want);
+  EXPECT_EQ(bad.severity, Severity::kWarning);
+  EXPECT_EQ(bad.node_guid, "0c42:a103:00f6:5e44");
+
+  const Record degraded = next_port_verdict(d, "mlx5_0/1", "degraded");
+  EXPECT_EQ(degraded.reason, "bit_errors");
+  EXPECT_EQ(degraded.previous_health, "healthy");
+  // `health` exits 1 (a port in service is not healthy) and names the reason.
+  const auto health =
+      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
+  EXPECT_EQ(health.exit_code(), 1) << health.out << health.err;
+  EXPECT_NE(health.out.find("mlx5_0/1 degraded (bit_errors"), std::string::npos) << health.out;
+
+  // The same record in the journal, with fields to filter on.
+  const json j = link_journal_entry(d, bad);
+  EXPECT_EQ(j.value("RDMA_EVENT", ""), "link_quality");
+  EXPECT_EQ(j.value("RDMA_LINK_CHANGE", ""), "bad");
+  EXPECT_EQ(j.value("RDMA_LINK_FAULT", ""), "bit_errors");
+  EXPECT_EQ(j.value("RDMA_LINK_COUNTER", ""), "symbol_error");
+  EXPECT_EQ(j.value("PRIORITY", ""), "4");
+
+  // No more errors: clean again after 3 s, by the daemon's timer.
+  const Record clean = next_link(d, "mlx5_0/1", "clean");
+  EXPECT_EQ(clean.link->fault, "bit_errors");
+  EXPECT_EQ(clean.severity, Severity::kNotice);
+  EXPECT_GE(clean.time_us - bad.time_us, 3'000'000);
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy");
+  EXPECT_EQ(healthy.reason, "clean_period_elapsed");
+  EXPECT_EQ(healthy.previous_health, "degraded");
+}
+
+TEST(LinkHealth, TheAllowanceScalesWithTheRateAPortRetrainedToRunsAt) {
+  // mlx5_1/1 is EDR 4x (100 Gb/s): 1e-12 * 100e9 * 5 = 0.5 symbol errors allowed, so one is
+  // over; mlx5_0/1 at HDR 4x is allowed one.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path()));
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
+  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "1"});
+  std::vector<Record> before;
+  const Record bad = next_link(d, "mlx5_1/1", "bad", &before);
+  EXPECT_EQ(bad.link->rate_gbps, 100);
+  EXPECT_EQ(bad.link->allowed, 0u);
+  EXPECT_EQ(bad.link->count, 1u);
+  for (const Record& r : before)
+    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.device << " " << r.link->change;
+}
+
+TEST(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  // An allowance large enough that the climb to the maximum is not itself over it.
+  json link = fast_link_health();
+  link["bit_errors"] = json::array({{{"ber", 1e-6}, {"window_s", 5}}});
+  DaemonProcess d(sim, link_options(state.path(), link));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+
+  // At 65535 the 16-bit symbol_error counts nothing more: reported once.
+  inject(sim, {"counter", "set", "mlx5_0/1", "symbol_error", "65535"});
+  const Record pegged = next_link(d, "mlx5_0/1", "pegged");
+  EXPECT_EQ(pegged.link->counter, "symbol_error");
+  EXPECT_EQ(pegged.link->value, 65535u);
+  EXPECT_EQ(pegged.link->pegged, std::vector<std::string>{"symbol_error"});
+  EXPECT_EQ(pegged.severity, Severity::kWarning);
+
+  // Someone resets the counters: a new baseline, said once, no verdict either way.
+  inject(sim, {"counter", "reset", "mlx5_0/1"});
+  std::vector<Record> between;
+  const Record reset = next_link(d, "mlx5_0/1", "reset", &between);
+  EXPECT_EQ(reset.link->counter, "symbol_error");
+  EXPECT_EQ(reset.link->value, 0u);
+  EXPECT_EQ(reset.link->pegged, std::vector<std::string>{});
+  EXPECT_EQ(reset.severity, Severity::kInfo);
+  // Then real growth over the rule: the one record that follows is bad, nothing before it.
+  inject(sim, {"counter", "add", "mlx5_0/1", "link_error_recovery", "3"});
+  const Record bad = next_link(d, "mlx5_0/1", "bad", &between);
+  EXPECT_EQ(bad.link->fault, "link_recoveries");
+  EXPECT_EQ(bad.link->count, 3u);
+  for (const Record& r : between) {
+    EXPECT_NE(r.event, EventKind::kPortHealth) << r.health;
+    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+  }
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "link_recoveries");
+}
+
+TEST(LinkHealth, ALinkDownTooBriefForAnEventCountsAsADown) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path(), fast_link_health(),
+                                    {{"enabled", true}, {"flap_downs", 3}, {"flap_window_s", 60}}));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  // A real down and up: link_downed steps with the port_err the daemon saw: tied, not hidden.
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  inject(sim, {"port", "up", "mlx5_0/1"});
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "down").reason, "link_down");
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "link_up");
+  // Two downs no event told of.
+  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "2"});
+  std::vector<Record> before;
+  const Record hidden = next_link(d, "mlx5_0/1", "hidden_down", &before);
+  for (const Record& r : before)
+    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+  EXPECT_EQ(hidden.link->counter, "link_downed");
+  EXPECT_EQ(hidden.link->count, 2u);
+  EXPECT_EQ(hidden.link->value, 3u);
+  // With the real one, three downs within the window: flapping.
+  const Record flapping = next_port_verdict(d, "mlx5_0/1", "flapping");
+  EXPECT_EQ(flapping.reason, "flaps_in_window");
+  EXPECT_EQ(flapping.downs_in_window, 3u);
+}
+
+TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilOpenedAgain) {
+  // Each way a counter file fails is unit-tested (SysfsCounters.*); here the daemon's handling.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path()));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  const std::string line = d.require_log("mlx5_0/1: cannot read its counters");
+  EXPECT_NE(line.find(sim.dir() +
+                      "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error: Is a "
+                      "directory): link quality is not judged on mlx5_0 until it is opened again"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(d.status()["link_health"]["read_failures"], 1);
+  // Left alone while the other device is still read: its errors make it bad, and its clean
+  // period (3 s, three of the timer's periods) passes without another line about mlx5_0.
+  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
+  EXPECT_EQ(next_link(d, "mlx5_1/1", "bad").link->counter, "symbol_error");
+  EXPECT_EQ(next_link(d, "mlx5_1/1", "clean").link->counter, "symbol_error");
+  EXPECT_EQ(d.status()["link_health"]["read_failures"], 1);
+
+  // Fixed and opened again (a replug, found by the rescan SIGUSR1 asks for): read again, from
+  // a new baseline.
+  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  inject(sim, {"unplug", "mlx5_0"});
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "gone").reason, "device_removed");
+  inject(sim, {"replug", "mlx5_0"});
+  ::kill(d.process().pid(), SIGUSR1);
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "device_added");
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  EXPECT_EQ(next_link(d, "mlx5_0/1", "bad").link->count, 50u);
+  // One line for the failure, never one per read.
+  const std::string log = d.log_tail(400);
+  size_t lines = 0;
+  for (size_t at = log.find("cannot read its counters"); at != std::string::npos;
+       at = log.find("cannot read its counters", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u);
+}
+
+TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  json link = fast_link_health();
+  link["exclude"] = json::array({"mlx5_0"});
+  DaemonProcess d(sim, link_options(state.path(), link));
+  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
+  std::vector<Record> before;
+  next_link(d, "mlx5_1/1", "bad", &before);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(d.logged("cannot read its counters")) << d.log_tail();
+  EXPECT_EQ(d.status()["link_health"]["read_failures"], 0);
+}
+
+TEST(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePerPeriod) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  auto wakeups_over = [](DaemonProcess& d, std::chrono::milliseconds span) {
+    const pid_t pid = d.process().pid();
+    // Settled first: the status request of the harness and the start are over.
+    uint64_t before = rdmatest::main_thread_wakeups(pid);
+    EXPECT_TRUE(rdmatest::wait_until(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          const uint64_t now = rdmatest::main_thread_wakeups(pid);
+          return std::exchange(before, now) == now;
+        },
+        std::chrono::seconds(10)));
+    std::this_thread::sleep_for(span);
+    return rdmatest::main_thread_wakeups(pid) - before;
+  };
+  json off = fast_link_health();
+  off["enabled"] = false;
+  DaemonProcess quiet(sim, link_options(state.path(), off, {{"enabled", false}}));
+  EXPECT_EQ(wakeups_over(quiet, std::chrono::milliseconds(3500)), 0u);
+
+  rdmatest::TempDir state2("rdma-link");
+  json on = fast_link_health();
+  on["interval_s"] = 2;
+  DaemonProcess sampling(sim, link_options(state2.path(), on, {{"enabled", false}}));
+  const uint64_t woken = wakeups_over(sampling, std::chrono::milliseconds(7000));
+  // Every 2 s: three or four periods in 7 s, a wakeup or two each (the timer, and the
+  // journal writer's wakeup when a record is written: none is).
+  EXPECT_GE(woken, 3u);
+  EXPECT_LE(woken, 8u);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test

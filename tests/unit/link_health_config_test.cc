@@ -1,0 +1,81 @@
+// The configuration of link quality ("link_health", docs/configuration.md): the documented
+// defaults, every key read, and errors that name the key and the reason.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+std::string link_error_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
+  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r).message() : "";
+}
+
+LinkQualityConfig link_config_of(std::string_view text) {
+  ConfigResult r = parse_config(text, "test.json");
+  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
+  return std::holds_alternative<Config>(r) ? std::get<Config>(r).link_health : LinkQualityConfig{};
+}
+
+TEST(LinkHealthConfig, TheDefaultsAreUfmsRules) {
+  const LinkQualityConfig l = link_config_of("{}");
+  EXPECT_TRUE(l.enabled);
+  EXPECT_EQ(l.interval_s, 60u);
+  EXPECT_EQ(l.symbol_error, (std::vector<BerWindow>{{1e-14, 720}, {1e-15, 7500}}));
+  EXPECT_EQ(l.link_error_recovery, (GrowthRule{"link_error_recovery", 5, 720}));
+  EXPECT_EQ(l.transport, std::vector<GrowthRule>{});
+  EXPECT_EQ(l.clean_s, 7560u);
+  EXPECT_TRUE(l.exclude.empty());
+}
+
+TEST(LinkHealthConfig, EveryKeyIsRead) {
+  const LinkQualityConfig l = link_config_of(R"({"link_health": {
+    "enabled": false, "interval_s": 30, "exclude": ["mlx5_4*", "0c42:a103:00f6:5e44"],
+    "bit_errors": [{"ber": 1e-13, "window_s": 600}],
+    "link_recoveries": {"count": 2, "window_s": 60},
+    "transport": [{"counter": "hw_counters/local_ack_timeout_err", "count": 100,
+                   "window_s": 300}, {"counter": "port_rcv_errors", "count": 10, "window_s": 60}],
+    "clean_s": 3600}})");
+  EXPECT_FALSE(l.enabled);
+  EXPECT_EQ(l.interval_s, 30u);
+  ASSERT_EQ(l.exclude.size(), 2u);
+  EXPECT_TRUE(l.exclude[0].matches("mlx5_4", ""));
+  EXPECT_TRUE(l.exclude[1].matches("mlx5_0", "0c42:a103:00f6:5e44"));
+  EXPECT_EQ(l.symbol_error, (std::vector<BerWindow>{{1e-13, 600}}));
+  EXPECT_EQ(l.link_error_recovery, (GrowthRule{"link_error_recovery", 2, 60}));
+  EXPECT_EQ(l.transport, (std::vector<GrowthRule>{{"hw_counters/local_ack_timeout_err", 100, 300},
+                                                  {"port_rcv_errors", 10, 60}}));
+  EXPECT_EQ(l.clean_s, 3600u);
+  // No window at all: no bit error rule.
+  EXPECT_TRUE(link_config_of(R"({"link_health": {"bit_errors": []}})").symbol_error.empty());
+}
+
+TEST(LinkHealthConfig, ErrorsNameTheKeyAndTheReason) {
+  EXPECT_EQ(link_error_of(R"({"link_health": {"interval": 60}})"),
+            "test.json: link_health.interval: unknown key (known: enabled, interval_s, exclude, "
+            "bit_errors, link_recoveries, transport, clean_s)");
+  EXPECT_EQ(link_error_of(R"({"link_health": {"interval_s": 0}})"),
+            "test.json: link_health.interval_s: must be from 1 to 3600");
+  EXPECT_EQ(link_error_of(R"({"link_health": {"bit_errors": [{"ber": 0.5, "window_s": 60}]}})"),
+            "test.json: link_health.bit_errors[0].ber: must be within 1e-18 .. 1e-6");
+  EXPECT_EQ(link_error_of(R"({"link_health": {"bit_errors": [{"window_s": 60}]}})"),
+            "test.json: link_health.bit_errors[0].ber: a number is needed (1e-14: one bit in "
+            "1e14)");
+  EXPECT_EQ(link_error_of(R"({"link_health": {"transport": [{"count": 1}]}})"),
+            "test.json: link_health.transport[0].counter: missing");
+  EXPECT_EQ(
+      link_error_of(R"({"link_health": {"transport": [{"counter": "../../../etc/passwd"}]}})"),
+      "test.json: link_health.transport[0].counter: '../../../etc/passwd' is not a counter's "
+      "name (a file of counters/, or hw_counters/NAME: letters, digits and '_')");
+  EXPECT_EQ(link_error_of(R"({"link_health": {"link_recoveries": {"counter": "x"}}})"),
+            "test.json: link_health.link_recoveries.counter: unknown key (known: count, "
+            "window_s)");
+  EXPECT_EQ(link_error_of(R"({"severity": {"link_quality": "error"}})"),
+            "test.json: severity.link_quality: link_quality records take the severity of their "
+            "change (docs/records.md)");
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon
