@@ -101,9 +101,10 @@ std::string format_record(const Record& r, bool color) {
   // A port record reads as its changes; any other as the journal's sentence, after the device
   // (for a rename the old name, as the journal has it).
   const bool port_record = r.port_info && !is_device_record(r.event);
-  // A port_health record has no port block but is about one port, as is a report that names
-  // its port: DEV/PORT too, with the journal's sentence.
+  // A port_health or link_quality record has no port block but is about one port, as is a
+  // report that names its port: DEV/PORT too, with the journal's sentence.
   const bool about_a_port = port_record || r.event == EventKind::kPortHealth ||
+                            r.event == EventKind::kLinkQuality ||
                             (r.event == EventKind::kAppReport && r.port != 0);
   const std::string where =
       about_a_port ? r.device + "/" + std::to_string(r.port) : subject_text(r);
@@ -192,6 +193,30 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
   out += r.socket.empty() ? std::string("reporters: no report socket (reporters subscribe)\n")
                           : "reporters: " + std::to_string(r.count) + " of " +
                                 std::to_string(r.max) + " on " + r.socket + "\n";
+  out += format_link_health(st.link_health);
+  return out;
+}
+
+// "link health: every 60 s, 1200 reads, 0 devices unreadable", then a line per port read:
+// "  mlx5_0/1 clean, bit error rate 1.2e-15; symbol_error 12, link_downed 3 (pegged: -)".
+std::string format_link_health(const StatusReply::LinkHealth& l) {
+  if (!l.enabled) return "link health: off\n";
+  std::string out = "link health: every " + std::to_string(l.interval_s) + " s, " +
+                    std::to_string(l.samples) + " samples, " + std::to_string(l.counter_reads) +
+                    " counter reads, " + std::to_string(l.read_failures) +
+                    (l.read_failures == 1 ? " device" : " devices") + " unreadable\n";
+  for (const auto& p : l.ports) {
+    char ber[32];
+    std::snprintf(ber, sizeof ber, "%.1e", p.ber_estimate);
+    out += "  " + p.device + "/" + std::to_string(p.port) + " " +
+           (p.bad ? "bad (" + p.faults + ")" : std::string("clean")) + ", bit error rate " + ber;
+    std::string counters;
+    for (const auto& [name, value] : p.counters)
+      counters += (counters.empty() ? "; " : ", ") + name + " " + std::to_string(value);
+    out += counters;
+    if (!p.pegged.empty()) out += "; pegged, errors unknown: " + p.pegged;
+    out += "\n";
+  }
   return out;
 }
 

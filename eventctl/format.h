@@ -20,5 +20,7 @@ std::string format_lost(const rdma_eventd::Lost& l, bool color);
 // The status reply (its blocks, and the reply's seq) as a table of ports and a few lines of
 // counters.
 std::string format_status(const rdma_eventd::StatusReply& status, uint64_t seq, bool color);
+// The link_health block: the counters read and each port's verdict and estimate.
+std::string format_link_health(const rdma_eventd::StatusReply::LinkHealth& l);
 
 }  // namespace rdma_eventctl

@@ -425,7 +425,8 @@ std::string subject_text(const Record& r) {
   if (r.event == EventKind::kDeviceRenamed) return r.old_name;
   if (r.event == EventKind::kAppReport && r.port != 0)
     return r.device + " port " + std::to_string(r.port);
-  if (r.event == EventKind::kPortHealth) return r.device + " port " + std::to_string(r.port);
+  if (r.event == EventKind::kPortHealth || r.event == EventKind::kLinkQuality)
+    return r.device + " port " + std::to_string(r.port);
   if (r.port_info && !is_device_record(r.event))
     return r.device + " port " + std::to_string(r.port);
   return r.device;
@@ -438,7 +439,7 @@ void append_description(std::string& s, const Record& r) {
   } else {
     s += r.device;
     const bool port = (r.event == EventKind::kAppReport && r.port != 0) ||
-                      r.event == EventKind::kPortHealth ||
+                      r.event == EventKind::kPortHealth || r.event == EventKind::kLinkQuality ||
                       (r.port_info && !is_device_record(r.event));
     if (port) {
       s += " port ";

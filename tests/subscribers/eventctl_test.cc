@@ -157,7 +157,7 @@ TEST(Eventctl, StatusShowsEveryPortAndTheCounters) {
   const CommandResult r = run_command(eventctl(d, {"status", "--color", "never"}));
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   const std::vector<std::string> lines = r.out_lines();
-  ASSERT_GE(lines.size(), 11u) << r.out;
+  ASSERT_GE(lines.size(), 12u) << r.out;
   EXPECT_EQ(std::vector<std::string>(lines.begin(), lines.begin() + 5),
             (std::vector<std::string>{
                 "DEVICE  PORT  STATE   PHYS      LINK        RATE      LID  SM_LID  GIDS  PKEYS",
@@ -173,6 +173,22 @@ TEST(Eventctl, StatusShowsEveryPortAndTheCounters) {
   EXPECT_EQ(lines[8], "subscribers: 1 of 1024; 0 records sent, 0 lost, 0 bytes queued");
   EXPECT_EQ(lines[9], "ring: 1 of 4096 records (seq 1 to 1)");
   EXPECT_EQ(lines[10], "reporters: 0 of 4096 on " + d.socket() + ".report");
+  // The error counters of each port read (at start; mlx5_1/2 perhaps again at its port_err).
+  ASSERT_EQ(lines.size(), 15u) << r.out;
+  EXPECT_TRUE(std::regex_match(
+      lines[11], std::regex("link health: every 60 s, [34] samples, (9|12) counter reads, 0 "
+                            "devices unreadable")))
+      << lines[11];
+  EXPECT_EQ(lines[12],
+            "  mlx5_0/1 clean, bit error rate 0.0e+00; link_downed 0, link_error_recovery 0, "
+            "symbol_error 0");
+  EXPECT_EQ(lines[13],
+            "  mlx5_1/1 clean, bit error rate 0.0e+00; link_downed 0, link_error_recovery 0, "
+            "symbol_error 0");
+  EXPECT_TRUE(std::regex_match(
+      lines[14], std::regex("  mlx5_1/2 clean, bit error rate 0.0e\\+00; link_downed [01], "
+                            "link_error_recovery 0, symbol_error 0")))
+      << lines[14];
 
   const CommandResult js = run_command(eventctl(d, {"status", "--json"}));
   ASSERT_EQ(js.exit_code(), 0);

@@ -117,6 +117,48 @@ TEST(RecordText, SubjectAndEventMakeTheSentence) {
   EXPECT_EQ(describe(unknown), "mlx5_0: async event type 20 (unknown to this version), element 9");
 }
 
+TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
+  Record r;
+  r.event = EventKind::kLinkQuality;
+  r.event_type = -1;
+  r.device = "mlx5_0";
+  r.port = 1;
+  LinkQualityEvent l;
+  l.change = "bad";
+  l.fault = "bit_errors";
+  l.counter = "symbol_error";
+  l.value = 1812;
+  l.count = 4;
+  l.allowed = 2;
+  l.window_s = 720;
+  l.rate_gbps = 400;
+  l.ber = 4.0 / (400e9 * 720);
+  r.link = l;
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: link bad: bit_errors, symbol_error +4 in 720 s (at most 2 at 400 "
+            "Gb/s), bit error rate 1.4e-14");
+  r.link->change = "clean";
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: link clean again: bit_errors, symbol_error did not grow for the "
+            "clean period");
+  r.link->change = "pegged";
+  r.link->fault.clear();
+  r.link->value = 65535;
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: counter symbol_error at its maximum (65535): its errors are unknown "
+            "until it is reset");
+  r.link->change = "reset";
+  r.link->value = 0;
+  EXPECT_EQ(describe(r), "mlx5_0 port 1: counter symbol_error reset by another tool (now 0)");
+  r.link->change = "hidden_down";
+  r.link->counter = "hw_counters/link_downed";
+  r.link->count = 2;
+  r.link->value = 7;
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: 2 link downs too brief for an event (hw_counters/link_downed now 7), "
+            "counted as downs");
+}
+
 TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
   Record r;
   r.event = EventKind::kPortHealth;
