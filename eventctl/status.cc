@@ -14,7 +14,8 @@ const char* const kStatusHelp = R"(Usage: rdma-eventctl status [OPTIONS]
 
 Shows every RDMA port rdma-eventd watches, with its state as the daemon last saw it, and
 the daemon's counters: events read, journal entries, subscribers, records sent and lost,
-reporters.
+reporters; then each port's link quality from its error counters: clean or bad (and why),
+the estimated bit error rate, the counters' last values, those pegged at their maximum.
 
 Options:
       --json           print the daemon's status reply as it is (one JSON object)
