@@ -13,6 +13,7 @@ int cmd_floor(int argc, char** argv);          // floor.cc: the same, with a bar
 int cmd_journal_floor(int argc, char** argv);  // journal_floor.cc: bare sends to journald
 int cmd_startup(int argc, char** argv);        // lifecycle.cc
 int cmd_idle(int argc, char** argv);           // lifecycle.cc
+int cmd_counters(int argc, char** argv);       // counters.cc: what link quality costs
 int cmd_syscall(int argc, char** argv);        // syscall_cost.cc: one system call's price
 int cmd_report(int argc, char** argv);         // report.cc
 

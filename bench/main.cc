@@ -21,6 +21,7 @@ The measurements of bench/run.sh (which starts the simulators, journald and daem
   startup    exec to READY=1 (or the "ready:" log line)
   syscall    what one system call costs on this machine (a read() of an empty pipe)
   idle       context switches and notifications of an idle daemon
+  counters   what reading the error counters costs, against a 1 s poller
   report     docs/benchmarks.md from the results
 Each measurement appends one JSON line to --results FILE (stdout without it).
 )";
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
                                   {"startup", cmd_startup},
                                   {"syscall", cmd_syscall},
                                   {"idle", cmd_idle},
+                                  {"counters", cmd_counters},
                                   {"report", cmd_report}};
   for (const Sub& s : kSubs) {
     if (std::strcmp(argv[1], s.name) != 0) continue;

@@ -33,13 +33,18 @@
 #                          --reporters idle reporters connected, on the report socket, on the
 #                          events socket (as before it), and with none, --runs times (a summary
 #                          on stderr, no report: its table is written by hand in
-#                          docs/benchmarks.md, "Idle reporters")
+#                          docs/benchmarks.md, "Idle reporters"); counters, alone: what
+#                          link quality costs: the daemon left alone reading its counters
+#                          every second, then with link health off, each followed by a 1 s
+#                          poller of the same files, --runs times (a summary on stderr, no
+#                          report: docs/benchmarks.md, "Link quality", is written by hand)
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
 #   --fanout-count N       events per fan-out storm (default 10000)
 #   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
 #   --reporters N          idle reporters in --only reporters (default 100)
+#   --counter-seconds S    the window of --only counters (default 30)
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device and one more 16-device storm under
 #                          `perf record` and write the daemon's profiles (perf report) to
@@ -73,6 +78,7 @@ max_queued_bytes="" storm_queued_bytes=8388608
 build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
 reporters=100
+counter_seconds=30
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -90,6 +96,7 @@ while [ $# -gt 0 ]; do
     --subscribers) subscribers=$2; shift ;;
     --reporters) reporters=$2; shift ;;
     --idle-seconds) idle_seconds=$2; shift ;;
+    --counter-seconds) counter_seconds=$2; shift ;;
     --profile) profile=$(abs "$2"); shift ;;
     --instructions) instructions=$(abs "$2"); shift ;;
     --instructions-count) instructions_count=$2; shift ;;
@@ -125,11 +132,13 @@ if [ ${#sub_counts[@]} != 3 ]; then
   exit 64
 fi
 sections=(storm slow latency startup idle health)  # what --only names, and none
-if [[ ",$only," == *,reporters,* ]] && [ "$only" != reporters ]; then
-  echo "run.sh: --only reporters runs alone" >&2
-  exit 64
-fi
-[ "$only" != reporters ] || sections+=(reporters)
+for alone in reporters counters; do
+  if [[ ",$only," == *,$alone,* ]] && [ "$only" != $alone ]; then
+    echo "run.sh: --only $alone runs alone" >&2
+    exit 64
+  fi
+  [ "$only" != $alone ] || sections+=($alone)
+done
 for section in ${only//,/ }; do
   if [[ " ${sections[*]} none " != *" $section "* ]]; then
     echo "run.sh: --only: unknown section '$section' ($(printf '%s, ' "${sections[@]}")none)" >&2
@@ -272,7 +281,15 @@ printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}, %s}\n' "$storm_conf
 printf '{"devices": {"include": ["mlx5_0"]}, "socket": {%s}, %s}\n' "$storm_conf" \
   '"journal": {"budget": {"enabled": false}}, "health": {"enabled": true}' \
   >"$work/storm-health-mlx5_0.json"
-for c in all mlx5_0 storm-all storm-mlx5_0 storm-health-mlx5_0; do
+# Link quality (on by default) wakes the daemon once per link_health.interval_s while a port is
+# up: the idle rows measure a daemon with it off (the idle floor), and one row with it on.
+printf '{"socket": {%s}, %s, "link_health": {"enabled": false}}\n' "$socket_conf" "$no_health" \
+  >"$work/idle-quiet.json"
+# --only counters: the daemon reading its counters every second (to measure a sample), and
+# with link health off (the same daemon's floor).
+printf '{"socket": {%s}, %s, "link_health": {"interval_s": 1}}\n' "$socket_conf" "$no_health" \
+  >"$work/counters-1s.json"
+for c in all mlx5_0 storm-all storm-mlx5_0 storm-health-mlx5_0 idle-quiet counters-1s; do
   "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null
 done
 
@@ -435,6 +452,48 @@ health_storm() {  # RUN off|on
   stop_pid "$daemon_pid"
 }
 
+# What link quality costs (--only counters): the daemon on the 16 devices x 2 ports fabric,
+# left alone with every port up, reading its counters every second, then with link health off;
+# each followed by the bench program reading the same files every second as a 1 s poller does.
+counters_runs() {  # RUN
+  local conf fig
+  for conf in counters-1s idle-quiet; do
+    fig=counters.1s
+    [ $conf = counters-1s ] || fig=counters.off
+    on_fabric "$sixteen" "$bench" counters --figure "$fig" --run "$1" --results "$results" \
+      --seconds "$counter_seconds" --socket "$work/$fig.sock" --sysfs "$sixteen/sys" \
+      -- "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$work/$fig.sock" --no-journal \
+      </dev/null >/dev/null
+  done
+}
+
+counters_summary() {
+  jq -rs '
+    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
+                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
+    group_by(.figure)[] | select(.[0].figure | startswith("counters")) |
+    "\(.[0].figure): \(length) runs of \(.[0].seconds | round) s, \(.[0].ports) ports; " +
+    "samples \(map(.samples) | median), reads \(map(.counter_reads) | median), " +
+    "daemon CPU \(map(.daemon_cpu_s * 1000) | median * 100 | round / 100) ms " +
+    "(\(map(.daemon_cpu_s * 1000) | range)), per sample " +
+    "\(map(.daemon_cpu_per_sample_us) | median * 100 | round / 100) us " +
+    "(\(map(.daemon_cpu_per_sample_us) | range)), wakeups \(map(.voluntary) | median); " +
+    "poller: \(map(.poller_reads) | median) reads, " +
+    "\(map(.poller_cpu_per_read_us) | median * 100 | round / 100) us per read " +
+    "(\(map(.poller_cpu_per_read_us) | range))"
+  ' "$results" >&2
+}
+
+if [ "$only" = counters ]; then
+  for run in $(seq 1 "$runs"); do
+    log "run $run/$runs: link quality: counters read every second, then link health off (${counter_seconds} s each, and as long for the 1 s poller)"
+    counters_runs "$run"
+  done
+  counters_summary
+  exit 0
+fi
+
 if [ "$only" = reporters ]; then
   for run in $(seq 1 "$runs"); do
     log "run $run/$runs: idle reporters ($reporters): none, on the report socket, on the events socket"
@@ -485,17 +544,19 @@ fi
 # this namespace says whether udev "runs" (/run/udev/control, as udev itself marks it). No
 # udev message comes meanwhile: nothing is plugged.
 idle_runs() {
-  local udev=$1 idlers=() run wd fig; shift
+  local udev=$1 idlers=() run wd fig conf; shift
   if [ "$udev" = udev ]; then mkdir -p /run/udev && : >/run/udev/control; else rm -f /run/udev/control; fi
   for run in $(seq 1 "$runs"); do
     for wd in "$@"; do
-      fig=idle.$wd
+      fig=idle.$wd conf=idle-quiet
       [ "$udev" = udev ] || fig=idle.no_udev
+      # "links": the shipped defaults, link quality on (watchdog off).
+      [ "$wd" != links ] || conf=all
       env RDMA_SIM_DIR="$sixteen" LD_LIBRARY_PATH="$simlib" \
         "$bench" idle --figure "$fig" --run "$run" --results "$results" \
         --seconds "$idle_seconds" --socket "$work/$fig-$run.sock" \
         $([ $wd = on ] && echo --watchdog-usec 2000000) \
-        -- "$bin/rdma-eventd" -f -c "$work/all.json" --socket "$work/$fig-$run.sock" \
+        -- "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$work/$fig-$run.sock" \
         </dev/null >/dev/null &
       idlers+=($!)
       pids+=($!)
@@ -506,8 +567,8 @@ idle_runs() {
 }
 
 if wants idle; then
-  log "idle, ${idle_seconds} s, udev running: $runs runs with the watchdog off and $runs on, side by side"
-  idle_runs udev off on
+  log "idle, ${idle_seconds} s, udev running: $runs runs with the watchdog off, on, and link quality on, side by side"
+  idle_runs udev off on links
   log "idle, ${idle_seconds} s, no udev (a container): $runs runs, watchdog off"
   idle_runs no_udev off
 fi
