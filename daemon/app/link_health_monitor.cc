@@ -28,6 +28,10 @@ bool file_exists(const std::string& path) {
 // of its counters a second, not one per event (the timer and the next event catch up).
 constexpr int64_t kMinSampleGapUs = kMicrosPerSecond;
 
+// How long link_downed growth waits for the port_errs that may explain it (events still queued,
+// read in later batches) before it is a down too brief for an event. Checked at the timer.
+constexpr int64_t kHiddenGraceUs = 3 * kMicrosPerSecond;
+
 uint8_t faults_of(const LinkQualityView& v) {
   uint8_t bits = 0;
   for (LinkFault f : v.faults)
@@ -135,7 +139,13 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   Port& p = d.ports[r.port];
   p.link_up = link_is_up(r.port_info->state);
   p.rate = {r.port_info->lanes, r.port_info->speed};
-  if (r.event == EventKind::kPortErr) ++p.downs_seen;
+  if (r.event == EventKind::kPortErr) {
+    // A down the counter already showed, its event read only now: explained.
+    if (p.unexplained > 0)
+      --p.unexplained;
+    else
+      ++p.downs_seen;
+  }
   if (link_event(r.event) && (p.last_sample_mono_us == INT64_MIN ||
                               now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
     sample(r.device, d, r.port, p, now, out);
@@ -211,7 +221,28 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   const uint64_t grew = before && after && *after >= *before ? *after - *before : 0;
   p.downs_carried = p.downs_seen > grew ? static_cast<uint32_t>(p.downs_seen - grew) : 0;
   p.downs_seen = 0;
+  // Growth of link_downed beyond the port_errs read so far waits for theirs (kHiddenGraceUs).
+  for (auto it = changes.begin(); it != changes.end();) {
+    if (it->kind != LinkQualityChange::Kind::kHiddenDown) {
+      ++it;
+      continue;
+    }
+    if (p.unexplained == 0) p.unexplained_since_mono_us = now.mono_us;
+    p.unexplained += it->count;
+    p.unexplained_change = *it;
+    it = changes.erase(it);
+  }
   if (!changes.empty()) out.push_back(changes_of(name, d, number, p, std::move(changes)));
+}
+
+void LinkHealthMonitor::confirm_hidden_downs(const std::string& name, const Device& d,
+                                             uint32_t number, Port& p, Instant now,
+                                             std::vector<PortChanges>& out) {
+  if (p.unexplained == 0 || now.mono_us - p.unexplained_since_mono_us < kHiddenGraceUs) return;
+  LinkQualityChange c = p.unexplained_change;
+  c.count = p.unexplained;
+  p.unexplained = 0;
+  out.push_back(changes_of(name, d, number, p, {c}));
 }
 
 LinkHealthMonitor::PortChanges LinkHealthMonitor::changes_of(
@@ -236,6 +267,7 @@ void LinkHealthMonitor::on_timer() {
       p.quality.advance(config_, now, cleaned);
       if (!cleaned.empty()) out.push_back(changes_of(name, d, number, p, std::move(cleaned)));
       if (p.link_up) sample(name, d, number, p, now, out);
+      confirm_hidden_downs(name, d, number, p, now, out);
     }
   }
   if (!out.empty()) deliver_(out, now);
@@ -247,7 +279,7 @@ void LinkHealthMonitor::arm() {
   for (const auto& [name, d] : devices_) {
     if (d.excluded || d.failed || d.nothing_to_read) continue;
     for (const auto& [number, p] : d.ports)
-      wanted = wanted || p.link_up || p.quality.bad();
+      wanted = wanted || p.link_up || p.quality.bad() || p.unexplained > 0;
   }
   wanted = wanted && config_.enabled;
   if (!wanted) {

@@ -83,6 +83,13 @@ class LinkHealthMonitor {
     // Downs seen that the last sample's link_downed did not show yet: they may show in the
     // next sample (the counter and the event are not one atomic step), and no later.
     uint32_t downs_carried = 0;
+    // The other way round: link_downed grew by more than the port_errs read so far, but the
+    // events of those downs may still wait in the device's queue (a burst of flaps is read in
+    // batches, and a driver may count before or after it queues the event). Port_errs read
+    // later explain them; what is left kHiddenGrace after is a down no event told of.
+    uint64_t unexplained = 0;
+    int64_t unexplained_since_mono_us = 0;
+    LinkQualityChange unexplained_change;  // the kHiddenDown that found them (counter, value)
     int64_t last_sample_mono_us = INT64_MIN;
   };
   struct Device {
@@ -101,6 +108,9 @@ class LinkHealthMonitor {
   static PortChanges changes_of(const std::string& name, const Device& d, uint32_t number,
                                 const Port& p, std::vector<LinkQualityChange> changes);
   void on_timer();
+  // The downs still unexplained kHiddenGrace after they were found: a kHiddenDown change.
+  void confirm_hidden_downs(const std::string& name, const Device& d, uint32_t number, Port& p,
+                            Instant now, std::vector<PortChanges>& out);
   void arm();
   bool excluded(std::string_view name, std::string_view node_guid) const;
 

@@ -230,6 +230,40 @@ TEST(LinkHealth, ALinkDownTooBriefForAnEventCountsAsADown) {
   EXPECT_EQ(flapping.downs_in_window, 3u);
 }
 
+TEST(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
+  // A burst of flaps: the counter shows three downs before the daemon has read their three
+  // events (queued, read in a later batch). They are explained once read: no hidden_down. A
+  // fourth step of the counter with no event at all is one, counted alone.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  // Read every 5 s, and at a port's link event when its last read is a second old or more.
+  json link = fast_link_health();
+  link["interval_s"] = 5;
+  DaemonProcess d(sim, link_options(state.path(), link, {{"enabled", true}, {"flap_downs", 10}}));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  // Just after a timer's reads, and a second more: the first port_err's record reads the
+  // counters again, while the other two events still wait to be read.
+  const uint64_t samples = d.status()["link_health"]["samples"].get<uint64_t>();
+  ASSERT_TRUE(rdmatest::wait_until(
+      [&] { return d.status()["link_health"]["samples"].get<uint64_t>() > samples; },
+      std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "3"});
+  for (int i = 0; i < 3; ++i)
+    inject(sim, {"event", "mlx5_0/1", "port_err"});
+  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "1"});
+  std::vector<Record> before;
+  const Record hidden = next_link(d, "mlx5_0/1", "hidden_down", &before);
+  EXPECT_EQ(hidden.link->count, 1u);
+  EXPECT_EQ(hidden.link->value, 4u);
+  size_t port_errs = 0;
+  for (const Record& r : before) {
+    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+    port_errs += r.event == EventKind::kPortErr;
+  }
+  EXPECT_EQ(port_errs, 3u);
+}
+
 TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilOpenedAgain) {
   // Each way a counter file fails is unit-tested (SysfsCounters.*); here the daemon's handling.
   SimFabric sim(topology("two-adapters"));
