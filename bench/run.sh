@@ -45,6 +45,8 @@
 #   --subscribers A,B,C    the three subscriber counts of latency and fan-out (default 1,100,1000)
 #   --reporters N          idle reporters in --only reporters (default 100)
 #   --counter-seconds S    the window of --only counters (default 30)
+#   --link-health on|off   link quality in the daemons of the other sections (default on, as
+#                          shipped); off measures what it adds (the idle rows set their own)
 #   --idle-seconds S       the idle window (default 60)
 #   --profile FILE         also run one more 1-device and one more 16-device storm under
 #                          `perf record` and write the daemon's profiles (perf report) to
@@ -79,6 +81,7 @@ build="$here/build" do_build=1
 storm_count="" storm16_count="" latency_events="" fanout_count="" subscribers="" idle_seconds=""
 reporters=100
 counter_seconds=30
+link_health=on
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
@@ -97,6 +100,7 @@ while [ $# -gt 0 ]; do
     --reporters) reporters=$2; shift ;;
     --idle-seconds) idle_seconds=$2; shift ;;
     --counter-seconds) counter_seconds=$2; shift ;;
+    --link-health) link_health=$2; shift ;;
     --profile) profile=$(abs "$2"); shift ;;
     --instructions) instructions=$(abs "$2"); shift ;;
     --instructions-count) instructions_count=$2; shift ;;
@@ -289,6 +293,14 @@ printf '{"socket": {%s}, %s, "link_health": {"enabled": false}}\n' "$socket_conf
 # with link health off (the same daemon's floor).
 printf '{"socket": {%s}, %s, "link_health": {"interval_s": 1}}\n' "$socket_conf" "$no_health" \
   >"$work/counters-1s.json"
+# --link-health off: every configuration of the other sections with link quality off, to
+# measure what it adds to a section (the event path's instructions, a storm).
+if [ "$link_health" = off ]; then
+  for c in all mlx5_0 storm-all storm-mlx5_0 storm-health-mlx5_0; do
+    jq -c '.link_health.enabled = false' "$work/$c.json" >"$work/$c.json.new"
+    mv "$work/$c.json.new" "$work/$c.json"
+  done
+fi
 for c in all mlx5_0 storm-all storm-mlx5_0 storm-health-mlx5_0 idle-quiet counters-1s; do
   "$bin/rdma-eventd" --check-config -c "$work/$c.json" >/dev/null
 done

@@ -79,7 +79,10 @@ LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQu
       config_(std::move(config)),
       device_path_(std::move(device_path)),
       deliver_(std::move(deliver)),
-      timer_(loop, [this] { on_timer(); }) {}
+      timer_(loop, [this] {
+        timer_armed_ = false;  // a one-shot: fired
+        on_timer();
+      }) {}
 
 bool LinkHealthMonitor::excluded(std::string_view name, std::string_view node_guid) const {
   return std::any_of(config_.exclude.begin(), config_.exclude.end(),
@@ -103,7 +106,7 @@ void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
     Device& d = device_of(v->name, format_guid(v->node_guid));
     for (uint32_t n = 1; n <= v->num_ports(); ++n) {
       Port& p = d.ports[n];
-      p.link_up = link_is_up(v->ports[n - 1].info.state);
+      set_link_up(d, p, link_is_up(v->ports[n - 1].info.state));
       p.rate = {v->ports[n - 1].info.lanes, v->ports[n - 1].info.speed};
       if (p.link_up) sample(v->name, d, n, p, now, out);
     }
@@ -122,6 +125,7 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
       // Opened again (a driver reload, a replug, a recovery): its counters start afresh, and a
       // device that could not be read is tried again. Gone or dead: nothing to read.
       devices_.erase(r.device);
+      recount();
       arm();
       return;
     case EventKind::kDeviceRenamed:
@@ -129,15 +133,21 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
         node.key() = r.device;
         node.mapped().excluded = excluded(r.device, node.mapped().node_guid);
         devices_.insert(std::move(node));
+        recount();
       }
       return;
     default:
       break;
   }
   if (!r.port_info || r.device.empty()) return;
-  Device& d = device_of(r.device, r.node_guid);
+  // Records come a device's batch at a time: the last device found is the likely one.
+  if (!last_device_ || last_device_name_ != r.device) {
+    last_device_ = &device_of(r.device, r.node_guid);
+    last_device_name_ = r.device;
+  }
+  Device& d = *last_device_;
   Port& p = d.ports[r.port];
-  p.link_up = link_is_up(r.port_info->state);
+  set_link_up(d, p, link_is_up(r.port_info->state));
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {
     // A down the counter already showed, its event read only now: explained.
@@ -191,12 +201,14 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   const std::vector<std::string> names = counters_to_read(path, number, d);
   if (names.empty()) {
     d.nothing_to_read = true;  // the timer need not wake for it
+    recount();
     return;
   }
   std::vector<CounterValue> values;
   stats_.counter_reads += names.size();
   if (auto error = read_port_counters(path, number, names, values)) {
     d.failed = true;
+    recount();
     ++stats_.read_failures;
     spdlog::warn(
         "{}/{}: cannot read its counters ({}: {}): link quality is not judged on {} "
@@ -207,11 +219,7 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   ++stats_.samples;
   p.last_sample_mono_us = now.mono_us;
   const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
-  const auto downed = [&]() -> std::optional<uint64_t> {
-    const auto values_now = p.quality.view().values;
-    const auto it = values_now.find(downed_name);
-    return it == values_now.end() ? std::nullopt : std::optional<uint64_t>(it->second);
-  };
+  const auto downed = [&] { return p.quality.last_value(downed_name); };
   const std::optional<uint64_t> before = downed();
   PortSample s{p.rate, p.link_up, p.downs_seen + p.downs_carried, std::move(values)};
   std::vector<LinkQualityChange> changes;
@@ -274,19 +282,44 @@ void LinkHealthMonitor::on_timer() {
   arm();
 }
 
-void LinkHealthMonitor::arm() {
-  bool wanted = false;
+bool LinkHealthMonitor::readable(const Device& d) {
+  return !d.excluded && !d.failed && !d.nothing_to_read;
+}
+
+void LinkHealthMonitor::set_link_up(const Device& d, Port& p, bool up) {
+  if (p.link_up == up) return;
+  p.link_up = up;
+  if (readable(d)) readable_up_ += up ? 1 : -1;
+}
+
+void LinkHealthMonitor::recount() {
+  last_device_ = nullptr;  // the set or its flags changed: look devices up again
+  readable_up_ = 0;
   for (const auto& [name, d] : devices_) {
-    if (d.excluded || d.failed || d.nothing_to_read) continue;
+    if (!readable(d)) continue;
     for (const auto& [number, p] : d.ports)
-      wanted = wanted || p.link_up || p.quality.bad() || p.unexplained > 0;
+      readable_up_ += p.link_up;
   }
-  wanted = wanted && config_.enabled;
+}
+
+// Kept O(1) on the event path: a port up that can be read is the common reason for the timer;
+// the ports are looked at only when none is (a bad verdict to clean, downs to confirm).
+void LinkHealthMonitor::arm() {
+  bool wanted = config_.enabled && readable_up_ > 0;
+  if (wanted && timer_armed_) return;
+  if (config_.enabled && !wanted) {
+    for (const auto& [name, d] : devices_) {
+      for (const auto& [number, p] : d.ports)
+        wanted = wanted || p.quality.bad() || p.unexplained > 0;
+    }
+  }
   if (!wanted) {
-    if (timer_.armed()) timer_.cancel();
+    if (timer_armed_) timer_.cancel();
+    timer_armed_ = false;
     return;
   }
-  if (!timer_.armed()) timer_.arm(std::chrono::seconds(config_.interval_s));
+  if (!timer_armed_) timer_.arm(std::chrono::seconds(config_.interval_s));
+  timer_armed_ = true;
 }
 
 void LinkHealthMonitor::set_config(LinkQualityConfig config) {
@@ -297,7 +330,11 @@ void LinkHealthMonitor::set_config(LinkQualityConfig config) {
     d.nothing_to_read = false;  // a transport rule may name a counter it has
   }
   if (!config_.enabled) devices_.clear();
-  if (interval_changed && timer_.armed()) timer_.cancel();
+  recount();
+  if (interval_changed && timer_armed_) {
+    timer_.cancel();
+    timer_armed_ = false;
+  }
   arm();
 }
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -72,7 +73,7 @@ class LinkHealthMonitor {
   const Stats& stats() const { return stats_; }
   // A port's link quality, for status (none when it is not read).
   std::optional<LinkQualityView> view(std::string_view device, uint32_t port) const;
-  bool timer_armed() const { return timer_.armed(); }
+  bool timer_armed() const { return timer_armed_; }
 
  private:
   struct Port {
@@ -113,14 +114,28 @@ class LinkHealthMonitor {
                             Instant now, std::vector<PortChanges>& out);
   void arm();
   bool excluded(std::string_view name, std::string_view node_guid) const;
+  // Whether a device's counters are read (not excluded, not failed, something to read).
+  static bool readable(const Device& d);
+  void set_link_up(const Device& d, Port& p, bool up);
+  void recount();  // readable_up_ from scratch, after a device's flags or the set changed
 
   const Clock& clock_;
   LinkQualityConfig config_;
   DevicePath device_path_;
   Deliver deliver_;
-  std::map<std::string, Device, std::less<>> devices_;
+  // By name; hashed: a storm over many devices looks one up per record.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Device, NameHash, std::equal_to<>> devices_;
   Timer timer_;
   Stats stats_;
+  int64_t readable_up_ = 0;  // ports up on devices that are read: the timer's reason
+  bool timer_armed_ = false;
+  // The device of the last record (recount() forgets it: a device erased or renamed).
+  std::string last_device_name_;
+  Device* last_device_ = nullptr;
 };
 
 // The status reply's "link_health" block: the monitor's counts and each watched port's view.

@@ -268,6 +268,12 @@ void PortLinkQuality::make_bad(LinkFault fault, const std::string& counter, Inst
   out.push_back(std::move(change));
 }
 
+std::optional<uint64_t> PortLinkQuality::last_value(const std::string& counter) const {
+  const auto k = counters_.find(counter);
+  if (k == counters_.end() || !k->second.has_baseline) return std::nullopt;
+  return k->second.value;
+}
+
 uint64_t PortLinkQuality::value_of(const std::string& counter) const {
   const auto k = counters_.find(counter);
   return k == counters_.end() ? 0 : k->second.value;

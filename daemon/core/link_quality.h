@@ -151,6 +151,9 @@ class PortLinkQuality {
 
   LinkQualityView view() const;
   bool bad() const;
+  // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
+  // than view() on the event path.
+  std::optional<uint64_t> last_value(const std::string& counter) const;
 
   // Growth kept per counter is bounded: at most this many (time, growth) steps, the oldest
   // merged into the next one (so a count within a window is never too small).

@@ -56,10 +56,12 @@ setup() {
   udevadm settle
   ibv_devinfo -v -d rxe0 >$W/devinfo.txt || return 1
   # Health with a short memory: three downs within the run are flapping, and a port stays so
-  # for the rest of the run. No journal budget: the journal must hold every record.
+  # for the rest of the run. No journal budget: the journal must hold every record. The error
+  # counters read every 2 s (the counters scenario waits for a read).
   cat >$W/config.json <<'EOF'
 {"journal": {"budget": {"enabled": false}},
- "health": {"flap_downs": 3, "flap_window_s": 600, "flap_quiet_s": 600}}
+ "health": {"flap_downs": 3, "flap_window_s": 600, "flap_quiet_s": 600},
+ "link_health": {"interval_s": 2}}
 EOF
   STATE_DIRECTORY=$W/state "$B"/rdma-eventd -f -c $W/config.json --socket "$RDMA_EVENTD_SOCKET" >$W/daemon.log 2>&1 &
   DAEMON=$!
@@ -177,7 +179,7 @@ GUID=0000:00ff:fe00:0001
 run_scenarios() {
   . "$GUEST_DIR/scenarios.sh"
   local s
-  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst delete readd netdev_delete}; do
+  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst counters delete readd netdev_delete}; do
     log "scenario $s"
     "scenario_$s"
   done

@@ -230,6 +230,65 @@ scenario_burst() {
   pass burst
 }
 
+# counters: rxe has no counters/ group (no process_mad), only hw_counters/, whose link_downed
+# steps on every netdev down, just after the kernel queues the PORT_ERR (rxe_port_down). The
+# daemon reads it there (its log says bit errors are not judged on rxe0), ties each step to the
+# port_err it read: not one link_quality record in the whole run, the burst of flaps before this
+# included (a hidden_down would be one), and shows the kernel's value once its timer has read
+# it again (link_health.interval_s is 2 in the guest).
+scenario_counters() {
+  begin
+  local dir=/sys/class/infiniband/rxe0/ports/1 before after
+  if [ -e $dir/counters ]; then
+    fail counters "rxe0/1 has a counters/ group: $(ls $dir/counters | head -5 | tr '\n' ' ')"
+    return
+  fi
+  if ! grep -q "rxe0: no counters/ group" $W/daemon.log; then
+    fail counters "the daemon did not say that rxe0 has no counters/ group: $(grep -i counter $W/daemon.log | head -3)"
+    return
+  fi
+  before=$(cat $dir/hw_counters/link_downed)
+  ip link set veth0 down
+  wait_for 10 has_records 1
+  ip link set veth0 up
+  wait_for 10 has_records 3
+  after=$(cat $dir/hw_counters/link_downed)
+  if [ $((after - before)) != 1 ]; then
+    fail counters "hw_counters/link_downed went from $before to $after for one netdev down"
+    return
+  fi
+  if ! wait_for 10 daemon_link_downed_is "$after"; then
+    fail counters "rdma-eventctl status shows link_downed $(daemon_link_downed) for rxe0/1, the kernel $after"
+    return
+  fi
+  # Three more of its reads (6 s): a step left unexplained would be a hidden_down by then.
+  local samples
+  samples=$(daemon_samples)
+  if ! wait_for 20 eval '[ "$(daemon_samples)" -ge '$((samples + 3))' ]'; then
+    fail counters "the daemon read rxe0's counters $(($(daemon_samples) - samples)) times in 20 s (every 2 s expected)"
+    return
+  fi
+  local link_records
+  link_records=$(grep -c '"event":"link_quality"' $MON)
+  if [ "$link_records" != 0 ]; then
+    fail counters "$link_records link_quality records: $(grep '"event":"link_quality"' $MON | head -3)"
+    return
+  fi
+  # The port stays flapping (the burst): no port_health record.
+  {
+    port port_err 10 error down disabled 4096 "$(link_changes active down link_up disabled)"
+    port port_active 9 notice active link_up 4096 "$(link_changes down active disabled link_up)"
+    port port_active 9 notice active link_up 4096 '{}'
+  } | expect counters && pass counters
+}
+
+daemon_link_downed() {
+  "$B"/rdma-eventctl status --json |
+    jq -r '.link_health.ports[] | select(.device == "rxe0" and .port == 1) | .counters["hw_counters/link_downed"]'
+}
+daemon_link_downed_is() { [ "$(daemon_link_downed)" = "$1" ]; }
+daemon_samples() { "$B"/rdma-eventctl status --json | jq -r .link_health.samples; }
+
 # delete: rdma link delete while the daemon holds rxe0. rxe has no disassociate, so the kernel
 # sends nothing and the delete waits for every context to close; the daemon closes the device on
 # udev's remove of uverbs0, so the delete completes within 2 s, and device_removed is published.
