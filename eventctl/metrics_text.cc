@@ -4,6 +4,8 @@
 // rate in bytes per second (docs/metrics.md has the mapping).
 #include "metrics_text.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -71,6 +73,14 @@ std::string decimal(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+// The shortest text that reads back as the same double ("1e-12", not 9.9999999999999998e-13):
+// a bit error rate is read by people and alert rules.
+std::string shortest(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general);
+  return ec == std::errc() ? std::string(buf, end) : decimal(v);
 }
 
 Labels port_labels(const std::string& device, uint32_t port) {
@@ -186,6 +196,70 @@ void health_metrics(Exposition& e, const HealthReply& h) {
     e.sample("rdma_eventd_port_downs_in_window", port_labels(p.device, p.port), p.downs_in_window);
 }
 
+// "a,b" -> {"a", "b"}; "" -> {}.
+std::vector<std::string> comma_separated(std::string_view list) {
+  std::vector<std::string> names;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    if (comma != 0) names.emplace_back(list.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return names;
+}
+
+// The daemon's judgement of each port's link from its error counters (docs/health.md, "Link
+// quality"), not the counters themselves: node_exporter's infiniband collector exports those.
+// Every fault the daemon knows has a series per port read, 0 or 1, so that a fault that comes
+// is a change of value and not a series that appears (alerts and increase() see it at once).
+void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
+  static constexpr std::string_view kFaults[] = {"bit_errors", "link_recoveries",
+                                                 "transport_errors"};
+  e.single("rdma_eventd_link_health_enabled", "gauge",
+           "1 when the daemon reads the ports' error counters and judges their links.",
+           l.enabled ? 1 : 0);
+  e.single("rdma_eventd_link_read_failures_total", "counter",
+           "Devices whose error counters could not be read (not read again until reopened).",
+           l.read_failures);
+  e.family("rdma_eventd_link_bad", "gauge",
+           "1 when the port's error counters make its link bad (docs/health.md, Link quality).");
+  for (const StatusReply::LinkPort& p : l.ports)
+    e.sample("rdma_eventd_link_bad", port_labels(p.device, p.port), p.bad ? 1 : 0);
+  e.family("rdma_eventd_link_fault", "gauge",
+           "1 for each fault that makes the port's link bad, 0 for the others, by fault.");
+  for (const StatusReply::LinkPort& p : l.ports) {
+    const std::vector<std::string> faults = comma_separated(p.faults);
+    const auto sample = [&](std::string_view fault, bool on) {
+      Labels labels = port_labels(p.device, p.port);
+      labels.emplace_back("fault", std::string(fault));
+      e.sample("rdma_eventd_link_fault", labels, on ? 1 : 0);
+    };
+    for (std::string_view fault : kFaults)
+      sample(fault, std::find(faults.begin(), faults.end(), fault) != faults.end());
+    // A fault of a newer daemon, by its name, while it is there.
+    for (const std::string& fault : faults) {
+      if (std::find(std::begin(kFaults), std::end(kFaults), fault) == std::end(kFaults)) {
+        sample(fault, true);
+      }
+    }
+  }
+  e.family("rdma_eventd_link_ber_estimate", "gauge",
+           "symbol_error growth per bit over the longest bit error window: the bit error rate "
+           "after FEC.");
+  for (const StatusReply::LinkPort& p : l.ports)
+    e.sample("rdma_eventd_link_ber_estimate", port_labels(p.device, p.port),
+             shortest(p.ber_estimate));
+  e.family("rdma_eventd_link_pegged", "gauge",
+           "1 for each error counter at its maximum: its errors are unknown until it is reset.");
+  for (const StatusReply::LinkPort& p : l.ports) {
+    for (const std::string& counter : comma_separated(p.pegged)) {
+      Labels labels = port_labels(p.device, p.port);
+      labels.emplace_back("counter", counter);
+      e.sample("rdma_eventd_link_pegged", labels, 1);
+    }
+  }
+}
+
 // The counters, by (device, port); every watched port and every port with a verdict has its
 // per-port counters, at 0 before its first event, so that increase() sees the first one.
 void counter_metrics(Exposition& e, const StatusReply& s, const HealthReply& h) {
@@ -264,6 +338,7 @@ std::string metrics_text(const StatusReply& status, const HealthReply& health) {
   port_state_metrics(e, status);
   health_metrics(e, health);
   counter_metrics(e, status, health);
+  link_health_metrics(e, status.link_health);
   return e.take();
 }
 

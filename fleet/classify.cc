@@ -79,11 +79,18 @@ std::string port_evidence(const std::string& name, const IncidentHost& h) {
                             : !h.devices.empty() ? *h.devices.begin()
                                                  : std::string("-");
   std::string text = name + " " + where + ": " + counts_text(h);
+  // Downs the counters saw (link_downed) are downs like those with an event.
+  const uint64_t hidden_downs = count_of(h.events, "link_quality hidden_down");
+  const uint64_t downs = count_of(h.events, "port_err") + hidden_downs;
   if (count_of(h.events, "module_error") || count_of(h.events, "module_disabled")) {
     text += ": module errors, the cable or transceiver";
-  } else if (count_of(h.events, "port_err") >= 2 || count_of(h.events, "port_health flapping")) {
+  } else if (downs >= 2 || count_of(h.events, "port_health flapping")) {
     text += ": the link flaps, the cable or transceiver";
-  } else if (count_of(h.events, "port_err")) {
+  } else if (count_of(h.events, "link_quality bad")) {
+    text += ": errors on the link (its error counters), the cable or transceiver";
+  } else if (hidden_downs) {
+    text += ": one link lost too briefly for an event (link_downed)";
+  } else if (downs) {
     text += ": one link lost";
   }
   return text;

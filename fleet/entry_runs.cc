@@ -118,11 +118,11 @@ class RunReader : public EntryStream {
     if (!varint(at, delta)) return Decoded::kMore;
     // Strings kept by this entry join the table only once the whole entry is there.
     std::vector<std::string> added;
-    std::string* const fields[] = {&e.hostname, &e.event,  &e.device, &e.port,
-                                   &e.health,   &e.stream, &e.record, &e.message};
+    std::string* const fields[] = {&e.hostname,    &e.event,  &e.device, &e.port,   &e.health,
+                                   &e.link_change, &e.stream, &e.record, &e.message};
     uint64_t seq = 0;
     for (size_t i = 0; i < std::size(fields); ++i) {
-      if (i == 6 && !varint(at, seq)) return Decoded::kMore;
+      if (i == 7 && !varint(at, seq)) return Decoded::kMore;
       const Decoded d = string(at, *fields[i], added);
       if (d != Decoded::kEntry) return d;
       if (table_.size() + added.size() > RunFile::kMaxStrings) return Decoded::kBad;
@@ -193,7 +193,8 @@ bool RunFile::add(const JournalEntry& e) {
   put_varint(buffer_, zigzag(static_cast<int64_t>(static_cast<uint64_t>(e.realtime_us) -
                                                   static_cast<uint64_t>(previous_us_))));
   previous_us_ = e.realtime_us;
-  for (const std::string* s : {&e.hostname, &e.event, &e.device, &e.port, &e.health, &e.stream})
+  for (const std::string* s :
+       {&e.hostname, &e.event, &e.device, &e.port, &e.health, &e.link_change, &e.stream})
     put_string(*s);
   put_varint(buffer_, e.seq);
   // The record and the message, whole: never kept in the table.

@@ -5,9 +5,9 @@
 // from the start (O_TMPFILE): nothing is left behind, however the program ends.
 //
 // An entry is compact: its time as the difference from the one before, the short fields (host,
-// event, device, port, verdict, stream) as numbers into a table of the strings the run has seen
-// (at most 4,096 kept, so a run of ever new names costs no memory), the seq, then the record
-// and the message as they are (empty unless asked for).
+// event, device, port, verdict, link change, stream) as numbers into a table of the strings the
+// run has seen (at most 4,096 kept, so a run of ever new names costs no memory), the seq, then
+// the record and the message as they are (empty unless asked for).
 #pragma once
 
 #include <cstddef>

@@ -7,6 +7,7 @@ namespace {
 
 constexpr std::string_view kPortErr = "port_err";
 constexpr std::string_view kPortHealth = "port_health";
+constexpr std::string_view kLinkQuality = "link_quality";
 constexpr std::string_view kDeviceFatal = "device_fatal";
 constexpr std::string_view kDeviceRemoved = "device_removed";
 constexpr std::string_view kSmChange = "sm_change";
@@ -20,13 +21,15 @@ constexpr std::string_view kAppReport = "app_report";
 
 const std::vector<std::string_view>& fault_events() {
   static const std::vector<std::string_view> events = {
-      kPortErr,   kPortHealth,       kDeviceFatal, kDeviceRemoved,  kSmChange,
+      kPortErr,   kPortHealth,       kLinkQuality, kDeviceFatal,    kDeviceRemoved, kSmChange,
       kLidChange, kClientReregister, kModuleError, kModuleDisabled, kAppReport};
   return events;
 }
 
-bool is_fault(std::string_view event, std::string_view health) {
+bool is_fault(std::string_view event, std::string_view health, std::string_view link_change) {
   if (event == kPortHealth) return !health.empty() && health != "healthy";
+  // clean, pegged (errors unknown from then on, not errors seen) and reset are not faults.
+  if (event == kLinkQuality) return link_change == "bad" || link_change == "hidden_down";
   const auto& events = fault_events();
   return std::find(events.begin(), events.end(), event) != events.end();
 }
@@ -60,8 +63,10 @@ bool is_port_fault(std::string_view event, uint32_t port) {
   return port != 0 && subject_of(event) == Subject::kPort;
 }
 
-std::string counted_name(std::string_view event, std::string_view health) {
+std::string counted_name(std::string_view event, std::string_view health,
+                         std::string_view link_change) {
   if (event == kPortHealth) return std::string(kPortHealth) + " " + std::string(health);
+  if (event == kLinkQuality) return std::string(kLinkQuality) + " " + std::string(link_change);
   return std::string(event);
 }
 

@@ -17,15 +17,17 @@ struct FaultInput {
   std::string_view event;  // RDMA_EVENT
   std::string_view device;
   uint32_t port = 0;
-  std::string_view health;  // RDMA_HEALTH (port_health)
+  std::string_view health;       // RDMA_HEALTH (port_health)
+  std::string_view link_change;  // RDMA_LINK_CHANGE (link_quality)
   std::string_view stream;
   uint64_t seq = 0;  // 0: none (never a copy)
 };
 
 // Whether a record is a fault: port_err, port_health with a verdict other than healthy,
-// device_fatal, device_removed, sm_change, lid_change, client_reregister, module_error,
-// module_disabled, app_report.
-bool is_fault(std::string_view event, std::string_view health);
+// link_quality with change bad or hidden_down (a link that loses bits or retrains, downs too
+// brief for an event; not clean, pegged or reset), device_fatal, device_removed, sm_change,
+// lid_change, client_reregister, module_error, module_disabled, app_report.
+bool is_fault(std::string_view event, std::string_view health, std::string_view link_change);
 
 // The journal's RDMA_EVENT values a fault can have (for a journal match).
 const std::vector<std::string_view>& fault_events();
@@ -36,7 +38,8 @@ uint32_t port_of(std::string_view field);
 
 // What a fault is about, each the subject of episodes of its own (incident_grouper.h).
 enum class Subject : char {
-  kPort = 'p',         // the port's link and verdicts: port_err, port_health, module_*
+  kPort = 'p',         // the port's link and verdicts: port_err, port_health, link_quality,
+                       // module_*
   kDevice = 'd',       // the adapter as a whole: device_fatal, device_removed
   kSmNotice = 's',     // the subnet manager's view of a port: sm_change, lid_change,
                        // client_reregister (the port kept its link)
@@ -44,7 +47,9 @@ enum class Subject : char {
 };
 Subject subject_of(std::string_view event);
 
-// A link lost: what makes a fabric incident when enough hosts have one at once.
+// A link lost: what makes a fabric incident when enough hosts have one at once. A link_quality
+// hidden_down is not one: it is stamped when the counters were read (up to a minute after the
+// down), so it cannot be set against other hosts' downs within a fabric window.
 bool is_link_loss(std::string_view event);
 // An SM, LID or re-registration notice.
 bool is_sm_notice(std::string_view event);
@@ -52,7 +57,9 @@ bool is_sm_notice(std::string_view event);
 // device-wide record, not an application's claim).
 bool is_port_fault(std::string_view event, uint32_t port);
 
-// The name an incident counts a fault under: the event, or "port_health VERDICT".
-std::string counted_name(std::string_view event, std::string_view health);
+// The name an incident counts a fault under: the event, "port_health VERDICT" or
+// "link_quality CHANGE".
+std::string counted_name(std::string_view event, std::string_view health,
+                         std::string_view link_change);
 
 }  // namespace rdma_eventd_fleet

@@ -30,13 +30,14 @@ IncidentGrouper::IncidentGrouper(IncidentOptions options, Emit emit)
 
 bool IncidentGrouper::add(const FaultInput& in) {
   if (seen_.seen_before(in.stream, in.seq)) return false;
-  if (!is_fault(in.event, in.health)) return false;
+  if (!is_fault(in.event, in.health, in.link_change)) return false;
   Held h{in.time_us,
          arrivals_++,
          std::string(in.host),
          std::string(in.event),
          std::string(in.device),
          std::string(in.health),
+         std::string(in.link_change),
          in.port};
   if (in.time_us <= taken_up_to_us_) {
     // Later than reorder_us out of order: taken now, as if it came at the time already reached
@@ -81,11 +82,10 @@ IncidentGrouper::Open& IncidentGrouper::incident_for_new_episode(int64_t at_us) 
 namespace {
 
 void add_to(Incident& incident, const std::string& host, std::string_view event,
-            std::string_view device, uint32_t port, std::string_view health, int64_t t) {
+            std::string_view device, uint32_t port, const std::string& name, int64_t t) {
   if (incident.records++ == 0) incident.start_us = incident.end_us = t;
   incident.start_us = std::min(incident.start_us, t);
   incident.end_us = std::max(incident.end_us, t);
-  const std::string name = counted_name(event, health);
   ++incident.events[name];
   auto [it, fresh] = incident.hosts.try_emplace(host);
   IncidentHost& h = it->second;
@@ -122,7 +122,8 @@ void IncidentGrouper::take(const Held& f, int64_t at_us, bool late) {
   }
   episode.last_us = fresh ? at_us : std::max(episode.last_us, at_us);
   endings_.emplace(time_plus(episode.last_us, options_.gap_us), &it->first);
-  add_to(open->incident, f.host, f.event, f.device, f.port, f.health, f.time_us);
+  add_to(open->incident, f.host, f.event, f.device, f.port,
+         counted_name(f.event, f.health, f.link_change), f.time_us);
   open->incident.late_records += late;
   const std::string* host = &open->incident.hosts.find(f.host)->first;
   if (is_link_loss(f.event) && !episode.lost_link) {

@@ -52,7 +52,7 @@ class IncidentGrouper {
   struct Held {
     int64_t time_us;
     uint64_t order;  // arrival, so that equal times keep the journal's order
-    std::string host, event, device, health;
+    std::string host, event, device, health, link_change;
     uint32_t port;
     bool operator>(const Held& o) const {
       return time_us != o.time_us ? time_us > o.time_us : order > o.order;

@@ -29,7 +29,7 @@ std::vector<std::string> IncidentReport::events(const IncidentReportOptions& opt
 
 void IncidentReport::add(const JournalEntry& e) {
   const FaultInput in = fault_input(e);
-  const bool fault = is_fault(in.event, in.health);
+  const bool fault = is_fault(in.event, in.health, in.link_change);
   const bool counted = grouper_.add(in);
   if (options_.page && (counted || !fault)) timeline_.add(in);
 }

@@ -24,6 +24,7 @@ inline FaultInput fault_input(const JournalEntry& e) {
           .device = e.device,
           .port = port_of(e.port),
           .health = e.health,
+          .link_change = e.link_change,
           .stream = e.stream,
           .seq = e.seq};
 }

@@ -126,7 +126,7 @@ void Timeline::add(const FaultInput& in) {
   // Downs, ups, verdicts and the other faults are marks; any other record only gives its host
   // a row.
   const bool marked = in.event == "port_err" || in.event == "port_active" ||
-                      in.event == "port_health" || is_fault(in.event, in.health);
+                      in.event == "port_health" || is_fault(in.event, in.health, in.link_change);
   if (!marked) return;
   if (host.marks.size() >= marks_per_host_) {
     ++host.left_out;
@@ -138,8 +138,11 @@ void Timeline::add(const FaultInput& in) {
   if (in.event == "port_err") kind = 'd';
   if (in.event == "port_active") kind = 'u';
   if (in.event == "port_health") kind = 'v';
-  const std::string label =
-      where + " " + (kind == 'v' ? "verdict " + std::string(in.health) : std::string(in.event));
+  // A link_quality fault says which change ("link_quality hidden_down").
+  const std::string what = kind == 'v'                  ? "verdict " + std::string(in.health)
+                           : in.event == "link_quality" ? counted_name(in.event, {}, in.link_change)
+                                                        : std::string(in.event);
+  const std::string label = where + " " + what;
   host.marks.push_back({in.time_us, kind, label, std::string(in.health)});
 }
 

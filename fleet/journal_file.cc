@@ -110,6 +110,12 @@ int JournalFile::next(JournalEntry& e) {
     } else {
       e.health.clear();
     }
+    // The same for link_quality records and their change ("bad", "hidden_down", ...).
+    if (window_.whole_records || e.event == "link_quality") {
+      field(j, "RDMA_LINK_CHANGE", e.link_change);
+    } else {
+      e.link_change.clear();
+    }
     field(j, "RDMA_STREAM", e.stream);
     std::string seq;
     field(j, "RDMA_SEQ", seq);

@@ -15,10 +15,6 @@ constexpr std::array<std::string_view, 8> kKeys = {
     "node_name",          "reason_prefix", "drain_on", "reconcile_interval_s",
     "scontrol_timeout_s", "scontrol",      "socket",   "drain_when_daemon_unreachable"};
 
-// The verdicts a node may be drained for (docs/health.md); "healthy" is none of them.
-constexpr std::array<std::string_view, 5> kDrainable = {"degraded", "down", "flapping", "gone",
-                                                        "fatal"};
-
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
@@ -70,16 +66,21 @@ std::string prefix_key(const json& v) {
 }
 
 std::set<std::string> drain_on_key(const json& v) {
-  if (!v.is_array()) throw ConfigError{"drain_on: not an array of verdicts"};
+  if (!v.is_array()) throw ConfigError{"drain_on: not an array of verdicts and reasons"};
   std::set<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string where = "drain_on[" + std::to_string(i) + "]";
     if (!v[i].is_string()) throw ConfigError{where + ": not a string"};
     const std::string name = v[i].get<std::string>();
-    if (std::find(kDrainable.begin(), kDrainable.end(), name) == kDrainable.end()) {
+    const bool verdict = std::find(kDrainableVerdicts.begin(), kDrainableVerdicts.end(), name) !=
+                         kDrainableVerdicts.end();
+    const bool reason = std::find(kDrainableReasons.begin(), kDrainableReasons.end(), name) !=
+                        kDrainableReasons.end();
+    if (!verdict && !reason) {
       throw ConfigError{where + ": '" + name +
                         "' is not a verdict a node is drained for (degraded, down, flapping, "
-                        "gone, fatal)"};
+                        "gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
+                        "transport_errors)"};
     }
     out.insert(name);
   }

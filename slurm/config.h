@@ -2,6 +2,7 @@
 // optional, every key checked. Pure: reading the file and `hostname -s` are the caller's.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,9 +13,19 @@ namespace rdma_eventd_slurm {
 inline constexpr const char* kDefaultConfigPath = "/etc/rdma-eventd/slurm.json";
 inline constexpr size_t kMaxPrefixBytes = 64;
 
+// The verdicts a node may be drained for (docs/health.md); "healthy" is none of them.
+inline constexpr std::array<std::string_view, 5> kDrainableVerdicts = {"degraded", "down",
+                                                                       "flapping", "gone", "fatal"};
+// The reasons of `degraded` that drain_on may also name: the link-quality faults (docs/health.md,
+// "Link quality"). A port degraded for one of them has a link that loses bits or retrains, which
+// a site may drain for while a port merely slower than expected is left in service.
+inline constexpr std::array<std::string_view, 3> kDrainableReasons = {
+    "bit_errors", "link_recoveries", "transport_errors"};
+
 struct Config {
   std::string node_name;  // "" until filled: `hostname -s`
   std::string reason_prefix = "rdma-eventd:";
+  // Verdicts, and reasons of kDrainableReasons ("degraded for that reason").
   std::set<std::string> drain_on = {"fatal", "flapping", "gone", "down"};
   unsigned reconcile_interval_s = 60;
   unsigned scontrol_timeout_s = 10;

@@ -52,6 +52,15 @@ bool is_port_name(std::string_view s) {
   return s.find_first_not_of("0123456789", slash + 1) == std::string_view::npos;
 }
 
+// Whether drain_on asks for this port's drain: by its verdict, or, degraded, by its reason
+// ("bit_errors": a link that loses bits, while a slower link is left in service).
+bool drains(const Config& config, const HealthReply::Port& p) {
+  if (config.drain_on.count(p.health)) return true;
+  return p.health == "degraded" && config.drain_on.count(p.reason) &&
+         std::find(kDrainableReasons.begin(), kDrainableReasons.end(), p.reason) !=
+             kDrainableReasons.end();
+}
+
 const HealthReply::Port* find_port(const HealthReply& h, std::string_view name) {
   for (const HealthReply::Port& p : h.ports) {
     if (rdma_eventd::port_name(p) == name) return &p;
@@ -116,7 +125,7 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
   if (!health->enabled) return {Wanted::kUnknown, ""};
   std::vector<HealthReply::Port> bad;
   for (const HealthReply::Port* p : view.bad) {
-    if (config.drain_on.count(p->health)) bad.push_back(*p);
+    if (drains(config, *p)) bad.push_back(*p);
   }
   // What our drain was for and the daemon no longer shows in service: not proven healthy.
   std::vector<std::string> missing;

@@ -23,9 +23,11 @@ inline constexpr size_t kMaxReasonBytes = 200;
 // What the verdicts ask of the node.
 struct Wanted {
   enum Kind {
-    kDrain,    // a port in service has a verdict in drain_on: drained with `reason`
+    kDrain,    // a port in service has a verdict (or degraded, a reason) in drain_on: drained
+               // with `reason`
     kHealthy,  // proven healthy: not drained by us
-    kHold,     // a port is not healthy but its verdict is not in drain_on: leave as it is
+    kHold,     // a port is not healthy but neither its verdict nor its reason drains: leave
+               // as it is
     kUnknown,  // the daemon cannot be reached or has nothing to judge: leave as it is
   };
   Kind kind = kUnknown;

@@ -3,7 +3,8 @@
 // a first byte that picks the options, then entries in the journal export format that
 // systemd-journal-remote takes (`NAME=value` lines, or `NAME`, a 64-bit little-endian length
 // and the bytes, for a value with any bytes; an empty line ends an entry): __REALTIME_TIMESTAMP,
-// _HOSTNAME, RDMA_EVENT, RDMA_DEVICE, RDMA_PORT, RDMA_HEALTH, RDMA_STREAM, RDMA_SEQ. They go
+// _HOSTNAME, RDMA_EVENT, RDMA_DEVICE, RDMA_PORT, RDMA_HEALTH, RDMA_LINK_CHANGE, RDMA_STREAM,
+// RDMA_SEQ. They go
 // through the grouping (IncidentGrouper) and every output: the text, the JSON, the page, and the
 // report the command line runs (IncidentReport). Beyond "no crash, no leak, no undefined
 // behaviour, no exception", it checks:
@@ -95,6 +96,8 @@ std::vector<JournalEntry> parse_export(std::string_view in) {
       e.port = text;
     } else if (name == "RDMA_HEALTH") {
       e.health = text;
+    } else if (name == "RDMA_LINK_CHANGE") {
+      e.link_change = text;
     } else if (name == "RDMA_STREAM") {
       e.stream = text;
     } else if (name == "RDMA_SEQ") {

@@ -47,8 +47,10 @@ void check_config(const Config& c, const std::string& input) {
   FUZZ_CHECK(c.scontrol_timeout_s >= 1 && c.scontrol_timeout_s <= 20, input);
   FUZZ_CHECK(!c.scontrol.empty(), input);
   FUZZ_CHECK(c.node_name.find_first_of(" \t\n=,") == std::string::npos, input);
+  // The verdicts, and the link-quality reasons of degraded (docs/scheduler.md).
   for (const std::string& v : c.drain_on)
-    FUZZ_CHECK(v == "degraded" || v == "down" || v == "flapping" || v == "gone" || v == "fatal",
+    FUZZ_CHECK(v == "degraded" || v == "down" || v == "flapping" || v == "gone" || v == "fatal" ||
+                   v == "bit_errors" || v == "link_recoveries" || v == "transport_errors",
                input);
   const std::string again_text = written_back(c).dump();
   std::string error;

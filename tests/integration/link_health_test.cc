@@ -5,7 +5,8 @@
 // says why, and it clears by itself after the clean period; pegged and reset counters never
 // pass for healthy or for broken; a link_downed step without a port event is a down; a counter
 // that cannot be read is logged once and its device left alone until it is opened again; with
-// counter health off the daemon never wakes.
+// counter health off the daemon never wakes; rdma-eventctl history --incidents reads the bad
+// link back from the journal as an incident of its port.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -148,6 +149,24 @@ TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPe
   const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy");
   EXPECT_EQ(healthy.reason, "clean_period_elapsed");
   EXPECT_EQ(healthy.previous_health, "degraded");
+
+  // The fleet's view of that journal (history --incidents reads RDMA_LINK_CHANGE): the bad
+  // link and the verdict it caused are one incident of the port; clean is no fault.
+  link_journal_entry(d, healthy);  // journaled, and everything before it
+  const auto incidents = rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "history", "-D",
+                                                "/run/log/journal", "--incidents", "--json"});
+  ASSERT_EQ(incidents.exit_code(), 0) << incidents.err;
+  ASSERT_EQ(incidents.out_lines().size(), 1u) << incidents.out;
+  const json incident = json::parse(incidents.out_lines()[0]);
+  const std::string host = j.value("_HOSTNAME", "");
+  EXPECT_EQ(incident["class"], "port");
+  EXPECT_EQ(incident["evidence"],
+            host +
+                " mlx5_0/1: 1 link_quality bad, 1 port_health degraded: errors on the link (its "
+                "error counters), the cable or transceiver");
+  EXPECT_EQ(incident["events"], json({{"link_quality bad", 1}, {"port_health degraded", 1}}));
+  EXPECT_EQ(incident["records"], 2);
+  EXPECT_EQ(incident["hosts"].size(), 1u);
 }
 
 TEST(LinkHealth, TheAllowanceScalesWithTheRateAPortRetrainedToRunsAt) {

@@ -29,7 +29,8 @@ JournalEntry entry(int64_t t, const std::string& host, uint64_t seq = 1) {
 bool same(const JournalEntry& a, const JournalEntry& b) {
   return a.realtime_us == b.realtime_us && a.hostname == b.hostname && a.record == b.record &&
          a.event == b.event && a.device == b.device && a.port == b.port && a.health == b.health &&
-         a.stream == b.stream && a.seq == b.seq && a.message == b.message;
+         a.link_change == b.link_change && a.stream == b.stream && a.seq == b.seq &&
+         a.message == b.message;
 }
 
 // A stream of given entries that fails with `error` after `fail_after` of them (never: -1).
@@ -84,6 +85,7 @@ TEST(FleetRuns, RunsGiveBackExactlyWhatWasWritten) {
     JournalEntry e = entry(1'000'000 + i * 7, "node" + std::to_string(i % 13), i + 1);
     if (i % 5 == 0) e.device = e.hostname;
     if (i % 7 == 0) e.health = std::string("d\0\xff\n", 4);
+    if (i % 11 == 0) e.link_change = i % 2 ? "hidden_down" : std::string("b\0\xfe", 3);
     if (i == 42) e.record = std::string(100'000, 'r');
     if (i == 43) e.message = "message";
     if (i == 44) e.realtime_us = -5;

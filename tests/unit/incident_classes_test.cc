@@ -120,6 +120,21 @@ TEST(IncidentClasses, AFabricEventDuringAFlapIsStillTheFabric) {
   EXPECT_EQ(lines[1].substr(0, 37), "0+118000000 port hosts=node00 records");
 }
 
+TEST(IncidentClasses, HiddenDownsOfManyHostsAreNotTheFabric) {
+  // Each is stamped when its host read the counters, up to a minute after the down: three
+  // within a second of each other are their hosts' timers, not a switch.
+  Grouping g;
+  const auto hidden = [](int64_t at_us, const char* host) {
+    return FaultAt{at_us, host, "link_quality", "mlx5_0", 1, "", 0, "hidden_down"};
+  };
+  EXPECT_EQ(g.run({hidden(0, "a"), hidden(100, "b"), hidden(200, "c")}),
+            (std::vector<std::string>{
+                "0+200 port hosts=a,b,c records=3: 3 hosts, 0 losing links or seeing SM notices "
+                "(fewer than the 3 of a fabric incident); a mlx5_0/1: 1 link_quality hidden_down: "
+                "one link lost too briefly for an event (link_downed)"}));
+  EXPECT_EQ(g.out_[0].link_losses.hosts_in_all, 0u);
+}
+
 TEST(IncidentClasses, SmNoticesAreEvidenceOfTheirOwnNotPorts) {
   // A host with two rails: a subnet manager failover reaches both. Not "2 ports at once": no
   // link was lost.

@@ -21,7 +21,8 @@ struct FaultAt {
   std::string device = "mlx5_0";
   uint32_t port = 1;
   std::string health;
-  uint64_t seq = 0;  // 0: the next of the host's stream
+  uint64_t seq = 0;         // 0: the next of the host's stream
+  std::string link_change;  // link_quality records
 };
 
 // The incidents the grouper gives out for `entries` fed in this order, in the order it gives
@@ -40,6 +41,7 @@ class Grouping {
                          .device = e.device,
                          .port = e.port,
                          .health = e.health,
+                         .link_change = e.link_change,
                          .stream = stream,
                          .seq = seq});
   }

@@ -2,6 +2,7 @@
 // classes, with records on a driven clock (times in microseconds from an arbitrary origin).
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,46 @@ TEST(Incidents, AFlappingPortAndModuleErrorsArePortIncidents) {
                 "flapping: the link flaps, the cable or transceiver",
                 "60000000+0 port hosts=n5 records=1: n5 mlx5_1/1: 1 module_error: module "
                 "errors, the cable or transceiver"}));
+}
+
+TEST(Incidents, ALinkQualityBadOrHiddenDownIsAFaultOfItsPortTheOtherChangesAreNot) {
+  const auto link = [](int64_t at_us, const char* host, const char* change) {
+    return FaultAt{at_us, host, "link_quality", "mlx5_0", 1, "", 0, change};
+  };
+  Grouping g;
+  // Clean again, a counter pegged (errors unknown, none seen) or reset by another tool: none
+  // is a fault, nor is an entry without its change.
+  EXPECT_FALSE(g.add(link(0, "n1", "clean")));
+  EXPECT_FALSE(g.add(link(0, "n1", "pegged")));
+  EXPECT_FALSE(g.add(link(0, "n1", "reset")));
+  EXPECT_FALSE(g.add(link(0, "n1", "")));
+  // Bit errors, and the degraded verdict they cause: one episode of the port.
+  EXPECT_TRUE(g.add(link(kSecondUs, "n1", "bad")));
+  EXPECT_TRUE(g.add({kSecondUs + 100, "n1", "port_health", "mlx5_0", 1, "degraded"}));
+  // A down too brief for an event, alone; then one with a port_err: the link flaps.
+  EXPECT_TRUE(g.add(link(60 * kSecondUs, "n2", "hidden_down")));
+  EXPECT_TRUE(g.add(link(120 * kSecondUs, "n3", "hidden_down")));
+  EXPECT_TRUE(g.add({122 * kSecondUs, "n3", "port_err"}));
+  g.grouper_.finish();
+  EXPECT_EQ(g.lines(),
+            (std::vector<std::string>{
+                "1000000+100 port hosts=n1 records=2: n1 mlx5_0/1: 1 link_quality bad, 1 "
+                "port_health degraded: errors on the link (its error counters), the cable or "
+                "transceiver",
+                "60000000+0 port hosts=n2 records=1: n2 mlx5_0/1: 1 link_quality hidden_down: one "
+                "link lost too briefly for an event (link_downed)",
+                "120000000+2000000 port hosts=n3 records=2: n3 mlx5_0/1: 1 link_quality "
+                "hidden_down, 1 port_err: the link flaps, the cable or transceiver"}));
+  EXPECT_EQ(g.out_[0].hosts.at("n1").ports, (std::set<std::string>{"mlx5_0/1"}));
+  EXPECT_EQ(g.out_[1].downs, 0u) << "port_downs counts port_err records";
+}
+
+TEST(Incidents, TwoPortsOfAHostWithBadLinksAtOnceAreAHostIncident) {
+  Grouping g;
+  EXPECT_EQ(g.run({{0, "n4", "link_quality", "mlx5_0", 1, "", 0, "bad"},
+                   {10, "n4", "link_quality", "mlx5_1", 1, "", 0, "bad"}}),
+            (std::vector<std::string>{"0+10 host hosts=n4 records=2: n4: 2 ports at once "
+                                      "(mlx5_0/1, mlx5_1/1): the host or its adapter"}));
 }
 
 TEST(Incidents, ApplicationReportsAloneAreAnApplicationIncident) {

@@ -29,6 +29,16 @@ StatusReply sample_status() {
   s.devices = {{"mlx5_0", "0c42:a103:00f6:5e44", {{p, 1, 1}, {q, 1, 1}}}};
   s.event_counts.ports = {{"mlx5_0", 0, {{"device_added", 1}}, 0},
                           {"mlx5_0", 2, {{"port_err", 2}, {"port_health", 1}}, 2}};
+  // Port 1's link loses bits; port 2's symbol_error is pegged. The raw counters are not
+  // exported (node_exporter's), so their values here must not show up in the text.
+  s.link_health.enabled = true;
+  s.link_health.interval_s = 60;
+  s.link_health.samples = 40;
+  s.link_health.counter_reads = 120;
+  s.link_health.read_failures = 1;
+  s.link_health.ports = {
+      {"mlx5_0", 1, true, "bit_errors", 1e-12, "", {{"symbol_error", 4242}, {"link_downed", 3}}},
+      {"mlx5_0", 2, false, "", 0, "symbol_error", {{"symbol_error", 65535}}}};
   return s;
 }
 
@@ -146,6 +156,93 @@ rdma_eventd_port_down_transitions_total{device="mlx5_0",port="2"} 2
 # TYPE rdma_eventd_port_health_transitions_total counter
 rdma_eventd_port_health_transitions_total{device="mlx5_0",port="1"} 0
 rdma_eventd_port_health_transitions_total{device="mlx5_0",port="2"} 1
+# HELP rdma_eventd_link_health_enabled 1 when the daemon reads the ports' error counters and judges their links.
+# TYPE rdma_eventd_link_health_enabled gauge
+rdma_eventd_link_health_enabled 1
+# HELP rdma_eventd_link_read_failures_total Devices whose error counters could not be read (not read again until reopened).
+# TYPE rdma_eventd_link_read_failures_total counter
+rdma_eventd_link_read_failures_total 1
+# HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
+# TYPE rdma_eventd_link_bad gauge
+rdma_eventd_link_bad{device="mlx5_0",port="1"} 1
+rdma_eventd_link_bad{device="mlx5_0",port="2"} 0
+# HELP rdma_eventd_link_fault 1 for each fault that makes the port's link bad, 0 for the others, by fault.
+# TYPE rdma_eventd_link_fault gauge
+rdma_eventd_link_fault{device="mlx5_0",port="1",fault="bit_errors"} 1
+rdma_eventd_link_fault{device="mlx5_0",port="1",fault="link_recoveries"} 0
+rdma_eventd_link_fault{device="mlx5_0",port="1",fault="transport_errors"} 0
+rdma_eventd_link_fault{device="mlx5_0",port="2",fault="bit_errors"} 0
+rdma_eventd_link_fault{device="mlx5_0",port="2",fault="link_recoveries"} 0
+rdma_eventd_link_fault{device="mlx5_0",port="2",fault="transport_errors"} 0
+# HELP rdma_eventd_link_ber_estimate symbol_error growth per bit over the longest bit error window: the bit error rate after FEC.
+# TYPE rdma_eventd_link_ber_estimate gauge
+rdma_eventd_link_ber_estimate{device="mlx5_0",port="1"} 1e-12
+rdma_eventd_link_ber_estimate{device="mlx5_0",port="2"} 0
+# HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
+# TYPE rdma_eventd_link_pegged gauge
+rdma_eventd_link_pegged{device="mlx5_0",port="2",counter="symbol_error"} 1
+)");
+}
+
+TEST(MetricsText, EveryLinkFaultIsASeriesOfItsPortAndANewOneIsNamed) {
+  // Two faults at once, and one this client does not know (a newer daemon's): the known ones
+  // have a series whether on or not, so that one coming is a change of value; two counters
+  // pegged are two series.
+  StatusReply s;
+  s.link_health.enabled = true;
+  s.link_health.ports = {{"mlx5_1",
+                          1,
+                          true,
+                          "link_recoveries,module_faults,bit_errors",
+                          2.5e-13,
+                          "symbol_error,link_downed",
+                          {}}};
+  const std::string text = metrics_text(s, HealthReply{});
+  const size_t from = text.find("# HELP rdma_eventd_link_bad ");
+  ASSERT_NE(from, std::string::npos) << text;
+  EXPECT_EQ(
+      text.substr(from),
+      R"(# HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
+# TYPE rdma_eventd_link_bad gauge
+rdma_eventd_link_bad{device="mlx5_1",port="1"} 1
+# HELP rdma_eventd_link_fault 1 for each fault that makes the port's link bad, 0 for the others, by fault.
+# TYPE rdma_eventd_link_fault gauge
+rdma_eventd_link_fault{device="mlx5_1",port="1",fault="bit_errors"} 1
+rdma_eventd_link_fault{device="mlx5_1",port="1",fault="link_recoveries"} 1
+rdma_eventd_link_fault{device="mlx5_1",port="1",fault="transport_errors"} 0
+rdma_eventd_link_fault{device="mlx5_1",port="1",fault="module_faults"} 1
+# HELP rdma_eventd_link_ber_estimate symbol_error growth per bit over the longest bit error window: the bit error rate after FEC.
+# TYPE rdma_eventd_link_ber_estimate gauge
+rdma_eventd_link_ber_estimate{device="mlx5_1",port="1"} 2.5e-13
+# HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
+# TYPE rdma_eventd_link_pegged gauge
+rdma_eventd_link_pegged{device="mlx5_1",port="1",counter="symbol_error"} 1
+rdma_eventd_link_pegged{device="mlx5_1",port="1",counter="link_downed"} 1
+)");
+}
+
+TEST(MetricsText, ADaemonWithoutCounterHealthHasTheFamiliesAndNoPort) {
+  // Counter health off, or a daemon too old to send the block (read as off): 0, and no
+  // series of any port.
+  const std::string text = metrics_text(StatusReply{}, HealthReply{});
+  const size_t from = text.find("# HELP rdma_eventd_link_health_enabled ");
+  ASSERT_NE(from, std::string::npos) << text;
+  EXPECT_EQ(
+      text.substr(from),
+      R"(# HELP rdma_eventd_link_health_enabled 1 when the daemon reads the ports' error counters and judges their links.
+# TYPE rdma_eventd_link_health_enabled gauge
+rdma_eventd_link_health_enabled 0
+# HELP rdma_eventd_link_read_failures_total Devices whose error counters could not be read (not read again until reopened).
+# TYPE rdma_eventd_link_read_failures_total counter
+rdma_eventd_link_read_failures_total 0
+# HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
+# TYPE rdma_eventd_link_bad gauge
+# HELP rdma_eventd_link_fault 1 for each fault that makes the port's link bad, 0 for the others, by fault.
+# TYPE rdma_eventd_link_fault gauge
+# HELP rdma_eventd_link_ber_estimate symbol_error growth per bit over the longest bit error window: the bit error rate after FEC.
+# TYPE rdma_eventd_link_ber_estimate gauge
+# HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
+# TYPE rdma_eventd_link_pegged gauge
 )");
 }
 

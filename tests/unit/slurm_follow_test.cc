@@ -100,6 +100,16 @@ struct SlurmFixture {
     }
     daemon.send_lost();  // any line that wakes the follower does
   }
+  // The port's error counters make its link bad (or clean again, with reason
+  // "clean_period_elapsed"): a change of verdict, and a port_health record.
+  void link_verdict(const char* device, const char* health, const char* reason) {
+    for (HealthReply::Port& p : daemon.health.ports) {
+      if (p.device != device) continue;
+      p = port(device, health);
+      p.reason = reason;
+    }
+    daemon.send_lost();
+  }
   // slurmctld goes away, then mlx5_0/1 starts flapping.
   void slurmctld_away_during_a_flap() {
     slurm.up = false;
@@ -231,6 +241,31 @@ TEST(SlurmFollow, ADryRunPrintsACommandOnceNotAtEveryReconcile) {
       testing::internal::GetCapturedStdout(),
       "scontrol update nodename=testnode state=drain reason='" + std::string(kDrainFlap) + "'\n");
   EXPECT_EQ(f.slurm.updates, 0);
+}
+
+TEST(SlurmFollow, BitErrorsDrainWhenDrainOnNamesThemAndTheCleanLinkResumes) {
+  SlurmFixture f;
+  f.config.drain_on.insert("bit_errors");
+  f.run(1s);
+  f.link_verdict("mlx5_0", "degraded", "bit_errors");
+  f.run(1h);
+  EXPECT_EQ(f.slurm.state + " " + f.slurm.reason,
+            "IDLE+DRAIN rdma-eventd: mlx5_0/1 degraded (bit_errors)");
+  EXPECT_EQ(f.slurm.updates, 1);
+  f.link_verdict("mlx5_0", "healthy", "clean_period_elapsed");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.state + " " + f.slurm.reason, "IDLE ");
+  EXPECT_EQ(f.slurm.updates, 2);
+}
+
+TEST(SlurmFollow, BitErrorsDrainNothingByDefault) {
+  SlurmFixture f;
+  f.run(1s);
+  f.link_verdict("mlx5_0", "degraded", "bit_errors");
+  f.run(1h);
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  EXPECT_EQ(f.slurm.updates, 0);
+  EXPECT_EQ(f.logged("no port has a verdict that drains: the node is left as it is"), 1);
 }
 
 TEST(SlurmFollow, AnUnknownNodeIsRetriedWithBackoffNotInALoop) {

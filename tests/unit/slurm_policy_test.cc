@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 
 #include "config.h"
 #include "node_state.h"
@@ -153,6 +154,17 @@ TEST(SlurmConfig, DefaultsWhenEmptyAndEveryKeyRead) {
   EXPECT_EQ(*c, want);
 }
 
+TEST(SlurmConfig, DrainOnNamesTheLinkQualityReasonsBesideTheVerdicts) {
+  std::string error;
+  const auto c = parse_config(
+      R"({"drain_on":["fatal","bit_errors","link_recoveries","transport_errors"]})", &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->drain_on,
+            (std::set<std::string>{"fatal", "bit_errors", "link_recoveries", "transport_errors"}));
+  // Off by default: the default set is the four verdicts only.
+  EXPECT_EQ(Config{}.drain_on, (std::set<std::string>{"fatal", "flapping", "gone", "down"}));
+}
+
 TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"reason_prefx":"x:"})", "unknown key 'reason_prefx' (did you mean 'reason_prefix'?)"},
@@ -167,8 +179,19 @@ TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
        "reason_prefix: 65 bytes, more than 64"},
       {R"({"drain_on":["flaping"]})",
        "drain_on[0]: 'flaping' is not a verdict a node is drained for (degraded, down, "
-       "flapping, gone, fatal)"},
-      {R"({"drain_on":"fatal"})", "drain_on: not an array of verdicts"},
+       "flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
+       "transport_errors)"},
+      // Reasons other than the link-quality faults are not accepted: a port slower than
+      // expected is drained with "degraded", and a healthy reason drains nothing.
+      {R"({"drain_on":["fatal","rate_below_expected"]})",
+       "drain_on[1]: 'rate_below_expected' is not a verdict a node is drained for (degraded, "
+       "down, flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
+       "transport_errors)"},
+      {R"({"drain_on":["clean_period_elapsed"]})",
+       "drain_on[0]: 'clean_period_elapsed' is not a verdict a node is drained for (degraded, "
+       "down, flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
+       "transport_errors)"},
+      {R"({"drain_on":"fatal"})", "drain_on: not an array of verdicts and reasons"},
       {R"({"reconcile_interval_s":0})",
        "reconcile_interval_s: not a whole number of seconds from 1 to 86400"},
       {R"({"scontrol_timeout_s":60})",
@@ -293,6 +316,64 @@ TEST(SlurmWanted, OnlyPortsInServiceWithAVerdictOfTheSetDrain) {
             (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 degraded (rate_below_expected)"}));
 }
 
+HealthReply::Port degraded_for(const char* device, uint32_t n, const char* reason) {
+  HealthReply::Port p = slurm_port(device, n, "degraded");
+  p.reason = reason;
+  return p;
+}
+
+TEST(SlurmWanted, ALinkQualityReasonInDrainOnDrainsAPortDegradedForIt) {
+  Config c;
+  c.drain_on.insert("bit_errors");
+  EXPECT_EQ(
+      wanted_for({degraded_for("mlx5_0", 1, "bit_errors"), slurm_port("mlx5_1", 1, "healthy")}, c),
+      (Wanted{Wanted::kDrain, "rdma-eventd: mlx5_0/1 degraded (bit_errors)"}));
+  // Degraded for another reason, or for another link-quality fault, holds: neither drained
+  // nor resumed.
+  EXPECT_EQ(wanted_for({degraded_for("mlx5_0", 1, "link_recoveries")}, c),
+            (Wanted{Wanted::kHold, ""}));
+  EXPECT_EQ(wanted_for({degraded_for("mlx5_0", 1, "rate_below_expected")}, c),
+            (Wanted{Wanted::kHold, ""}));
+  // Clean again: healthy, proven.
+  HealthReply::Port clean = slurm_port("mlx5_0", 1, "healthy");
+  clean.reason = "clean_period_elapsed";
+  EXPECT_EQ(wanted_for({clean}, c), (Wanted{Wanted::kHealthy, ""}));
+  // A port not in service is not drained for its reason either.
+  HealthReply::Port never_up = degraded_for("mlx5_0", 2, "bit_errors");
+  never_up.counted = false;
+  EXPECT_EQ(wanted_for({never_up, slurm_port("mlx5_0", 1, "healthy")}, c),
+            (Wanted{Wanted::kHealthy, ""}));
+}
+
+TEST(SlurmWanted, TheLinkQualityReasonsDrainNothingByDefault) {
+  const Config c;
+  for (const char* reason : {"bit_errors", "link_recoveries", "transport_errors"}) {
+    EXPECT_EQ(wanted_for({degraded_for("mlx5_0", 1, reason)}, c), (Wanted{Wanted::kHold, ""}))
+        << reason;
+  }
+}
+
+TEST(SlurmWanted, AReasonDrainsOnlyADegradedPortAndRanksWithDegraded) {
+  Config c;
+  c.drain_on = {"fatal", "flapping", "link_recoveries", "transport_errors"};
+  // Worst first: the degraded ports after the fatal and flapping ones, then by port; each
+  // says its reason.
+  EXPECT_EQ(
+      wanted_for({degraded_for("mlx5_0", 1, "transport_errors"),
+                  degraded_for("mlx5_0", 2, "link_recoveries"), slurm_port("mlx5_1", 1, "fatal"),
+                  slurm_port("mlx5_2", 1, "flapping", true, 3),
+                  degraded_for("mlx5_3", 1, "rate_below_last_healthy")},
+                 c),
+      (Wanted{Wanted::kDrain,
+              "rdma-eventd: mlx5_1/1 fatal, mlx5_2/1 flapping (3 downs), mlx5_0/1 degraded "
+              "(transport_errors), mlx5_0/2 degraded (link_recoveries)"}));
+  // A reason is only ever a reason of degraded: a down port whose reason reads like one (a
+  // daemon from elsewhere) is judged by its verdict, which drain_on does not name here.
+  HealthReply::Port down = slurm_port("mlx5_0", 1, "down");
+  down.reason = "link_recoveries";
+  EXPECT_EQ(wanted_for({down}, c), (Wanted{Wanted::kHold, ""}));
+}
+
 const std::string kSlurmPrefix = "rdma-eventd:";
 const Wanted kSlurmDrainFlap{Wanted::kDrain, "rdma-eventd: mlx5_0/1 flapping (3 downs)"};
 const Wanted kSlurmHealthy{Wanted::kHealthy, ""};
@@ -356,6 +437,19 @@ TEST(SlurmDecide, RewritesItsReasonOnlyWhenThePortsChange) {
   EXPECT_EQ(scontrol_args(decide(both, ours, kSlurmPrefix), "testnode"),
             (std::vector<std::string>{"update", "nodename=testnode", "state=drain",
                                       "reason=" + both.reason}));
+}
+
+TEST(SlurmDecide, ALinkQualityDrainIsOursToResume) {
+  const std::string reason = "rdma-eventd: mlx5_0/1 degraded (bit_errors)";
+  EXPECT_EQ(decide({Wanted::kDrain, reason}, slurm_node("IDLE"), kSlurmPrefix),
+            (Action{Action::kDrain, reason, "a port in service has a verdict that drains"}));
+  const NodeState ours = slurm_node("IDLE", {"DRAIN"}, reason);
+  EXPECT_EQ(decide(kSlurmHealthy, ours, kSlurmPrefix).kind, Action::kResume);
+  // Another link fault of the same port is the same port and verdict: not rewritten.
+  EXPECT_EQ(decide({Wanted::kDrain, "rdma-eventd: mlx5_0/1 degraded (link_recoveries)"}, ours,
+                   kSlurmPrefix)
+                .kind,
+            Action::kNone);
 }
 
 TEST(SlurmDecide, UnknownOrHeldVerdictsChangeNothing) {
