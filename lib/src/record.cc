@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -415,7 +416,8 @@ void write_link(JsonWriter& w, const LinkQualityEvent& l) {
 bool read_double(JsonReader& rd, const json& obj, std::string_view key, double& out) {
   const json* v = rd.find(obj, key);
   if (!v) return false;
-  if (!v->is_number() || v->get<double>() < 0) return rd.fail(key, "not a number >= 0");
+  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0)
+    return rd.fail(key, "not a finite number >= 0");
   out = v->get<double>();
   return true;
 }

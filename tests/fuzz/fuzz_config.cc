@@ -58,8 +58,11 @@ json canonical(json root, const Config& c) {
   root["devices"]["exclude"] = texts(c.devices.exclude());
   json severity = json::object();
   for (int i = 0; i < kEventKindCount; ++i) {
-    // A port_health record takes its verdict's severity: the key is refused.
-    if (static_cast<EventKind>(i) == EventKind::kPortHealth) continue;
+    // A port_health record takes its verdict's severity, a link_quality record its change's:
+    // the keys are refused.
+    if (static_cast<EventKind>(i) == EventKind::kPortHealth ||
+        static_cast<EventKind>(i) == EventKind::kLinkQuality)
+      continue;
     severity[std::string(event_name(static_cast<EventKind>(i)))] =
         std::string(severity_name(c.severities[static_cast<size_t>(i)]));
   }
