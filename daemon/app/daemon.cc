@@ -232,7 +232,15 @@ void Daemon::apply_config(const Config& next) {
         "the new limits apply now");
   }
   health_.set_config(config_.health);
-  links_.set_config(config_.link_health);
+  const bool links_were_on = links_.config().enabled;
+  const Instant now = system_clock().now();
+  // Ports whose counters are no longer judged drop their link faults (config_changed).
+  for (const auto& c : links_.set_config(config_.link_health))
+    health_.judge_link(c.device, c.port, 0, 0, now, true);
+  std::vector<Record> none;
+  publish(none);
+  // Turned on: the ports up now are read (a baseline) and the timer armed.
+  if (!links_were_on && config_.link_health.enabled) links_.observe_devices(devices_.views(), now);
   devices_.set_filter(config_.devices);
   devices_.resync(DeviceSet::Mode::kReload, "configuration reloaded");
 }

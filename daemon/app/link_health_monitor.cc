@@ -322,12 +322,25 @@ void LinkHealthMonitor::arm() {
   timer_armed_ = true;
 }
 
-void LinkHealthMonitor::set_config(LinkQualityConfig config) {
+std::vector<LinkHealthMonitor::PortChanges> LinkHealthMonitor::set_config(
+    LinkQualityConfig config) {
   const bool interval_changed = config.interval_s != config_.interval_s;
   config_ = std::move(config);
+  std::vector<PortChanges> released;
   for (auto& [name, d] : devices_) {
     d.excluded = excluded(name, d.node_guid);
     d.nothing_to_read = false;  // a transport rule may name a counter it has
+    if (config_.enabled && !d.excluded) continue;
+    // No longer judged: its ports forget their counters, and their faults are dropped.
+    for (auto& [number, p] : d.ports) {
+      if (p.quality.bad()) {
+        PortChanges c{name, d.node_guid, number, {}, 0, 0, p.rate, {}};
+        c.released = true;
+        released.push_back(std::move(c));
+      }
+      p.quality = PortLinkQuality{};
+      p.unexplained = 0;
+    }
   }
   if (!config_.enabled) devices_.clear();
   recount();
@@ -336,6 +349,7 @@ void LinkHealthMonitor::set_config(LinkQualityConfig config) {
     timer_armed_ = false;
   }
   arm();
+  return released;
 }
 
 std::optional<LinkQualityView> LinkHealthMonitor::view(std::string_view device,

@@ -44,6 +44,9 @@ class LinkHealthMonitor {
     uint32_t hidden_downs = 0;
     LinkRate rate;                    // the port's rate at the sample
     std::vector<std::string> pegged;  // its counters at their maximum now
+    // A reload stopped judging the port (link health off, its device excluded): its faults
+    // drop, and port health says why (config_changed).
+    bool released = false;
   };
   // The sysfs directory of an open device by its name ("" when it is not open).
   using DevicePath = std::function<std::string(std::string_view device)>;
@@ -68,7 +71,9 @@ class LinkHealthMonitor {
   // device afresh or forget it. Appends what changed (publish applies it before its verdicts).
   void on_record(const Record& r, Instant now, std::vector<PortChanges>& out);
 
-  void set_config(LinkQualityConfig config);  // a reload
+  // A reload. Returns the ports that had faults and are no longer judged (faults 0, released):
+  // the caller clears them from port health.
+  std::vector<PortChanges> set_config(LinkQualityConfig config);
   const LinkQualityConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
   // A port's link quality, for status (none when it is not read).

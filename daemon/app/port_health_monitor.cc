@@ -115,10 +115,11 @@ void PortHealthMonitor::judge(const Record& r, Instant now) {
 }
 
 void PortHealthMonitor::judge_link(std::string_view device, uint32_t port, uint8_t faults,
-                                   uint32_t hidden_downs, Instant now) {
+                                   uint32_t hidden_downs, Instant now, bool released) {
   if (!enabled_) return;
   if (hidden_downs > 0) model_.count_hidden_downs(device, port, hidden_downs, now, pending_);
-  model_.set_link_faults(device, port, faults, now, pending_);
+  model_.set_link_faults(device, port, faults, now, pending_,
+                         released ? std::optional(HealthReason::kConfigChanged) : std::nullopt);
   dirty_ = true;
 }
 

@@ -55,8 +55,9 @@ class PortHealthMonitor {
 
   // What a port's error counters say (app/link_health_monitor): its link faults now (a bit per
   // LinkFault) and downs too brief for an event. take_records() then gives the verdicts.
+  // `released`: a reload stopped judging the port's counters (healthy for config_changed).
   void judge_link(std::string_view device, uint32_t port, uint8_t faults, uint32_t hidden_downs,
-                  Instant now);
+                  Instant now, bool released = false);
 
   void set_config(HealthConfig config);  // a reload: publishes what changed
   void stop();                           // the daemon stops: saves the state

@@ -253,13 +253,14 @@ PortHealthModel::Port* PortHealthModel::known_port(std::string_view device, uint
 }
 
 bool PortHealthModel::set_link_faults(std::string_view device, uint32_t port, uint8_t faults,
-                                      Instant now, Transitions& out) {
+                                      Instant now, Transitions& out,
+                                      std::optional<HealthReason> healthy_reason) {
   DeviceMap::iterator it;
   Port* p = known_port(device, port, it);
   if (!p) return false;
   settle(it->first, it->second, *p, now, out);
   p->s.link_faults = faults;
-  judge(it->first, it->second, *p, now, 0, std::nullopt, out);
+  judge(it->first, it->second, *p, now, 0, healthy_reason, out);
   return true;
 }
 

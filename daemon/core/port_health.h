@@ -43,7 +43,7 @@ class PortHealthModel {
   // none left makes it healthy again (clean_period_elapsed). Returns false for a port it does
   // not know.
   bool set_link_faults(std::string_view device, uint32_t port, uint8_t faults, Instant now,
-                       Transitions& out);
+                       Transitions& out, std::optional<HealthReason> healthy_reason = std::nullopt);
   // `downs` downs too brief for an event (link_downed grew without a port_err): counted as
   // downs of the flap rule.
   bool count_hidden_downs(std::string_view device, uint32_t port, uint32_t downs, Instant now,

@@ -323,6 +323,35 @@ TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilO
   EXPECT_EQ(lines, 1u);
 }
 
+TEST(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsAgain) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonOptions o = link_options(state.path());
+  DaemonProcess d(sim, o);
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
+  // Off: nothing judges its counters any more, so nothing would ever clean it.
+  json off = json::parse(o.config_json);
+  off["link_health"]["enabled"] = false;
+  d.write_config(off.dump());
+  d.reload();
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy");
+  EXPECT_EQ(healthy.reason, "config_changed");
+  EXPECT_EQ(healthy.previous_health, "degraded");
+  EXPECT_EQ(d.status()["link_health"]["enabled"], false);
+  EXPECT_EQ(d.status()["link_health"]["ports"], json::array());
+  // On again: the ports up are read from a new baseline, and new errors count.
+  d.write_config(o.config_json);
+  d.reload();
+  ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["link_health"]["ports"].size() == 3; },
+                                   std::chrono::seconds(10)));
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  const Record bad = next_link(d, "mlx5_0/1", "bad");
+  EXPECT_EQ(bad.link->count, 50u);
+  EXPECT_EQ(bad.link->value, 100u);
+}
+
 TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-link");
