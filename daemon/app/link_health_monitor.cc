@@ -79,10 +79,13 @@ LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQu
       config_(std::move(config)),
       device_path_(std::move(device_path)),
       deliver_(std::move(deliver)),
-      timer_(loop, [this] {
-        timer_armed_ = false;  // a one-shot: fired
-        on_timer();
-      }) {}
+      timer_(
+          loop,
+          [this] {
+            timer_armed_ = false;  // a one-shot: fired
+            on_timer();
+          },
+          Priority::kSources) {}
 
 bool LinkHealthMonitor::excluded(std::string_view name, std::string_view node_guid) const {
   return std::any_of(config_.exclude.begin(), config_.exclude.end(),
@@ -266,20 +269,48 @@ LinkHealthMonitor::PortChanges LinkHealthMonitor::changes_of(
   return c;
 }
 
+// A sweep reads kPortsPerTurn ports per turn of the loop, device events read between turns (the
+// timer has the devices' priority): a host with many ports never holds its events for all of
+// their reads at once, only for as many as one port event's queries take.
 void LinkHealthMonitor::on_timer() {
+  if (sweep_.empty()) {
+    for (const auto& [name, d] : devices_) {
+      for (const auto& [number, p] : d.ports)
+        sweep_.emplace_back(name, number);
+    }
+    std::reverse(sweep_.begin(), sweep_.end());  // taken from the back
+    sweep_started_mono_us_ = clock_.now().mono_us;
+  }
   const Instant now = clock_.now();
   std::vector<PortChanges> out;
-  for (auto& [name, d] : devices_) {
-    for (auto& [number, p] : d.ports) {
-      std::vector<LinkQualityChange> cleaned;
-      p.quality.advance(config_, now, cleaned);
-      if (!cleaned.empty()) out.push_back(changes_of(name, d, number, p, std::move(cleaned)));
-      if (p.link_up) sample(name, d, number, p, now, out);
-      confirm_hidden_downs(name, d, number, p, now, out);
-    }
+  for (size_t n = 0; n < kPortsPerTurn && !sweep_.empty(); ++n) {
+    const auto [name, number] = std::move(sweep_.back());
+    sweep_.pop_back();
+    auto d = devices_.find(name);  // gone or renamed since the sweep began: skipped
+    if (d == devices_.end()) continue;
+    auto p = d->second.ports.find(number);
+    if (p == d->second.ports.end()) continue;
+    std::vector<LinkQualityChange> cleaned;
+    p->second.quality.advance(config_, now, cleaned);
+    if (!cleaned.empty())
+      out.push_back(changes_of(name, d->second, number, p->second, std::move(cleaned)));
+    if (p->second.link_up) sample(name, d->second, number, p->second, now, out);
+    confirm_hidden_downs(name, d->second, number, p->second, now, out);
   }
   if (!out.empty()) deliver_(out, now);
-  arm();
+  if (!sweep_.empty()) {
+    timer_.arm(std::chrono::microseconds(0));  // the rest at the next turn
+    timer_armed_ = true;
+    return;
+  }
+  // The next sweep an interval after this one began.
+  const int64_t next_us =
+      std::max<int64_t>(0, sweep_started_mono_us_ + int64_t{config_.interval_s} * kMicrosPerSecond -
+                               clock_.now().mono_us);
+  if (wanted()) {
+    timer_.arm(std::chrono::microseconds(next_us));
+    timer_armed_ = true;
+  }
 }
 
 bool LinkHealthMonitor::readable(const Device& d) {
@@ -304,18 +335,23 @@ void LinkHealthMonitor::recount() {
 
 // Kept O(1) on the event path: a port up that can be read is the common reason for the timer;
 // the ports are looked at only when none is (a bad verdict to clean, downs to confirm).
-void LinkHealthMonitor::arm() {
-  bool wanted = config_.enabled && readable_up_ > 0;
-  if (wanted && timer_armed_) return;
-  if (config_.enabled && !wanted) {
-    for (const auto& [name, d] : devices_) {
-      for (const auto& [number, p] : d.ports)
-        wanted = wanted || p.quality.bad() || p.unexplained > 0;
+bool LinkHealthMonitor::wanted() const {
+  if (!config_.enabled) return false;
+  if (readable_up_ > 0) return true;
+  for (const auto& [name, d] : devices_) {
+    for (const auto& [number, p] : d.ports) {
+      if (p.quality.bad() || p.unexplained > 0) return true;
     }
   }
-  if (!wanted) {
+  return false;
+}
+
+void LinkHealthMonitor::arm() {
+  if (timer_armed_ && config_.enabled && readable_up_ > 0) return;
+  if (!wanted()) {
     if (timer_armed_) timer_.cancel();
     timer_armed_ = false;
+    sweep_.clear();
     return;
   }
   if (!timer_armed_) timer_.arm(std::chrono::seconds(config_.interval_s));
@@ -344,7 +380,7 @@ std::vector<LinkHealthMonitor::PortChanges> LinkHealthMonitor::set_config(
   }
   if (!config_.enabled) devices_.clear();
   recount();
-  if (interval_changed && timer_armed_) {
+  if (interval_changed && timer_armed_ && sweep_.empty()) {
     timer_.cancel();
     timer_armed_ = false;
   }

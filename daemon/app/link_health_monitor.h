@@ -33,6 +33,8 @@ namespace rdma_eventd::daemon {
 
 class LinkHealthMonitor {
  public:
+  // Ports one turn of the loop reads in a sweep: 12 counter files at most.
+  static constexpr size_t kPortsPerTurn = 4;
   // What one port's sample changed: the health model takes `faults` (a bit per LinkFault) and
   // `hidden_downs`; the changes are logged and counted.
   struct PortChanges {
@@ -118,6 +120,7 @@ class LinkHealthMonitor {
   void confirm_hidden_downs(const std::string& name, const Device& d, uint32_t number, Port& p,
                             Instant now, std::vector<PortChanges>& out);
   void arm();
+  bool wanted() const;  // a port up that is read, or a verdict or downs waiting on time
   bool excluded(std::string_view name, std::string_view node_guid) const;
   // Whether a device's counters are read (not excluded, not failed, something to read).
   static bool readable(const Device& d);
@@ -138,6 +141,9 @@ class LinkHealthMonitor {
   Stats stats_;
   int64_t readable_up_ = 0;  // ports up on devices that are read: the timer's reason
   bool timer_armed_ = false;
+  // The ports a sweep has still to read, last first, and when it began.
+  std::vector<std::pair<std::string, uint32_t>> sweep_;
+  int64_t sweep_started_mono_us_ = 0;
   // The device of the last record (recount() forgets it: a device erased or renamed).
   std::string last_device_name_;
   Device* last_device_ = nullptr;

@@ -190,10 +190,11 @@ void PeriodicTimer::on_readable() {
   if (n == static_cast<ssize_t>(sizeof expired)) cb_();
 }
 
-Timer::Timer(EventLoop& loop, std::function<void()> cb) : loop_(loop), cb_(std::move(cb)) {
+Timer::Timer(EventLoop& loop, std::function<void()> cb, Priority priority)
+    : loop_(loop), cb_(std::move(cb)) {
   ev_.reset(evtimer_new(loop.base(), &Timer::on_timeout, this));
   if (!ev_) throw std::runtime_error("libevent: cannot allocate a timer");
-  set_priority(ev_.get(), Priority::kControl);
+  set_priority(ev_.get(), priority);
 }
 
 void Timer::arm(std::chrono::microseconds after) {

@@ -164,7 +164,9 @@ class PeriodicTimer {
 // A one-shot timer; nothing runs (no wakeup) while it is not armed.
 class Timer {
  public:
-  Timer(EventLoop& loop, std::function<void()> cb);
+  // `priority`: a timer whose work may wait behind device events (a sweep of many ports)
+  // takes kSources; by default timers are control work.
+  Timer(EventLoop& loop, std::function<void()> cb, Priority priority = Priority::kControl);
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
   Timer(Timer&&) = delete;  // libevent holds its address

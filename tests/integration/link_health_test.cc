@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -350,6 +351,32 @@ TEST(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsA
   const Record bad = next_link(d, "mlx5_0/1", "bad");
   EXPECT_EQ(bad.link->count, 50u);
   EXPECT_EQ(bad.link->value, 100u);
+}
+
+TEST(LinkHealth, ASweepOfManyPortsReadsThemAllAFewAtATurn) {
+  // 16 devices x 2 ports: a sweep takes 8 turns of the loop (4 ports each), and reaches them
+  // all within the period: the last port's errors and the first's are both found.
+  SimFabric sim(topology("sixteen-devices"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path(), fast_link_health(), {{"enabled", false}}));
+  const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
+  const uint64_t at_start = samples();
+  EXPECT_EQ(at_start, 32u);  // each port's first read, at start
+  inject(sim, {"counter", "add", "mlx5_15/2", "symbol_error", "50"});
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  std::vector<Record> bad = {next_record_where(
+      d, [](const Record& r) { return r.event == EventKind::kLinkQuality; }, "link_quality")};
+  bad.push_back(next_record_where(
+      d, [](const Record& r) { return r.event == EventKind::kLinkQuality; }, "link_quality"));
+  std::set<std::string> ports;
+  for (const Record& r : bad) {
+    EXPECT_EQ(r.link->change, "bad");
+    ports.insert(r.device + "/" + std::to_string(r.port));
+  }
+  EXPECT_EQ(ports, (std::set<std::string>{"mlx5_0/1", "mlx5_15/2"}));
+  // Whole sweeps: the reads come 32 at a time, a period apart.
+  ASSERT_TRUE(
+      rdmatest::wait_until([&] { return samples() >= at_start + 64; }, std::chrono::seconds(10)));
 }
 
 TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
