@@ -1,5 +1,7 @@
 #include "json_reader.h"
 
+#include <cmath>
+
 #include "port_fields.h"
 
 namespace rdma_eventd {
@@ -61,6 +63,15 @@ bool JsonReader::u32(const json& obj, std::string_view key, uint32_t& out) {
   };
   const json* v = typed(obj, key, fits, "not a 32-bit unsigned integer");
   return v && read_u32(*v, out);
+}
+
+bool JsonReader::real(const json& obj, std::string_view key, double& out) {
+  auto fits = [](const json& j) {
+    return j.is_number() && std::isfinite(j.get<double>()) && j.get<double>() >= 0;
+  };
+  const json* v = typed(obj, key, fits, "not a finite number >= 0");
+  if (v) out = v->get<double>();
+  return v != nullptr;
 }
 
 bool JsonReader::i64(const json& obj, std::string_view key, int64_t& out) {

@@ -35,6 +35,8 @@ class JsonReader {
   bool u32(const nlohmann::json& obj, std::string_view key, uint32_t& out);
   bool i64(const nlohmann::json& obj, std::string_view key, int64_t& out);
   bool boolean(const nlohmann::json& obj, std::string_view key, bool& out);
+  // A finite number, 0 or more (a rate, an estimate).
+  bool real(const nlohmann::json& obj, std::string_view key, double& out);
   bool str(const nlohmann::json& obj, std::string_view key, std::string& out);
   // An RFC 3339 time with microseconds, as the daemon writes it.
   bool time(const nlohmann::json& obj, std::string_view key, int64_t& out_us);

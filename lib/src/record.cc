@@ -5,7 +5,6 @@
 #include <array>
 #include <cassert>
 #include <charconv>
-#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -413,15 +412,6 @@ void write_link(JsonWriter& w, const LinkQualityEvent& l) {
   w.end_object();
 }
 
-bool read_double(JsonReader& rd, const json& obj, std::string_view key, double& out) {
-  const json* v = rd.find(obj, key);
-  if (!v) return false;
-  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0)
-    return rd.fail(key, "not a finite number >= 0");
-  out = v->get<double>();
-  return true;
-}
-
 bool read_link(JsonReader& rd, const json& obj, Record& r) {
   const json* o = rd.object_at(obj, "link");
   if (!o) return false;
@@ -429,8 +419,8 @@ bool read_link(JsonReader& rd, const json& obj, Record& r) {
   if (!rd.str(*o, "change", l.change) || !rd.str(*o, "fault", l.fault) ||
       !rd.str(*o, "counter", l.counter) || !rd.u64(*o, "value", l.value) ||
       !rd.u64(*o, "count", l.count) || !rd.u64(*o, "allowed", l.allowed) ||
-      !rd.u32(*o, "window_s", l.window_s) || !read_double(rd, *o, "rate_gbps", l.rate_gbps) ||
-      !read_double(rd, *o, "ber", l.ber)) {
+      !rd.u32(*o, "window_s", l.window_s) || !rd.real(*o, "rate_gbps", l.rate_gbps) ||
+      !rd.real(*o, "ber", l.ber)) {
     return false;
   }
   const json* pegged = rd.array_at(*o, "pegged");

@@ -335,10 +335,7 @@ bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
       !rd.str(o, "pegged", p.pegged)) {
     return false;
   }
-  const json* ber = rd.find(o, "ber_estimate");
-  if (!ber) return false;
-  if (!ber->is_number()) return rd.fail("ber_estimate", "not a number");
-  p.ber_estimate = ber->get<double>();
+  if (!rd.real(o, "ber_estimate", p.ber_estimate)) return false;
   const json* counters = rd.object_at(o, "counters");
   if (!counters) return false;
   for (const auto& [name, value] : counters->items()) {

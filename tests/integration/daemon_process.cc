@@ -1,5 +1,7 @@
 #include "daemon_process.h"
 
+#include <gtest/gtest.h>
+
 #include "journal_sandbox.h"
 
 namespace rdma_eventd::test {
@@ -40,6 +42,17 @@ std::vector<nlohmann::json> DaemonProcess::journal_entries(size_t count,
   args.insert(args.end(), matches.begin(), matches.end());
   journal.follow(args, count, timeout);
   return journal.entries(matches);
+}
+
+nlohmann::json journal_entry_of(DaemonProcess& d, const Record& r) {
+  const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
+                                            "RDMA_SEQ=" + std::to_string(r.seq)};
+  std::vector<std::string> args = {"-o", "json"};
+  args.insert(args.end(), matches.begin(), matches.end());
+  JournalSandbox::instance().follow(args, 1, std::chrono::seconds(30));
+  const std::vector<nlohmann::json> entries = JournalSandbox::instance().entries(matches);
+  EXPECT_EQ(entries.size(), 1u);
+  return entries.empty() ? nlohmann::json::object() : entries[0];
 }
 
 }  // namespace rdma_eventd::test

@@ -45,4 +45,8 @@ class DaemonProcess : public rdmatest::DaemonProcess {
   std::vector<nlohmann::json> journal_entries(size_t count, rdmatest::Duration timeout = 30s);
 };
 
+// The journal entry of one of the daemon's records, found by its seq in the daemon's stream
+// (waited for up to 30 s); a failure when there is not exactly one.
+nlohmann::json journal_entry_of(DaemonProcess& d, const Record& r);
+
 }  // namespace rdma_eventd::test

@@ -84,17 +84,6 @@ Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::s
       "port_health " + health + " of " + port, skipped);
 }
 
-json link_journal_entry(DaemonProcess& d, const Record& r) {
-  const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
-                                            "RDMA_SEQ=" + std::to_string(r.seq)};
-  std::vector<std::string> args = {"-o", "json"};
-  args.insert(args.end(), matches.begin(), matches.end());
-  JournalSandbox::instance().follow(args, 1, std::chrono::seconds(30));
-  const std::vector<json> entries = JournalSandbox::instance().entries(matches);
-  EXPECT_EQ(entries.size(), 1u);
-  return entries.empty() ? json::object() : entries[0];
-}
-
 TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPeriod) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-link");
@@ -135,7 +124,7 @@ TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPe
   EXPECT_NE(health.out.find("mlx5_0/1 degraded (bit_errors"), std::string::npos) << health.out;
 
   // The same record in the journal, with fields to filter on.
-  const json j = link_journal_entry(d, bad);
+  const json j = journal_entry_of(d, bad);
   EXPECT_EQ(j.value("RDMA_EVENT", ""), "link_quality");
   EXPECT_EQ(j.value("RDMA_LINK_CHANGE", ""), "bad");
   EXPECT_EQ(j.value("RDMA_LINK_FAULT", ""), "bit_errors");
@@ -153,7 +142,7 @@ TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPe
 
   // The fleet's view of that journal (history --incidents reads RDMA_LINK_CHANGE): the bad
   // link and the verdict it caused are one incident of the port; clean is no fault.
-  link_journal_entry(d, healthy);  // journaled, and everything before it
+  journal_entry_of(d, healthy);  // journaled, and everything before it
   const auto incidents = rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "history", "-D",
                                                 "/run/log/journal", "--incidents", "--json"});
   ASSERT_EQ(incidents.exit_code(), 0) << incidents.err;

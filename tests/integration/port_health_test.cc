@@ -69,18 +69,6 @@ Record flap_until_flapping(const SimFabric& sim, DaemonProcess& d) {
   return next_verdict(d, "mlx5_0", 1, "flapping");
 }
 
-// The journal entry of a record, found by its seq in the daemon's stream.
-json journal_entry_of(DaemonProcess& d, const Record& r) {
-  const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
-                                            "RDMA_SEQ=" + std::to_string(r.seq)};
-  std::vector<std::string> args = {"-o", "json"};
-  args.insert(args.end(), matches.begin(), matches.end());
-  JournalSandbox::instance().follow(args, 1, std::chrono::seconds(30));
-  const std::vector<json> entries = JournalSandbox::instance().entries(matches);
-  EXPECT_EQ(entries.size(), 1u);
-  return entries.empty() ? json::object() : entries[0];
-}
-
 rdmatest::CommandResult health(DaemonProcess& d, std::vector<std::string> args = {}) {
   args.insert(args.begin(), {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
   return rdmatest::run_command(args);

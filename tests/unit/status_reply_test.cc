@@ -174,7 +174,7 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
   EXPECT_EQ(error_after([](json& j) { j["link_health"].erase("samples"); }),
             "link_health.samples: missing");
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["ber_estimate"] = "low"; }),
-            "link_health.ber_estimate: not a number");
+            "link_health.ber_estimate: not a finite number >= 0");
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["counters"]["x"] = -1; }),
             "link_health.counters.x: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
