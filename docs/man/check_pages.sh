@@ -141,8 +141,11 @@ page=rdma-eventd.json.5
 text=$(cat "$scratch/$page.txt")
 # An object whose keys are names the user picks from a list (severity.EVENT) is documented
 # as such, with each name listed: then each name is looked for alone.
+# An array of objects (link_health.bit_errors) has its entries' keys documented once, without
+# the index: link_health.bit_errors.ber.
 keys=$(jq -r 'paths(type != "object") | map(tostring) | join(".")' \
-  "$source_dir/config/rdma-eventd.json" | grep -v '\.[0-9][0-9]*$' | sort -u)
+  "$source_dir/config/rdma-eventd.json" | grep -v '\.[0-9][0-9]*$' |
+  sed -E 's/\.[0-9]+\././g' | sort -u)
 [ -n "$keys" ] || fail "no keys read from config/rdma-eventd.json"
 for key in $keys; do
   parent=${key%.*}
