@@ -43,7 +43,8 @@ expect_figures=(storm.one.daemon_off storm.one.daemon_on storm.one.devx_off stor
   storm.one.raw storm.sixteen.daemon_off storm.sixteen.daemon_on storm.sixteen.devx_off
   storm.sixteen.asyncwatch storm.sixteen.raw
   storm.slow.daemon_off latency.1 latency.100 latency.1000 fanout.1 fanout.100 fanout.1000
-  floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.no_udev health.on
+  floor.1 floor.1.parts floor.100 floor.1000 startup idle.off idle.on idle.links idle.no_udev
+  health.on
   syscall)
 # The instruction counts, each a result too (the targets table reads the 1-device storm's).
 [ ${#instructions[@]} -eq 0 ] ||
@@ -103,7 +104,7 @@ for machine in "| CPU |" "| memory |" "| kernel |" "| Debian |" "| date |" "| co
   grep -qF "$machine" "$report" || fail "no '$machine' in This run"
 done
 targets=$(sed -n '/^## Targets$/,/^## /p' "$report" | grep -c '^| [^-f|]' || true)
-[ "$targets" = 20 ] || fail "$targets target rows, expected 20"
+[ "$targets" = 21 ] || fail "$targets target rows, expected 21"
 # None of the retired targets, and the machine-independent one with its count.
 ! sed -n '/^## Targets$/,/^## /p' "$report" | grep -qE '≥ 1\.0×|≤ 50 µs|≤ 3×' ||
   fail "the targets table prints a retired target"
@@ -162,4 +163,16 @@ got=$(jq -s -r 'map("\(.figure) \(.reporters.count) \(.reporters.counted_as) \(.
   fail "--only reporters measured: $got"
 grep -q '^reporters.report: 1 runs, 5 reporters counted as report; CPU per event ' "$tmp/reporters.log" ||
   fail "--only reporters printed no summary"
+# --only counters: the daemon reading its counters every second, then with link health off,
+# each followed by the 1 s poller; a summary on stderr, no report.
+"$here/bench/run.sh" --smoke --only counters --counter-seconds 2 --no-build --build-dir "$build" \
+  --results "$tmp/counters.jsonl" >"$tmp/counters.log" 2>&1 ||
+  { cat "$tmp/counters.log" >&2; fail "--only counters failed"; }
+[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only counters wrote a report"
+got=$(jq -s -r 'map("\(.figure) \(.ports) \(.samples > 0) \(.poller_reads > 0)") | sort | join(",")' \
+  "$tmp/counters.jsonl")
+[ "$got" = "counters.1s 32 true true,counters.off 0 false false" ] ||
+  fail "--only counters measured: $got"
+grep -q '^counters.1s: 1 runs of 2 s, 32 ports; samples ' "$tmp/counters.log" ||
+  fail "--only counters printed no summary"
 echo "bench_smoke: the harness ran every measurement; the report has every section"
