@@ -14,9 +14,10 @@
 //    caller counts it as a down (a flap) and says so in the record.
 // What never raises a verdict: the first sample of a port (the counters count from the driver's
 // load, the daemon does not know over what time: a reboot, a driver reload, a restarted daemon
-// all start here), a counter that went down (someone reset it: a new baseline, reported once),
-// a counter at its width's maximum (pegged: it counts nothing more, so the port's errors of
-// that counter are unknown since then, reported once, and never read as "no new errors").
+// without its saved state all start here), a counter that went down (someone reset it: a new
+// baseline, reported once), a counter at its width's maximum (pegged: it counts nothing more, so
+// the port's errors of that counter are unknown since then, reported once, and never read as "no
+// new errors").
 #pragma once
 
 #include <array>
