@@ -101,6 +101,9 @@ void Daemon::start() {
   hotplug_.start();
   health_.restore(system_clock().now());  // before the first record is judged
   devices_.resync(DeviceSet::Mode::kStartup, "start");
+  // The ports' counters as a previous run left them, on this boot: their faults go into port
+  // health before it observes the ports, so that a port degraded by them stays degraded.
+  links_.restore(devices_.views(), system_clock().now());
   health_.observe_devices(devices_.views(), system_clock().now());
   links_.observe_devices(devices_.views(), system_clock().now());
   spdlog::info("ready: watching {} device{}", devices_.watched(),
@@ -113,6 +116,7 @@ int Daemon::run() {
   service_->stopping();
   budget_.flush(system_clock().now());  // the summaries still pending, cut short
   health_.stop();
+  links_.stop();
   const DeviceStats& d = devices_.stats();
   spdlog::info("stopped after {} records ({} events read and acked)", records_, d.events_acked);
   return rc == 0 ? 0 : 1;

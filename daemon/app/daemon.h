@@ -89,10 +89,13 @@ class Daemon : private StateSource {
                             [this](std::vector<Record>& records) { publish(records); }};
   // Link quality (docs/health.md, "Link quality"): the ports' error counters, judged into
   // port health.
-  LinkHealthMonitor links_{loop_, system_clock(), config_.link_health,
+  LinkHealthMonitor links_{loop_,
+                           system_clock(),
+                           config_.link_health,
                            [this](std::string_view name) { return devices_.ibdev_path(name); },
                            [this](std::vector<LinkHealthMonitor::PortChanges>& changes,
-                                  Instant now) { judge_links(changes, now); }};
+                                  Instant now) { judge_links(changes, now); },
+                           link_quality_state_path()};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
   std::unique_ptr<JournalSink> journal_;
   // The batch's records that the journal takes, with their lines: their entries are written

@@ -2,10 +2,17 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <variant>
 
+#include "app/state_files.h"
 #include "counters/sysfs_counters.h"
+#include "rdma_eventd/internal/atomic_file.h"
+#include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -73,12 +80,19 @@ void log_change(std::string_view device, uint32_t port, const LinkQualityChange&
 
 }  // namespace
 
+std::string link_quality_state_path() {
+  return state_file_path("link-quality.json");
+}
+
 LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
-                                     DevicePath device_path, Deliver deliver)
+                                     DevicePath device_path, Deliver deliver,
+                                     std::string state_path)
     : clock_(clock),
       config_(std::move(config)),
       device_path_(std::move(device_path)),
       deliver_(std::move(deliver)),
+      state_path_(std::move(state_path)),
+      boot_id_(read_boot_id()),
       timer_(
           loop,
           [this] {
@@ -102,6 +116,57 @@ LinkHealthMonitor::Device& LinkHealthMonitor::device_of(const std::string& name,
   return it->second;
 }
 
+void LinkHealthMonitor::restore(const std::vector<const DeviceView*>& views, Instant now) {
+  if (!config_.enabled) return;
+  const internal::SmallFile file = internal::read_small_file(state_path_, kMaxStateBytes);
+  if (file.error == ENOENT) return;
+  if (file.too_large || !file.ok()) {
+    spdlog::warn("link quality: cannot read {}: {}; every port starts from a new baseline",
+                 state_path_,
+                 file.too_large ? fmt::format("larger than {} bytes", kMaxStateBytes)
+                                : std::string(std::strerror(file.error)));
+    return;
+  }
+  LinkQualityStateResult result = link_quality_state_from_json(file.text, boot_id_, now);
+  if (auto* rejected = std::get_if<StateRejected>(&result)) {
+    spdlog::warn("link quality: ignoring {}: {}; every port starts from a new baseline",
+                 state_path_, rejected->reason);
+    return;
+  }
+  std::vector<PortChanges> bad;
+  size_t restored = 0;
+  size_t skipped = 0;
+  for (const DeviceLinkQualityState& saved :
+       std::get<std::vector<DeviceLinkQualityState>>(result)) {
+    // The same device: its name and its node GUID (a name given to another adapter since, or a
+    // device gone, starts from a new baseline when it is read).
+    const auto view = std::find_if(views.begin(), views.end(), [&](const DeviceView* v) {
+      return v->name == saved.device && format_guid(v->node_guid) == saved.node_guid;
+    });
+    if (view == views.end()) {
+      ++skipped;
+      continue;
+    }
+    Device& d = device_of(saved.device, saved.node_guid);
+    if (d.excluded) continue;
+    for (const PortLinkQualityState& port : saved.ports) {
+      if (port.port > (*view)->num_ports()) continue;
+      Port& p = d.ports[port.port];
+      p.quality.restore(port.state);
+      ++restored;
+      // Its faults, and no change: port health keeps the verdict it restored, no record says
+      // the link went bad again.
+      if (p.quality.bad()) bad.push_back(changes_of(saved.device, d, port.port, p, {}));
+    }
+  }
+  spdlog::info("link quality: restored {} port{} from {}{}", restored, restored == 1 ? "" : "s",
+               state_path_,
+               skipped == 0 ? ""
+                            : fmt::format(" ({} device{} not present with the same node GUID)",
+                                          skipped, skipped == 1 ? "" : "s"));
+  if (!bad.empty()) deliver_(bad, now);
+}
+
 void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& views, Instant now) {
   if (!config_.enabled) return;
   std::vector<PortChanges> out;  // first samples: baselines, at most a pegged counter
@@ -114,6 +179,9 @@ void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
       if (p.link_up) sample(v->name, d, n, p, now, out);
     }
   }
+  // The baselines (or the first reads across a restart), saved now rather than at the first
+  // tick; and a restored fault found clean is saved before its record goes out.
+  if (state_dirty_ || faults_changed_) save();
   if (!out.empty()) deliver_(out, now);
   arm();
 }
@@ -127,7 +195,7 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
     case EventKind::kDeviceFatal:
       // Opened again (a driver reload, a replug, a recovery): its counters start afresh, and a
       // device that could not be read is tried again. Gone or dead: nothing to read.
-      devices_.erase(r.device);
+      if (devices_.erase(r.device) > 0) state_dirty_ = true;
       recount();
       arm();
       return;
@@ -137,6 +205,7 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
         node.mapped().excluded = excluded(r.device, node.mapped().node_guid);
         devices_.insert(std::move(node));
         recount();
+        state_dirty_ = true;
       }
       return;
     default:
@@ -163,6 +232,8 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
                               now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
     sample(r.device, d, r.port, p, now, out);
   }
+  // A fault that changed is saved before its record goes out (as port health saves a verdict).
+  if (faults_changed_) save();
   arm();
 }
 
@@ -226,7 +297,13 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   const std::optional<uint64_t> before = downed();
   PortSample s{p.rate, p.link_up, p.downs_seen + p.downs_carried, std::move(values)};
   std::vector<LinkQualityChange> changes;
+  const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);
+  if (p.quality.revision() != revision) state_dirty_ = true;
+  for (const LinkQualityChange& c : changes) {
+    if (c.kind == LinkQualityChange::Kind::kBad || c.kind == LinkQualityChange::Kind::kClean)
+      faults_changed_ = true;
+  }
   const std::optional<uint64_t> after = downed();
   // This sample's downs that link_downed did not show yet may show in the next sample.
   const uint64_t grew = before && after && *after >= *before ? *after - *before : 0;
@@ -292,11 +369,16 @@ void LinkHealthMonitor::on_timer() {
     if (p == d->second.ports.end()) continue;
     std::vector<LinkQualityChange> cleaned;
     p->second.quality.advance(config_, now, cleaned);
-    if (!cleaned.empty())
+    if (!cleaned.empty()) {
+      faults_changed_ = true;
       out.push_back(changes_of(name, d->second, number, p->second, std::move(cleaned)));
+    }
     if (p->second.link_up) sample(name, d->second, number, p->second, now, out);
     confirm_hidden_downs(name, d->second, number, p->second, now, out);
   }
+  // Counts at the end of a sweep, so once per interval_s; a fault at once: before the records
+  // of what changed go out.
+  if (faults_changed_ || (state_dirty_ && sweep_.empty())) save();
   if (!out.empty()) deliver_(out, now);
   if (!sweep_.empty()) {
     timer_.arm(std::chrono::microseconds(0));  // the rest at the next turn
@@ -311,6 +393,52 @@ void LinkHealthMonitor::on_timer() {
     timer_.arm(std::chrono::microseconds(next_us));
     timer_armed_ = true;
   }
+}
+
+void LinkHealthMonitor::stop() {
+  save();  // at a clean exit, always: the restart reads it back
+}
+
+std::vector<DeviceLinkQualityState> LinkHealthMonitor::export_state() const {
+  std::vector<DeviceLinkQualityState> out;
+  for (const auto& [name, d] : devices_) {
+    if (d.excluded) continue;
+    DeviceLinkQualityState device{name, d.node_guid, {}};
+    for (const auto& [number, p] : d.ports) {
+      LinkQualityState state = p.quality.export_state();
+      if (state.sampled) device.ports.push_back({number, std::move(state)});
+    }
+    if (!device.ports.empty()) out.push_back(std::move(device));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.device < b.device; });
+  if (out.size() > kMaxStateDevices) out.resize(kMaxStateDevices);  // never more than is read
+  return out;
+}
+
+// Whole or not at all (a temporary file beside it, fsync, rename). A failure is counted, and
+// logged once until a write succeeds again: the daemon goes on without it.
+void LinkHealthMonitor::save() {
+  state_dirty_ = false;
+  faults_changed_ = false;
+  int err = 0;
+  if (!config_.enabled) {
+    // Counter health off: nothing to keep, and no stale state for a later start on this boot.
+    if (::unlink(state_path_.c_str()) != 0 && errno != ENOENT) err = errno;
+  } else {
+    const std::string text =
+        link_quality_state_to_json(export_state(), boot_id_, clock_.now()) + "\n";
+    err = text.size() > kMaxStateBytes
+              ? EFBIG
+              : internal::write_file_atomically(state_path_, text, {.mode = 0644, .sync = true});
+  }
+  if (err != 0) ++stats_.state_write_failures;
+  if (err != 0 && !save_failing_) {
+    spdlog::warn(
+        "link quality: cannot write {}: {} (the counters' state will not survive a restart)",
+        state_path_, std::strerror(err));
+  }
+  save_failing_ = err != 0;
 }
 
 bool LinkHealthMonitor::readable(const Device& d) {
@@ -379,6 +507,7 @@ std::vector<LinkHealthMonitor::PortChanges> LinkHealthMonitor::set_config(
     }
   }
   if (!config_.enabled) devices_.clear();
+  state_dirty_ = true;
   recount();
   if (interval_changed && timer_armed_ && sweep_.empty()) {
     timer_.cancel();

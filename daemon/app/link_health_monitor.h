@@ -11,6 +11,12 @@
 // gone) is logged once, counted, and not read again until it is opened again (a device_added
 // or device_recovered record); a device without counters/ (rxe) is read through hw_counters/
 // link_downed only; devices that link_health.exclude names are never read at all.
+//
+// Across a restart on the same boot: every port's state (core/link_quality's, counters'
+// baselines, windows, faults) is kept in $STATE_DIRECTORY/link-quality.json, written at stop,
+// at once when a port's faults change (before their records go out, as port health writes a
+// verdict), and otherwise after a timer tick when something changed, so at most once per
+// interval_s. A write that fails is counted and logged once until one succeeds; never fatal.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +31,7 @@
 #include "core/clock.h"
 #include "core/device_view.h"
 #include "core/link_quality.h"
+#include "core/link_quality_state.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/record.h"
 #include "schema/status_reply.h"
@@ -56,19 +63,26 @@ class LinkHealthMonitor {
   using Deliver = std::function<void(std::vector<PortChanges>&, Instant now)>;
 
   struct Stats {
-    uint64_t samples = 0;        // port samples taken
-    uint64_t counter_reads = 0;  // counter files read
-    uint64_t read_failures = 0;  // devices given up on until they are opened again
+    uint64_t samples = 0;               // port samples taken
+    uint64_t counter_reads = 0;         // counter files read
+    uint64_t read_failures = 0;         // devices given up on until they are opened again
+    uint64_t state_write_failures = 0;  // writes of the state file that failed
   };
 
   LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
-                    DevicePath device_path, Deliver deliver);
+                    DevicePath device_path, Deliver deliver, std::string state_path);
   LinkHealthMonitor(const LinkHealthMonitor&) = delete;
   LinkHealthMonitor& operator=(const LinkHealthMonitor&) = delete;
 
+  // At start, once the devices present are open and before observe_devices(): takes back the
+  // state a previous run saved on this boot, for the devices of the same name and node GUID,
+  // and delivers the faults of the ports that are bad (no change: no record) so that port
+  // health, restored too, keeps them degraded.
+  void restore(const std::vector<const DeviceView*>& views, Instant now);
   // The devices open at start (they get no record): their ports' state, and a first sample of
-  // each port that is up (the baseline).
+  // each port that is up (a baseline, or the first read across the restart).
   void observe_devices(const std::vector<const DeviceView*>& views, Instant now);
+  void stop();  // the daemon stops: saves the state
   // One published record: a port's link event samples the port; device records start a
   // device afresh or forget it. Appends what changed (publish applies it before its verdicts).
   void on_record(const Record& r, Instant now, std::vector<PortChanges>& out);
@@ -126,11 +140,18 @@ class LinkHealthMonitor {
   static bool readable(const Device& d);
   void set_link_up(const Device& d, Port& p, bool up);
   void recount();  // readable_up_ from scratch, after a device's flags or the set changed
+  std::vector<DeviceLinkQualityState> export_state() const;
+  void save();  // the state file, whole or not at all; with counter health off, none
 
   const Clock& clock_;
   LinkQualityConfig config_;
   DevicePath device_path_;
   Deliver deliver_;
+  std::string state_path_;
+  std::string boot_id_;
+  bool state_dirty_ = false;     // changed since the last write
+  bool faults_changed_ = false;  // a port's faults changed: written before its records go out
+  bool save_failing_ = false;    // logged once until a write succeeds
   // By name; hashed: a storm over many devices looks one up per record.
   struct NameHash {
     using is_transparent = void;
@@ -148,6 +169,9 @@ class LinkHealthMonitor {
   std::string last_device_name_;
   Device* last_device_ = nullptr;
 };
+
+// Where the state file lives: link-quality.json beside port health's (app/state_files).
+std::string link_quality_state_path();
 
 // The status reply's "link_health" block: the monitor's counts and each watched port's view.
 StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,

@@ -6,10 +6,10 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
+#include "app/state_files.h"
 #include "core/health_state_file.h"
 #include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/enum_names.h"
@@ -23,11 +23,6 @@ namespace {
 // written").
 constexpr auto kSaveDelay = std::chrono::seconds(1);
 
-std::string read_boot_id() {
-  std::string id = internal::read_small_file("/proc/sys/kernel/random/boot_id", 64).text;
-  return id.substr(0, id.find('\n'));
-}
-
 // Whether a record can change what the model knows (port_health records are its own).
 bool may_change_health(const Record& r) {
   return r.event != EventKind::kPortHealth;
@@ -36,12 +31,7 @@ bool may_change_health(const Record& r) {
 }  // namespace
 
 std::string health_state_path() {
-  // secure_getenv: a daemon started setuid would not take its state directory from the caller.
-  const char* dir = ::secure_getenv("STATE_DIRECTORY");
-  std::string d = dir && *dir ? dir : "/var/lib/rdma-eventd";
-  // systemd passes a colon-separated list when there are several: the first is ours.
-  d = d.substr(0, d.find(':'));
-  return d + "/port-health.json";
+  return state_file_path("port-health.json");
 }
 
 Severity health_severity(PortHealth h) {

@@ -16,25 +16,20 @@
 
 #include "core/clock.h"
 #include "core/port_health_types.h"
+#include "core/state_document.h"
 
 namespace rdma_eventd::daemon {
 
 inline constexpr int kHealthStateVersion = 1;
 
-// Limits on what a document may hold (the daemon never writes more): beyond them it is corrupt.
-inline constexpr size_t kMaxStateDevices = 1024;
-inline constexpr size_t kMaxStatePorts = 256;         // per device
-inline constexpr size_t kMaxStateErrorTimes = 10000;  // per port and source
-// The file's size: a host's state is a few KiB; a larger file is not read (it is not ours).
-inline constexpr size_t kMaxStateBytes = 16 * 1024 * 1024;
+// Beyond core/state_document's limits: the error times kept per port and source.
+inline constexpr size_t kMaxStateErrorTimes = 10000;
 
 // One line of JSON.
 std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
                                  std::string_view boot_id, Instant saved_at);
 
-struct HealthStateRejected {
-  std::string reason;  // one line: "from another boot (...)", "corrupt: devices[0].ports: ..."
-};
+using HealthStateRejected = StateRejected;
 using HealthStateResult = std::variant<std::vector<DeviceHealthState>, HealthStateRejected>;
 
 // Accepts only a document of this version, written on this boot (`boot_id`), no later than

@@ -100,6 +100,8 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
     since_ = now;
     first_sample_ = now;
   }
+  changed_ = s.downs_seen > 0;
+  const size_t changes_before = out.size();
   std::map<std::string, Read> reads;
   for (const CounterValue& c : s.counters) {
     const bool keep_steps = read_by_a_rule(config, c.name);
@@ -125,6 +127,7 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   last_sample_ = now;
   last_rate_ = s.rate;
   ber_window_s_ = longest_ber_window_s(config);
+  if (changed_ || out.size() != changes_before) ++revision_;
 }
 
 PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool link_up,
@@ -135,6 +138,8 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
   const uint64_t previous = k.value;
   const bool had_baseline = std::exchange(k.has_baseline, true);
   const bool was_pegged = k.pegged;
+  const bool across_restart = std::exchange(k.restored, false);
+  if (!had_baseline || c.value != previous) changed_ = true;
   k.value = c.value;
   auto report = [&](LinkQualityChange::Kind kind) {
     LinkQualityChange change;
@@ -144,6 +149,7 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
     out.push_back(std::move(change));
   };
   auto peg = [&] {
+    changed_ = true;
     k.pegged = true;
     k.pegged_since_wall_us = now.wall_us;
     report(LinkQualityChange::Kind::kPegged);
@@ -151,22 +157,32 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
 
   // A baseline (the first read, or the first after forget_baseline()), a reset, or a counter
   // that stays pegged: the errors since the last read are unknown. That restarts the clean
-  // period of a bad fault of this counter, and counts nothing.
+  // period of a bad fault of this counter, and counts nothing. Below its value before a
+  // restart, it was reset or its driver reloaded while nobody watched: a baseline, no record.
   if (!had_baseline || c.value < previous || was_pegged) {
     k.last_growth_mono_us = now.mono_us;
-    if (had_baseline && c.value < previous) report(LinkQualityChange::Kind::kReset);
+    if (had_baseline && c.value < previous && !across_restart) {
+      report(LinkQualityChange::Kind::kReset);
+    }
+    if (k.pegged != (was_pegged && c.value >= max)) changed_ = true;
     k.pegged = was_pegged && c.value >= max;  // one pegged before a reopen is reported once
     if (!was_pegged && c.value >= max) peg();
-    return {};
+    return {.across_restart = across_restart};
   }
 
   Read r;
   r.known = true;
   r.growth = c.value - previous;
+  r.across_restart = across_restart;
   // A link that is down counts nothing against its bit rate: its counters give a baseline only.
   if (r.growth > 0 && link_up) {
+    // The clean period counts from now: growth at an unknown time is no quiet time.
     k.last_growth_mono_us = now.mono_us;
-    if (keep_steps) add_step(k.steps, now.mono_us, r.growth);
+    // Growth across a restart happened at an unknown time since the saved read: dated at the
+    // earliest, so that an hour's slow growth while the daemon was away is no burst in a
+    // 12-minute window, and still counts in the windows that reach back that far.
+    const int64_t at_us = across_restart ? restored_sample_mono_us_ : now.mono_us;
+    if (keep_steps) add_step(k.steps, at_us, r.growth);
   }
   if (c.value >= max) {
     peg();
@@ -198,7 +214,8 @@ void PortLinkQuality::judge_hidden_down(const std::map<std::string, Read>& reads
   const auto read = reads.find(name);
   if (read == reads.end()) return;  // not read: the port_errs seen wait for its next read
   const uint32_t seen = std::exchange(downs_seen_pending_, 0);
-  if (!read->second.known || read->second.growth <= seen) return;
+  // Downs while the daemon was away: their events were never its to see, so none is hidden.
+  if (!read->second.known || read->second.across_restart || read->second.growth <= seen) return;
   LinkQualityChange change;
   change.kind = LinkQualityChange::Kind::kHiddenDown;
   change.counter = name;
@@ -336,6 +353,7 @@ void PortLinkQuality::advance(const LinkQualityConfig& config, Instant now,
     f.bad = false;
     f.counters.clear();
     if (!bad()) since_ = now;
+    ++revision_;
   }
 }
 
@@ -354,6 +372,60 @@ void PortLinkQuality::forget_baseline() {
     k.has_baseline = false;
   }
   downs_seen_pending_ = 0;
+  ++revision_;
+}
+
+LinkQualityState PortLinkQuality::export_state() const {
+  LinkQualityState st;
+  for (const auto& [name, k] : counters_) {
+    st.counters.push_back({name,
+                           k.value,
+                           k.has_baseline,
+                           k.pegged,
+                           k.pegged_since_wall_us,
+                           k.last_growth_mono_us,
+                           {k.steps.begin(), k.steps.end()}});
+  }
+  for (size_t i = 0; i < faults_.size(); ++i) {
+    if (faults_[i].bad) st.faults.push_back({static_cast<LinkFault>(i), faults_[i].counters});
+  }
+  st.sampled = sampled_;
+  st.since = since_;
+  st.first_sample = first_sample_;
+  st.last_sample = last_sample_;
+  st.last_rate = last_rate_;
+  st.ber_window_s = ber_window_s_;
+  st.downs_seen_pending = downs_seen_pending_;
+  return st;
+}
+
+void PortLinkQuality::restore(const LinkQualityState& st) {
+  counters_.clear();
+  for (const LinkQualityState::Counter& c : st.counters) {
+    Counter& k = counters_[c.name];
+    k.has_baseline = c.has_baseline;
+    k.restored = true;
+    k.value = c.value;
+    k.pegged = c.pegged;
+    k.pegged_since_wall_us = c.pegged_since_wall_us;
+    k.last_growth_mono_us = c.last_growth_mono_us;
+    k.steps.assign(c.steps.begin(), c.steps.end());
+  }
+  faults_ = {};
+  for (const LinkQualityState::Fault& f : st.faults) {
+    Fault& to = faults_[index_of(f.fault)];
+    to.bad = true;
+    to.counters = f.counters;
+  }
+  sampled_ = st.sampled;
+  since_ = st.since;
+  first_sample_ = st.first_sample;
+  last_sample_ = st.last_sample;
+  last_rate_ = st.last_rate;
+  ber_window_s_ = st.ber_window_s;
+  downs_seen_pending_ = st.downs_seen_pending;
+  restored_sample_mono_us_ = st.last_sample.mono_us;
+  ++revision_;
 }
 
 bool PortLinkQuality::bad() const {

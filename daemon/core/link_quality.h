@@ -14,9 +14,10 @@
 //    caller counts it as a down (a flap) and says so in the record.
 // What never raises a verdict: the first sample of a port (the counters count from the driver's
 // load, the daemon does not know over what time: a reboot, a driver reload, a restarted daemon
-// all start here), a counter that went down (someone reset it: a new baseline, reported once),
-// a counter at its width's maximum (pegged: it counts nothing more, so the port's errors of
-// that counter are unknown since then, reported once, and never read as "no new errors").
+// without its saved state all start here), a counter that went down (someone reset it: a new
+// baseline, reported once), a counter at its width's maximum (pegged: it counts nothing more, so
+// the port's errors of that counter are unknown since then, reported once, and never read as "no
+// new errors").
 #pragma once
 
 #include <array>
@@ -135,6 +136,43 @@ struct LinkQualityView {
   friend bool operator==(const LinkQualityView&, const LinkQualityView&) = default;
 };
 
+// A growth of a counter at a time: what a window counts.
+struct GrowthStep {
+  int64_t mono_us = 0;
+  uint64_t growth = 0;
+  friend bool operator==(const GrowthStep&, const GrowthStep&) = default;
+};
+
+// A port's whole state, to carry it across a restart of the daemon on the same boot (the
+// document is core/link_quality_state's). Its times are CLOCK_MONOTONIC, as the windows'.
+struct LinkQualityState {
+  struct Counter {
+    std::string name;
+    uint64_t value = 0;  // the last value read
+    bool has_baseline = false;
+    bool pegged = false;
+    int64_t pegged_since_wall_us = 0;
+    int64_t last_growth_mono_us = 0;
+    std::vector<GrowthStep> steps;  // oldest first
+    friend bool operator==(const Counter&, const Counter&) = default;
+  };
+  struct Fault {
+    LinkFault fault = LinkFault::kBitErrors;
+    std::vector<std::string> counters;  // those whose growth made it bad, the first first
+    friend bool operator==(const Fault&, const Fault&) = default;
+  };
+  std::vector<Counter> counters;  // by name
+  std::vector<Fault> faults;      // the bad ones, in LinkFault's order
+  bool sampled = false;
+  Instant since;
+  Instant first_sample;
+  Instant last_sample;
+  LinkRate last_rate;
+  uint32_t ber_window_s = 0;
+  uint32_t downs_seen_pending = 0;
+  friend bool operator==(const LinkQualityState&, const LinkQualityState&) = default;
+};
+
 // One port's counters over time.
 class PortLinkQuality {
  public:
@@ -149,6 +187,18 @@ class PortLinkQuality {
   // The device was opened again (a driver reload, a replug): the next sample is a baseline.
   void forget_baseline();
 
+  // The whole state, and back (a restart of the daemon on the same boot). The first read of
+  // each counter after restore() spans the time the daemon was away: a value below the saved
+  // one is a new baseline, silently (a driver reload or a reset while nobody watched); growth
+  // is dated at the saved last sample, the earliest it can have happened, so that it counts
+  // only in windows reaching back that far; link_downed growth is no hidden down (the events
+  // of those downs were never the daemon's to see).
+  LinkQualityState export_state() const;
+  void restore(const LinkQualityState& state);
+  // Changes with every change of the state other than time passing (a value read that
+  // differs, a verdict, a pegged counter, downs pending): what is worth writing again.
+  uint64_t revision() const { return revision_; }
+
   LinkQualityView view() const;
   bool bad() const;
   // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
@@ -162,12 +212,10 @@ class PortLinkQuality {
  private:
   static constexpr size_t kFaultCount = 3;
 
-  struct Step {
-    int64_t mono_us = 0;
-    uint64_t growth = 0;
-  };
+  using Step = GrowthStep;
   struct Counter {
     bool has_baseline = false;  // false before its first read and after forget_baseline()
+    bool restored = false;      // restored, not read since: its next read spans the restart
     uint64_t value = 0;         // the last value read
     bool pegged = false;
     int64_t pegged_since_wall_us = 0;
@@ -182,9 +230,10 @@ class PortLinkQuality {
   };
   // What one counter did in a sample, for the rules judged once all are read.
   struct Read {
-    bool known = false;       // its growth is known: not a baseline, a reset or pegged before
-    uint64_t growth = 0;      // when known
-    bool pegged_now = false;  // it reached its maximum in this sample
+    bool known = false;           // its growth is known: not a baseline, a reset or pegged before
+    uint64_t growth = 0;          // when known
+    bool pegged_now = false;      // it reached its maximum in this sample
+    bool across_restart = false;  // the first read after restore()
   };
 
   Read read_counter(const CounterValue& c, bool link_up, bool keep_steps, Instant now,
@@ -213,6 +262,10 @@ class PortLinkQuality {
   LinkRate last_rate_;
   uint32_t ber_window_s_ = 0;        // the longest BER window of the last sample's config
   uint32_t downs_seen_pending_ = 0;  // port_errs not yet set against a read of link_downed
+  int64_t restored_sample_mono_us_ =
+      0;  // the saved last sample: when growth across a restart is dated
+  uint64_t revision_ = 0;
+  bool changed_ = false;  // within one sample: something other than time changed
 };
 
 }  // namespace rdma_eventd::daemon

@@ -147,8 +147,9 @@ struct PortHealthState {
   int64_t gone_since_mono_us = 0;
   std::array<ErrorWindowState, kErrorSourceCount> errors;
   // The link-quality faults its counters show now (a bit per LinkFault: bit errors, link
-  // recoveries, transport errors), as core/link_quality judges them. Not kept over a restart:
-  // the counters' baseline starts again with the daemon.
+  // recoveries, transport errors), as core/link_quality judges them. Not in this state's
+  // document: link quality keeps its own (core/link_quality_state) and hands its faults back
+  // at a restart, before the ports are observed.
   uint8_t link_faults = 0;
   uint32_t hidden_downs = 0;  // link_downed steps without a port_err, counted as downs
   friend bool operator==(const PortHealthState&, const PortHealthState&) = default;

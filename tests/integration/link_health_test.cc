@@ -6,10 +6,13 @@
 // pass for healthy or for broken; a link_downed step without a port event is a down; a counter
 // that cannot be read is logged once and its device left alone until it is opened again; with
 // counter health off the daemon never wakes; rdma-eventctl history --incidents reads the bad
-// link back from the journal as an incident of its port.
+// link back from the journal as an incident of its port; a restart on the same boot keeps a bad
+// link degraded until its clean period, counted from before the restart, has passed.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -157,6 +160,64 @@ TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPe
   EXPECT_EQ(incident["events"], json({{"link_quality bad", 1}, {"port_health degraded", 1}}));
   EXPECT_EQ(incident["records"], 2);
   EXPECT_EQ(incident["hosts"].size(), 1u);
+}
+
+int64_t link_test_wall_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+TEST(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeTheRestart) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  json link = fast_link_health();
+  link["clean_s"] = 8;  // long enough to restart within it
+  Record bad;
+  {
+    DaemonProcess d(sim, link_options(state.path(), link));
+    EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+    inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+    bad = next_link(d, "mlx5_0/1", "bad");
+    EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
+    // Stopped well after the bad read (3 s, three timer periods): a clean period counted from
+    // the restart would end clearly later than one counted from before it.
+    ASSERT_TRUE(
+        rdmatest::wait_until([&] { return link_test_wall_now_us() >= bad.time_us + 3'000'000; },
+                             std::chrono::seconds(10)));
+    EXPECT_EQ(d.stop().code, 0);
+  }
+  std::ifstream saved(state.file("link-quality.json"));
+  ASSERT_TRUE(saved) << "no link quality state in " << state.path();
+  const json doc = json::parse(saved);
+  const json& port = doc["devices"][0]["ports"][0];
+  EXPECT_EQ(doc["devices"][0]["device"], "mlx5_0");
+  EXPECT_EQ(port["faults"], json::parse(R"([{"fault":"bit_errors","counters":["symbol_error"]}])"));
+
+  const int64_t restarted_us = link_test_wall_now_us();
+  DaemonProcess d(sim, link_options(state.path(), link));
+  EXPECT_TRUE(d.logged("link quality: restored")) << d.log_tail();
+  // Right after the restart the port is still degraded, for its bit errors.
+  const auto health =
+      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
+  EXPECT_EQ(health.exit_code(), 1) << health.out << health.err;
+  EXPECT_NE(health.out.find("mlx5_0/1 degraded (bit_errors"), std::string::npos) << health.out;
+
+  std::vector<Record> before;
+  const Record clean = next_link(d, "mlx5_0/1", "clean", &before);
+  EXPECT_EQ(clean.link->fault, "bit_errors");
+  EXPECT_EQ(clean.link->value, 50u);
+  // At the clean period counted from the bad read before the restart (and the timer's second).
+  EXPECT_GE(clean.time_us - bad.time_us, 8'000'000);
+  EXPECT_LT(clean.time_us - bad.time_us, 10'000'000);
+  EXPECT_LT(clean.time_us - restarted_us, 7'000'000);
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy", &before);
+  EXPECT_EQ(healthy.reason, "clean_period_elapsed");
+  EXPECT_EQ(healthy.previous_health, "degraded");
+  // Nothing else before it: no first verdict again, no link record (no reset, no bad again).
+  for (const Record& r : before)
+    ADD_FAILURE() << "unexpected record before the clean period ended: " << event_name(r.event)
+                  << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
 }
 
 TEST(LinkHealth, TheAllowanceScalesWithTheRateAPortRetrainedToRunsAt) {

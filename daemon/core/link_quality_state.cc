@@ -1,0 +1,195 @@
+#include "core/link_quality_state.h"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+using nlohmann::json;
+using state_document::Corrupt;
+using state_document::instant_json;
+using state_document::rate_json;
+using state_document::read_instant;
+using state_document::read_rate;
+using state_document::Reader;
+
+constexpr std::array<LinkFault, 3> kFaults = {LinkFault::kBitErrors, LinkFault::kLinkRecoveries,
+                                              LinkFault::kTransportErrors};
+
+std::optional<LinkFault> fault_from_name(std::string_view name) {
+  for (LinkFault f : kFaults) {
+    if (link_fault_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+json counter_json(const LinkQualityState::Counter& c) {
+  json steps = json::array();
+  for (const GrowthStep& s : c.steps)
+    steps.push_back({s.mono_us, s.growth});
+  return {{"name", c.name},
+          {"value", c.value},
+          {"baseline", c.has_baseline},
+          {"pegged", c.pegged},
+          {"pegged_since_wall_us", c.pegged_since_wall_us},
+          {"last_growth_monotonic_us", c.last_growth_mono_us},
+          {"steps", steps}};
+}
+
+json port_json(const PortLinkQualityState& p) {
+  const LinkQualityState& s = p.state;
+  json counters = json::array();
+  for (const LinkQualityState::Counter& c : s.counters)
+    counters.push_back(counter_json(c));
+  json faults = json::array();
+  for (const LinkQualityState::Fault& f : s.faults)
+    faults.push_back({{"fault", link_fault_name(f.fault)}, {"counters", f.counters}});
+  return {{"port", p.port},
+          {"since", instant_json(s.since)},
+          {"first_sample", instant_json(s.first_sample)},
+          {"last_sample", instant_json(s.last_sample)},
+          {"rate", rate_json(s.last_rate)},
+          {"ber_window_s", s.ber_window_s},
+          {"downs_pending", s.downs_seen_pending},
+          {"faults", faults},
+          {"counters", counters}};
+}
+
+std::string counter_name(const json& v, const std::string& key) {
+  if (!v.is_string()) throw Corrupt{key, "expected a string"};
+  std::string name = v.get<std::string>();
+  if (name.empty() || name.size() > kMaxStateCounterName) {
+    throw Corrupt{
+        key, "not a counter's name (1 to " + std::to_string(kMaxStateCounterName) + " characters)"};
+  }
+  return name;
+}
+
+std::vector<GrowthStep> read_steps(const Reader& r, int64_t saved_us) {
+  std::vector<GrowthStep> steps;
+  const json& list = r.array("steps", kMaxStateSteps);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string key = r.key("steps") + "[" + std::to_string(i) + "]";
+    const json& v = list[i];
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_unsigned()) {
+      throw Corrupt{key, "expected [monotonic_us, growth]"};
+    }
+    const GrowthStep s{v[0].get<int64_t>(), v[1].get<uint64_t>()};
+    if (s.mono_us < 0 || s.mono_us > saved_us || (i > 0 && s.mono_us <= steps.back().mono_us)) {
+      throw Corrupt{key, "not a time in order before the document was saved"};
+    }
+    if (s.growth == 0) throw Corrupt{key, "a step of no growth"};
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+LinkQualityState::Counter read_counter(const Reader& r, int64_t saved_us) {
+  LinkQualityState::Counter c;
+  c.name = counter_name(r.at("name"), r.key("name"));
+  c.value = r.unsigned_integer("value", counter_max(counter_bits(c.name)));
+  c.has_baseline = r.boolean("baseline");
+  c.pegged = r.boolean("pegged");
+  c.pegged_since_wall_us = r.integer("pegged_since_wall_us");
+  c.last_growth_mono_us = r.time("last_growth_monotonic_us", saved_us);
+  c.steps = read_steps(r, saved_us);
+  return c;
+}
+
+std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
+  std::vector<LinkQualityState::Fault> faults;
+  const json& list = r.array("faults", kFaults.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Reader f(list[i], r.key("faults") + "[" + std::to_string(i) + "]");
+    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &fault_from_name), {}};
+    if (i > 0 && fault.fault <= faults.back().fault) {
+      throw Corrupt{f.key("fault"), "faults listed twice or out of order"};
+    }
+    const json& counters = f.array("counters", kMaxStateCounters);
+    if (counters.empty()) throw Corrupt{f.key("counters"), "a bad fault of no counter"};
+    for (size_t j = 0; j < counters.size(); ++j) {
+      fault.counters.push_back(
+          counter_name(counters[j], f.key("counters") + "[" + std::to_string(j) + "]"));
+    }
+    faults.push_back(std::move(fault));
+  }
+  return faults;
+}
+
+PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
+  PortLinkQualityState p;
+  const int64_t port = r.integer("port");
+  if (port < 1 || port > 255) throw Corrupt{r.key("port"), "not a port number (1 to 255)"};
+  p.port = static_cast<uint32_t>(port);
+  LinkQualityState& s = p.state;
+  s.sampled = true;  // only a port sampled is written
+  s.since = read_instant(r, "since", saved_us);
+  s.first_sample = read_instant(r, "first_sample", saved_us);
+  s.last_sample = read_instant(r, "last_sample", saved_us);
+  if (s.last_sample.mono_us < s.first_sample.mono_us) {
+    throw Corrupt{r.key("last_sample"), "before first_sample"};
+  }
+  s.last_rate = read_rate(r, "rate");
+  s.ber_window_s = static_cast<uint32_t>(r.unsigned_integer("ber_window_s", UINT32_MAX));
+  s.downs_seen_pending = static_cast<uint32_t>(r.unsigned_integer("downs_pending", UINT32_MAX));
+  s.faults = read_faults(r);
+  const json& counters = r.array("counters", kMaxStateCounters);
+  for (size_t i = 0; i < counters.size(); ++i) {
+    const Reader c(counters[i], r.key("counters") + "[" + std::to_string(i) + "]");
+    s.counters.push_back(read_counter(c, saved_us));
+    if (i > 0 && s.counters[i].name <= s.counters[i - 1].name) {
+      throw Corrupt{c.key("name"), "counters listed twice or out of order"};
+    }
+  }
+  return p;
+}
+
+std::vector<DeviceLinkQualityState> read_devices(const Reader& root, int64_t saved_us) {
+  std::vector<DeviceLinkQualityState> devices;
+  std::set<std::string> names;
+  const json& list = root.array("devices", kMaxStateDevices);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Reader d(list[i], "devices[" + std::to_string(i) + "]");
+    DeviceLinkQualityState device{d.string("device"), d.string("node_guid"), {}};
+    if (device.device.empty()) throw Corrupt{d.key("device"), "empty"};
+    if (!names.insert(device.device).second) throw Corrupt{d.key("device"), "listed twice"};
+    const json& ports = d.array("ports", kMaxStatePorts);
+    for (size_t j = 0; j < ports.size(); ++j) {
+      const Reader p(ports[j], d.key("ports") + "[" + std::to_string(j) + "]");
+      device.ports.push_back(read_port(p, saved_us));
+      if (j > 0 && device.ports[j].port <= device.ports[j - 1].port) {
+        throw Corrupt{p.key("port"), "ports not in increasing order"};
+      }
+    }
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+}  // namespace
+
+std::string link_quality_state_to_json(const std::vector<DeviceLinkQualityState>& devices,
+                                       std::string_view boot_id, Instant saved_at) {
+  json list = json::array();
+  for (const DeviceLinkQualityState& d : devices) {
+    json ports = json::array();
+    for (const PortLinkQualityState& p : d.ports)
+      ports.push_back(port_json(p));
+    list.push_back({{"device", d.device}, {"node_guid", d.node_guid}, {"ports", ports}});
+  }
+  return state_document::document(kLinkQualityStateVersion, boot_id, saved_at, std::move(list))
+      .dump();
+}
+
+LinkQualityStateResult link_quality_state_from_json(std::string_view text, std::string_view boot_id,
+                                                    Instant now) {
+  return state_document::read<std::vector<DeviceLinkQualityState>>(
+      text, kLinkQualityStateVersion, boot_id, now,
+      [](const Reader& root, int64_t saved_us) { return read_devices(root, saved_us); });
+}
+
+}  // namespace rdma_eventd::daemon
