@@ -73,47 +73,21 @@ PortHealthState read_port(const Reader& r, int64_t saved_us) {
   return s;
 }
 
-std::vector<DeviceHealthState> read_devices(const Reader& root, int64_t saved_us) {
-  std::vector<DeviceHealthState> devices;
-  std::set<std::string> names;
-  const json& list = root.array("devices", kMaxStateDevices);
-  for (size_t i = 0; i < list.size(); ++i) {
-    const Reader d(list[i], "devices[" + std::to_string(i) + "]");
-    DeviceHealthState device{d.string("device"), d.string("node_guid"), {}};
-    if (device.device.empty()) throw Corrupt{d.key("device"), "empty"};
-    if (!names.insert(device.device).second) throw Corrupt{d.key("device"), "listed twice"};
-    const json& ports = d.array("ports", kMaxStatePorts);
-    for (size_t j = 0; j < ports.size(); ++j) {
-      const Reader p(ports[j], d.key("ports") + "[" + std::to_string(j) + "]");
-      device.ports.push_back(read_port(p, saved_us));
-      if (j > 0 && device.ports[j].port <= device.ports[j - 1].port) {
-        throw Corrupt{p.key("port"), "ports not in increasing order"};
-      }
-    }
-    devices.push_back(std::move(device));
-  }
-  return devices;
-}
-
 }  // namespace
 
 std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
                                  std::string_view boot_id, Instant saved_at) {
-  json list = json::array();
-  for (const DeviceHealthState& d : devices) {
-    json ports = json::array();
-    for (const PortHealthState& s : d.ports)
-      ports.push_back(port_json(s));
-    list.push_back({{"device", d.device}, {"node_guid", d.node_guid}, {"ports", ports}});
-  }
-  return state_document::document(kHealthStateVersion, boot_id, saved_at, std::move(list)).dump();
+  return state_document::document(kHealthStateVersion, boot_id, saved_at,
+                                  state_document::devices_json(devices, port_json))
+      .dump();
 }
 
 HealthStateResult health_state_from_json(std::string_view text, std::string_view boot_id,
                                          Instant now) {
   return state_document::read<std::vector<DeviceHealthState>>(
-      text, kHealthStateVersion, boot_id, now,
-      [](const Reader& root, int64_t saved_us) { return read_devices(root, saved_us); });
+      text, kHealthStateVersion, boot_id, now, [](const Reader& root, int64_t saved_us) {
+        return state_document::read_devices<DeviceHealthState>(root, saved_us, read_port);
+      });
 }
 
 }  // namespace rdma_eventd::daemon

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -79,6 +80,45 @@ LinkRate read_rate(const Reader& parent, std::string_view name);
 
 // The document's header: {"version": V, "boot_id": ..., "saved_at": {...}, "devices": D}.
 json document(int version, std::string_view boot_id, Instant saved_at, json devices);
+
+// The devices of a document, [{"device", "node_guid", "ports": [...]}], each port written by
+// `port_json`. Device: {device, node_guid, ports}, its ports with a `port` number.
+template <typename Device, typename PortJson>
+json devices_json(const std::vector<Device>& devices, PortJson port_json) {
+  json list = json::array();
+  for (const Device& d : devices) {
+    json ports = json::array();
+    for (const auto& p : d.ports)
+      ports.push_back(port_json(p));
+    list.push_back({{"device", d.device}, {"node_guid", d.node_guid}, {"ports", ports}});
+  }
+  return list;
+}
+
+// The same read back: devices named once and not empty, ports in increasing order, each port
+// read by `read_port(reader, saved_us)`.
+template <typename Device, typename ReadPort>
+std::vector<Device> read_devices(const Reader& root, int64_t saved_us, ReadPort read_port) {
+  std::vector<Device> devices;
+  std::set<std::string> names;
+  const json& list = root.array("devices", kMaxStateDevices);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Reader d(list[i], "devices[" + std::to_string(i) + "]");
+    Device device{d.string("device"), d.string("node_guid"), {}};
+    if (device.device.empty()) throw Corrupt{d.key("device"), "empty"};
+    if (!names.insert(device.device).second) throw Corrupt{d.key("device"), "listed twice"};
+    const json& ports = d.array("ports", kMaxStatePorts);
+    for (size_t j = 0; j < ports.size(); ++j) {
+      const Reader p(ports[j], d.key("ports") + "[" + std::to_string(j) + "]");
+      device.ports.push_back(read_port(p, saved_us));
+      if (j > 0 && device.ports[j].port <= device.ports[j - 1].port) {
+        throw Corrupt{p.key("port"), "ports not in increasing order"};
+      }
+    }
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
 
 // Parses `text`, checks its header, and hands the root and the saved monotonic time to
 // `read_body`, whose Corrupt (or a number too large for its type) becomes the rejection.

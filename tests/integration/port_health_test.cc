@@ -85,7 +85,11 @@ TEST(PortHealth, FiveDownsInTenSecondsAreFlappingThenHealthyAfterTheQuietPeriod)
 
   const Record flapping = flap_until_flapping(sim, d);
   EXPECT_EQ(flapping.reason, "flaps_in_window");
-  EXPECT_EQ(flapping.previous_health, "healthy");  // up again after the fourth down
+  // Up again after the fourth down; or, when the fourth up and the fifth down were read in one
+  // batch (a loaded machine), still down: the batch's records carry the port's state as one
+  // query found it.
+  EXPECT_TRUE(flapping.previous_health == "healthy" || flapping.previous_health == "down")
+      << flapping.previous_health;
   EXPECT_EQ(flapping.downs_in_window, 5u);
   EXPECT_EQ(flapping.window_s, 10u);
   EXPECT_EQ(flapping.quiet_s, 2u);
@@ -109,8 +113,9 @@ TEST(PortHealth, FiveDownsInTenSecondsAreFlappingThenHealthyAfterTheQuietPeriod)
   EXPECT_EQ(j.value("RDMA_EVENT", ""), "port_health");
   EXPECT_EQ(j.value("RDMA_HEALTH", ""), "flapping");
   EXPECT_EQ(j.value("RDMA_HEALTH_REASON", ""), "flaps_in_window");
-  EXPECT_EQ(j.value("MESSAGE", ""),
-            "mlx5_0 port 1: health flapping (was healthy): flaps_in_window, 5 downs in 10 s");
+  EXPECT_EQ(j.value("MESSAGE", ""), "mlx5_0 port 1: health flapping (was " +
+                                        flapping.previous_health +
+                                        "): flaps_in_window, 5 downs in 10 s");
   std::string error;
   const auto journaled = record_from_json(j.value("RDMA_RECORD", ""), &error);
   ASSERT_TRUE(journaled) << error;
