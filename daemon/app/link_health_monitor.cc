@@ -193,9 +193,8 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
     case EventKind::kDeviceRecovered:
     case EventKind::kDeviceRemoved:
     case EventKind::kDeviceFatal:
-      // Opened again (a driver reload, a replug, a recovery): its counters start afresh, and a
-      // device that could not be read is tried again. Gone or dead: nothing to read.
-      if (devices_.erase(r.device) > 0) state_dirty_ = true;
+      device_reopened_or_gone(r);
+      state_dirty_ = true;
       recount();
       arm();
       return;
@@ -235,6 +234,35 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   // A fault that changed is saved before its record goes out (as port health saves a verdict).
   if (faults_changed_) save();
   arm();
+}
+
+// Gone, dead or opened again (a driver reload, a replug, a recovery): its counters start from a
+// new baseline and a device that could not be read is tried again. A port whose link was bad
+// keeps its fault and its growth (port health takes the port's history back when the same
+// device returns): it is clean after its clean period, as if the device had stayed. A device
+// with nothing bad, or back with another node GUID (other hardware), is forgotten.
+void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
+  auto it = devices_.find(r.device);
+  if (it == devices_.end()) return;
+  Device& d = it->second;
+  const bool other_hardware = !r.node_guid.empty() && r.node_guid != d.node_guid;
+  const bool any_bad = std::any_of(d.ports.begin(), d.ports.end(),
+                                   [](const auto& port) { return port.second.quality.bad(); });
+  if (other_hardware || !any_bad) {
+    devices_.erase(it);
+    return;
+  }
+  d.failed = false;
+  d.nothing_to_read = false;
+  d.pma.reset();
+  for (auto& [number, p] : d.ports) {
+    p.link_up = false;  // recount() follows; the next record or sample says what it is now
+    p.downs_seen = 0;
+    p.downs_carried = 0;
+    p.unexplained = 0;
+    p.last_sample_mono_us = INT64_MIN;
+    p.quality.forget_baseline();
+  }
 }
 
 std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& path, uint32_t port,

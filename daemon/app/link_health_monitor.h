@@ -94,7 +94,6 @@ class LinkHealthMonitor {
   const Stats& stats() const { return stats_; }
   // A port's link quality, for status (none when it is not read).
   std::optional<LinkQualityView> view(std::string_view device, uint32_t port) const;
-  bool timer_armed() const { return timer_armed_; }
 
  private:
   struct Port {
@@ -130,6 +129,7 @@ class LinkHealthMonitor {
   static PortChanges changes_of(const std::string& name, const Device& d, uint32_t number,
                                 const Port& p, std::vector<LinkQualityChange> changes);
   void on_timer();
+  void device_reopened_or_gone(const Record& r);
   // The downs still unexplained kHiddenGrace after they were found: a kHiddenDown change.
   void confirm_hidden_downs(const std::string& name, const Device& d, uint32_t number, Port& p,
                             Instant now, std::vector<PortChanges>& out);

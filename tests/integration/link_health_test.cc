@@ -439,9 +439,37 @@ TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
   inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
   std::vector<Record> before;
   next_link(d, "mlx5_1/1", "bad", &before);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Two more sweeps of the timer (each reads mlx5_1's two ports, never mlx5_0's).
+  const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
+  const uint64_t now = samples();
+  ASSERT_TRUE(rdmatest::wait_until([&] { return samples() >= now + 4; }, std::chrono::seconds(10)));
   EXPECT_FALSE(d.logged("cannot read its counters")) << d.log_tail();
   EXPECT_EQ(d.status()["link_health"]["read_failures"], 0);
+  for (const json& p : d.status()["link_health"]["ports"])
+    EXPECT_NE(p["device"], "mlx5_0") << p;
+}
+
+TEST(LinkHealth, ABadLinkWhoseDeviceIsRepluggedIsCleanAfterItsCleanPeriod) {
+  // Port health takes a replugged device's history back, its link fault with it; the counters
+  // start from a new baseline, and the fault cleans when its clean period ends.
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-link");
+  DaemonProcess d(sim, link_options(state.path()));
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  const Record bad = next_link(d, "mlx5_0/1", "bad");
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
+  inject(sim, {"unplug", "mlx5_0"});
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "gone").reason, "device_removed");
+  inject(sim, {"replug", "mlx5_0"});
+  ::kill(d.process().pid(), SIGUSR1);
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
+  const Record clean = next_link(d, "mlx5_0/1", "clean");
+  EXPECT_EQ(clean.link->fault, "bit_errors");
+  EXPECT_GE(clean.time_us - bad.time_us, 3'000'000);
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy");
+  EXPECT_EQ(healthy.reason, "clean_period_elapsed");
+  EXPECT_EQ(healthy.previous_health, "degraded");
 }
 
 TEST(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePerPeriod) {
