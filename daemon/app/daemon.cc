@@ -13,6 +13,7 @@
 #include "core/devx_decode.h"
 #include "core/enricher.h"
 #include "core/link_quality_record.h"
+#include "devlink/sysfs_handles.h"
 #include "hub/hub.h"
 #include "rdma_eventd/version.h"
 #include "schema/record_json.h"
@@ -106,6 +107,8 @@ void Daemon::start() {
   links_.restore(devices_.views(), system_clock().now());
   health_.observe_devices(devices_.views(), system_clock().now());
   links_.observe_devices(devices_.views(), system_clock().now());
+  // After the devices: the reporters found in error at start map to the devices open now.
+  devlink_.start();
   spdlog::info("ready: watching {} device{}", devices_.watched(),
                devices_.watched() == 1 ? "" : "s");
   service_->ready(service_status());
@@ -193,6 +196,23 @@ void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, I
   publish(none);  // their records, and the verdicts they changed
 }
 
+std::vector<DevlinkHandles> Daemon::devlink_handles() const {
+  std::vector<DevlinkHandles> out;
+  for (const DeviceView* v : devices_.views())
+    out.push_back(read_devlink_handles(devices_.ibdev_path(v->name), *v));
+  return out;
+}
+
+void Daemon::publish_devlink(std::vector<Record>& records) {
+  const int64_t now_us = system_clock().now().wall_us;
+  for (Record& r : records) {
+    stamper_.stamp(r, now_us);
+    if (r.event == EventKind::kDevlinkHealth && !config_.devlink_severity_set && r.devlink)
+      r.severity = devlink_change_severity(r.devlink->change);
+  }
+  publish(records);
+}
+
 void Daemon::send(const Record& r, Instant now) {
   // Serialized once, into the one buffer that the replay ring and every subscriber's queue
   // share, and the journal's entry copies: the record's JSON and a newline. Built in a record
@@ -236,6 +256,7 @@ void Daemon::apply_config(const Config& next) {
         "the new limits apply now");
   }
   health_.set_config(config_.health);
+  devlink_.set_config(config_.devlink_health);
   const bool links_were_on = links_.config().enabled;
   const Instant now = system_clock().now();
   // Ports whose counters are no longer judged drop their link faults (config_changed).
@@ -362,6 +383,7 @@ StatusReply Daemon::status() const {
   add_devx_status(s.devices, devices_.devx_reports());
   s.event_counts = event_counter_.counts();
   s.link_health = link_health_status(links_, devices_.views());
+  s.devlink = devlink_.status();
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/device_set.h"
+#include "app/devlink_monitor.h"
 #include "app/event_counter.h"
 #include "app/hotplug_source.h"
 #include "app/journal_backpressure.h"
@@ -51,6 +52,9 @@ class Daemon : private StateSource {
   void send(const Record& r, Instant now);  // one record to every sink
   // What the counters said, into port health; the timer's findings publish their verdicts.
   void judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now);
+  // The open devices' devlink instances (sysfs), and the devlink records stamped and published.
+  std::vector<DevlinkHandles> devlink_handles() const;
+  void publish_devlink(std::vector<Record>& records);
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
@@ -97,6 +101,14 @@ class Daemon : private StateSource {
                                   Instant now) { judge_links(changes, now); },
                            link_quality_state_path()};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
+  // devlink health (docs/health.md, "devlink health"): the adapters' health reporters, pushed
+  // by the kernel; their records are judged by port health like every other.
+  DevlinkMonitor devlink_{loop_,
+                          system_clock(),
+                          config_.devlink_health,
+                          [this] { return devlink_handles(); },
+                          [this](std::vector<Record>& records) { publish_devlink(records); },
+                          options_.devlink_socket};
   std::unique_ptr<JournalSink> journal_;
   // The batch's records that the journal takes, with their lines: their entries are written
   // after the batch has gone to the subscribers.

@@ -3,6 +3,8 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "build_config.h"
 #include "rdma_eventd/version.h"
 
@@ -44,6 +46,10 @@ Under systemd (rdma-eventd.service and rdma-eventd.socket): it reports readiness
 stopping and a status line to the service manager, pings the watchdog from its event loop
 when WatchdogSec= is set, and serves the socket passed by socket activation (the one named
 "events") instead of socket.path or --socket.
+
+Environment:
+  RDMA_EVENTD_DEVLINK_SOCKET  a seqpacket socket that stands in for the kernel's generic
+                         netlink (devlink health): rdma-sim's; unset, the kernel's own
 
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
@@ -122,6 +128,8 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
                          "'\nTry 'rdma-eventd --help'.\n",
                      kExitUsage};
   }
+  if (const char* devlink = std::getenv("RDMA_EVENTD_DEVLINK_SOCKET"); devlink && *devlink)
+    o.devlink_socket = devlink;
   return o;
 }
 

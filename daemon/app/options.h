@@ -19,6 +19,9 @@ struct Options {
   bool check_config = false;
   std::optional<std::string> socket_path;  // --socket: overrides socket.path (and enables it)
   bool no_socket = false;                  // --no-socket: overrides socket.enabled
+  // $RDMA_EVENTD_DEVLINK_SOCKET: a stand-in for the kernel's generic netlink (a simulator's
+  // seqpacket socket speaking the same messages); "" for the kernel's own.
+  std::string devlink_socket;
 };
 
 // What main should do instead of running: print this text to stdout (help, version) and exit

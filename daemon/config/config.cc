@@ -110,6 +110,7 @@ void parse_severity(const json& v, Config& c) {
                          "' (debug, info, notice, warning, error, critical)"};
     }
     c.severities[static_cast<size_t>(*kind)] = *s;
+    if (*kind == EventKind::kDevlinkHealth) c.devlink_severity_set = true;
   }
 }
 
@@ -297,7 +298,8 @@ void parse_health(const json& v, HealthConfig& h) {
   expect(v, json::value_t::object, "an object", "health");
   reject_unknown(v,
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
-                  "expected", "forget_gone_after_s", "enabled", "application_errors"},
+                  "expected", "forget_gone_after_s", "enabled", "application_errors",
+                  "firmware_errors", "queue_errors", "devlink_reporters"},
                  "health.");
 
   read_bounded(v, "health.", "flap_downs", h.flap_downs, 2, kMaxFlapDowns);
@@ -309,6 +311,33 @@ void parse_health(const json& v, HealthConfig& h) {
   if (v.contains("application_errors")) {
     parse_error_threshold(v["application_errors"], "health.application_errors",
                           h.errors[static_cast<size_t>(ErrorSource::kApplication)]);
+  }
+  if (v.contains("firmware_errors")) {
+    parse_error_threshold(v["firmware_errors"], "health.firmware_errors",
+                          h.errors[static_cast<size_t>(ErrorSource::kFirmware)]);
+  }
+  if (v.contains("queue_errors")) {
+    parse_error_threshold(v["queue_errors"], "health.queue_errors",
+                          h.errors[static_cast<size_t>(ErrorSource::kQueue)]);
+  }
+  if (v.contains("devlink_reporters")) {
+    // Replaces the defaults whole: what is not named is judged as nothing.
+    const json& m = v["devlink_reporters"];
+    expect(m, json::value_t::object, "an object of reporter names and roles",
+           "health.devlink_reporters");
+    if (m.size() > 64) throw Bad{"health.devlink_reporters", "at most 64 reporters"};
+    h.devlink_roles.clear();
+    for (const auto& [name, role] : m.items()) {
+      const std::string key = "health.devlink_reporters." + name;
+      if (name.empty() || name.size() > 64) throw Bad{key, "a reporter name of 1 to 64 bytes"};
+      if (!role.is_string()) throw Bad{key, "expected a string, got " + type_name(role)};
+      const auto r = devlink_role_from_name(role.get<std::string>());
+      if (!r) {
+        throw Bad{key,
+                  "unknown role '" + role.get<std::string>() + "' (fatal, firmware, queue, none)"};
+      }
+      h.devlink_roles.emplace(name, *r);
+    }
   }
   if (v.contains("expected")) {
     expect(v["expected"], json::value_t::array, "an array of objects", "health.expected");
@@ -401,6 +430,14 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
   }
 }
 
+// devlink health reporters (docs/health.md, "devlink health").
+void parse_devlink_health(const json& v, DevlinkConfig& d) {
+  expect(v, json::value_t::object, "an object", "devlink_health");
+  reject_unknown(v, {"enabled", "unmapped"}, "devlink_health.");
+  read_bool(v, "devlink_health.", "enabled", d.enabled);
+  read_bool(v, "devlink_health.", "unmapped", d.unmapped);
+}
+
 // Application reports (docs/security.md): who may report, how often, and how many reporters
 // the report socket holds.
 void parse_reports(const json& v, ReportsConfig& r) {
@@ -421,10 +458,10 @@ void parse_reports(const json& v, ReportsConfig& r) {
 
 Config parse(const json& root) {
   expect(root, json::value_t::object, "a JSON object at the top level", "");
-  reject_unknown(
-      root,
-      {"log_level", "devices", "severity", "journal", "socket", "health", "reports", "link_health"},
-      "");
+  reject_unknown(root,
+                 {"log_level", "devices", "severity", "journal", "socket", "health", "reports",
+                  "link_health", "devlink_health"},
+                 "");
   Config c;
   if (read_string(root, "", "log_level", c.log_level)) {
     bool ok = false;
@@ -442,6 +479,8 @@ Config parse(const json& root) {
   if (root.contains("health")) parse_health(root["health"], c.health);
   if (root.contains("reports")) parse_reports(root["reports"], c.reports);
   if (root.contains("link_health")) parse_link_health(root["link_health"], c.link_health);
+  if (root.contains("devlink_health"))
+    parse_devlink_health(root["devlink_health"], c.devlink_health);
   return c;
 }
 

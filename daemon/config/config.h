@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/devlink_config.h"
 #include "core/journal_budget.h"
 #include "core/link_quality.h"
 #include "core/port_health_types.h"
@@ -88,6 +89,9 @@ struct Config {
   JournalBudgetConfig journal_budget;  // "journal.budget"
   ReportsConfig reports;               // "reports"
   LinkQualityConfig link_health;       // "link_health" (docs/health.md, "Link quality")
+  DevlinkConfig devlink_health;        // "devlink_health" (docs/health.md, "devlink health")
+  // severity.devlink_health was given: it replaces the change's (devlink_change_severity).
+  bool devlink_severity_set = false;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

@@ -15,7 +15,10 @@ using state_document::read_instant;
 using state_document::read_rate;
 using state_document::Reader;
 
-constexpr std::string_view kErrorSourceNames[kErrorSourceCount] = {"application", "module"};
+constexpr std::string_view kErrorSourceNames[kErrorSourceCount] = {"application", "module",
+                                                                   "firmware", "queue"};
+// Sources a document from before them may lack (taken as nothing counted).
+constexpr size_t kFirstOptionalSource = static_cast<size_t>(ErrorSource::kFirmware);
 
 json port_json(const PortHealthState& s) {
   json errors = json::object();
@@ -64,7 +67,12 @@ PortHealthState read_port(const Reader& r, int64_t saved_us) {
   s.gone_reason = r.name<HealthReason>("gone_reason", &reason_from_name);
   s.gone_since_mono_us = r.time("gone_since_monotonic_us", saved_us);
   const Reader errors(r.at("errors"), r.key("errors"));
+  const json& error_object = r.at("errors");
   for (size_t i = 0; i < kErrorSourceCount; ++i) {
+    if (i >= kFirstOptionalSource && error_object.is_object() &&
+        !error_object.contains(kErrorSourceNames[i])) {
+      continue;
+    }
     const Reader w(errors.at(kErrorSourceNames[i]), errors.key(kErrorSourceNames[i]));
     s.errors[i].times_mono_us = w.times("times_monotonic_us", kMaxStateErrorTimes, saved_us);
     s.errors[i].over = w.boolean("over");

@@ -38,6 +38,8 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "76e54973591b4c9789b1bc7b6b419c19",  // vendor_event
     "2229ea15229542f1be4344f8c2baad7a",  // vendor_events_lost
     "5d14f47edcf9432bb21cb7faba136a5a",  // link_quality: every change (RDMA_LINK_CHANGE)
+    "a2aed4eee33e415396cdc373848ebf65",  // devlink_health: every change (RDMA_DEVLINK_CHANGE)
+    "d91e4103a7fe47bba3dfa41db818a4dd",  // devlink_events_lost
 };
 
 }  // namespace
@@ -119,6 +121,13 @@ void append_journal_entry_head(std::string& out, const Record& r, std::string_vi
     text("RDMA_LINK_CHANGE", r.link->change);
     if (!r.link->fault.empty()) text("RDMA_LINK_FAULT", r.link->fault);
     text("RDMA_LINK_COUNTER", r.link->counter);
+  }
+  if (r.devlink) {
+    // devlink health: `journalctl RDMA_DEVLINK_REPORTER=fw_fatal RDMA_DEVLINK_STATE=error`.
+    text("RDMA_DEVLINK_HANDLE", r.devlink->handle);
+    text("RDMA_DEVLINK_REPORTER", r.devlink->reporter);
+    text("RDMA_DEVLINK_STATE", r.devlink->state);
+    text("RDMA_DEVLINK_CHANGE", r.devlink->change);
   }
   if (r.vendor) {
     // Vendor events (DEVX): the event entry's type, and the module and error to filter on.

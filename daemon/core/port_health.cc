@@ -29,7 +29,8 @@ uint32_t count_since(const std::vector<int64_t>& times, int64_t from_us) {
 }
 
 bool errors_reason(HealthReason r) {
-  return r == HealthReason::kApplicationErrors || r == HealthReason::kModuleErrors;
+  return r == HealthReason::kApplicationErrors || r == HealthReason::kModuleErrors ||
+         r == HealthReason::kFirmwareErrors || r == HealthReason::kQueueErrors;
 }
 
 bool link_reason(HealthReason r) {
@@ -95,6 +96,9 @@ void PortHealthModel::on_record(const Record& r, Instant now, Transitions& out) 
       return;
     case EventKind::kModuleError:
       on_module_error(r, now, out);
+      return;
+    case EventKind::kDevlinkHealth:
+      on_devlink(r, now, out);
       return;
     case EventKind::kModulePlugged:
     case EventKind::kModuleUnplugged:
@@ -224,6 +228,47 @@ void PortHealthModel::on_module_error(const Record& r, Instant now, Transitions&
   count_errors(r.device, r.port, ErrorSource::kModule, 1, now, out, r.seq);
 }
 
+// A devlink health reporter's report or recovery, for the device (port 0: every port) or the
+// port its devlink instance concerns, by the reporter's role (health.devlink_reporters): while
+// it is in error a fatal reporter holds the ports fatal and a firmware or queue reporter holds
+// them degraded; each report counts as errors of its source; a recovery lets the normal rules
+// judge again.
+void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out) {
+  if (!r.devlink || r.device.empty()) return;
+  const auto role_it = config_.devlink_roles.find(r.devlink->reporter);
+  if (role_it == config_.devlink_roles.end() || role_it->second == DevlinkRole::kNone) return;
+  const DevlinkRole role = role_it->second;
+  auto it = devices_.find(r.device);
+  if (it == devices_.end()) return;
+  const auto bit = static_cast<uint8_t>(1u << static_cast<unsigned>(role));
+  const std::string& change = r.devlink->change;
+  const bool in_error = r.devlink->state == "error";
+  const bool report = change == "error" || change == "error_again" || change == "found_in_error";
+  std::vector<uint32_t> ports;
+  for (const auto& [number, p] : it->second.ports) {
+    if (r.port == 0 || r.port == number) ports.push_back(number);
+  }
+  for (const uint32_t number : ports) {
+    Port& p = it->second.ports.at(number);
+    settle(it->first, it->second, p, now, out);
+    const uint8_t before = p.s.devlink_errors;
+    p.s.devlink_errors = in_error ? (before | bit) : (before & ~bit);
+    const ErrorSource source =
+        role == DevlinkRole::kFirmware ? ErrorSource::kFirmware : ErrorSource::kQueue;
+    const uint64_t errors = std::max<uint64_t>(r.devlink->new_errors, 1);
+    if (report && role != DevlinkRole::kFatal &&
+        config_.errors[static_cast<size_t>(source)].counted) {
+      count_errors(r.device, number, source,
+                   static_cast<uint32_t>(std::min<uint64_t>(errors, kMaxErrorsCounted)), now, out,
+                   r.seq);
+      continue;  // judged there
+    }
+    const std::optional<HealthReason> healthy =
+        (before & bit) && !in_error ? std::optional(HealthReason::kDevlinkRecovered) : std::nullopt;
+    judge(it->first, it->second, p, now, r.seq, healthy, out);
+  }
+}
+
 bool PortHealthModel::count_errors(std::string_view device, uint32_t port, ErrorSource source,
                                    uint32_t errors, Instant now, Transitions& out,
                                    uint64_t cause_seq) {
@@ -310,7 +355,12 @@ void PortHealthModel::settle(const std::string& device, Device& d, Port& p, Inst
 PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
   const PortHealthState& s = p.s;
   if (s.gone) return {PortHealth::kGone, s.gone_reason};
-  if (s.fatal) return {PortHealth::kFatal, HealthReason::kDeviceFatal};
+  constexpr auto kBit = [](DevlinkRole role) {
+    return static_cast<uint8_t>(1u << static_cast<unsigned>(role));
+  };
+  // One verdict whichever comes first: DEVICE_FATAL or the fatal reporter's report.
+  if (s.fatal || (s.devlink_errors & kBit(DevlinkRole::kFatal)))
+    return {PortHealth::kFatal, HealthReason::kDeviceFatal};
   if (s.flapping) return {PortHealth::kFlapping, HealthReason::kFlapsInWindow};
   const PortExpectation* e = expectation_of(p);
   // A port expected by the configuration is in service even before it first comes up.
@@ -326,6 +376,11 @@ PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
       return {PortHealth::kDegraded, HealthReason::kRateBelowLastHealthy};
     }
   }
+  // A reporter still in error holds the port, whatever its error window says.
+  if (s.devlink_errors & kBit(DevlinkRole::kFirmware))
+    return {PortHealth::kDegraded, HealthReason::kFirmwareErrors};
+  if (s.devlink_errors & kBit(DevlinkRole::kQueue))
+    return {PortHealth::kDegraded, HealthReason::kQueueErrors};
   for (size_t i = 0; i < kErrorSourceCount; ++i) {
     if (s.errors[i].over) {
       return {PortHealth::kDegraded, error_reason(static_cast<ErrorSource>(i))};

@@ -107,6 +107,7 @@ class PortHealthModel {
   void on_device_renamed(const Record& r);
   void on_app_report(const Record& r, Instant now, Transitions& out);
   void on_module_error(const Record& r, Instant now, Transitions& out);
+  void on_devlink(const Record& r, Instant now, Transitions& out);
   void record_down(PortHealthState& s, int64_t now_us) const;
   Port* known_port(std::string_view device, uint32_t port, DeviceMap::iterator& it);
   void settle(const std::string& device, Device& d, Port& p, Instant now, Transitions& out);

@@ -31,9 +31,13 @@ constexpr std::string_view kReasonNames[] = {
     "link_recoveries",
     "transport_errors",
     "clean_period_elapsed",
+    "firmware_errors",
+    "queue_errors",
+    "devlink_recovered",
 };
-static_assert(std::size(kReasonNames) ==
-              static_cast<size_t>(HealthReason::kCleanPeriodElapsed) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(HealthReason::kDevlinkRecovered) + 1);
+
+constexpr std::string_view kDevlinkRoleNames[] = {"none", "fatal", "firmware", "queue"};
 
 }  // namespace
 
@@ -54,8 +58,25 @@ std::optional<HealthReason> reason_from_name(std::string_view name) {
 }
 
 HealthReason error_reason(ErrorSource s) {
-  return s == ErrorSource::kApplication ? HealthReason::kApplicationErrors
-                                        : HealthReason::kModuleErrors;
+  switch (s) {
+    case ErrorSource::kApplication:
+      return HealthReason::kApplicationErrors;
+    case ErrorSource::kModule:
+      return HealthReason::kModuleErrors;
+    case ErrorSource::kFirmware:
+      return HealthReason::kFirmwareErrors;
+    case ErrorSource::kQueue:
+      break;
+  }
+  return HealthReason::kQueueErrors;
+}
+
+std::string_view devlink_role_name(DevlinkRole r) {
+  return kDevlinkRoleNames[static_cast<size_t>(r)];
+}
+
+std::optional<DevlinkRole> devlink_role_from_name(std::string_view name) {
+  return internal::enum_from_name<DevlinkRole>(kDevlinkRoleNames, name);
 }
 
 }  // namespace rdma_eventd::daemon

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,10 @@ enum class HealthReason : uint8_t {
   kLinkRecoveries,      // degraded: link_error_recovery grew over its threshold
   kTransportErrors,     // degraded: a transport counter (hw_counters/) over its rule
   kCleanPeriodElapsed,  // healthy: was degraded by its counters, none grew for the clean period
+  // devlink health reporters (docs/health.md, "devlink health").
+  kFirmwareErrors,    // degraded: a firmware reporter in error, or its errors over their threshold
+  kQueueErrors,       // degraded: a queue reporter (tx, rx) in error, or over its threshold
+  kDevlinkRecovered,  // healthy: was fatal or degraded by a reporter, which recovered
 };
 std::string_view reason_name(HealthReason r);  // "flaps_in_window", ...
 std::optional<HealthReason> reason_from_name(std::string_view name);
@@ -64,8 +69,16 @@ std::optional<HealthReason> reason_from_name(std::string_view name);
 // Errors counted against a port by something other than its link: applications reporting
 // errors on their queue pairs, a vendor's module (cable, transceiver) events. Each source has
 // its own reason and thresholds.
-enum class ErrorSource : uint8_t { kApplication, kModule };
-inline constexpr size_t kErrorSourceCount = 2;
+enum class ErrorSource : uint8_t { kApplication, kModule, kFirmware, kQueue };
+inline constexpr size_t kErrorSourceCount = 4;
+
+// What a devlink health reporter's errors mean for port health (health.devlink_reporters):
+// fatal makes the device fatal until the reporter recovers (fw_fatal); firmware and queue
+// count errors (ErrorSource) and hold the port degraded while the reporter stays in error;
+// none records them only.
+enum class DevlinkRole : uint8_t { kNone, kFatal, kFirmware, kQueue };
+std::string_view devlink_role_name(DevlinkRole r);
+std::optional<DevlinkRole> devlink_role_from_name(std::string_view name);
 HealthReason error_reason(ErrorSource s);
 
 struct ErrorThreshold {
@@ -102,9 +115,17 @@ struct HealthConfig {
   // health.application_errors in the configuration; the module source (module_error records)
   // has no key yet.
   std::array<ErrorThreshold, kErrorSourceCount> errors = {
-      ErrorThreshold{true, 10, 60, 600},   // application
-      ErrorThreshold{true, 1, 3600, 3600}  // module
+      ErrorThreshold{true, 10, 60, 600},    // application
+      ErrorThreshold{true, 1, 3600, 3600},  // module
+      ErrorThreshold{true, 1, 3600, 3600},  // firmware: health.firmware_errors
+      ErrorThreshold{true, 3, 600, 600},    // queue: health.queue_errors
   };
+  // health.devlink_reporters: by reporter name; a name not listed is kNone.
+  std::map<std::string, DevlinkRole, std::less<>> devlink_roles = {
+      {"fw_fatal", DevlinkRole::kFatal},
+      {"fw", DevlinkRole::kFirmware},
+      {"tx", DevlinkRole::kQueue},
+      {"rx", DevlinkRole::kQueue}};
   friend bool operator==(const HealthConfig&, const HealthConfig&) = default;
 };
 
@@ -152,6 +173,9 @@ struct PortHealthState {
   // at a restart, before the ports are observed.
   uint8_t link_faults = 0;
   uint32_t hidden_downs = 0;  // link_downed steps without a port_err, counted as downs
+  // The devlink reporters in error now that hold this port (a bit per DevlinkRole: fatal,
+  // firmware, queue). Not in the state document: the reporters' dump at start finds them again.
+  uint8_t devlink_errors = 0;
   friend bool operator==(const PortHealthState&, const PortHealthState&) = default;
 };
 

@@ -433,6 +433,63 @@ bool read_link(JsonReader& rd, const json& obj, Record& r) {
   return true;
 }
 
+void write_devlink(JsonWriter& w, const DevlinkHealthEvent& d) {
+  w.key("devlink");
+  w.begin_object();
+  w.field("handle", d.handle);
+  w.key("port_index");
+  if (d.port_index < 0)
+    w.null();
+  else
+    w.value(d.port_index);
+  w.field("reporter", d.reporter);
+  w.field("state", d.state);
+  w.key("previous_state");
+  if (d.previous_state.empty())
+    w.null();
+  else
+    w.value(std::string_view(d.previous_state));
+  w.field("change", d.change);
+  w.field("error_count", d.error_count);
+  w.field("recover_count", d.recover_count);
+  w.field("new_errors", d.new_errors);
+  w.field("new_recoveries", d.new_recoveries);
+  w.field("grace_period_ms", d.grace_period_ms);
+  w.field("auto_recover", d.auto_recover);
+  w.end_object();
+}
+
+bool read_devlink(JsonReader& rd, const json& obj, Record& r) {
+  const json* o = rd.object_at(obj, "devlink");
+  if (!o) return false;
+  DevlinkHealthEvent d;
+  const json* port_index = rd.find(*o, "port_index");
+  if (!port_index) return false;
+  if (port_index->is_null()) {
+    d.port_index = -1;
+  } else if (!port_index->is_number_unsigned() || port_index->get<uint64_t>() > UINT32_MAX) {
+    return rd.fail("port_index", "neither a port number nor null");
+  } else {
+    d.port_index = port_index->get<int64_t>();
+  }
+  const json* previous = rd.find(*o, "previous_state");
+  if (!previous) return false;
+  if (previous->is_string())
+    d.previous_state = previous->get<std::string>();
+  else if (!previous->is_null())
+    return rd.fail("previous_state", "neither a string nor null");
+  if (!rd.str(*o, "handle", d.handle) || !rd.str(*o, "reporter", d.reporter) ||
+      !rd.str(*o, "state", d.state) || !rd.str(*o, "change", d.change) ||
+      !rd.u64(*o, "error_count", d.error_count) || !rd.u64(*o, "recover_count", d.recover_count) ||
+      !rd.u64(*o, "new_errors", d.new_errors) || !rd.u64(*o, "new_recoveries", d.new_recoveries) ||
+      !rd.u64(*o, "grace_period_ms", d.grace_period_ms) ||
+      !rd.boolean(*o, "auto_recover", d.auto_recover)) {
+    return false;
+  }
+  r.devlink = std::move(d);
+  return true;
+}
+
 // The port block and "changes": the port now, and as it was before the record.
 bool read_port_and_changes(JsonReader& rd, const json& obj, Record& r) {
   PortInfo now;
@@ -509,6 +566,7 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   if (r.event == EventKind::kAppReport) return read_app_report(rd, obj, r);
   if (has_vendor_object(r.event) && !read_vendor(rd, obj, r)) return false;
   if (r.event == EventKind::kLinkQuality) return read_link(rd, obj, r);
+  if (r.event == EventKind::kDevlinkHealth) return read_devlink(rd, obj, r);
   if (r.event == EventKind::kDeviceRecovered) {
     return rd.time(obj, "down_since", r.down_since_us) &&
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
@@ -617,6 +675,8 @@ void append_json(std::string& out, const Record& r) {
   }
   if (has_vendor_object(r.event)) write_vendor(w, r.event, r.vendor.value_or(VendorEvent{}));
   if (r.event == EventKind::kLinkQuality) write_link(w, r.link.value_or(LinkQualityEvent{}));
+  if (r.event == EventKind::kDevlinkHealth)
+    write_devlink(w, r.devlink.value_or(DevlinkHealthEvent{}));
   w.end_object();
 }
 

@@ -358,6 +358,30 @@ std::string link_quality_text(const Record& r) {
   return s;
 }
 
+// "devlink health fw_fatal (pci/0000:08:00.0): error, 1 new error (errors 3, recoveries 2)"
+std::string devlink_health_text(const Record& r) {
+  static const DevlinkHealthEvent kNone;
+  const DevlinkHealthEvent& d = r.devlink ? *r.devlink : kNone;
+  std::string s = "devlink health " + d.reporter + " (" + d.handle;
+  if (d.port_index >= 0) s += " port " + std::to_string(d.port_index);
+  s += "): ";
+  if (d.change == "error") {
+    s += "reported an error";
+  } else if (d.change == "error_again") {
+    s += "reported another error, not recovered";
+  } else if (d.change == "recovered") {
+    s += "recovered";
+  } else if (d.change == "found_in_error") {
+    s += "in error when first read";
+  } else {
+    s += d.change;
+  }
+  s += " (errors " + std::to_string(d.error_count) + ", recoveries " +
+       std::to_string(d.recover_count) + ")";
+  if (d.state == "error" && !d.auto_recover) s += ", no automatic recovery";
+  return s;
+}
+
 }  // namespace
 
 bool is_device_record(EventKind kind) {
@@ -396,6 +420,12 @@ void append_event_text(std::string& s, const Record& r, StateText state) {
     case EventKind::kLinkQuality:
       s += link_quality_text(r);
       return;
+    case EventKind::kDevlinkHealth:
+      s += devlink_health_text(r);
+      return;
+    case EventKind::kDevlinkEventsLost:
+      s += "devlink notifications lost (the socket overran): reporters read again";
+      return;
     default:
       break;
   }
@@ -427,6 +457,10 @@ std::string subject_text(const Record& r) {
     return r.device + " port " + std::to_string(r.port);
   if (r.event == EventKind::kPortHealth || r.event == EventKind::kLinkQuality)
     return r.device + " port " + std::to_string(r.port);
+  if (r.event == EventKind::kDevlinkHealth && r.device.empty())
+    return r.devlink ? r.devlink->handle : std::string();
+  if (r.event == EventKind::kDevlinkHealth && r.port != 0)
+    return r.device + " port " + std::to_string(r.port);
   if (r.port_info && !is_device_record(r.event))
     return r.device + " port " + std::to_string(r.port);
   return r.device;
@@ -436,6 +470,9 @@ void append_description(std::string& s, const Record& r) {
   // subject_text, appended
   if (r.event == EventKind::kDeviceRenamed) {
     s += r.old_name;
+  } else if (r.event == EventKind::kDevlinkHealth || r.event == EventKind::kDevlinkEventsLost) {
+    const std::string subject = subject_text(r);
+    s += subject.empty() ? "devlink" : subject;
   } else {
     s += r.device;
     const bool port = (r.event == EventKind::kAppReport && r.port != 0) ||

@@ -266,6 +266,42 @@ void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
   w.end_object();
 }
 
+const Fields<Status::Devlink, 8> kDevlinkFields = {{
+    {"enabled", &Status::Devlink::enabled},
+    {"available", &Status::Devlink::available},
+    {"unavailable", &Status::Devlink::unavailable},
+    {"notifications", &Status::Devlink::notifications},
+    {"dumps", &Status::Devlink::dumps},
+    {"overruns", &Status::Devlink::overruns},
+    {"malformed", &Status::Devlink::malformed},
+    {"records", &Status::Devlink::records},
+}};
+
+void write_devlink(JsonWriter& w, const Status::Devlink& d) {
+  w.key("devlink");
+  w.begin_object();
+  write_fields(w, d, kDevlinkFields);
+  write_object_array(w, "reporters", d.reporters, [&](const Status::DevlinkReporter& r) {
+    w.field("handle", r.handle);
+    w.key("port_index");
+    if (r.port_index < 0)
+      w.null();
+    else
+      w.value(r.port_index);
+    w.field("reporter", r.reporter);
+    w.field("state", r.state);
+    w.field("error_count", r.error_count);
+    w.field("recover_count", r.recover_count);
+    w.field("since", format_rfc3339_us(r.since_us));
+    w.key("ports");
+    w.begin_array();
+    for (const std::string& p : r.ports)
+      w.value(std::string_view(p));
+    w.end_array();
+  });
+  w.end_object();
+}
+
 void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
   write_object_array(w, "devices", devices, [&](const Status::Device& d) {
     w.field("device", d.device);
@@ -419,6 +455,44 @@ bool read_link_health(const json& reply, Status::LinkHealth& l, std::string& err
              error);
 }
 
+bool read_devlink_reporter(JsonReader& rd, const json& o, Status::DevlinkReporter& r) {
+  const json* index = rd.find(o, "port_index");
+  if (!index) return false;
+  if (index->is_null())
+    r.port_index = -1;
+  else if (!rd.i64(o, "port_index", r.port_index) || r.port_index < 0)
+    return rd.fail("port_index", "neither a port number nor null");
+  if (!rd.str(o, "handle", r.handle) || !rd.str(o, "reporter", r.reporter) ||
+      !rd.str(o, "state", r.state) || !rd.u64(o, "error_count", r.error_count) ||
+      !rd.u64(o, "recover_count", r.recover_count) || !rd.time(o, "since", r.since_us)) {
+    return false;
+  }
+  const json* ports = rd.array_at(o, "ports");
+  if (!ports) return false;
+  for (const json& p : *ports) {
+    if (!p.is_string()) return rd.fail("ports", "entry is not a string");
+    r.ports.push_back(p.get<std::string>());
+  }
+  return true;
+}
+
+// Optional: absent from an older daemon's reply.
+bool read_devlink(const json& reply, Status::Devlink& d, std::string& error) {
+  if (!reply.contains("devlink")) return true;
+  JsonReader outer(&error);
+  const json* o = outer.object_at(reply, "devlink");
+  return o && read_named(
+                  *o, "devlink", d,
+                  [](JsonReader& rd, const json& b, Status::Devlink& out) {
+                    return read_fields(rd, b, out, kDevlinkFields) &&
+                           rd.entries(b, "reporters", out.reporters,
+                                      [&](const json& item, Status::DevlinkReporter& r) {
+                                        return read_devlink_reporter(rd, item, r);
+                                      });
+                  },
+                  error);
+}
+
 }  // namespace
 
 void write_status(JsonWriter& w, const StatusReply& s) {
@@ -437,6 +511,7 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_event_counts(w, s.event_counts);
   write_reporters(w, s.reporters);
   write_link_health(w, s.link_health);
+  write_devlink(w, s.devlink);
 }
 
 std::optional<StatusReply> status_from_json(std::string_view reply_line, std::string* error) {
@@ -455,7 +530,8 @@ std::optional<StatusReply> status_from_json(std::string_view reply_line, std::st
                   read_block(reply, "reports", s.reports, table_reader(kReportsFields), why) &&
                   read_block(reply, "event_counts", s.event_counts, read_event_counts, why) &&
                   read_block(reply, "reporters", s.reporters, read_reporters, why) &&
-                  read_link_health(reply, s.link_health, why);
+                  read_link_health(reply, s.link_health, why) &&
+                  read_devlink(reply, s.devlink, why);
   if (ok) return s;
   if (error) *error = std::move(why);
   return std::nullopt;

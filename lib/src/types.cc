@@ -14,15 +14,16 @@ namespace {
 using internal::enum_from_name;
 
 constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
-    "port_active",        "port_err",       "lid_change",
-    "pkey_change",        "sm_change",      "client_reregister",
-    "gid_change",         "device_fatal",   "unknown",
-    "device_added",       "device_removed", "device_renamed",
-    "device_recovered",   "port_state",     "app_report",
-    "port_health",        "module_plugged", "module_unplugged",
-    "module_disabled",    "module_error",   "temperature_warning",
-    "pci_power_change",   "firmware_event", "vendor_event",
-    "vendor_events_lost", "link_quality",
+    "port_active",         "port_err",       "lid_change",
+    "pkey_change",         "sm_change",      "client_reregister",
+    "gid_change",          "device_fatal",   "unknown",
+    "device_added",        "device_removed", "device_renamed",
+    "device_recovered",    "port_state",     "app_report",
+    "port_health",         "module_plugged", "module_unplugged",
+    "module_disabled",     "module_error",   "temperature_warning",
+    "pci_power_change",    "firmware_event", "vendor_event",
+    "vendor_events_lost",  "link_quality",   "devlink_health",
+    "devlink_events_lost",
 };
 
 constexpr std::array<std::string_view, 6> kSeverityNames = {"debug",   "info",  "notice",

@@ -102,6 +102,25 @@ struct LinkQualityEvent {
   friend bool operator==(const LinkQualityEvent&, const LinkQualityEvent&) = default;
 };
 
+// devlink_health: a devlink health reporter's report or recovery, as the kernel's devlink
+// family told it (docs/records.md, "devlink_health"), and what changed since the daemon last
+// knew the reporter.
+struct DevlinkHealthEvent {
+  std::string handle;       // the devlink instance: "pci/0000:08:00.0", "auxiliary/mlx5_core.eth.0"
+  int64_t port_index = -1;  // a port reporter's devlink port; -1 for a device's reporter
+  std::string reporter;     // "fw", "fw_fatal", "tx", "rx", ...
+  std::string state;        // "healthy", "error"; "unknown" for a state this version does not know
+  std::string previous_state;  // "" when the daemon did not know the reporter before
+  std::string change;  // "error", "error_again", "recovered", "found_in_error" (docs/records.md)
+  uint64_t error_count = 0;  // the kernel's counts since the reporter was created
+  uint64_t recover_count = 0;
+  uint64_t new_errors = 0;      // error_count's growth since the daemon last knew it
+  uint64_t new_recoveries = 0;  // recover_count's
+  uint64_t grace_period_ms = 0;
+  bool auto_recover = false;
+  friend bool operator==(const DevlinkHealthEvent&, const DevlinkHealthEvent&) = default;
+};
+
 struct Record {
   uint64_t seq = 0;
   std::string stream;
@@ -157,6 +176,10 @@ struct Record {
 
   // link_quality: the "link" object; absent for the other records.
   std::optional<LinkQualityEvent> link;
+
+  // devlink_health: the "devlink" object; absent for the other records. devlink_events_lost
+  // has "handle" only (""), in that object's place: nothing (docs/records.md).
+  std::optional<DevlinkHealthEvent> devlink;
 
   friend bool operator==(const Record&, const Record&) = default;
 };

@@ -46,10 +46,14 @@ enum class EventKind : uint8_t {
   kVendorEvent,
   kVendorEventsLost,
   kLinkQuality,  // what a port's error counters say (docs/records.md, "link_quality")
+  // An adapter's devlink health reporter reported an error or recovered (docs/records.md,
+  // "devlink_health"), and the devlink notifications lost to an overrun.
+  kDevlinkHealth,
+  kDevlinkEventsLost,
 };
 std::string_view event_name(EventKind kind);
 std::optional<EventKind> event_from_name(std::string_view name);
-inline constexpr int kEventKindCount = static_cast<int>(EventKind::kLinkQuality) + 1;
+inline constexpr int kEventKindCount = static_cast<int>(EventKind::kDevlinkEventsLost) + 1;
 
 // Syslog-style severities; PRIORITY= in the journal is syslog_priority().
 enum class Severity : uint8_t { kDebug, kInfo, kNotice, kWarning, kError, kCritical };

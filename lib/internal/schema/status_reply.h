@@ -205,6 +205,30 @@ struct StatusReply {
     std::vector<LinkPort> ports;
     friend bool operator==(const LinkHealth&, const LinkHealth&) = default;
   };
+  // devlink health (docs/health.md, "devlink health"): the reporters the daemon follows.
+  struct DevlinkReporter {
+    std::string handle;  // "pci/0000:08:00.0"
+    int64_t port_index = -1;
+    std::string reporter;
+    std::string state;  // "healthy", "error", "unknown"
+    uint64_t error_count = 0;
+    uint64_t recover_count = 0;
+    int64_t since_us = 0;            // its last change the daemon saw (or its first reading)
+    std::vector<std::string> ports;  // "mlx5_0" (the device) or "rxe0/1"; empty: none
+    friend bool operator==(const DevlinkReporter&, const DevlinkReporter&) = default;
+  };
+  struct Devlink {
+    bool enabled = false;
+    bool available = false;
+    std::string unavailable;  // why not, when enabled and not available
+    uint64_t notifications = 0;
+    uint64_t dumps = 0;
+    uint64_t overruns = 0;
+    uint64_t malformed = 0;
+    uint64_t records = 0;
+    std::vector<DevlinkReporter> reporters;
+    friend bool operator==(const Devlink&, const Devlink&) = default;
+  };
 
   Daemon daemon;
   Counters counters;
@@ -217,6 +241,7 @@ struct StatusReply {
   EventCounts event_counts;
   Reporters reporters;
   LinkHealth link_health;
+  Devlink devlink;
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

@@ -1,0 +1,362 @@
+#include "app/devlink_monitor.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rdma_eventd::daemon {
+namespace {
+
+using devlink::Message;
+using devlink::MessageKind;
+using devlink::Reporter;
+
+// Big enough for any datagram the kernel sends on a generic-netlink socket (a dump's part is
+// at most 32 KiB; notifications a few hundred bytes).
+constexpr size_t kBufferSize = 64 * 1024;
+// At start the controller answers within the send (the kernel runs the request in the
+// sender's call); this bounds the wait if it ever does not.
+constexpr int kFamilyWaitMs = 1000;
+
+std::string key_of(const Reporter& r) {
+  return r.handle() + '\x1f' + std::to_string(r.port_index) + '\x1f' + r.name;
+}
+
+std::string state_name(int state) {
+  if (state == devlink::kStateHealthy) return "healthy";
+  if (state == devlink::kStateError) return "error";
+  return "unknown";
+}
+
+// What changed between what the daemon knew (`before`, null when nothing) and `now`; "" for
+// nothing worth a record.
+std::string change_of(const Reporter* before, const Reporter& now, bool dumped) {
+  const bool error = now.state == devlink::kStateError;
+  const bool healthy = now.state == devlink::kStateHealthy;
+  if (!before) {
+    if (error) return dumped ? "found_in_error" : "error";
+    return healthy && !dumped ? "recovered" : "";
+  }
+  const bool errors_grew = now.error_count != before->error_count;
+  const bool recoveries_grew = now.recover_count != before->recover_count;
+  if (before->state == devlink::kStateError) {
+    if (healthy) return "recovered";
+    return error && errors_grew ? "error_again" : "";
+  }
+  if (error) return "error";
+  // Healthy before and now with counts moved: a report and its recovery both lost (an overrun)
+  // or read as one.
+  return healthy && (errors_grew || recoveries_grew) ? "recovered" : "";
+}
+
+uint64_t growth(uint64_t now, uint64_t before) {
+  return now >= before ? now - before : now;
+}
+
+}  // namespace
+
+Severity devlink_change_severity(std::string_view change) {
+  return change == "recovered" ? Severity::kNotice : Severity::kError;
+}
+
+DevlinkMonitor::DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config,
+                               Handles handles, Publish publish, std::string stand_in)
+    : loop_(loop),
+      clock_(clock),
+      config_(std::move(config)),
+      handles_(std::move(handles)),
+      publish_(std::move(publish)),
+      stand_in_(std::move(stand_in)) {}
+
+DevlinkMonitor::~DevlinkMonitor() = default;
+
+void DevlinkMonitor::fail(const std::string& why) {
+  unavailable_ = why;
+  watch_.reset();
+  socket_.close();
+  dump_watch_.reset();
+  dump_socket_.close();
+  spdlog::warn("devlink health: {}; adapter health reporters are not followed", why);
+}
+
+void DevlinkMonitor::start() {
+  if (started_ || !config_.enabled) return;
+  started_ = true;
+  buf_.resize(kBufferSize);
+  if (const int err = socket_.open(stand_in_)) {
+    fail((stand_in_.empty() ? std::string("cannot open a generic netlink socket: ")
+                            : "cannot connect to " + stand_in_ + ": ") +
+         std::strerror(err));
+    return;
+  }
+  if (const int err = socket_.send(devlink::family_request(1))) {
+    fail(std::string("cannot ask the kernel for the devlink family: ") + std::strerror(err));
+    return;
+  }
+  pollfd p{socket_.fd(), POLLIN, 0};
+  if (::poll(&p, 1, kFamilyWaitMs) != 1) {
+    fail("the kernel did not answer the question for the devlink family");
+    return;
+  }
+  size_t size = 0;
+  bool from_kernel = false;
+  if (const int err = socket_.receive(buf_, &size, &from_kernel)) {
+    fail(std::string("cannot read the kernel's answer for the devlink family: ") +
+         std::strerror(err));
+    return;
+  }
+  std::vector<Message> messages;
+  devlink::decode(std::span(buf_.data(), size), 0, messages);
+  for (const Message& m : messages) {
+    if (m.kind == MessageKind::kError && m.error == ENOENT) {
+      // A kernel built without devlink: nothing is wrong, there is just nothing to follow.
+      unavailable_ = "the kernel has no devlink family";
+      socket_.close();
+      spdlog::info("devlink health: {}; adapter health reporters are not followed", unavailable_);
+      return;
+    }
+    if (m.kind == MessageKind::kError) {
+      fail(std::string("the kernel refused the question for the devlink family: ") +
+           std::strerror(m.error));
+      return;
+    }
+    if (m.kind == MessageKind::kFamily && from_kernel) family_ = m.family;
+  }
+  if (family_.id == 0) {
+    fail("the kernel's answer for the devlink family was not one");
+    return;
+  }
+  if (family_.config_group == 0) {
+    fail("the devlink family has no \"config\" group");
+    return;
+  }
+  if (const int err = socket_.join(family_.config_group)) {
+    fail(std::string("cannot join the devlink family's config group: ") + std::strerror(err));
+    return;
+  }
+  watch_ = std::make_unique<IoWatch>(loop_, socket_.fd(), Priority::kSources,
+                                     [this](bool, bool) { on_readable(); });
+  watch_->watch(true, false);
+  spdlog::info("devlink health: following family {} group {}", family_.id, family_.config_group);
+  start_dump();
+}
+
+void DevlinkMonitor::set_config(DevlinkConfig config) {
+  const bool was = config_.enabled;
+  config_ = std::move(config);
+  if (!was && config_.enabled && !started_) start();
+  if (was && !config_.enabled && started_) {
+    // Off: the sockets go, after this callback; what was known is forgotten.
+    loop_.defer([this] {
+      watch_.reset();
+      socket_.close();
+      dump_watch_.reset();
+      dump_socket_.close();
+      known_.clear();
+      started_ = false;
+      unavailable_.clear();
+      family_ = {};
+    });
+  }
+}
+
+bool DevlinkMonitor::drop(const Message& m, bool from_kernel) {
+  const bool bad =
+      m.kind == MessageKind::kMalformed || (!from_kernel && m.kind != MessageKind::kIgnored);
+  if (!bad) return false;
+  ++stats_.malformed;
+  if (!logged_malformed_) {
+    logged_malformed_ = true;
+    spdlog::warn("devlink health: dropped a message ({}); further ones are only counted",
+                 from_kernel ? m.problem : "not from the kernel");
+  }
+  return true;
+}
+
+void DevlinkMonitor::on_readable() {
+  std::vector<Record> out;
+  std::vector<Message> messages;
+  for (int i = 0; i < kDatagramsPerTurn && watch_; ++i) {
+    size_t size = 0;
+    bool from_kernel = false;
+    const int err = socket_.receive(buf_, &size, &from_kernel);
+    if (err == EAGAIN || err == EWOULDBLOCK) break;
+    if (err == EINTR) continue;
+    if (err == ENOBUFS) {
+      lost(out);
+      continue;
+    }
+    if (err == EMSGSIZE) {  // one datagram too long for any notification: dropped
+      ++stats_.malformed;
+      continue;
+    }
+    if (err) {
+      // The socket is broken (a stand-in gone): given up, after this callback, not spun on.
+      watch_->watch(false, false);
+      loop_.defer([this, err] {
+        fail(std::string("reading notifications failed: ") + std::strerror(err));
+      });
+      break;
+    }
+    messages.clear();
+    devlink::decode(std::span(buf_.data(), size), family_.id, messages);
+    for (const Message& m : messages) {
+      if (drop(m, from_kernel)) continue;
+      if (m.kind != MessageKind::kReporter) continue;
+      ++stats_.notifications;
+      apply(m.reporter, false, out);
+    }
+  }
+  if (!out.empty()) publish_(out);
+}
+
+void DevlinkMonitor::lost(std::vector<Record>& out) {
+  ++stats_.overruns;
+  spdlog::warn("devlink health: notifications lost (socket overrun); reading every reporter again");
+  Record r;
+  r.event = EventKind::kDevlinkEventsLost;
+  out.push_back(std::move(r));
+  if (dump_watch_)
+    dump_again_ = true;
+  else
+    start_dump();
+}
+
+void DevlinkMonitor::start_dump() {
+  if (const int err = dump_socket_.open(stand_in_)) {
+    spdlog::warn("devlink health: cannot open a socket for the reporters' dump: {}",
+                 std::strerror(err));
+    return;
+  }
+  dump_seq_ = static_cast<uint32_t>(clock_.now().mono_us) | 1;
+  if (const int err = dump_socket_.send(devlink::reporter_dump_request(family_.id, dump_seq_))) {
+    spdlog::warn("devlink health: cannot ask for the reporters' dump: {}", std::strerror(err));
+    dump_socket_.close();
+    return;
+  }
+  dump_watch_ = std::make_unique<IoWatch>(loop_, dump_socket_.fd(), Priority::kSources,
+                                          [this](bool, bool) { on_dump_readable(); });
+  dump_watch_->watch(true, false);
+}
+
+void DevlinkMonitor::on_dump_readable() {
+  std::vector<Record> out;
+  std::vector<Message> messages;
+  bool done = false;
+  for (int i = 0; i < kDatagramsPerTurn && !done; ++i) {
+    size_t size = 0;
+    bool from_kernel = false;
+    const int err = dump_socket_.receive(buf_, &size, &from_kernel);
+    if (err == EAGAIN || err == EWOULDBLOCK) break;
+    if (err == EINTR) continue;
+    if (err) {
+      spdlog::warn("devlink health: reading the reporters' dump failed: {}", std::strerror(err));
+      done = true;
+      dump_again_ = dump_again_ || err == ENOBUFS;
+      break;
+    }
+    messages.clear();
+    devlink::decode(std::span(buf_.data(), size), family_.id, messages);
+    for (const Message& m : messages) {
+      if (drop(m, from_kernel)) continue;
+      if (m.kind == MessageKind::kDone) done = true;
+      if (m.kind == MessageKind::kError && m.error != 0) {
+        spdlog::warn("devlink health: the kernel refused the reporters' dump: {}",
+                     std::strerror(m.error));
+        done = true;
+      }
+      if (m.kind == MessageKind::kReporter && m.seq == dump_seq_) apply(m.reporter, true, out);
+    }
+  }
+  if (!out.empty()) publish_(out);
+  if (done) {
+    ++stats_.dumps;
+    // Not inside its own callback: the watch and its socket go after it returns.
+    loop_.defer([this] { end_dump(); });
+    dump_watch_->watch(false, false);
+  }
+}
+
+void DevlinkMonitor::end_dump() {
+  dump_watch_.reset();
+  dump_socket_.close();
+  if (dump_again_ && watch_) {
+    dump_again_ = false;
+    start_dump();
+  }
+}
+
+void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& out) {
+  const std::string key = key_of(r);
+  auto it = known_.find(key);
+  const Reporter* before = it == known_.end() ? nullptr : &it->second.reporter;
+  if (!before && known_.size() >= kMaxReporters) return;
+  const std::string change = change_of(before, r, dumped);
+  const int64_t now_us = clock_.now().wall_us;
+  DevlinkHealthEvent e;
+  e.handle = r.handle();
+  e.port_index = r.port_index;
+  e.reporter = r.name;
+  e.state = state_name(r.state);
+  e.previous_state = before ? state_name(before->state) : "";
+  e.change = change;
+  e.error_count = r.error_count;
+  e.recover_count = r.recover_count;
+  e.new_errors = before ? growth(r.error_count, before->error_count) : 0;
+  e.new_recoveries = before ? growth(r.recover_count, before->recover_count) : 0;
+  e.grace_period_ms = r.grace_period_ms;
+  e.auto_recover = r.auto_recover;
+  if (it == known_.end()) it = known_.emplace(key, Known{}).first;
+  const bool state_changed = !before || before->state != r.state;
+  it->second.reporter = r;
+  if (state_changed || !change.empty()) it->second.since_us = now_us;
+  if (change.empty()) return;
+  std::vector<DevlinkTarget> targets = devlink_targets(handles_(), e.handle, e.port_index);
+  if (targets.empty() && !config_.unmapped) return;
+  if (targets.empty()) targets.push_back({});
+  for (const DevlinkTarget& t : targets) {
+    Record rec;
+    rec.event = EventKind::kDevlinkHealth;
+    rec.device = t.device;
+    rec.node_guid = t.node_guid;
+    rec.port = t.port;
+    rec.devlink = e;
+    out.push_back(std::move(rec));
+    ++stats_.records;
+  }
+  spdlog::info("devlink health: {} reporter {}{}: {} (errors {}, recoveries {})", e.handle,
+               e.reporter, e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "", change,
+               e.error_count, e.recover_count);
+}
+
+StatusReply::Devlink DevlinkMonitor::status() const {
+  StatusReply::Devlink s;
+  s.enabled = config_.enabled;
+  s.available = started_ && unavailable_.empty() && watch_ != nullptr;
+  s.unavailable = unavailable_;
+  s.notifications = stats_.notifications;
+  s.dumps = stats_.dumps;
+  s.overruns = stats_.overruns;
+  s.malformed = stats_.malformed;
+  s.records = stats_.records;
+  const std::vector<DevlinkHandles> devices =
+      known_.empty() ? std::vector<DevlinkHandles>{} : handles_();
+  for (const auto& [key, k] : known_) {
+    StatusReply::DevlinkReporter r;
+    r.handle = k.reporter.handle();
+    r.port_index = k.reporter.port_index;
+    r.reporter = k.reporter.name;
+    r.state = state_name(k.reporter.state);
+    r.error_count = k.reporter.error_count;
+    r.recover_count = k.reporter.recover_count;
+    r.since_us = k.since_us;
+    for (const DevlinkTarget& t : devlink_targets(devices, r.handle, r.port_index))
+      r.ports.push_back(t.port == 0 ? t.device : t.device + "/" + std::to_string(t.port));
+    s.reporters.push_back(std::move(r));
+  }
+  return s;
+}
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,110 @@
+// devlink health on the loop (docs/health.md, "devlink health"): the kernel's devlink family
+// pushes a notification for every report of a health reporter (an adapter's firmware, its
+// queues) and for every recovery; the daemon joins that family's "config" group and reads
+// them as they come, with no timer. At start, and after an overrun of its socket (a
+// devlink_events_lost record), it dumps every reporter's state, so a reporter already in error
+// is known. Each change becomes a devlink_health record for each RDMA device (and port) the
+// reporter's devlink instance concerns (core/devlink_map), or one with no device.
+//
+// Faults that will happen: a kernel without devlink (ENOENT from the controller), a socket
+// the container's seccomp or namespace refuses: one log line, the status says why, and the
+// daemon goes on without it. Bytes that are not what they say (core/devlink_decode) and
+// messages not from the kernel are counted and dropped, logged once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/devlink_config.h"
+#include "core/devlink_decode.h"
+#include "core/devlink_map.h"
+#include "devlink/genl_socket.h"
+#include "loop/event_loop.h"
+#include "rdma_eventd/record.h"
+#include "schema/status_reply.h"
+
+namespace rdma_eventd::daemon {
+
+class DevlinkMonitor {
+ public:
+  // Reporters kept at most (each devlink instance has a handful).
+  static constexpr size_t kMaxReporters = 4096;
+  // Datagrams read per readiness callback: the loop's other work goes between.
+  static constexpr int kDatagramsPerTurn = 64;
+
+  // The open RDMA devices' devlink instances, read when a reporter changes.
+  using Handles = std::function<std::vector<DevlinkHandles>()>;
+  // Unstamped records, in order.
+  using Publish = std::function<void(std::vector<Record>&)>;
+
+  struct Stats {
+    uint64_t notifications = 0;  // reporter messages read from the group
+    uint64_t dumps = 0;          // dumps completed
+    uint64_t overruns = 0;       // ENOBUFS: notifications the kernel dropped
+    uint64_t malformed = 0;      // messages decode refused, or not from the kernel
+    uint64_t records = 0;        // devlink_health records made
+  };
+
+  // `stand_in`: the path of a socket that stands in for the kernel's generic netlink
+  // (devlink/genl_socket.h); "" for the kernel's own.
+  DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config, Handles handles,
+                 Publish publish, std::string stand_in = {});
+  DevlinkMonitor(const DevlinkMonitor&) = delete;
+  DevlinkMonitor& operator=(const DevlinkMonitor&) = delete;
+  ~DevlinkMonitor();
+
+  // Opens the socket, resolves the family, joins its group and dumps the reporters (their
+  // records go out as the dump is read, on the loop). Never throws for what the kernel says.
+  void start();
+  void set_config(DevlinkConfig config);
+  const DevlinkConfig& config() const { return config_; }
+  const Stats& stats() const { return stats_; }
+  StatusReply::Devlink status() const;
+
+ private:
+  struct Known {
+    devlink::Reporter reporter;
+    int64_t since_us = 0;  // the wall time of its last change
+  };
+  void fail(const std::string& why);
+  void on_readable();
+  void start_dump();
+  void on_dump_readable();
+  void end_dump();
+  // One reporter's state from a notification or a dump: its records, if it changed.
+  void apply(const devlink::Reporter& r, bool dumped, std::vector<Record>& out);
+  void lost(std::vector<Record>& out);
+  bool drop(const devlink::Message& m, bool from_kernel);  // malformed or foreign: counted
+
+  EventLoop& loop_;
+  const Clock& clock_;
+  DevlinkConfig config_;
+  Handles handles_;
+  Publish publish_;
+  std::string stand_in_;
+  devlink::GenlSocket socket_;
+  std::unique_ptr<IoWatch> watch_;
+  devlink::Family family_;
+  // A dump in progress: its own socket, so its answers never mix with the notifications.
+  devlink::GenlSocket dump_socket_;
+  std::unique_ptr<IoWatch> dump_watch_;
+  uint32_t dump_seq_ = 0;
+  bool dump_again_ = false;             // an overrun during a dump: dump once more after it
+  std::map<std::string, Known> known_;  // by handle, port index and reporter name
+  std::string unavailable_;             // why there is no devlink; "" while it works
+  bool started_ = false;
+  bool logged_malformed_ = false;
+  Stats stats_;
+  std::vector<uint8_t> buf_;
+};
+
+// What a devlink_health record's change makes of its severity, unless configured: error, or
+// notice when the reporter recovered.
+Severity devlink_change_severity(std::string_view change);
+
+}  // namespace rdma_eventd::daemon

@@ -1,0 +1,313 @@
+#include "core/devlink_decode.h"
+
+#include <linux/devlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <cstring>
+#include <optional>
+
+namespace rdma_eventd::daemon::devlink {
+namespace {
+
+constexpr size_t kHeader = sizeof(nlmsghdr);    // 16
+constexpr size_t kGenlHeader = GENL_HDRLEN;     // 4
+constexpr size_t kAttrHeader = sizeof(nlattr);  // 4
+constexpr size_t align4(size_t n) {
+  return (n + 3) & ~size_t{3};
+}
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);  // the bytes may sit anywhere: no aligned access
+  return v;
+}
+
+// One attribute: its type (flags masked off) and payload.
+struct Attr {
+  uint16_t type = 0;
+  std::span<const uint8_t> payload;
+};
+
+// Walks the attributes of `bytes`. A length that does not fit sets *problem and stops.
+template <typename Visit>
+bool for_each_attr(std::span<const uint8_t> bytes, std::string& problem, Visit visit) {
+  size_t at = 0;
+  while (at + kAttrHeader <= bytes.size()) {
+    const auto len = load<uint16_t>(bytes.data() + at);
+    const auto type = load<uint16_t>(bytes.data() + at + 2);
+    if (len < kAttrHeader || len > bytes.size() - at) {
+      problem = "attribute " + std::to_string(type & NLA_TYPE_MASK) + " has length " +
+                std::to_string(len) + ", " + std::to_string(bytes.size() - at) + " bytes left";
+      return false;
+    }
+    if (!visit(Attr{static_cast<uint16_t>(type & NLA_TYPE_MASK),
+                    bytes.subspan(at + kAttrHeader, len - kAttrHeader)})) {
+      return false;
+    }
+    at += align4(len);
+  }
+  // Fewer bytes than an attribute header at the end: padding at most.
+  return true;
+}
+
+bool str(const Attr& a, std::string& out, std::string_view what, std::string& problem) {
+  const auto* p = reinterpret_cast<const char*>(a.payload.data());
+  const size_t n = strnlen(p, a.payload.size());
+  if (n == a.payload.size()) {
+    problem = std::string(what) + " is not NUL-terminated";
+    return false;
+  }
+  if (n == 0 || n > kMaxNameLength) {
+    problem = std::string(what) + " has length " + std::to_string(n);
+    return false;
+  }
+  out.assign(p, n);
+  return true;
+}
+
+template <typename T>
+bool num(const Attr& a, T& out, std::string_view what, std::string& problem) {
+  if (a.payload.size() < sizeof(T)) {
+    problem = std::string(what) + " has " + std::to_string(a.payload.size()) + " bytes, needs " +
+              std::to_string(sizeof(T));
+    return false;
+  }
+  out = load<T>(a.payload.data());
+  return true;
+}
+
+// A u64 attribute as the kernel puts it (nla_put_u64_64bit: 8 bytes); 4 accepted as a u32.
+bool u64(const Attr& a, uint64_t& out, std::string_view what, std::string& problem) {
+  if (a.payload.size() == sizeof(uint32_t)) {
+    out = load<uint32_t>(a.payload.data());
+    return true;
+  }
+  return num(a, out, what, problem);
+}
+
+bool decode_reporter_nest(std::span<const uint8_t> bytes, Reporter& r, std::string& problem) {
+  return for_each_attr(bytes, problem, [&](const Attr& a) {
+    switch (a.type) {
+      case DEVLINK_ATTR_HEALTH_REPORTER_NAME:
+        return str(a, r.name, "reporter name", problem);
+      case DEVLINK_ATTR_HEALTH_REPORTER_STATE: {
+        uint8_t s = 0;
+        if (!num(a, s, "reporter state", problem)) return false;
+        r.state = s;
+        return true;
+      }
+      case DEVLINK_ATTR_HEALTH_REPORTER_ERR_COUNT:
+        return u64(a, r.error_count, "error count", problem);
+      case DEVLINK_ATTR_HEALTH_REPORTER_RECOVER_COUNT:
+        return u64(a, r.recover_count, "recover count", problem);
+      case DEVLINK_ATTR_HEALTH_REPORTER_GRACEFUL_PERIOD:
+        return u64(a, r.grace_period_ms, "grace period", problem);
+      case DEVLINK_ATTR_HEALTH_REPORTER_AUTO_RECOVER: {
+        uint8_t v = 0;
+        if (!num(a, v, "auto recover", problem)) return false;
+        r.auto_recover = v != 0;
+        return true;
+      }
+      default:
+        return true;  // dump time stamps, auto dump, and what newer kernels add
+    }
+  });
+}
+
+void decode_reporter(std::span<const uint8_t> attrs, Message& m) {
+  Reporter r;
+  bool nest = false;
+  const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
+    switch (a.type) {
+      case DEVLINK_ATTR_BUS_NAME:
+        return str(a, r.bus, "bus name", m.problem);
+      case DEVLINK_ATTR_DEV_NAME:
+        return str(a, r.device, "device name", m.problem);
+      case DEVLINK_ATTR_PORT_INDEX: {
+        uint32_t index = 0;
+        if (!num(a, index, "port index", m.problem)) return false;
+        r.port_index = index;
+        return true;
+      }
+      case DEVLINK_ATTR_HEALTH_REPORTER:
+        nest = true;
+        return decode_reporter_nest(a.payload, r, m.problem);
+      default:
+        return true;
+    }
+  });
+  if (!framed) {
+    m.kind = MessageKind::kMalformed;
+    return;
+  }
+  const char* missing = r.bus.empty()      ? "bus name"
+                        : r.device.empty() ? "device name"
+                        : !nest            ? "reporter"
+                        : r.name.empty()   ? "reporter name"
+                        : r.state < 0      ? "reporter state"
+                                           : nullptr;
+  if (missing) {
+    m.kind = MessageKind::kMalformed;
+    m.problem = std::string("no ") + missing;
+    return;
+  }
+  m.kind = MessageKind::kReporter;
+  m.reporter = std::move(r);
+}
+
+void decode_family(std::span<const uint8_t> attrs, Message& m) {
+  Family f;
+  std::string name;
+  bool has_id = false;
+  const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
+    switch (a.type) {
+      case CTRL_ATTR_FAMILY_ID:
+        has_id = true;
+        return num(a, f.id, "family id", m.problem);
+      case CTRL_ATTR_FAMILY_NAME:
+        return str(a, name, "family name", m.problem);
+      case CTRL_ATTR_MCAST_GROUPS:
+        // An array: each entry a nest of a name and an id.
+        return for_each_attr(a.payload, m.problem, [&](const Attr& group) {
+          std::string group_name;
+          uint32_t id = 0;
+          if (!for_each_attr(group.payload, m.problem, [&](const Attr& g) {
+                if (g.type == CTRL_ATTR_MCAST_GRP_NAME)
+                  return str(g, group_name, "group name", m.problem);
+                if (g.type == CTRL_ATTR_MCAST_GRP_ID) return num(g, id, "group id", m.problem);
+                return true;
+              })) {
+            return false;
+          }
+          if (group_name == kConfigGroupName) f.config_group = id;
+          return true;
+        });
+      default:
+        return true;
+    }
+  });
+  if (!framed) {
+    m.kind = MessageKind::kMalformed;
+    return;
+  }
+  if (!has_id || name != kFamilyName) {
+    m.kind = MessageKind::kMalformed;
+    m.problem = has_id ? "the family is \"" + name + "\", not devlink" : "no family id";
+    return;
+  }
+  m.kind = MessageKind::kFamily;
+  m.family = f;
+}
+
+void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& m) {
+  const std::span<const uint8_t> payload = msg.subspan(kHeader);
+  switch (m.type) {
+    case NLMSG_DONE:
+      m.kind = MessageKind::kDone;
+      return;
+    case NLMSG_OVERRUN:
+      m.kind = MessageKind::kOverrun;
+      return;
+    case NLMSG_ERROR:
+      if (payload.size() < sizeof(int32_t)) {
+        m.kind = MessageKind::kMalformed;
+        m.problem = "error message of " + std::to_string(payload.size()) + " bytes";
+        return;
+      }
+      m.kind = MessageKind::kError;
+      // -errno; a positive or absurd value is taken as it comes, as a number.
+      m.error = -static_cast<int>(load<int32_t>(payload.data()));
+      return;
+    case NLMSG_NOOP:
+      return;
+    default:
+      break;
+  }
+  const bool controller = m.type == GENL_ID_CTRL;
+  const bool devlink = devlink_family != 0 && m.type == devlink_family;
+  if (!controller && !devlink) return;  // another family's: not ours to read
+  if (payload.size() < kGenlHeader) {
+    m.kind = MessageKind::kMalformed;
+    m.problem = "no generic netlink header";
+    return;
+  }
+  m.command = payload[0];
+  const auto attrs = payload.subspan(kGenlHeader);
+  if (controller) {
+    if (m.command == CTRL_CMD_NEWFAMILY) decode_family(attrs, m);
+    return;
+  }
+  if (m.command == DEVLINK_CMD_HEALTH_REPORTER_GET ||
+      m.command == DEVLINK_CMD_HEALTH_REPORTER_RECOVER) {
+    decode_reporter(attrs, m);
+  }
+}
+
+void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size) {
+  const auto len = static_cast<uint16_t>(kAttrHeader + size);
+  const size_t at = out.size();
+  out.resize(at + align4(len), 0);
+  std::memcpy(out.data() + at, &len, 2);
+  std::memcpy(out.data() + at + 2, &type, 2);
+  if (size) std::memcpy(out.data() + at + kAttrHeader, data, size);
+}
+
+std::vector<uint8_t> request(uint16_t type, uint16_t flags, uint32_t seq, uint8_t command,
+                             uint8_t version) {
+  std::vector<uint8_t> out(kHeader + kGenlHeader, 0);
+  nlmsghdr h{};
+  h.nlmsg_type = type;
+  h.nlmsg_flags = flags;
+  h.nlmsg_seq = seq;
+  std::memcpy(out.data(), &h, sizeof h);
+  out[kHeader] = command;
+  out[kHeader + 1] = version;
+  return out;
+}
+
+void finish(std::vector<uint8_t>& out) {
+  const auto len = static_cast<uint32_t>(out.size());
+  std::memcpy(out.data(), &len, sizeof len);
+}
+
+}  // namespace
+
+void decode(std::span<const uint8_t> datagram, uint16_t devlink_family, std::vector<Message>& out) {
+  size_t at = 0;
+  while (datagram.size() - at >= kHeader) {
+    const auto h = load<nlmsghdr>(datagram.data() + at);
+    Message& m = out.emplace_back();
+    m.type = h.nlmsg_type;
+    m.flags = h.nlmsg_flags;
+    m.seq = h.nlmsg_seq;
+    m.pid = h.nlmsg_pid;
+    if (h.nlmsg_len < kHeader || h.nlmsg_len > datagram.size() - at) {
+      m.kind = MessageKind::kMalformed;
+      m.problem = "message length " + std::to_string(h.nlmsg_len) + ", " +
+                  std::to_string(datagram.size() - at) + " bytes left";
+      return;
+    }
+    decode_one(datagram.subspan(at, h.nlmsg_len), devlink_family, m);
+    at += align4(h.nlmsg_len);
+    if (at > datagram.size()) return;
+  }
+}
+
+std::vector<uint8_t> family_request(uint32_t seq) {
+  std::vector<uint8_t> out = request(GENL_ID_CTRL, NLM_F_REQUEST, seq, CTRL_CMD_GETFAMILY, 1);
+  const std::string name(kFamilyName);
+  put_attr(out, CTRL_ATTR_FAMILY_NAME, name.c_str(), name.size() + 1);
+  finish(out);
+  return out;
+}
+
+std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq) {
+  std::vector<uint8_t> out = request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq,
+                                     DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION);
+  finish(out);
+  return out;
+}
+
+}  // namespace rdma_eventd::daemon::devlink
