@@ -207,8 +207,9 @@ void Daemon::publish_devlink(std::vector<Record>& records) {
   const int64_t now_us = system_clock().now().wall_us;
   for (Record& r : records) {
     stamper_.stamp(r, now_us);
-    if (r.event == EventKind::kDevlinkHealth && !config_.devlink_severity_set && r.devlink)
-      r.severity = devlink_change_severity(r.devlink->change);
+    // severity.devlink_health is a report's; a recovery is notice.
+    if (r.event == EventKind::kDevlinkHealth && r.devlink && r.devlink->change == "recovered")
+      r.severity = Severity::kNotice;
   }
   publish(records);
 }

@@ -57,10 +57,6 @@ uint64_t growth(uint64_t now, uint64_t before) {
 
 }  // namespace
 
-Severity devlink_change_severity(std::string_view change) {
-  return change == "recovered" ? Severity::kNotice : Severity::kError;
-}
-
 DevlinkMonitor::DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config,
                                Handles handles, Publish publish, std::string stand_in)
     : loop_(loop),

@@ -103,8 +103,4 @@ class DevlinkMonitor {
   std::vector<uint8_t> buf_;
 };
 
-// What a devlink_health record's change makes of its severity, unless configured: error, or
-// notice when the reporter recovered.
-Severity devlink_change_severity(std::string_view change);
-
 }  // namespace rdma_eventd::daemon

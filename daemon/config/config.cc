@@ -110,7 +110,6 @@ void parse_severity(const json& v, Config& c) {
                          "' (debug, info, notice, warning, error, critical)"};
     }
     c.severities[static_cast<size_t>(*kind)] = *s;
-    if (*kind == EventKind::kDevlinkHealth) c.devlink_severity_set = true;
   }
 }
 

@@ -90,8 +90,6 @@ struct Config {
   ReportsConfig reports;               // "reports"
   LinkQualityConfig link_health;       // "link_health" (docs/health.md, "Link quality")
   DevlinkConfig devlink_health;        // "devlink_health" (docs/health.md, "devlink health")
-  // severity.devlink_health was given: it replaces the change's (devlink_change_severity).
-  bool devlink_severity_set = false;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

@@ -229,10 +229,14 @@ void PortHealthModel::on_module_error(const Record& r, Instant now, Transitions&
 }
 
 // A devlink health reporter's report or recovery, for the device (port 0: every port) or the
-// port its devlink instance concerns, by the reporter's role (health.devlink_reporters): while
-// it is in error a fatal reporter holds the ports fatal and a firmware or queue reporter holds
-// them degraded; each report counts as errors of its source; a recovery lets the normal rules
-// judge again.
+// port its devlink instance concerns, by the reporter's role (health.devlink_reporters):
+// - fatal: the ports are fatal while it is in error;
+// - firmware, queue: each report counts as errors of its source, against their threshold; a
+//   reporter that can recover (auto_recover) and is found stuck (another report while the
+//   last was not recovered, or in error when first read) holds the ports degraded until it
+//   recovers. One that cannot (mlx5's fw has no recovery: it stays in error after its first
+//   report) is judged by its threshold only.
+// A recovery lets the normal rules judge again.
 void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out) {
   if (!r.devlink || r.device.empty()) return;
   const auto role_it = config_.devlink_roles.find(r.devlink->reporter);
@@ -243,7 +247,9 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
   const auto bit = static_cast<uint8_t>(1u << static_cast<unsigned>(role));
   const std::string& change = r.devlink->change;
   const bool in_error = r.devlink->state == "error";
-  const bool report = change == "error" || change == "error_again" || change == "found_in_error";
+  // A reporter first read in error counts no error: when it happened is unknown.
+  const bool report = change == "error" || change == "error_again";
+  const bool stuck = change == "error_again" || change == "found_in_error";
   std::vector<uint32_t> ports;
   for (const auto& [number, p] : it->second.ports) {
     if (r.port == 0 || r.port == number) ports.push_back(number);
@@ -252,7 +258,10 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
     Port& p = it->second.ports.at(number);
     settle(it->first, it->second, p, now, out);
     const uint8_t before = p.s.devlink_errors;
-    p.s.devlink_errors = in_error ? (before | bit) : (before & ~bit);
+    const bool hold = role == DevlinkRole::kFatal
+                          ? in_error
+                          : in_error && r.devlink->auto_recover && (stuck || (before & bit));
+    p.s.devlink_errors = hold ? (before | bit) : (before & ~bit);
     const ErrorSource source =
         role == DevlinkRole::kFirmware ? ErrorSource::kFirmware : ErrorSource::kQueue;
     const uint64_t errors = std::max<uint64_t>(r.devlink->new_errors, 1);
@@ -438,7 +447,9 @@ HealthTransition PortHealthModel::transition_of(const std::string& device, const
   t.last_healthy = s.last_healthy;
   if (const PortExpectation* e = expectation_of(p)) t.expected = {e->lanes, e->speed};
   if (errors_reason(s.reason)) {
-    const size_t i = s.reason == HealthReason::kApplicationErrors ? 0 : 1;
+    size_t i = 0;
+    while (i + 1 < kErrorSourceCount && error_reason(static_cast<ErrorSource>(i)) != s.reason)
+      ++i;
     t.errors_in_window =
         count_since(s.errors[i].times_mono_us, now.mono_us - us(config_.errors[i].window_s));
   }

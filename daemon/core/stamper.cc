@@ -36,8 +36,7 @@ SeverityMap default_severities() {
   set(EventKind::kVendorEvent, Severity::kNotice);
   set(EventKind::kVendorEventsLost, Severity::kWarning);
   set(EventKind::kLinkQuality, Severity::kWarning);  // replaced by the change's (link_severity)
-  // Unless configured, replaced by the change's (devlink_severity): error, or notice when
-  // the reporter recovered.
+  // A report's; a recovery is notice whatever this says (Daemon::publish_devlink).
   set(EventKind::kDevlinkHealth, Severity::kError);
   set(EventKind::kDevlinkEventsLost, Severity::kWarning);
   return m;

@@ -458,10 +458,12 @@ bool read_link_health(const json& reply, Status::LinkHealth& l, std::string& err
 bool read_devlink_reporter(JsonReader& rd, const json& o, Status::DevlinkReporter& r) {
   const json* index = rd.find(o, "port_index");
   if (!index) return false;
-  if (index->is_null())
+  if (index->is_null()) {
     r.port_index = -1;
-  else if (!rd.i64(o, "port_index", r.port_index) || r.port_index < 0)
-    return rd.fail("port_index", "neither a port number nor null");
+  } else {
+    if (!rd.i64(o, "port_index", r.port_index)) return false;
+    if (r.port_index < 0) return rd.fail("port_index", "neither a port number nor null");
+  }
   if (!rd.str(o, "handle", r.handle) || !rd.str(o, "reporter", r.reporter) ||
       !rd.str(o, "state", r.state) || !rd.u64(o, "error_count", r.error_count) ||
       !rd.u64(o, "recover_count", r.recover_count) || !rd.time(o, "since", r.since_us)) {

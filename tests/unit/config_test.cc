@@ -74,7 +74,7 @@ TEST(Config, EveryKeyIsRead) {
 TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"log_levle": "info"})").message(),
             "test.json: log_levle: unknown key (known: log_level, devices, severity, journal, "
-            "socket, health, reports, link_health)");
+            "socket, health, reports, link_health, devlink_health)");
   EXPECT_EQ(error_of(R"({"devices": {"include": "mlx5_0"}})").message(),
             "test.json: devices.include: expected an array of strings, got a string");
   EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),

@@ -66,7 +66,7 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"health": {"flap_down": 3}})"),
             "test.json: health.flap_down: unknown key (known: flap_downs, flap_window_s, "
             "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s, enabled, "
-            "application_errors)");
+            "application_errors, firmware_errors, queue_errors, devlink_reporters)");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 1}})"),
             "test.json: health.flap_downs: must be from 2 to 100");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 101}})"),

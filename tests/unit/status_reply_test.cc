@@ -48,6 +48,12 @@ StatusReply sample() {
        1.5e-14,
        "link_downed",
        {{"link_downed", 255}, {"link_error_recovery", 0}, {"symbol_error", 12}}}};
+  // enabled, available, why not, notifications, dumps, overruns, malformed, records; then a
+  // device's reporter in error and a port reporter.
+  s.devlink = {true, true, "", 5, 2, 1, 0, 3, {}};
+  s.devlink.reporters = {
+      {"pci/0000:08:00.0", -1, "fw_fatal", "error", 2, 1, 1795342530700000, {"mlx5_0"}},
+      {"netdevsim/netdevsim1", 0, "tx", "healthy", 0, 0, 1795342530123456, {"rxe0/1"}}};
   return s;
 }
 
@@ -110,7 +116,15 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                    "ports":[{"device":"mlx5_0","port":1,"bad":true,"faults":"bit_errors",
                              "ber_estimate":1.5e-14,"pegged":"link_downed",
                              "counters":{"link_downed":255,"link_error_recovery":0,
-                                         "symbol_error":12}}]}
+                                         "symbol_error":12}}]},
+    "devlink":{"enabled":true,"available":true,"unavailable":"","notifications":5,"dumps":2,
+               "overruns":1,"malformed":0,"records":3,
+               "reporters":[{"handle":"pci/0000:08:00.0","port_index":null,"reporter":"fw_fatal",
+                             "state":"error","error_count":2,"recover_count":1,
+                             "since":"2026-11-22T10:15:30.700000Z","ports":["mlx5_0"]},
+                            {"handle":"netdevsim/netdevsim1","port_index":0,"reporter":"tx",
+                             "state":"healthy","error_count":0,"recover_count":0,
+                             "since":"2026-11-22T10:15:30.123456Z","ports":["rxe0/1"]}]}
   })"));
 }
 
@@ -155,7 +169,7 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
       "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
       "port_health, module_plugged, module_unplugged, module_disabled, module_error, "
       "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost, "
-      "link_quality)");
+      "link_quality, devlink_health, devlink_events_lost)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["devx"].erase("events_lost"); }),
             "devices[0].events_lost: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),
@@ -177,6 +191,14 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "link_health.ber_estimate: not a finite number >= 0");
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["counters"]["x"] = -1; }),
             "link_health.counters.x: not a count");
+  // An older daemon's reply has no devlink block; a reporter's port index is a number or null.
+  EXPECT_EQ(error_after([](json& j) { j.erase("devlink"); }), "");
+  EXPECT_EQ(error_after([](json& j) { j["devlink"].erase("overruns"); }),
+            "devlink.overruns: missing");
+  EXPECT_EQ(error_after([](json& j) { j["devlink"]["reporters"][1]["port_index"] = "0"; }),
+            "devlink.port_index: not an integer");
+  EXPECT_EQ(error_after([](json& j) { j["devlink"]["reporters"][0]["ports"] = {1}; }),
+            "devlink.ports: entry is not a string");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
             "event_counts.events.port_err: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][0].erase("down_transitions"); }),

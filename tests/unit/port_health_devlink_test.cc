@@ -1,0 +1,188 @@
+// Port health and devlink health reporters (core/port_health's on_devlink): a fatal reporter in
+// error makes its device's ports fatal until it recovers (one verdict with DEVICE_FATAL); a
+// firmware or queue reporter in error holds the port degraded with its own reason and counts
+// errors against their threshold; a reporter with no role changes nothing.
+#include <gtest/gtest.h>
+
+#include "port_health_fixture.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+class PortHealthDevlinkTest : public PortHealthTest {
+ protected:
+  Transitions reporter(const std::string& name, const std::string& change, uint32_t port = 0,
+                       uint64_t new_errors = 1, const std::string& device = "mlx5_0") {
+    Record r = record(EventKind::kDevlinkHealth, device, kGuid0);
+    r.port = port;
+    DevlinkHealthEvent e;
+    e.handle = "pci/0000:08:00.0";
+    e.reporter = name;
+    e.change = change;
+    e.state = change == "recovered" ? "healthy" : "error";
+    e.new_errors = change == "recovered" || change == "found_in_error" ? 0 : new_errors;
+    e.auto_recover = auto_recover_;
+    r.devlink = e;
+    return feed(r);
+  }
+  bool auto_recover_ = true;
+};
+
+TEST_F(PortHealthDevlinkTest, AFatalReporterMakesEveryPortFatalUntilItRecovers) {
+  at(0);
+  up(1);
+  up(2);
+  at(5);
+  const Transitions fatal = reporter("fw_fatal", "error");
+  ASSERT_EQ(fatal.size(), 2u);
+  HealthTransition p1 = want(PortHealth::kFatal, PortHealth::kHealthy, HealthReason::kDeviceFatal);
+  p1.link_up = true;  // the reporter says nothing of the link
+  EXPECT_EQ(fatal[0], p1);
+  EXPECT_EQ(fatal[1].port, 2u);
+  EXPECT_EQ(fatal[1].health, PortHealth::kFatal);
+  // Another report while it is not recovered: still fatal, no new verdict.
+  at(6);
+  EXPECT_EQ(reporter("fw_fatal", "error_again"), Transitions{});
+  at(7);
+  const Transitions back = reporter("fw_fatal", "recovered");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0],
+            want(PortHealth::kHealthy, PortHealth::kFatal, HealthReason::kDevlinkRecovered));
+  EXPECT_EQ(health_of(2), PortHealth::kHealthy);
+}
+
+TEST_F(PortHealthDevlinkTest, DeviceFatalAndTheFatalReporterAreOneVerdict) {
+  at(0);
+  up();
+  at(1);
+  Record fatal = record(EventKind::kDeviceFatal, "mlx5_0", kGuid0);
+  fatal.ports = {port(1, PortState::kActive)};
+  EXPECT_EQ(feed(fatal).size(), 1u);
+  at(2);
+  EXPECT_EQ(reporter("fw_fatal", "error"), Transitions{}) << "already fatal: no second verdict";
+  // The device is reopened (its ports come back) while the reporter is still in error: fatal.
+  at(3);
+  EXPECT_EQ(up(), Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+  at(4);
+  const Transitions back = reporter("fw_fatal", "recovered");
+  EXPECT_EQ(back, Transitions{want(PortHealth::kHealthy, PortHealth::kFatal,
+                                   HealthReason::kDevlinkRecovered)});
+}
+
+TEST_F(PortHealthDevlinkTest, AReporterFoundInErrorAtStartIsFatalToo) {
+  at(0);
+  up();
+  EXPECT_EQ(reporter("fw_fatal", "found_in_error").size(), 1u);
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+}
+
+TEST_F(PortHealthDevlinkTest, AStuckReporterHoldsThePortDegradedPastItsQuietPeriod) {
+  at(0);
+  up();
+  at(10);
+  const Transitions first = reporter("fw", "error");
+  HealthTransition degraded =
+      want(PortHealth::kDegraded, PortHealth::kHealthy, HealthReason::kFirmwareErrors);
+  degraded.errors_in_window = 1;
+  EXPECT_EQ(first, Transitions{degraded});
+  // Another report while it was not recovered: its recovery failed, it is stuck.
+  at(20);
+  EXPECT_EQ(reporter("fw", "error_again"), Transitions{});
+  // The threshold's quiet period (3600 s) passes: still degraded.
+  at(20 + 4000);
+  EXPECT_EQ(advance(), Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kDegraded);
+  // It recovers: healthy at once.
+  at(20 + 4001);
+  const Transitions back = reporter("fw", "recovered");
+  EXPECT_EQ(back, Transitions{want(PortHealth::kHealthy, PortHealth::kDegraded,
+                                   HealthReason::kDevlinkRecovered)});
+}
+
+TEST_F(PortHealthDevlinkTest, AReporterThatCannotRecoverIsJudgedByItsThresholdOnly) {
+  // mlx5's fw reporter has no recovery: after its first report it stays in error for good.
+  auto_recover_ = false;
+  at(0);
+  up();
+  at(10);
+  EXPECT_EQ(reporter("fw", "error").size(), 1u);
+  at(20);
+  EXPECT_EQ(reporter("fw", "error_again"), Transitions{});
+  at(20 + 3600);
+  const Transitions t = advance();
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].health, PortHealth::kHealthy);
+  EXPECT_EQ(t[0].reason, HealthReason::kQuietPeriodElapsed);
+  // Found in error at a restart: counts nothing, holds nothing.
+  at(20 + 3700);
+  EXPECT_EQ(reporter("fw", "found_in_error"), Transitions{});
+}
+
+TEST_F(PortHealthDevlinkTest, ARecoveredFirmwareErrorStillCountsUntilItsQuietPeriodEnds) {
+  at(0);
+  up();
+  at(10);
+  EXPECT_EQ(reporter("fw", "error").size(), 1u);
+  at(11);
+  // Recovered within the quiet period: the error window still holds the port degraded.
+  EXPECT_EQ(reporter("fw", "recovered"), Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kDegraded);
+  at(10 + 3600);
+  HealthTransition healthy =
+      want(PortHealth::kHealthy, PortHealth::kDegraded, HealthReason::kQuietPeriodElapsed);
+  healthy.cause_seq = 0;
+  EXPECT_EQ(advance(), Transitions{healthy});
+}
+
+TEST_F(PortHealthDevlinkTest, QueueErrorsCountAgainstTheirPortOnlyOverTheirThreshold) {
+  at(0);
+  up(1);
+  up(2);
+  at(1);
+  // tx on port 2, recovered each time: 3 within 600 s make it degraded; port 1 is untouched.
+  EXPECT_EQ(reporter("tx", "error", 2), Transitions{});
+  EXPECT_EQ(reporter("tx", "recovered", 2), Transitions{});
+  EXPECT_EQ(reporter("tx", "error", 2), Transitions{});
+  EXPECT_EQ(reporter("tx", "recovered", 2), Transitions{});
+  // The third report says it counted two (notifications lost in between): over the threshold.
+  const Transitions t = reporter("tx", "error", 2, 2);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].port, 2u);
+  EXPECT_EQ(t[0].health, PortHealth::kDegraded);
+  EXPECT_EQ(t[0].reason, HealthReason::kQueueErrors);
+  EXPECT_EQ(health_of(1), PortHealth::kHealthy);
+}
+
+TEST_F(PortHealthDevlinkTest, AReporterWithoutARoleOrOfAnUnknownDeviceChangesNothing) {
+  at(0);
+  up();
+  EXPECT_EQ(reporter("vnic", "error"), Transitions{});
+  EXPECT_EQ(reporter("fw_fatal", "error", 0, 1, "mlx5_9"), Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kHealthy);
+}
+
+class PortHealthDevlinkRolesTest : public PortHealthTest {
+ protected:
+  static HealthConfig config() {
+    HealthConfig c;
+    c.devlink_roles = {{"dummy", DevlinkRole::kFatal}, {"fw_fatal", DevlinkRole::kNone}};
+    return c;
+  }
+  PortHealthDevlinkRolesTest() : PortHealthTest(config()) {}
+};
+
+TEST_F(PortHealthDevlinkRolesTest, TheConfiguredRolesReplaceTheDefaults) {
+  at(0);
+  up();
+  Record r = record(EventKind::kDevlinkHealth, "mlx5_0", kGuid0);
+  r.devlink = DevlinkHealthEvent{.reporter = "fw_fatal", .state = "error", .change = "error"};
+  EXPECT_EQ(feed(r), Transitions{});
+  r.seq = ++seq_;
+  r.devlink->reporter = "dummy";
+  EXPECT_EQ(feed(r).size(), 1u);
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::daemon
