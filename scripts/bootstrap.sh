@@ -60,7 +60,8 @@ need_root() {
 # instruction counts (bench/run.sh --instructions), which its smoke test runs.
 # qemu-system-x86, linux-image-amd64, busybox-static and kmod: the kernel tests (tests/kernel,
 # label kernel) and `demo --kernel` boot Debian's own kernel under QEMU with Soft-RoCE; the
-# kernel's postinst also builds an initrd, which they do not use.
+# kernel's postinst also builds an initrd, which they do not use. The kernel's headers and
+# source follow (kernel_packages, below).
 PACKAGES=(
   cmake g++ make pkg-config git
   libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
@@ -83,8 +84,17 @@ PACKAGES=(
 
 deps() {
   need_root deps
+  install_missing "${PACKAGES[@]}"
+  # linux-image-amd64 is there now: its kernel's headers and source (kernel_packages).
+  local kernel
+  read -ra kernel < <(kernel_packages)
+  install_missing "${kernel[@]}"
+}
+
+# install_missing PACKAGE...: apt-get installs those not installed yet.
+install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
@@ -96,6 +106,18 @@ deps() {
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
   echo "bootstrap: the packages installed in $((SECONDS - start)) s"
+}
+
+# The kernel tests' devlink scenario builds netdevsim for the kernel that the guest boots
+# (tests/kernel/netdevsim_build.sh): that kernel's headers and the source of its series, e.g.
+# linux-headers-6.1.0-56-amd64 and linux-source-6.1. The kernel is the one tests/kernel/run.sh
+# boots, the newest /lib/modules/*-amd64 (linux-image-amd64's). linux-source-6.1 may be a Debian
+# revision ahead of the image (6.1.192-3 beside 6.1.192-2): netdevsim's source is the same in
+# both, and the module is built against the headers, which match the image.
+kernel_packages() {
+  local kver
+  kver=$(ls /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -1 || true)
+  [ -n "$kver" ] && echo "linux-headers-$kver linux-source-$(echo "$kver" | cut -d. -f1-2)"
 }
 
 configure_and_build() {

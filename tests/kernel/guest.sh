@@ -178,8 +178,9 @@ GUID=0000:00ff:fe00:0001
 
 run_scenarios() {
   . "$GUEST_DIR/scenarios.sh"
+  . "$GUEST_DIR/scenario_devlink.sh"
   local s
-  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst counters delete readd netdev_delete}; do
+  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst counters delete readd netdev_delete devlink}; do
     log "scenario $s"
     "scenario_$s"
   done

@@ -2,7 +2,7 @@
 # Boots Debian's own kernel under QEMU (TCG) with a guest script, and brings its results back.
 #
 #   tests/kernel/run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [--results-only]
-#                       [--overlay] [--keep DIR]... [KEY=VALUE...]
+#                       [--overlay] [--keep DIR]... [--netdevsim DIR] [KEY=VALUE...]
 #
 # The guest sees the host's root read-only over 9p, so the build's binaries run from their own
 # paths: the source, build and guest script's directories, and each --keep DIR, are seen at their
@@ -17,9 +17,11 @@
 # and written its status, whatever its checks said (they are judged one by one: result.sh);
 # the results are printed. --overlay: the guest's root is writable, an overlay on tmpfs over the
 # host's (for a guest that installs the build and boots systemd: guest_systemd.sh).
+# --netdevsim DIR: netdevsim.ko is built in DIR for the guest's kernel before the boot
+# (netdevsim_build.sh; kept there until the kernel's headers change), NETDEVSIM_KO names it.
 set -euo pipefail
 
-build_dir= out= guest= timeout_s=600 results_only=0 overlay=0
+build_dir= out= guest= timeout_s=600 results_only=0 overlay=0 netdevsim_dir=
 settings=() extra_keep=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --results-only) results_only=1; shift ;;
     --overlay) overlay=1; shift ;;
     --keep) extra_keep+=("$(cd "$2" && pwd)"); shift 2 ;;
+    --netdevsim) netdevsim_dir=$2; shift 2 ;;
     *=*) settings+=("$1"); shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -55,6 +58,13 @@ for tool in ibv_devinfo:ibverbs-utils ibv_asyncwatch:ibverbs-utils rdma:iproute2
 done
 [ -e /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so ] || missing "rdma-core's rxe provider" ibverbs-providers
 [ -x /lib/systemd/systemd-udevd ] || missing systemd-udevd udev
+if [ -n "$netdevsim_dir" ]; then
+  command -v devlink >/dev/null || missing devlink iproute2
+  # The module for the guest's kernel, built here: the guest only loads it.
+  netdevsim_ko=$(bash "$(dirname "${BASH_SOURCE[0]}")/netdevsim_build.sh" "$netdevsim_dir" "$kver" | tail -n 1)
+  settings+=("NETDEVSIM_KO=$netdevsim_ko")
+  extra_keep+=("$(dirname "$netdevsim_ko")")
+fi
 
 # The guest's /tmp, /run, /var/tmp, /var/log, /var/lib/systemd and /root are its own tmpfs, and
 # its /mnt is the share: the initramfs keeps the directories the guest runs from (the build, its
