@@ -57,10 +57,12 @@ setup() {
   ibv_devinfo -v -d rxe0 >$W/devinfo.txt || return 1
   # Health with a short memory: three downs within the run are flapping, and a port stays so
   # for the rest of the run. No journal budget: the journal must hold every record. The error
-  # counters read every 2 s (the counters scenario waits for a read).
+  # counters read every 2 s (the counters scenario waits for a read). netdevsim's "dummy"
+  # devlink health reporter (the devlink scenario) judged as a fatal one.
   cat >$W/config.json <<'EOF'
 {"journal": {"budget": {"enabled": false}},
- "health": {"flap_downs": 3, "flap_window_s": 600, "flap_quiet_s": 600},
+ "health": {"flap_downs": 3, "flap_window_s": 600, "flap_quiet_s": 600,
+            "devlink_reporters": {"dummy": "fatal"}},
  "link_health": {"interval_s": 2}}
 EOF
   STATE_DIRECTORY=$W/state "$B"/rdma-eventd -f -c $W/config.json --socket "$RDMA_EVENTD_SOCKET" >$W/daemon.log 2>&1 &

@@ -12,6 +12,10 @@
 #   reporter stays in error); a dump while in error; a break while in error (ECANCELED, the
 #   error count goes on); the recovery asked for by hand; a second device (netdevsim2), broken
 #   and recovered; its deletion (no health message).
+# The daemon (started by guest.sh before netdevsim was loaded, with netdevsim's "dummy" reporter
+# judged as fatal) is checked at each step: its devlink_health records and rxe1's port_health
+# verdicts from the socket (MON), the same records in the journal by their RDMA_DEVLINK_* fields,
+# its status, and a second daemon started while the reporter is in error (found_in_error).
 # What is saved in /mnt/devlink: each step's messages as NAME.hex (a first comment line says
 # what happened; tests/unit/data/devlink/ holds a copy), the whole capture, the monitor's text,
 # every `devlink health show -j`, rdma and sysfs findings (sysfs.txt).
@@ -111,6 +115,31 @@ monitor_joined() {
     /proc/net/netlink | grep -q .
 }
 
+# The daemon's devlink_health records since the scenario's mark, one line each: "DEVICE/PORT
+# HANDLE REPORTER CHANGE STATE ERRORS RECOVERIES"; and rxe1's port_health verdicts, "HEALTH
+# REASON". Two lists: a report and its recovery read in one batch put their records before
+# both verdicts, read apart each before its own.
+daemon_devlink() {
+  tail -n +$((DL_MON_MARK + 1)) $MON | jq -r 'select(.event == "devlink_health") |
+    "\(.device)/\(.port) \(.devlink.handle) \(.devlink.reporter) \(.devlink.change) \(.devlink.state) \(.devlink.error_count) \(.devlink.recover_count)"' | paste -sd'|'
+}
+daemon_verdicts() {
+  tail -n +$((DL_MON_MARK + 1)) $MON |
+    jq -r 'select(.event == "port_health" and .device == "rxe1" and .port == 1) | "\(.health) \(.reason)"' | paste -sd'|'
+}
+# expect_daemon STEP RECORDS VERDICTS: the daemon's records since the last step are these (10 s
+# at most), and no more; then the next step's are counted from here.
+expect_daemon() {
+  local t0 dl_want_records=$2 dl_want_verdicts=$3
+  t0=$(date +%s%N)
+  if ! wait_for 10 eval '[ "$(daemon_devlink)" = "$dl_want_records" ] && [ "$(daemon_verdicts)" = "$dl_want_verdicts" ]'; then
+    fail devlink "$1: the daemon's devlink records [$(daemon_devlink)] and rxe1/1's verdicts [$(daemon_verdicts)], expected [$2] and [$3]; its log: $(tail -n 5 $W/daemon.log)"
+    return 1
+  fi
+  log "devlink $1: the daemon's records in $((($(date +%s%N) - t0) / 1000000)) ms after the step's mark"
+  DL_MON_MARK=$(lines $MON)
+}
+
 scenario_devlink() {
   mkdir -p $DL $DLOUT
   if ! devlink_setup; then
@@ -120,6 +149,7 @@ scenario_devlink() {
   devlink_steps || { devlink_stop; return; }
   wait_for 10 eval '[ "$(monitor_states | wc -l)" -ge 7 ]'
   devlink_stop
+  devlink_daemon_end || return
   # The capture has a message for every notification the monitor printed, which says the
   # reporter's state and counts in each, in order: the kernel's steps.
   local captured printed want
@@ -146,6 +176,7 @@ devlink_setup() {
     wait_for 20 monitor_joined $DLMON || { echo "devlink monitor did not join a group"; return 1; }
   } >$DL/setup.err 2>&1
   LAST_MARK=0
+  DL_MON_MARK=$(lines $MON)
   # The first message: CTRL_CMD_GETFAMILY's reply.
   dl_step getfamily_reply "CTRL_CMD_GETFAMILY \"devlink\": the family's id and its multicast groups"
 }
@@ -162,15 +193,26 @@ devlink_steps() {
   dl_step new_device "echo \"1 1\" > /sys/bus/netdevsim/new_device (netdevsim1, one port)" || return 1
   expect_health new_device 0 netdevsim1 0 0 healthy || return 1
   devlink_rxe || return 1
+  # The daemon opens rxe1 (udev): its port's first verdict, whatever it is, starts the count.
+  wait_for 10 eval '[ -n "$(daemon_verdicts)" ]' || { fail devlink "the daemon never judged rxe1/1"; return 1; }
+  sleep 0.5 # a second verdict of the port coming up, if any, is not the reporter's
+  DL_MON_MARK=$(lines $MON)
   "$B"/devlink-capture --dump --exit-after-dump --timeout 20 --output $DL/dump-healthy.hex 2>$DL/dump.err ||
     { fail devlink "the dump (healthy): $(cat $DL/dump.err)"; return 1; }
   tail -n +2 $DL/dump-healthy.hex | save_hex dump_healthy "DEVLINK_CMD_HEALTH_REPORTER_GET dump, both reporters healthy"
 
   # A break, recovered at once: a report (error), then the recovery (healthy).
-  local err
+  local err t_break
+  t_break=$(date +%s%6N)
   err=$(break_health netdevsim1) || { fail devlink "break (recovering): $err"; return 1; }
   dl_step report_recover || return 1
   expect_health report_recover 2 netdevsim1 1 1 healthy || return 1
+  expect_daemon report_recover \
+    "rxe1/1 netdevsim/netdevsim1 dummy error error 1 0|rxe1/1 netdevsim/netdevsim1 dummy recovered healthy 1 1" \
+    "fatal device_fatal|healthy devlink_recovered" || return 1
+  # How long from the break to the record's time stamp (the daemon's clock: the same as ours).
+  log "devlink: the report's record was made $(($(jq -r 'select(.event == "devlink_health") |
+    (.time[0:19] + "Z" | fromdate) * 1000000 + (.time[20:26] | tonumber)' $MON | tail -n 2 | head -n 1) - t_break)) µs after the break"
   sed -n 1p "$STEP_FILE" | save_hex report_error "break_health: the report (state error, 1 error, 0 recoveries)"
   sed -n 2p "$STEP_FILE" | save_hex recover_ok "break_health: the automatic recovery (state healthy, 1 error, 1 recovery)"
 
@@ -180,6 +222,8 @@ devlink_steps() {
   case $err in *"Invalid argument"*) ;; *) fail devlink "break with fail_recover: $err (EINVAL expected)"; return 1 ;; esac
   dl_step stuck_report "fail_recover Y, break_health: the report; the recovery fails (EINVAL): state error, 2 errors, 1 recovery" || return 1
   expect_health stuck_report 1 netdevsim1 2 1 error || return 1
+  expect_daemon stuck_report "rxe1/1 netdevsim/netdevsim1 dummy error error 2 1" "fatal device_fatal" || return 1
+  devlink_late_daemon || return 1
   "$B"/devlink-capture --dump --exit-after-dump --timeout 20 --output $DL/dump-error.hex 2>$DL/dump.err ||
     { fail devlink "the dump (error): $(cat $DL/dump.err)"; return 1; }
   tail -n +2 $DL/dump-error.hex | save_hex dump_error_state "DEVLINK_CMD_HEALTH_REPORTER_GET dump, dummy in error (2 errors, 1 recovery)"
@@ -189,12 +233,15 @@ devlink_steps() {
   case $err in *"Operation canceled"*) ;; *) fail devlink "a break in error: $err (ECANCELED expected)"; return 1 ;; esac
   dl_step stuck_report_canceled "break_health while in error: reported, no recovery tried (ECANCELED): state error, 3 errors, 1 recovery" || return 1
   expect_health stuck_report_canceled 1 netdevsim1 3 1 error || return 1
+  # Another error, not recovered: said, and the verdict stays (no record).
+  expect_daemon stuck_report_canceled "rxe1/1 netdevsim/netdevsim1 dummy error_again error 3 1" "" || return 1
 
   # Recovered by hand.
   /bin/echo N >$NSIM_DEBUG/netdevsim1/health/fail_recover
   devlink health recover netdevsim/netdevsim1 reporter dummy || { fail devlink "devlink health recover failed"; return 1; }
   dl_step recover_manual "fail_recover N, devlink health recover netdevsim/netdevsim1 reporter dummy (state healthy, 3 errors, 2 recoveries)" || return 1
   expect_health recover_manual 1 netdevsim1 3 2 healthy || return 1
+  expect_daemon recover_manual "rxe1/1 netdevsim/netdevsim1 dummy recovered healthy 3 2" "healthy devlink_recovered" || return 1
 
   # A second device: its own reporters, its own counts.
   echo "2 1" >/sys/bus/netdevsim/new_device || { fail devlink "the second new_device failed"; return 1; }
@@ -204,6 +251,9 @@ devlink_steps() {
   dl_step second_report_recover || return 1
   expect_health second_report_recover 2 netdevsim2 1 1 healthy || return 1
   health_is second_first netdevsim1 3 2 healthy || { fail devlink "netdevsim1 changed with netdevsim2"; return 1; }
+  # A devlink instance with no RDMA device: published with its handle, judging no port.
+  expect_daemon second_report_recover \
+    "/0 netdevsim/netdevsim2 dummy error error 1 0|/0 netdevsim/netdevsim2 dummy recovered healthy 1 1" "" || return 1
   sed -n 1p "$STEP_FILE" | save_hex second_report_error "break_health on netdevsim2: the report (state error, 1 error)"
   sed -n 2p "$STEP_FILE" | save_hex second_recover_ok "break_health on netdevsim2: the automatic recovery (state healthy, 1 error, 1 recovery)"
 
@@ -264,6 +314,52 @@ devlink_rxe() {
   if [ "$(readlink -f /sys/class/net/"$netdev"/device)" != /sys/devices/netdevsim1 ] ||
     [ "$(readlink -f /sys/class/net/"$netdev"/device/subsystem)" != /sys/bus/netdevsim ]; then
     fail devlink "$netdev's device link does not lead to the netdevsim bus's netdevsim1: $(cat $out)"
+    return 1
+  fi
+}
+
+# devlink_late_daemon: a second daemon started while netdevsim1's dummy is in error (its own
+# state directory, no socket, no journal, records on stdout) knows it from its dump at start:
+# found_in_error, and rxe1/1 fatal.
+devlink_late_daemon() {
+  local late=$DL/late.ndjson pid want
+  mkdir -p $DL/late-state
+  STATE_DIRECTORY=$DL/late-state "$B"/rdma-eventd -f -c $W/config.json --no-socket --no-journal \
+    --print-records >$late 2>$DL/late.log &
+  pid=$!
+  want="rxe1/1 netdevsim/netdevsim1 dummy found_in_error error 2 1"
+  late_found() {
+    [ "$(jq -r 'select(.event == "devlink_health") | "\(.device)/\(.port) \(.devlink.handle) \(.devlink.reporter) \(.devlink.change) \(.devlink.state) \(.devlink.error_count) \(.devlink.recover_count)"' $late | paste -sd'|')" = "$want" ] &&
+      jq -e -s '[.[] | select(.event == "port_health" and .device == "rxe1" and .port == 1)] | last | .health == "fatal" and .reason == "device_fatal"' $late >/dev/null
+  }
+  if ! wait_for 10 late_found; then
+    kill $pid
+    wait $pid
+    fail devlink "a daemon started while the reporter is in error: $(cat $late) $(cat $DL/late.log)"
+    return 1
+  fi
+  kill $pid
+  wait $pid
+  cp $late $DL/late.log $DLOUT/
+}
+
+# devlink_daemon_end: the daemon's status shows the reporters with the ports they concern, and
+# the journal has its records, by their RDMA_DEVLINK_* fields, in order.
+devlink_daemon_end() {
+  "$B"/rdma-eventctl status --json >$DLOUT/status.json 2>&1
+  if ! jq -e '.devlink.available and ([.devlink.reporters[] | select(.handle == "netdevsim/netdevsim1" and .reporter == "dummy")] |
+        length == 1 and .[0].state == "healthy" and .[0].error_count == 3 and .[0].recover_count == 2 and .[0].ports == ["rxe1/1"])' \
+    $DLOUT/status.json >/dev/null; then
+    fail devlink "status: $(jq -c .devlink $DLOUT/status.json)"
+    return 1
+  fi
+  local changes want="error|recovered|error|error_again|recovered"
+  journal_changes() {
+    journalctl -o json RDMA_DEVLINK_HANDLE=netdevsim/netdevsim1 RDMA_DEVLINK_REPORTER=dummy \
+      _PID=$DAEMON | jq -r .RDMA_DEVLINK_CHANGE | paste -sd'|'
+  }
+  if ! wait_for 10 eval '[ "$(journal_changes)" = "$want" ]'; then
+    fail devlink "the journal's devlink_health entries of netdevsim1: [$(journal_changes)], expected [$want]"
     return 1
   fi
 }
