@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, kEventKindCount> kEventNames = {
     "port_health",        "module_plugged", "module_unplugged",
     "module_disabled",    "module_error",   "temperature_warning",
     "pci_power_change",   "firmware_event", "vendor_event",
-    "vendor_events_lost", "link_quality",
+    "vendor_events_lost", "link_quality",   "device_speed_change",
 };
 
 constexpr std::array<std::string_view, 6> kSeverityNames = {"debug",   "info",  "notice",
