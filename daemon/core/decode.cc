@@ -19,6 +19,9 @@ DecodedEvent decode_event(const RawEvent& raw, uint32_t num_ports) {
     case event_type::kDeviceFatal:
       ev.kind = EventKind::kDeviceFatal;
       return ev;  // a device event: element is a driver-chosen value, 0 on unplug
+    case event_type::kDeviceSpeedChange:
+      ev.kind = EventKind::kDeviceSpeedChange;
+      return ev;  // a device event: the kernel sends it with element 0, whatever its ports
     case event_type::kPortActive:
       ev.kind = EventKind::kPortActive;
       break;
@@ -42,7 +45,7 @@ DecodedEvent decode_event(const RawEvent& raw, uint32_t num_ports) {
       break;
     default:
       ev.kind = EventKind::kUnknown;
-      break;  // e.g. 20, DEVICE_SPEED_CHANGE
+      break;
   }
   if (valid_port) ev.port = ev.element;
   return ev;

@@ -45,6 +45,11 @@ inline constexpr uint32_t kPkeyChange = 12;
 inline constexpr uint32_t kSmChange = 13;
 inline constexpr uint32_t kClientReregister = 17;
 inline constexpr uint32_t kGidChange = 18;
+// IBV_EVENT_DEVICE_SPEED_CHANGE: the kernel's IB_EVENT_DEVICE_SPEED_CHANGE (Linux 7.0, mlx5 in
+// link aggregation), named in verbs.h from rdma-core 62. Older libibverbs (Debian 12 has
+// rdma-core 44) pass the kernel's number through unchanged, so the daemon knows it by number:
+// it needs no newer header to receive it.
+inline constexpr uint32_t kDeviceSpeedChange = 20;
 }  // namespace event_type
 
 // True for the types whose element is a QP/CQ/SRQ/WQ pointer rather than a port number
@@ -54,8 +59,9 @@ bool is_affiliated(uint32_t type);
 struct DecodedEvent {
   EventKind kind = EventKind::kUnknown;
   int type = -1;
-  // The port the event concerns, or 0 when it concerns the whole device (device_fatal) or no
-  // valid port of this device (an affiliated event, or an unknown type with a bad element).
+  // The port the event concerns, or 0 when it concerns the whole device (device_fatal,
+  // device_speed_change) or no valid port of this device (an affiliated event, or an unknown
+  // type with a bad element).
   uint32_t port = 0;
   // The raw element for port and device events (element.port_num), 0 for affiliated ones.
   uint32_t element = 0;

@@ -58,6 +58,9 @@ void plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports, Q
   plan.pkeys.clear();
   plan.gids = false;
   for (const auto& ev : events) {
+    // A speed change names no port: every port of the device is read again.
+    if (ev.kind == EventKind::kDeviceSpeedChange)
+      std::fill(plan.port.begin() + 1, plan.port.end(), 1);
     if (ev.port == 0) continue;
     plan.port[ev.port] = 1;
     if (ev.kind == EventKind::kGidChange) plan.gids = true;
@@ -118,6 +121,27 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
     } else {
       fresh.pkeys[p] = std::move(table);
     }
+  }
+}
+
+// After a speed change: a port_state record for each port whose fresh attributes differ from
+// the view's, which moves to them (a later record of the batch sees no change, an earlier one
+// already moved it). A port whose query failed keeps its cached state and has no record.
+template <typename NextRecord>
+void add_changed_port_states(DeviceView& view, const Fresh& fresh, const std::string& guid,
+                             NextRecord&& next_record) {
+  for (uint32_t p = 1; p <= view.num_ports(); ++p) {
+    PortView& pv = *view.port(p);
+    if (fresh.info[p] == pv.info) continue;
+    Record& r = next_record();
+    r.event = EventKind::kPortState;
+    r.event_type = -1;  // made by the daemon, like the port_state records of a device's reopening
+    r.device = view.name;
+    r.node_guid = guid;
+    r.port = p;
+    r.previous = pv.info;
+    r.port_info = fresh.info[p];
+    pv.info = fresh.info[p];
   }
 }
 
@@ -293,6 +317,8 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     if (ev.kind == EventKind::kDeviceFatal) {
       for (const auto& pv : view.ports)
         r.ports.push_back(pv.info);
+    } else if (ev.kind == EventKind::kDeviceSpeedChange) {
+      add_changed_port_states(view, fresh, guid, next_record);  // `r` is not used after this
     } else if (ev.port != 0) {
       PortView& pv = *view.port(ev.port);
       r.previous = pv.info;

@@ -7,7 +7,9 @@
 // they are built, so no change is reported twice or lost: a port's attribute change is on its
 // first record of the batch, a P_Key table change on its first PKEY_CHANGE record, and GID
 // entries are handed out one per GID_CHANGE record in index order (the kernel sends one event
-// per entry), any surplus on the port's last GID_CHANGE record.
+// per entry), any surplus on the port's last GID_CHANGE record. A DEVICE_SPEED_CHANGE names no
+// port: every port of the device is queried, and its device_speed_change record is followed by
+// a port_state record for each port whose attributes changed (its rate, mostly).
 //
 // Records come out unstamped: the caller stamps them (RecordStamper) once it knows every
 // record it publishes, in order.

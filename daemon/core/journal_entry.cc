@@ -38,6 +38,7 @@ constexpr std::array<std::string_view, kEventKindCount> kMessageIds = {
     "76e54973591b4c9789b1bc7b6b419c19",  // vendor_event
     "2229ea15229542f1be4344f8c2baad7a",  // vendor_events_lost
     "5d14f47edcf9432bb21cb7faba136a5a",  // link_quality: every change (RDMA_LINK_CHANGE)
+    "bd9de6735e2748138e37a3e132a25f68",  // device_speed_change
     "a2aed4eee33e415396cdc373848ebf65",  // devlink_health: every change (RDMA_DEVLINK_CHANGE)
     "d91e4103a7fe47bba3dfa41db818a4dd",  // devlink_events_lost
 };

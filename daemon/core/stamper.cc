@@ -36,6 +36,9 @@ SeverityMap default_severities() {
   set(EventKind::kVendorEvent, Severity::kNotice);
   set(EventKind::kVendorEventsLost, Severity::kWarning);
   set(EventKind::kLinkQuality, Severity::kWarning);  // replaced by the change's (link_severity)
+  // Not a fault in itself (a bond's member link went or came back): the port_state records
+  // that follow say what each port's rate became, and port health judges them.
+  set(EventKind::kDeviceSpeedChange, Severity::kNotice);
   // A report's; a recovery is notice whatever this says (Daemon::publish_devlink).
   set(EventKind::kDevlinkHealth, Severity::kError);
   set(EventKind::kDevlinkEventsLost, Severity::kWarning);

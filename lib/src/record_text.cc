@@ -420,6 +420,10 @@ void append_event_text(std::string& s, const Record& r, StateText state) {
     case EventKind::kLinkQuality:
       s += link_quality_text(r);
       return;
+    case EventKind::kDeviceSpeedChange:
+      // The ports whose rate changed have port_state records of their own, right after.
+      s += "device speed change, ports re-read";
+      return;
     case EventKind::kDevlinkHealth:
       s += devlink_health_text(r);
       return;

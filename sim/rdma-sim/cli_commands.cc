@@ -90,17 +90,17 @@ Handler port_number_command(const std::string& cmd, const std::string& key,
 }
 
 json event_type(const std::string& text) {
-  static const char* const kNames[] = {"port_active", "port_err",    "lid_change",
-                                       "pkey_change", "sm_change",   "client_reregister",
-                                       "gid_change",  "device_fatal"};
-  static const uint32_t kTypes[] = {9, 10, 11, 12, 13, 17, 18, 8};
+  static const char* const kNames[] = {"port_active", "port_err",     "lid_change",
+                                       "pkey_change", "sm_change",    "client_reregister",
+                                       "gid_change",  "device_fatal", "device_speed_change"};
+  static const uint32_t kTypes[] = {9, 10, 11, 12, 13, 17, 18, 8, 20};
   for (size_t i = 0; i < std::size(kNames); ++i)
     if (text == kNames[i]) return kTypes[i];
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos)
     return number(text, "event type", UINT32_MAX);
   throw UsageError("event type \"" + text +
                    "\" is not a number or one of: port_active, port_err, lid_change, pkey_change, "
-                   "sm_change, client_reregister, gid_change, device_fatal");
+                   "sm_change, client_reregister, gid_change, device_fatal, device_speed_change");
 }
 
 }  // namespace
@@ -238,6 +238,22 @@ const std::vector<Spec>& specs() {
        [](const Global& g, const Args& a) {
          json req = {{"cmd", "fatal"}, {"device", a.positional[0]}};
          if (auto v = option(a, "--port")) req["element"] = number(*v, "--port", UINT32_MAX);
+         return send(g, req);
+       }},
+      {"speed-change",
+       1,
+       1,
+       {"--ports", "--width", "--speed"},
+       {},
+       [](const Global& g, const Args& a) {
+         json req = {{"cmd", "speed_change"}, {"device", a.positional[0]}};
+         if (auto v = option(a, "--ports")) {
+           req["ports"] = json::array();
+           for (const std::string& p : split(*v, ','))
+             req["ports"].push_back(number(p, "--ports", 255));
+         }
+         if (auto v = option(a, "--width")) req["width"] = *v;
+         if (auto v = option(a, "--speed")) req["speed"] = *v;
          return send(g, req);
        }},
       {"unplug",

@@ -2,7 +2,9 @@
 // Every reply has "ok"; a successful one a human "message" and the queued "events".
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "devx_reply.h"
 #include "request_fields.h"
@@ -212,6 +214,14 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
   if (cmd == "fatal")
     return done(device() + ": fatal error",
                 f.fatal(device(), opt<uint64_t>(req, "element").value_or(0)));
+  if (cmd == "speed_change") {
+    const Fabric::Retrain rate = retrain_option(req);
+    std::vector<int> ports;
+    if (req.contains("ports"))
+      for (const json& p : req["ports"])  // the fabric refuses a port the device lacks
+        ports.push_back(static_cast<int>(std::min<uint64_t>(p.get<uint64_t>(), INT32_MAX)));
+    return done(device() + ": speed change", f.speed_change(device(), ports, rate));
+  }
   if (cmd == "unplug") {
     const bool disassociate = opt<bool>(req, "disassociate").value_or(true);
     const std::string name = device();

@@ -34,6 +34,7 @@ const char* const kEventNames[] = {
     "client_reregister",
     "gid_change",
     "wq_fatal",
+    "device_speed_change",  // kDeviceSpeedChange: the kernel's name, not libibverbs 44's
 };
 
 // Both indexed by DeviceState: live, fatal, removing.

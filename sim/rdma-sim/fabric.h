@@ -108,6 +108,11 @@ class Fabric {
   std::vector<Delivery> gid_add_ip(const std::string& target, const std::string& ip,
                                    const std::string& netdev);
   std::vector<Delivery> gid_del_ip(const std::string& target, const std::string& ip);
+  // Ports' speed changed under link aggregation: each of `ports` (every port of the device when
+  // empty) takes the width and speed given, all published before the one DEVICE_SPEED_CHANGE,
+  // element 0, that the kernel sends for the whole device. Neither given: the event alone.
+  std::vector<Delivery> speed_change(const std::string& name, const std::vector<int>& ports,
+                                     Retrain rate);
 
   // --- port counters (counter_commands.cc) -----------------------------------------------------
   // They change no state that verbs report and queue no event; the sysfs file changes at once.
@@ -194,6 +199,10 @@ class Fabric {
   std::map<std::string, DeviceModel> unplugged_;  // by name at unplug: what replug restores
   int32_t next_index_ = 0;
 };
+
+// The kernel's IB_EVENT_DEVICE_SPEED_CHANGE (Linux 7.0). verbs.h names it from rdma-core 62
+// only; the stand-in is rdma-core 44's libibverbs, which has no name for it.
+inline constexpr uint32_t kDeviceSpeedChange = 20;
 
 const char* event_type_name(uint32_t type);  // "port_err", ... or nullptr
 bool parse_event_type(const std::string& text, uint32_t* type);

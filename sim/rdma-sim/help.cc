@@ -88,6 +88,11 @@ const Help kHelp[] = {
     {"fatal", "rdma-sim fatal DEV [--port N]",
      "Firmware fatal error: queues DEVICE_FATAL (element N, default 0). The device stays listed\n"
      "but every query on it fails with EIO (and it cannot be opened) until unplug + replug."},
+    {"speed-change", "rdma-sim speed-change DEV [--ports N[,N...]] [--width W] [--speed S]",
+     "The speed of the device's ports changed, as in link aggregation: the ports given (default:\n"
+     "all) take --width (1x, 2x, 4x, 8x, 12x) and --speed (sdr ... ndr), then one\n"
+     "DEVICE_SPEED_CHANGE (20) with element 0 for the whole device. Neither given: the event\n"
+     "alone. A real kernel sends it from Linux 7.0, for mlx5 devices in LAG only."},
     {"unplug", "rdma-sim unplug DEV [--no-disassociate] [--wait SECONDS]",
      "Hot-unplug a device. Default (a driver that disassociates, like mlx5): one DEVICE_FATAL\n"
      "(element 0) per open context, then silence forever; queries fail with EIO (P_Key: ENOENT).\n"
@@ -183,7 +188,8 @@ void print_usage(FILE* out) {
       out,
       "  help [COMMAND]\n\n"
       "Ports are DEV/PORT (mlx5_0/1). Event type names: port_active, port_err, lid_change,\n"
-      "pkey_change, sm_change, client_reregister, gid_change, device_fatal, or a number.\n"
+      "pkey_change, sm_change, client_reregister, gid_change, device_fatal,\n"
+      "device_speed_change, or a number.\n"
       "DEVX event types (devx-event, devx-storm) are the kernel's EQE names: port_change,\n"
       "port_module_event, temp_warn_event, general_event, ..., or a number.\n"
       "--json prints one JSON object. --dir defaults to $RDMA_SIM_DIR, then /run/rdma-sim\n"

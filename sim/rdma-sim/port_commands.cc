@@ -1,10 +1,10 @@
-// Fabric: port state, LID/SM, P_Key and GID changes. Each publishes the new state before it
-// queues the event(s) it causes, like the kernel's cache update before dispatch. On mlx5 the
-// firmware reports them as PORT_CHANGE EQEs, which DEVX channels subscribed to 0x09 get too
-// (docs/simulator.md, "DEVX"): state down/up on every port; LID, P_Key, GUID and client
-// reregistration on InfiniBand ports (a RoCE port's GIDs follow its netdev, not the firmware).
-// A port that goes down also counts the lost link in its link_downed counters
-// (counter_commands.cc), published with the rest before the PORT_ERR.
+// Fabric: port state, LID/SM, P_Key and GID changes, and the speed change of a device's ports.
+// Each publishes the new state before it queues the event(s) it causes, like the kernel's cache
+// update before dispatch. On mlx5 the firmware reports the port changes as PORT_CHANGE EQEs,
+// which DEVX channels subscribed to 0x09 get too (docs/simulator.md, "DEVX"): state down/up on
+// every port; LID, P_Key, GUID and client reregistration on InfiniBand ports (a RoCE port's
+// GIDs follow its netdev, not the firmware). A port that goes down also counts the lost link in
+// its link_downed counters (counter_commands.cc), published with the rest before the PORT_ERR.
 #include <algorithm>
 
 #include "fabric.h"
@@ -301,6 +301,32 @@ std::vector<Delivery> Fabric::gid_del_ip(const std::string& target, const std::s
   }
   if (out.empty()) throw CommandError("no GID for IP " + ip + " on " + port_name(e, p));
   return out;
+}
+
+std::vector<Delivery> Fabric::speed_change(const std::string& name, const std::vector<int>& ports,
+                                           Retrain rate) {
+  DeviceEntry& e = modifiable(name);
+  const int count = static_cast<int>(e.model.ports.size());
+  std::vector<int> changed = ports;
+  for (int p : changed)
+    if (p < 1 || p > count)
+      throw CommandError("device " + name + " has no port " + std::to_string(p) + " (ports 1.." +
+                         std::to_string(count) + ")");
+  if (changed.empty())
+    for (int p = 1; p <= count; ++p)
+      changed.push_back(p);
+  for (int p : changed) {
+    ibv_port_attr& a = e.model.ports[p - 1].attr;
+    if (rate.width) a.active_width = *rate.width;
+    if (rate.speed) a.active_speed = *rate.speed;
+  }
+  publish(e);
+  for (int p : changed)
+    sysfs_.write_port(e.model, p);
+  // A verbs event of the whole device, from mlx5's link-aggregation handling: modelled with no
+  // DEVX EQE (whatever firmware events a real bond's links raise are their own). rdma-core 44
+  // has no name for the number and passes it through.
+  return {deliver(e, kDeviceSpeedChange, 0)};
 }
 
 }  // namespace rdmasim

@@ -128,8 +128,20 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
        2,
        "rdma-sim: event: event type \"bogus\" is not a number or one of: port_active, port_err, "
        "lid_change, "
-       "pkey_change, sm_change, client_reregister, gid_change, device_fatal "
-       "(usage: rdma-sim event DEV[/PORT] TYPE [--element N] [--context ID])\n"},
+       "pkey_change, sm_change, client_reregister, gid_change, device_fatal, "
+       "device_speed_change (usage: rdma-sim event DEV[/PORT] TYPE [--element N] [--context "
+       "ID])\n"},
+      {{"speed-change", "mlx5_0", "--ports", "1,3"},
+       1,
+       "rdma-sim: device mlx5_0 has no port 3 (ports 1..1)\n"},
+      {{"speed-change", "mlx5_1", "--ports", "two"},
+       2,
+       "rdma-sim: speed-change: --ports \"two\" is not a number (usage: rdma-sim speed-change "
+       "DEV [--ports N[,N...]] [--width W] [--speed S])\n"},
+      {{"speed-change", "mlx5_1", "--width", "3x"},
+       1,
+       "rdma-sim: --width \"3x\" is not one of: 1x, 2x, 4x, 8x, 12x\n"},
+      {{"speed-change", "mlx5_9"}, 1, "rdma-sim: no device mlx5_9\n"},
       {{"port", "down", "mlx5_0/1", "--phys", "asleep"},
        2,
        "rdma-sim: port down: --phys \"asleep\" is not one of: polling, disabled, sleep "

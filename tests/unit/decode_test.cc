@@ -14,10 +14,11 @@ TEST(Decode, PortEventsTakeTheirPortFromTheElement) {
 
 TEST(Decode, EveryNamedTypeMapsToItsKind) {
   const std::pair<uint32_t, EventKind> cases[] = {
-      {9, EventKind::kPortActive}, {10, EventKind::kPortErr},
-      {11, EventKind::kLidChange}, {12, EventKind::kPkeyChange},
-      {13, EventKind::kSmChange},  {17, EventKind::kClientReregister},
-      {18, EventKind::kGidChange}, {8, EventKind::kDeviceFatal},
+      {9, EventKind::kPortActive},         {10, EventKind::kPortErr},
+      {11, EventKind::kLidChange},         {12, EventKind::kPkeyChange},
+      {13, EventKind::kSmChange},          {17, EventKind::kClientReregister},
+      {18, EventKind::kGidChange},         {8, EventKind::kDeviceFatal},
+      {20, EventKind::kDeviceSpeedChange},
   };
   for (auto [type, kind] : cases)
     EXPECT_EQ(decode_event({type, 1}, 1).kind, kind) << type;
@@ -33,11 +34,25 @@ TEST(Decode, DeviceFatalIsDeviceScopedAndKeepsItsRawElement) {
   EXPECT_EQ(firmware.element, 1u);
 }
 
-TEST(Decode, UnknownTypeIsKeptWithItsNumberAndPort) {
-  // 20 is DEVICE_SPEED_CHANGE on newer kernels; rdma-core 44 passes it through.
-  const DecodedEvent ev = decode_event({20, 1}, 1);
-  EXPECT_EQ(ev.kind, EventKind::kUnknown);
+TEST(Decode, DeviceSpeedChangeIsDeviceScopedAndKeepsItsRawElement) {
+  // 20 by number: rdma-core 44's verbs.h does not name it, and its libibverbs passes it through.
+  const DecodedEvent ev = decode_event({20, 0}, 2);
+  EXPECT_EQ(ev.kind, EventKind::kDeviceSpeedChange);
   EXPECT_EQ(ev.type, 20);
+  EXPECT_EQ(ev.port, 0u);
+  EXPECT_EQ(ev.element, 0u);
+  // An element that happens to be a port number does not make it a port event.
+  const DecodedEvent odd = decode_event({20, 1}, 2);
+  EXPECT_EQ(odd.kind, EventKind::kDeviceSpeedChange);
+  EXPECT_EQ(odd.port, 0u);
+  EXPECT_EQ(odd.element, 1u);
+}
+
+TEST(Decode, UnknownTypeIsKeptWithItsNumberAndPort) {
+  // 21: a type no kernel sends yet; a later one may, and it is published with its number.
+  const DecodedEvent ev = decode_event({21, 1}, 1);
+  EXPECT_EQ(ev.kind, EventKind::kUnknown);
+  EXPECT_EQ(ev.type, 21);
   EXPECT_EQ(ev.port, 1u);
 }
 

@@ -256,11 +256,11 @@ TEST_F(EnricherTest, TheGidTableIsReadWithTheLengthsTheLastPortQueriesGave) {
 
 TEST_F(EnricherTest, UnknownTypeIsPublishedWithItsNumberAndPortState) {
   open(1);
-  dev_->attrs[1].info.speed = LinkSpeed::kNdr;  // e.g. a speed change, type 20
-  BatchOutcome out = run({{20, 1}, {1, 0xdeadbeef}});
+  dev_->attrs[1].info.speed = LinkSpeed::kNdr;  // whatever a later kernel's type 21 would mean
+  BatchOutcome out = run({{21, 1}, {1, 0xdeadbeef}});
   ASSERT_EQ(out.records.size(), 2u);
   EXPECT_EQ(out.records[0].event, EventKind::kUnknown);
-  EXPECT_EQ(out.records[0].event_type, 20);
+  EXPECT_EQ(out.records[0].event_type, 21);
   EXPECT_EQ(out.records[0].severity, Severity::kWarning);
   ASSERT_TRUE(out.records[0].port_info);
   EXPECT_EQ(changed_fields(*out.records[0].previous, *out.records[0].port_info),
@@ -269,6 +269,103 @@ TEST_F(EnricherTest, UnknownTypeIsPublishedWithItsNumberAndPortState) {
   EXPECT_EQ(out.records[1].event_type, 1);
   EXPECT_EQ(out.records[1].port, 0u);
   EXPECT_FALSE(out.records[1].port_info);
+}
+
+// The port_state record the daemon makes for a port whose attributes it found changed.
+Record port_state_record(uint64_t seq, uint32_t port, const PortInfo& was, const PortInfo& now) {
+  Record r;
+  r.seq = seq;
+  r.stream = "stream-1";
+  r.time_us = 1795342530123456;
+  r.host = "node17";
+  r.event = EventKind::kPortState;
+  r.event_type = -1;
+  r.severity = Severity::kInfo;
+  r.device = "mlx5_0";
+  r.node_guid = "248a:0703:00a1:b2c0";
+  r.port = port;
+  r.previous = was;
+  r.port_info = now;
+  return r;
+}
+
+TEST_F(EnricherTest, ASpeedChangeRereadsEveryPortAndReportsEachThatChanged) {
+  // Given a device of three ports where port 2 now runs at 1x and port 3 at EDR, one
+  // DEVICE_SPEED_CHANGE (element 0) queries every port once and makes the device record, then
+  // a port_state for ports 2 and 3, whose records carry the change; port 1 has none.
+  open(3);
+  dev_->attrs[2].info.lanes = 1;
+  dev_->attrs[3].info.speed = LinkSpeed::kEdr;
+
+  BatchOutcome out = run({{20, 0}});
+
+  EXPECT_EQ(dev_->port_queries, (std::map<uint32_t, int>{{1, 1}, {2, 1}, {3, 1}}));
+  EXPECT_EQ(dev_->gid_queries, 0);
+  EXPECT_TRUE(dev_->pkey_queries.empty());
+  ASSERT_EQ(out.records.size(), 3u);
+  Record speed;
+  speed.seq = 1;
+  speed.stream = "stream-1";
+  speed.time_us = 1795342530123456;
+  speed.host = "node17";
+  speed.event = EventKind::kDeviceSpeedChange;
+  speed.event_type = 20;
+  speed.severity = Severity::kNotice;
+  speed.device = "mlx5_0";
+  speed.node_guid = "248a:0703:00a1:b2c0";
+  speed.port = 0;
+  EXPECT_TRUE(out.records[0] == speed) << to_json(out.records[0]);
+  const Record second = port_state_record(2, 2, active_ib(2, 18), dev_->attrs[2].info);
+  EXPECT_TRUE(out.records[1] == second) << to_json(out.records[1]);
+  const Record third = port_state_record(3, 3, active_ib(3, 19), dev_->attrs[3].info);
+  EXPECT_TRUE(out.records[2] == third) << to_json(out.records[2]);
+  EXPECT_EQ(view_.port(2)->info, dev_->attrs[2].info);  // the view moved forward
+  EXPECT_EQ(view_.port(3)->info, dev_->attrs[3].info);
+}
+
+TEST_F(EnricherTest, ASpeedChangeThatChangedNoPortIsItsRecordAlone) {
+  open(2);
+  BatchOutcome out = run({{20, 0}});
+  EXPECT_EQ(dev_->port_queries, (std::map<uint32_t, int>{{1, 1}, {2, 1}}));
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_EQ(out.records[0].event, EventKind::kDeviceSpeedChange);
+  EXPECT_FALSE(out.records[0].port_info);
+}
+
+TEST_F(EnricherTest, APortChangeIsReportedOnceWhetherItsEventComesBeforeOrAfterASpeedChange) {
+  // Port 1 went down and port 2 retrained at 2x. A PORT_ERR before the speed change carries
+  // port 1's change, so the speed change reports port 2 only; a LID_CHANGE of port 2 after it
+  // sees no change. Each port is queried once for the batch.
+  open(2);
+  dev_->attrs[1].info.state = PortState::kDown;
+  dev_->attrs[2].info.lanes = 2;
+
+  BatchOutcome out = run({{10, 1}, {20, 0}, {11, 2}, {20, 0}});
+
+  EXPECT_EQ(dev_->port_queries, (std::map<uint32_t, int>{{1, 1}, {2, 1}}));
+  ASSERT_EQ(out.records.size(), 5u);
+  EXPECT_EQ(out.records[0].event, EventKind::kPortErr);
+  EXPECT_EQ(changed_fields(*out.records[0].previous, *out.records[0].port_info),
+            (std::vector<std::string_view>{"state"}));
+  EXPECT_EQ(out.records[1].event, EventKind::kDeviceSpeedChange);
+  const Record port2 = port_state_record(3, 2, active_ib(2, 18), dev_->attrs[2].info);
+  EXPECT_TRUE(out.records[2] == port2) << to_json(out.records[2]);
+  EXPECT_EQ(out.records[3].event, EventKind::kLidChange);
+  EXPECT_EQ(*out.records[3].previous, *out.records[3].port_info);
+  EXPECT_EQ(out.records[4].event, EventKind::kDeviceSpeedChange);  // the second: nothing new
+}
+
+TEST_F(EnricherTest, ASpeedChangeWhosePortQueryFailsKeepsThatPortsLastKnownState) {
+  open(1);
+  dev_->attrs[1].info.lanes = 1;
+  dev_->port_error = EIO;
+  BatchOutcome out = run({{20, 0}});
+  ASSERT_EQ(out.records.size(), 1u);  // no port_state: nothing was learnt of the port
+  EXPECT_EQ(out.records[0].event, EventKind::kDeviceSpeedChange);
+  ASSERT_EQ(out.failures.size(), 1u);
+  EXPECT_EQ(out.failures[0].what, QueryFailure::What::kPort);
+  EXPECT_EQ(out.failures[0].port, 1u);
+  EXPECT_EQ(view_.port(1)->info, active_ib(1, 17));
 }
 
 TEST_F(EnricherTest, AFailedQueryKeepsTheLastKnownStateAndIsReported) {
@@ -344,13 +441,15 @@ TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBu
   // content left, and the GUID text written into the buffer the old record had.
   open(2);
   dev_->attrs[1].info.state = PortState::kDown;
+  dev_->attrs[2].info.lanes = 1;  // the speed change's port_state is built in a recycled one
   dev_->gids[0] = {GidEntry{0, "fe80::248a:703:a1:b2c0", GidType::kIb, ""}};
-  const std::vector<RawEvent> events = {{10, 1}, {18, 1}, {12, 2}, {8, 0}};
+  const std::vector<RawEvent> events = {{10, 1}, {18, 1}, {20, 0}, {12, 2}, {8, 0}};
   DeviceView fresh_view = view_;
   FakeDevice fresh_dev = *dev_;
   const BatchOutcome expected = enrich_batch(fresh_view, events, fresh_dev);
+  ASSERT_EQ(expected.records.size(), 6u);
 
-  std::vector<Record> recycled(6, everything_set());  // more than the batch needs
+  std::vector<Record> recycled(8, everything_set());  // more than the batch needs
   const void* guid_buffer = recycled[0].node_guid.data();
   const BatchOutcome out =
       enrich_batch(view_, events, *dev_, FatalMeaning::kFailure, std::move(recycled));

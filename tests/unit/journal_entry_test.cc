@@ -116,6 +116,15 @@ TEST(Describe, DeviceLifeSaysWhatHappenedToTheDevice) {
   EXPECT_EQ(describe(r), "mlx5_0: device recovered after 3 min 20 s (fatal error at seq 12)");
 }
 
+TEST(Describe, ADeviceSpeedChangeSaysThePortsWereReadAgain) {
+  // Its port_state records, which follow, say what each port's rate became.
+  Record r;
+  r.device = "mlx5_1";
+  r.event = EventKind::kDeviceSpeedChange;
+  r.event_type = 20;
+  EXPECT_EQ(describe(r), "mlx5_1: device speed change, ports re-read");
+}
+
 TEST(Describe, PortStateSaysTheStateAndWhatItWasWhenItDiffers) {
   EXPECT_EQ(describe(port_record(EventKind::kPortState, ib(PortState::kActive, 17),
                                  ib(PortState::kActive, 17))),

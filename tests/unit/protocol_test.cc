@@ -122,8 +122,7 @@ TEST(ParseRequest, BadFiltersAreBadFilterErrors) {
       "device_removed, device_renamed, device_recovered, port_state, app_report, port_health, "
       "module_plugged, module_unplugged, module_disabled, module_error, temperature_warning, "
       "pci_power_change, firmware_event, vendor_event, vendor_events_lost, link_quality, "
-      "devlink_health, "
-      "devlink_events_lost)");
+      "device_speed_change, devlink_health, devlink_events_lost)");
   bad(R"({"op":"subscribe","events":"port_err"})", "events: expected an array of strings");
   bad(R"({"op":"subscribe","events":[]})",
       "events: empty list (leave the key out to match everything)");

@@ -559,7 +559,7 @@ TEST(RecordsDoc, EveryExampleIsAValidRecordInTheDaemonsKeyOrder) {
     EXPECT_EQ(to_json(*r), nlohmann::ordered_json::parse(block).dump()) << block;
     events.insert(std::string(event_name(r->event)));
   }
-  EXPECT_EQ(examples, 29);
+  EXPECT_EQ(examples, 32);
   std::set<std::string> every;
   for (int i = 0; i < kEventKindCount; ++i)
     every.insert(std::string(event_name(static_cast<EventKind>(i))));

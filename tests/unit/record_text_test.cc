@@ -101,20 +101,20 @@ TEST(RecordText, SubjectAndEventMakeTheSentence) {
   // one the raw element.
   Record unknown;
   unknown.event = EventKind::kUnknown;
-  unknown.event_type = 20;
+  unknown.event_type = 21;
   unknown.device = "mlx5_0";
   unknown.port = 1;
   unknown.port_info = edr_port(1, PortState::kActive);
   unknown.previous = unknown.port_info;
   EXPECT_EQ(describe(unknown),
-            "mlx5_0 port 1: async event type 20 (unknown to this version), port ACTIVE, "
+            "mlx5_0 port 1: async event type 21 (unknown to this version), port ACTIVE, "
             "100 Gb/s 4X EDR");
   EXPECT_EQ(event_text(unknown, bracketed),
-            "async event type 20 (unknown to this version), port [ACTIVE], 100 Gb/s 4X EDR");
+            "async event type 21 (unknown to this version), port [ACTIVE], 100 Gb/s 4X EDR");
   unknown.port_info.reset();
   unknown.previous.reset();
   unknown.port = 9;
-  EXPECT_EQ(describe(unknown), "mlx5_0: async event type 20 (unknown to this version), element 9");
+  EXPECT_EQ(describe(unknown), "mlx5_0: async event type 21 (unknown to this version), element 9");
 }
 
 TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {

@@ -169,7 +169,7 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
       "device_added, device_removed, device_renamed, device_recovered, port_state, app_report, "
       "port_health, module_plugged, module_unplugged, module_disabled, module_error, "
       "temperature_warning, pci_power_change, firmware_event, vendor_event, vendor_events_lost, "
-      "link_quality, devlink_health, devlink_events_lost)");
+      "link_quality, device_speed_change, devlink_health, devlink_events_lost)");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["devx"].erase("events_lost"); }),
             "devices[0].events_lost: missing");
   EXPECT_EQ(error_after([](json& j) { j["devices"][0]["ports"][0].erase("pkeys"); }),

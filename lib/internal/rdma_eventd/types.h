@@ -17,7 +17,8 @@ namespace rdma_eventd {
 // Record kinds. Verbs async events first, then records the daemon makes itself about the
 // devices' life: hot-plug, renames, recovery after a fatal error, and the port states it found
 // when it (re)opened a device; then an affiliated event an application reported (app_report),
-// the daemon's port health verdicts, and the vendor events of mlx5 devices (DEVX).
+// the daemon's port health verdicts, the vendor events of mlx5 devices (DEVX), what a port's
+// error counters say, and one more verbs async event that came later (device_speed_change).
 enum class EventKind : uint8_t {
   kPortActive,
   kPortErr,
@@ -46,6 +47,8 @@ enum class EventKind : uint8_t {
   kVendorEvent,
   kVendorEventsLost,
   kLinkQuality,  // what a port's error counters say (docs/records.md, "link_quality")
+  // DEVICE_SPEED_CHANGE (20, Linux 7.0): a device event, its ports re-read after it.
+  kDeviceSpeedChange,
   // An adapter's devlink health reporter reported an error or recovered (docs/records.md,
   // "devlink_health"), and the devlink notifications lost to an overrun.
   kDevlinkHealth,

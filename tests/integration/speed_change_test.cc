@@ -1,0 +1,162 @@
+// DEVICE_SPEED_CHANGE end to end: the simulator lowers a port's rate and sends the device event
+// (type 20, element 0) as Linux 7.0 does for an mlx5 device in link aggregation; the real daemon,
+// built against rdma-core 44 which has no name for the type, publishes device_speed_change, then
+// reads every port of the device again: a port_state for the port whose rate changed, and port
+// health's verdict on the slower rate. Read back from the subscriber socket and from journald.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon_process.h"
+#include "journal_sandbox.h"
+#include "paths.h"
+#include "process.h"
+#include "temp_dir.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+DaemonOptions health_on(const std::string& state_dir) {
+  DaemonOptions o;
+  o.config_json = json{{"health", {{"enabled", true}}}}.dump();
+  o.env = {{"STATE_DIRECTORY", state_dir}};
+  return o;
+}
+
+// Waits (on the daemon's output) for the first verdict of every port, so that port health knows
+// each port's healthy rate before the test changes one.
+void wait_for_first_verdicts(DaemonProcess& d) {
+  int verdicts = 0;
+  while (verdicts < 3) {
+    const Record r = d.next_record();
+    if (r.event == EventKind::kPortHealth && r.reason == "first_seen") ++verdicts;
+  }
+}
+
+// A subscriber to mlx5_1's records, subscribed before anything is injected.
+class Mlx51Subscriber {
+ public:
+  explicit Mlx51Subscriber(DaemonProcess& d) : c_(d.socket()) {
+    c_.require_json(10s, "the hello");
+    c_.send(R"({"op":"subscribe","id":1,"devices":["mlx5_1"]})"
+            "\n");
+    c_.read_until(reply_to(1), 10s);
+  }
+  struct Got {
+    std::string line;  // as the daemon wrote it
+    json parsed;
+    Record record;
+  };
+  // The next record line, whole, as JSON and as the record it parses to.
+  Got next() {
+    Got got;
+    got.line = c_.require_line(20s, "a record of mlx5_1");
+    std::string error;
+    std::optional<Record> r = record_from_json(got.line, &error);
+    if (!r) ADD_FAILURE() << error << ": " << got.line;
+    got.parsed = json::parse(got.line);
+    got.record = r.value_or(Record{});
+    return got;
+  }
+
+ private:
+  LineClient c_;
+};
+
+// Nothing more came after record `seq`: a GID change of mlx5_1 made now is the very next record
+// the daemon publishes and the subscriber gets.
+void expect_next_is_the_marker(const SimFabric& sim, Mlx51Subscriber& sub, uint64_t seq) {
+  inject(sim, {"gid", "add-ip", "mlx5_1/1", "10.9.9.9", "--netdev", "ens1f0"});
+  const auto [line, parsed, marker] = sub.next();
+  EXPECT_EQ(marker.event, EventKind::kGidChange) << line;
+  EXPECT_EQ(marker.seq, seq + 1) << line;
+}
+
+TEST(SpeedChange, ALowerRateIsTheDeviceRecordThenThePortsStateThenDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-speed");
+  DaemonProcess d(sim, health_on(state.path()));
+  wait_for_first_verdicts(d);
+  Mlx51Subscriber sub(d);
+
+  // Port 2 of the dual-port RoCE adapter (4x EDR, 100 Gb/s) is down to 1x: 25 Gb/s.
+  inject(sim, {"speed-change", "mlx5_1", "--ports", "2", "--width", "1x"});
+
+  const auto [speed_line, speed_json, speed] = sub.next();
+  EXPECT_EQ(stable_part(speed_json), record("device_speed_change", 20, "notice", "mlx5_1", 0));
+  const auto [state_line, state_json, port_state] = sub.next();
+  EXPECT_EQ(stable_part(state_json),
+            port_record("port_state", -1, "info", "mlx5_1", 2,
+                        roce_port({{"width", "1x"}, {"rate_gbps", 25}}),
+                        {{"width", change("4x", "1x")}, {"rate_gbps", change(100, 25)}}));
+  EXPECT_EQ(port_state.seq, speed.seq + 1);
+  const auto [health_line, health_json, degraded] = sub.next();
+  EXPECT_EQ(degraded.event, EventKind::kPortHealth) << health_line;
+  EXPECT_EQ(degraded.port, 2u);
+  EXPECT_EQ(degraded.health, "degraded");
+  EXPECT_EQ(degraded.previous_health, "healthy");
+  EXPECT_EQ(degraded.reason, "rate_below_last_healthy");  // docs/health.md, "Degraded"
+  EXPECT_EQ(degraded.cause_seq, port_state.seq);
+  EXPECT_EQ(degraded.severity, Severity::kWarning);
+  // Port 1 did not change: the next record of mlx5_1 is the marker's.
+  expect_next_is_the_marker(sim, sub, degraded.seq);
+
+  // The journal: the device record with its own message, and the port_state after it.
+  const json j = journal_entry_of(d, speed);
+  EXPECT_EQ(j.value("MESSAGE", ""), "mlx5_1: device speed change, ports re-read");
+  EXPECT_EQ(j.value("MESSAGE_ID", ""), "bd9de6735e2748138e37a3e132a25f68");
+  EXPECT_EQ(j.value("PRIORITY", ""), "5");
+  EXPECT_EQ(j.value("RDMA_EVENT", ""), "device_speed_change");
+  EXPECT_EQ(j.value("RDMA_EVENT_TYPE", ""), "20");
+  EXPECT_EQ(j.value("RDMA_PORT", ""), "0");
+  EXPECT_EQ(j.value("RDMA_RECORD", ""), speed_line);
+  EXPECT_FALSE(j.contains("RDMA_PORT_STATE"));  // a device record: no port block
+  const json js = journal_entry_of(d, port_state);
+  EXPECT_EQ(js.value("MESSAGE", ""),
+            "mlx5_1 port 2: ACTIVE, 25 Gb/s 1X EDR, was ACTIVE 100 Gb/s 4X EDR");
+
+  // rdma-eventctl: the two records as lines (replayed from the daemon's ring), and the verdict.
+  const rdmatest::CommandResult m = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "monitor", "--since",
+       std::to_string(speed.seq - 1), "--device", "mlx5_1", "--count", "2", "--color", "never"});
+  ASSERT_EQ(m.exit_code(), 0) << m.out << m.err;
+  const std::vector<std::string> lines = m.out_lines();
+  ASSERT_EQ(lines.size(), 2u) << m.out;
+  EXPECT_EQ(lines[0].substr(28),
+            "notice   mlx5_1    device_speed_change device speed change, "
+            "ports re-read [seq " +
+                std::to_string(speed.seq) + "]");
+  EXPECT_EQ(lines[1].substr(28),
+            "info     mlx5_1/2  port_state        ACTIVE; width 4x -> 1x; "
+            "25 Gb/s 1X EDR [seq " +
+                std::to_string(port_state.seq) + "]");
+  const rdmatest::CommandResult h =
+      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_NE(h.out.find("mlx5_1/2 degraded (rate_below_last_healthy)"), std::string::npos) << h.out;
+}
+
+TEST(SpeedChange, WhenNoPortsRateChangedItIsTheDeviceRecordAlone) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-speed");
+  DaemonProcess d(sim, health_on(state.path()));
+  wait_for_first_verdicts(d);
+  Mlx51Subscriber sub(d);
+
+  inject(sim, {"speed-change", "mlx5_1"});
+  const auto [speed_line, speed_json, speed] = sub.next();
+  EXPECT_EQ(stable_part(speed_json), record("device_speed_change", 20, "notice", "mlx5_1", 0));
+  // No port_state, no verdict: the next record of mlx5_1 is the marker's.
+  expect_next_is_the_marker(sim, sub, speed.seq);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
