@@ -194,6 +194,34 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
                           : "reporters: " + std::to_string(r.count) + " of " +
                                 std::to_string(r.max) + " on " + r.socket + "\n";
   out += format_link_health(st.link_health);
+  out += format_devlink(st.devlink);
+  return out;
+}
+
+// "devlink health: 3 reporters, 5 notifications, 0 overruns", then a line per reporter:
+// "  pci/0000:08:00.0 fw_fatal: error since 2026-11-29T04:10:41Z, 2 errors, 1 recovery (mlx5_0)".
+std::string format_devlink(const StatusReply::Devlink& d) {
+  if (!d.enabled) return "devlink health: off\n";
+  if (!d.available) {
+    return "devlink health: not followed" +
+           (d.unavailable.empty() ? std::string() : " (" + d.unavailable + ")") + "\n";
+  }
+  std::string out = "devlink health: " + std::to_string(d.reporters.size()) +
+                    (d.reporters.size() == 1 ? " reporter, " : " reporters, ") +
+                    std::to_string(d.notifications) + " notifications, " +
+                    std::to_string(d.overruns) + " overruns\n";
+  for (const auto& r : d.reporters) {
+    out += "  " + r.handle;
+    if (r.port_index >= 0) out += " port " + std::to_string(r.port_index);
+    out += " " + r.reporter + ": " + r.state + " since " +
+           rdma_eventd::format_rfc3339_us(r.since_us) + ", " + std::to_string(r.error_count) +
+           (r.error_count == 1 ? " error, " : " errors, ") + std::to_string(r.recover_count) +
+           (r.recover_count == 1 ? " recovery" : " recoveries");
+    std::string ports;
+    for (const std::string& p : r.ports)
+      ports += (ports.empty() ? "" : ", ") + p;
+    out += " (" + (ports.empty() ? std::string("no RDMA device") : ports) + ")\n";
+  }
   return out;
 }
 

@@ -22,5 +22,6 @@ std::string format_lost(const rdma_eventd::Lost& l, bool color);
 std::string format_status(const rdma_eventd::StatusReply& status, uint64_t seq, bool color);
 // The link_health block: the counters read and each port's verdict and estimate.
 std::string format_link_health(const rdma_eventd::StatusReply::LinkHealth& l);
+std::string format_devlink(const rdma_eventd::StatusReply::Devlink& d);
 
 }  // namespace rdma_eventctl

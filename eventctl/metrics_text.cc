@@ -332,6 +332,38 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
+// The adapters' devlink health reporters (docs/health.md, "devlink health"): each one's state
+// and the kernel's counts, by its devlink instance and name, and the RDMA ports it concerns
+// ("" for none; "mlx5_0" for a device as a whole).
+void devlink_metrics(Exposition& e, const StatusReply::Devlink& d) {
+  e.single("rdma_eventd_devlink_available", "gauge",
+           "1 when the daemon follows the kernel's devlink health reporters.", d.available ? 1 : 0);
+  e.single("rdma_eventd_devlink_overruns_total", "counter",
+           "Times the kernel dropped devlink notifications (the reporters were read again).",
+           d.overruns);
+  const auto labels_of = [](const StatusReply::DevlinkReporter& r) {
+    std::string ports;
+    for (const std::string& p : r.ports)
+      ports += (ports.empty() ? "" : ",") + p;
+    return Labels{{"handle", r.handle},
+                  {"reporter", r.reporter},
+                  {"port_index", r.port_index < 0 ? "" : std::to_string(r.port_index)},
+                  {"ports", ports}};
+  };
+  e.family("rdma_eventd_devlink_reporter_error", "gauge",
+           "1 while the devlink health reporter is in error, 0 when healthy.");
+  for (const StatusReply::DevlinkReporter& r : d.reporters)
+    e.sample("rdma_eventd_devlink_reporter_error", labels_of(r), r.state == "error" ? 1 : 0);
+  e.family("rdma_eventd_devlink_reporter_errors_total", "counter",
+           "Errors the reporter reported since it was created (the kernel's count).");
+  for (const StatusReply::DevlinkReporter& r : d.reporters)
+    e.sample("rdma_eventd_devlink_reporter_errors_total", labels_of(r), r.error_count);
+  e.family("rdma_eventd_devlink_reporter_recoveries_total", "counter",
+           "Recoveries of the reporter since it was created (the kernel's count).");
+  for (const StatusReply::DevlinkReporter& r : d.reporters)
+    e.sample("rdma_eventd_devlink_reporter_recoveries_total", labels_of(r), r.recover_count);
+}
+
 std::string metrics_text(const StatusReply& status, const HealthReply& health) {
   Exposition e;
   daemon_metrics(e, status);
@@ -339,6 +371,7 @@ std::string metrics_text(const StatusReply& status, const HealthReply& health) {
   health_metrics(e, health);
   counter_metrics(e, status, health);
   link_health_metrics(e, status.link_health);
+  devlink_metrics(e, status.devlink);
   return e.take();
 }
 

@@ -64,6 +64,14 @@ std::string host_evidence(const std::string& name, const IncidentHost& h) {
   if (count_of(h.events, "device_fatal") || count_of(h.events, "port_health fatal")) {
     return name + ": device fatal (" + listed(h.devices) + "): the adapter failed";
   }
+  // The adapter's own health reporters (devlink): its firmware or its queues reported errors.
+  if (count_of(h.events, "devlink_health error") ||
+      count_of(h.events, "devlink_health error_again") ||
+      count_of(h.events, "devlink_health found_in_error")) {
+    return name + ": adapter health reporters in error (" +
+           (h.devices.empty() ? std::string("no RDMA device") : listed(h.devices)) +
+           "): the adapter's firmware or queues (devlink health)";
+  }
   if (count_of(h.events, "device_removed") || count_of(h.events, "port_health gone")) {
     return name + ": device gone (" + listed(h.devices) + "): the adapter or its driver went away";
   }

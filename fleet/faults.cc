@@ -16,13 +16,14 @@ constexpr std::string_view kClientReregister = "client_reregister";
 constexpr std::string_view kModuleError = "module_error";
 constexpr std::string_view kModuleDisabled = "module_disabled";
 constexpr std::string_view kAppReport = "app_report";
+constexpr std::string_view kDevlinkHealth = "devlink_health";
 
 }  // namespace
 
 const std::vector<std::string_view>& fault_events() {
   static const std::vector<std::string_view> events = {
       kPortErr,   kPortHealth,       kLinkQuality, kDeviceFatal,    kDeviceRemoved, kSmChange,
-      kLidChange, kClientReregister, kModuleError, kModuleDisabled, kAppReport};
+      kLidChange, kClientReregister, kModuleError, kModuleDisabled, kAppReport,     kDevlinkHealth};
   return events;
 }
 
@@ -30,6 +31,11 @@ bool is_fault(std::string_view event, std::string_view health, std::string_view 
   if (event == kPortHealth) return !health.empty() && health != "healthy";
   // clean, pegged (errors unknown from then on, not errors seen) and reset are not faults.
   if (event == kLinkQuality) return link_change == "bad" || link_change == "hidden_down";
+  // An adapter's reporter in error; a recovery is not a fault.
+  if (event == kDevlinkHealth) {
+    return link_change == "error" || link_change == "error_again" ||
+           link_change == "found_in_error";
+  }
   const auto& events = fault_events();
   return std::find(events.begin(), events.end(), event) != events.end();
 }
@@ -54,7 +60,8 @@ bool is_sm_notice(std::string_view event) {
 
 Subject subject_of(std::string_view event) {
   if (is_sm_notice(event)) return Subject::kSmNotice;
-  if (event == kDeviceFatal || event == kDeviceRemoved) return Subject::kDevice;
+  if (event == kDeviceFatal || event == kDeviceRemoved || event == kDevlinkHealth)
+    return Subject::kDevice;
   if (event == kAppReport) return Subject::kApplication;
   return Subject::kPort;
 }
@@ -66,7 +73,8 @@ bool is_port_fault(std::string_view event, uint32_t port) {
 std::string counted_name(std::string_view event, std::string_view health,
                          std::string_view link_change) {
   if (event == kPortHealth) return std::string(kPortHealth) + " " + std::string(health);
-  if (event == kLinkQuality) return std::string(kLinkQuality) + " " + std::string(link_change);
+  if (event == kLinkQuality || event == kDevlinkHealth)
+    return std::string(event) + " " + std::string(link_change);
   return std::string(event);
 }
 

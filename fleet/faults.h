@@ -18,7 +18,8 @@ struct FaultInput {
   std::string_view device;
   uint32_t port = 0;
   std::string_view health;       // RDMA_HEALTH (port_health)
-  std::string_view link_change;  // RDMA_LINK_CHANGE (link_quality)
+  // RDMA_LINK_CHANGE (link_quality), RDMA_DEVLINK_CHANGE (devlink_health)
+  std::string_view link_change;
   std::string_view stream;
   uint64_t seq = 0;  // 0: none (never a copy)
 };

@@ -110,8 +110,11 @@ int JournalFile::next(JournalEntry& e) {
     } else {
       e.health.clear();
     }
-    // The same for link_quality records and their change ("bad", "hidden_down", ...).
-    if (window_.whole_records || e.event == "link_quality") {
+    // The same for link_quality records and their change ("bad", "hidden_down", ...), and for
+    // devlink_health records and theirs ("error", "recovered", ...), in the same place.
+    if (e.event == "devlink_health") {
+      field(j, "RDMA_DEVLINK_CHANGE", e.link_change);
+    } else if (window_.whole_records || e.event == "link_quality") {
       field(j, "RDMA_LINK_CHANGE", e.link_change);
     } else {
       e.link_change.clear();

@@ -36,7 +36,8 @@ struct JournalEntry {
   std::string device;       // RDMA_DEVICE
   std::string port;         // RDMA_PORT
   std::string health;       // RDMA_HEALTH (port_health records)
-  std::string link_change;  // RDMA_LINK_CHANGE (link_quality records)
+  // RDMA_LINK_CHANGE (link_quality records), RDMA_DEVLINK_CHANGE (devlink_health records)
+  std::string link_change;
   std::string stream;       // RDMA_STREAM
   uint64_t seq = 0;         // RDMA_SEQ; 0 when the entry has none
   std::string message;      // MESSAGE

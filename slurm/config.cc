@@ -79,8 +79,8 @@ std::set<std::string> drain_on_key(const json& v) {
     if (!verdict && !reason) {
       throw ConfigError{where + ": '" + name +
                         "' is not a verdict a node is drained for (degraded, down, flapping, "
-                        "gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
-                        "transport_errors)"};
+                        "gone, fatal) nor a reason of degraded it may name (bit_errors, "
+                        "link_recoveries, transport_errors, firmware_errors, queue_errors)"};
     }
     out.insert(name);
   }

@@ -17,10 +17,12 @@ inline constexpr size_t kMaxPrefixBytes = 64;
 inline constexpr std::array<std::string_view, 5> kDrainableVerdicts = {"degraded", "down",
                                                                        "flapping", "gone", "fatal"};
 // The reasons of `degraded` that drain_on may also name: the link-quality faults (docs/health.md,
-// "Link quality"). A port degraded for one of them has a link that loses bits or retrains, which
-// a site may drain for while a port merely slower than expected is left in service.
-inline constexpr std::array<std::string_view, 3> kDrainableReasons = {
-    "bit_errors", "link_recoveries", "transport_errors"};
+// "Link quality") and the adapter's devlink health reporters' ("devlink health"). A port
+// degraded for one of them has a link that loses bits or retrains, or an adapter whose firmware
+// or queues report errors, which a site may drain for while a port merely slower than expected
+// is left in service.
+inline constexpr std::array<std::string_view, 5> kDrainableReasons = {
+    "bit_errors", "link_recoveries", "transport_errors", "firmware_errors", "queue_errors"};
 
 struct Config {
   std::string node_name;  // "" until filled: `hostname -s`

@@ -325,7 +325,8 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
              "device_added, device_removed, device_renamed, device_recovered, port_state, "
              "app_report, port_health, module_plugged, module_unplugged, module_disabled, "
              "module_error, temperature_warning, pci_power_change, firmware_event, "
-             "vendor_event, vendor_events_lost, link_quality, device_speed_change)")},
+             "vendor_event, vendor_events_lost, link_quality, device_speed_change, "
+             "devlink_health, devlink_events_lost)")},
       {R"({"op":"subscribe","id":8,"ports":["mlx5_0"]})",
        error("subscribe", 8, "bad_filter", "ports[0]: 'mlx5_0': expected DEV/PORT, e.g. mlx5_0/1")},
       {R"({"op":"subscribe","id":9,"min_severity":"loud"})",

@@ -176,6 +176,22 @@ TEST(Incidents, ALinkQualityBadOrHiddenDownIsAFaultOfItsPortTheOtherChangesAreNo
   EXPECT_EQ(g.out_[1].downs, 0u) << "port_downs counts port_err records";
 }
 
+TEST(Incidents, AnAdaptersDevlinkReporterInErrorIsAHostIncidentItsRecoveryIsNoFault) {
+  const auto devlink = [](int64_t at_us, const char* change) {
+    return FaultAt{at_us, "n7", "devlink_health", "mlx5_0", 0, "", 0, change};
+  };
+  Grouping g;
+  EXPECT_FALSE(g.add(devlink(0, "recovered")));
+  EXPECT_FALSE(g.add(devlink(0, "")));
+  EXPECT_TRUE(g.add(devlink(kSecondUs, "error")));
+  EXPECT_TRUE(g.add(devlink(2 * kSecondUs, "error_again")));
+  g.grouper_.finish();
+  EXPECT_EQ(g.lines(), (std::vector<std::string>{
+                           "1000000+1000000 host hosts=n7 records=2: n7: adapter health "
+                           "reporters in error (mlx5_0): the adapter's firmware or queues "
+                           "(devlink health)"}));
+}
+
 TEST(Incidents, TwoPortsOfAHostWithBadLinksAtOnceAreAHostIncident) {
   Grouping g;
   EXPECT_EQ(g.run({{0, "n4", "link_quality", "mlx5_0", 1, "", 0, "bad"},

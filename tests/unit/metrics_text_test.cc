@@ -39,6 +39,11 @@ StatusReply sample_status() {
   s.link_health.ports = {
       {"mlx5_0", 1, true, "bit_errors", 1e-12, "", {{"symbol_error", 4242}, {"link_downed", 3}}},
       {"mlx5_0", 2, false, "", 0, "symbol_error", {{"symbol_error", 65535}}}};
+  // The adapter's fw_fatal reporter in error; a port reporter of an adapter with no RDMA device.
+  s.devlink = {true, true, "", 4, 1, 1, 0, 3, {}};
+  s.devlink.reporters = {
+      {"pci/0000:08:00.0", -1, "fw_fatal", "error", 2, 1, 1795342530000000, {"mlx5_0"}},
+      {"pci/0000:09:00.0", 0, "tx", "healthy", 5, 5, 1795342530000000, {}}};
   return s;
 }
 
@@ -181,6 +186,24 @@ rdma_eventd_link_ber_estimate{device="mlx5_0",port="2"} 0
 # HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
 # TYPE rdma_eventd_link_pegged gauge
 rdma_eventd_link_pegged{device="mlx5_0",port="2",counter="symbol_error"} 1
+# HELP rdma_eventd_devlink_available 1 when the daemon follows the kernel's devlink health reporters.
+# TYPE rdma_eventd_devlink_available gauge
+rdma_eventd_devlink_available 1
+# HELP rdma_eventd_devlink_overruns_total Times the kernel dropped devlink notifications (the reporters were read again).
+# TYPE rdma_eventd_devlink_overruns_total counter
+rdma_eventd_devlink_overruns_total 1
+# HELP rdma_eventd_devlink_reporter_error 1 while the devlink health reporter is in error, 0 when healthy.
+# TYPE rdma_eventd_devlink_reporter_error gauge
+rdma_eventd_devlink_reporter_error{handle="pci/0000:08:00.0",reporter="fw_fatal",port_index="",ports="mlx5_0"} 1
+rdma_eventd_devlink_reporter_error{handle="pci/0000:09:00.0",reporter="tx",port_index="0",ports=""} 0
+# HELP rdma_eventd_devlink_reporter_errors_total Errors the reporter reported since it was created (the kernel's count).
+# TYPE rdma_eventd_devlink_reporter_errors_total counter
+rdma_eventd_devlink_reporter_errors_total{handle="pci/0000:08:00.0",reporter="fw_fatal",port_index="",ports="mlx5_0"} 2
+rdma_eventd_devlink_reporter_errors_total{handle="pci/0000:09:00.0",reporter="tx",port_index="0",ports=""} 5
+# HELP rdma_eventd_devlink_reporter_recoveries_total Recoveries of the reporter since it was created (the kernel's count).
+# TYPE rdma_eventd_devlink_reporter_recoveries_total counter
+rdma_eventd_devlink_reporter_recoveries_total{handle="pci/0000:08:00.0",reporter="fw_fatal",port_index="",ports="mlx5_0"} 1
+rdma_eventd_devlink_reporter_recoveries_total{handle="pci/0000:09:00.0",reporter="tx",port_index="0",ports=""} 5
 )");
 }
 
@@ -199,9 +222,10 @@ TEST(MetricsText, EveryLinkFaultIsASeriesOfItsPortAndANewOneIsNamed) {
                           {}}};
   const std::string text = metrics_text(s, HealthReply{});
   const size_t from = text.find("# HELP rdma_eventd_link_bad ");
+  const size_t to = text.find("# HELP rdma_eventd_devlink_available ");
   ASSERT_NE(from, std::string::npos) << text;
   EXPECT_EQ(
-      text.substr(from),
+      text.substr(from, to - from),
       R"(# HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
 # TYPE rdma_eventd_link_bad gauge
 rdma_eventd_link_bad{device="mlx5_1",port="1"} 1
@@ -226,9 +250,10 @@ TEST(MetricsText, ADaemonWithoutCounterHealthHasTheFamiliesAndNoPort) {
   // series of any port.
   const std::string text = metrics_text(StatusReply{}, HealthReply{});
   const size_t from = text.find("# HELP rdma_eventd_link_health_enabled ");
+  const size_t to = text.find("# HELP rdma_eventd_devlink_available ");
   ASSERT_NE(from, std::string::npos) << text;
   EXPECT_EQ(
-      text.substr(from),
+      text.substr(from, to - from),
       R"(# HELP rdma_eventd_link_health_enabled 1 when the daemon reads the ports' error counters and judges their links.
 # TYPE rdma_eventd_link_health_enabled gauge
 rdma_eventd_link_health_enabled 0

@@ -179,18 +179,18 @@ TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
        "reason_prefix: 65 bytes, more than 64"},
       {R"({"drain_on":["flaping"]})",
        "drain_on[0]: 'flaping' is not a verdict a node is drained for (degraded, down, "
-       "flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
-       "transport_errors)"},
+       "flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
       // Reasons other than the link-quality faults are not accepted: a port slower than
       // expected is drained with "degraded", and a healthy reason drains nothing.
       {R"({"drain_on":["fatal","rate_below_expected"]})",
        "drain_on[1]: 'rate_below_expected' is not a verdict a node is drained for (degraded, "
-       "down, flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
-       "transport_errors)"},
+       "down, flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
       {R"({"drain_on":["clean_period_elapsed"]})",
        "drain_on[0]: 'clean_period_elapsed' is not a verdict a node is drained for (degraded, "
-       "down, flapping, gone, fatal) nor a link-quality reason (bit_errors, link_recoveries, "
-       "transport_errors)"},
+       "down, flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
       {R"({"drain_on":"fatal"})", "drain_on: not an array of verdicts and reasons"},
       {R"({"reconcile_interval_s":0})",
        "reconcile_interval_s: not a whole number of seconds from 1 to 86400"},
@@ -347,7 +347,8 @@ TEST(SlurmWanted, ALinkQualityReasonInDrainOnDrainsAPortDegradedForIt) {
 
 TEST(SlurmWanted, TheLinkQualityReasonsDrainNothingByDefault) {
   const Config c;
-  for (const char* reason : {"bit_errors", "link_recoveries", "transport_errors"}) {
+  for (const char* reason :
+       {"bit_errors", "link_recoveries", "transport_errors", "firmware_errors", "queue_errors"}) {
     EXPECT_EQ(wanted_for({degraded_for("mlx5_0", 1, reason)}, c), (Wanted{Wanted::kHold, ""}))
         << reason;
   }
@@ -355,18 +356,21 @@ TEST(SlurmWanted, TheLinkQualityReasonsDrainNothingByDefault) {
 
 TEST(SlurmWanted, AReasonDrainsOnlyADegradedPortAndRanksWithDegraded) {
   Config c;
-  c.drain_on = {"fatal", "flapping", "link_recoveries", "transport_errors"};
+  c.drain_on = {"fatal", "flapping", "link_recoveries", "transport_errors", "firmware_errors"};
   // Worst first: the degraded ports after the fatal and flapping ones, then by port; each
   // says its reason.
   EXPECT_EQ(
-      wanted_for({degraded_for("mlx5_0", 1, "transport_errors"),
-                  degraded_for("mlx5_0", 2, "link_recoveries"), slurm_port("mlx5_1", 1, "fatal"),
-                  slurm_port("mlx5_2", 1, "flapping", true, 3),
-                  degraded_for("mlx5_3", 1, "rate_below_last_healthy")},
-                 c),
+      wanted_for(
+          {degraded_for("mlx5_0", 1, "transport_errors"),
+           degraded_for("mlx5_0", 2, "link_recoveries"), slurm_port("mlx5_1", 1, "fatal"),
+           slurm_port("mlx5_2", 1, "flapping", true, 3),
+           degraded_for("mlx5_3", 1, "rate_below_last_healthy"),
+           degraded_for("mlx5_4", 1, "firmware_errors"), degraded_for("mlx5_5", 1, "queue_errors")},
+          c),
       (Wanted{Wanted::kDrain,
               "rdma-eventd: mlx5_1/1 fatal, mlx5_2/1 flapping (3 downs), mlx5_0/1 degraded "
-              "(transport_errors), mlx5_0/2 degraded (link_recoveries)"}));
+              "(transport_errors), mlx5_0/2 degraded (link_recoveries), mlx5_4/1 degraded "
+              "(firmware_errors)"}));
   // A reason is only ever a reason of degraded: a down port whose reason reads like one (a
   // daemon from elsewhere) is judged by its verdict, which drain_on does not name here.
   HealthReply::Port down = slurm_port("mlx5_0", 1, "down");
