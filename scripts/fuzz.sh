@@ -9,7 +9,7 @@
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 40, so eight targets took about what six took
-#                   at 50; nine take 40 s more of CPU); 0 runs each corpus once, as a
+#                   at 50; ten take 80 s more of CPU); 0 runs each corpus once, as a
 #                   regression test
 #   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
 #   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
@@ -21,8 +21,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_slurm_reason
-  fuzz_slurm_config fuzz_incidents)
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_devlink
+  fuzz_slurm_reason fuzz_slurm_config fuzz_incidents)
 seconds=${FUZZ_SECONDS:-40}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)

@@ -9,6 +9,7 @@
 #include <linux/netlink.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -296,6 +297,63 @@ TEST(DevlinkDecode, RequestsAreWhatTheKernelExpects) {
   EXPECT_EQ(h.nlmsg_type, kFamilyId);
   EXPECT_EQ(h.nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
   EXPECT_EQ(dump[16], DEVLINK_CMD_HEALTH_REPORTER_GET);
+}
+
+// The kernel's own bytes (tests/unit/data/devlink/: netdevsim on Linux 6.1, family id 21): one
+// datagram of the file's messages, as a read would give them.
+std::vector<uint8_t> captured(const std::string& name) {
+  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/tests/unit/data/devlink/" + name +
+                   ".hex");
+  EXPECT_TRUE(in) << name;
+  std::vector<uint8_t> bytes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    for (size_t i = 0; i + 1 < line.size(); i += 2)
+      bytes.push_back(static_cast<uint8_t>(std::stoul(line.substr(i, 2), nullptr, 16)));
+  }
+  return bytes;
+}
+
+constexpr uint16_t kCapturedFamily = 21;
+
+std::string reporters_of(const std::string& name) {
+  std::string out;
+  for (const Message& m : decoded(captured(name), kCapturedFamily)) {
+    EXPECT_NE(m.kind, MessageKind::kMalformed) << name << ": " << m.problem;
+    if (m.kind == MessageKind::kDone) out += "done;";
+    if (m.kind != MessageKind::kReporter) continue;
+    const Reporter& r = m.reporter;
+    out += r.handle() + " " + r.name + " " + std::to_string(r.state) + " " +
+           std::to_string(r.error_count) + "/" + std::to_string(r.recover_count) + " " +
+           std::to_string(r.grace_period_ms) + (r.auto_recover ? " auto" : "") + ";";
+  }
+  return out;
+}
+
+TEST(DevlinkDecodeCaptured, TheControllersAnswerOnLinux61) {
+  const auto out = decoded(captured("getfamily_reply"), 0);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, MessageKind::kFamily) << out[0].problem;
+  EXPECT_EQ(out[0].family.id, kCapturedFamily);
+  EXPECT_EQ(out[0].family.config_group, 5u);
+}
+
+TEST(DevlinkDecodeCaptured, ReportsRecoveriesAndDumpsOfNetdevsim) {
+  EXPECT_EQ(reporters_of("report_error"), "netdevsim/netdevsim1 dummy 1 1/0 0 auto;");
+  EXPECT_EQ(reporters_of("recover_ok"), "netdevsim/netdevsim1 dummy 0 1/1 0 auto;");
+  EXPECT_EQ(reporters_of("stuck_report"), "netdevsim/netdevsim1 dummy 1 2/1 0 auto;");
+  EXPECT_EQ(reporters_of("stuck_report_canceled"), "netdevsim/netdevsim1 dummy 1 3/1 0 auto;");
+  EXPECT_EQ(reporters_of("recover_manual"), "netdevsim/netdevsim1 dummy 0 3/2 0 auto;");
+  EXPECT_EQ(reporters_of("second_report_error"), "netdevsim/netdevsim2 dummy 1 1/0 0 auto;");
+  // The dumps: netdevsim's two reporters ("empty" has no recovery), then the end.
+  EXPECT_EQ(reporters_of("dump_healthy"),
+            "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 0 0/0 0 auto;done;");
+  EXPECT_EQ(reporters_of("dump_error_state"),
+            "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 1 2/1 0 auto;done;");
+  // A device's creation and deletion: many messages, none a reporter's, none malformed.
+  EXPECT_EQ(reporters_of("new_device"), "");
+  EXPECT_EQ(reporters_of("del_device"), "");
 }
 
 }  // namespace

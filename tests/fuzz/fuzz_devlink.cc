@@ -1,0 +1,89 @@
+// Fuzzes the devlink generic-netlink decoder (daemon/core/devlink_decode.cc): what the daemon
+// makes of one datagram read from its devlink socket (the kernel's, or a stand-in's). The first
+// two input bytes are the devlink family id the daemon resolved (0: before it knows it), the
+// rest the datagram. Beyond "no crash, no undefined behaviour, no read past the bytes":
+//  - the messages decoded are at most one per 16 bytes, and only the last may be malformed by
+//    its length (a bad length ends the datagram);
+//  - a reporter has a bus, a device and a name, each 1 to 128 bytes with no NUL, a port index
+//    of -1 or a u32, a state of 0 to 255; its handle is "bus/device";
+//  - a reporter's record, as the daemon builds it, writes as JSON that reads back and writes
+//    again as the same line, and has a text.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/devlink_decode.h"
+#include "fuzz_check.h"
+#include "rdma_eventd/record.h"
+#include "schema/record_json.h"
+#include "schema/record_text.h"
+
+namespace {
+
+using namespace rdma_eventd;
+using namespace rdma_eventd::daemon;
+
+bool name_ok(const std::string& s) {
+  return !s.empty() && s.size() <= devlink::kMaxNameLength && s.find('\0') == std::string::npos;
+}
+
+void check_reporter(const devlink::Reporter& r) {
+  FUZZ_CHECK(name_ok(r.bus), r.bus);
+  FUZZ_CHECK(name_ok(r.device), r.device);
+  FUZZ_CHECK(name_ok(r.name), r.name);
+  FUZZ_CHECK(r.port_index >= -1 && r.port_index <= int64_t{UINT32_MAX}, r.name);
+  FUZZ_CHECK(r.state >= 0 && r.state <= 255, r.name);
+  FUZZ_CHECK(r.handle() == r.bus + "/" + r.device, r.handle());
+
+  Record rec;
+  rec.seq = 1;
+  rec.stream = "00000000000000000000000000000000";
+  rec.host = "h";
+  rec.event = EventKind::kDevlinkHealth;
+  DevlinkHealthEvent e;
+  e.handle = r.handle();
+  e.port_index = r.port_index;
+  e.reporter = r.name;
+  e.state = r.state == devlink::kStateHealthy ? "healthy"
+            : r.state == devlink::kStateError ? "error"
+                                              : "unknown";
+  e.change = "error";
+  e.error_count = r.error_count;
+  e.recover_count = r.recover_count;
+  e.grace_period_ms = r.grace_period_ms;
+  e.auto_recover = r.auto_recover;
+  rec.devlink = e;
+  const std::string line = to_json(rec);
+  std::string error;
+  const auto back = record_from_json(line, &error);
+  FUZZ_CHECK(back.has_value(), error + ": " + line);
+  // Names that are not UTF-8 are written with U+FFFD: the line is a fixed point.
+  FUZZ_CHECK(!back || to_json(*back) == line, line);
+  FUZZ_CHECK(!describe(rec).empty(), line);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const auto family = static_cast<uint16_t>(data[0] | (data[1] << 8));
+  const std::span<const uint8_t> datagram(data + 2, size - 2);
+  std::vector<devlink::Message> out;
+  devlink::decode(datagram, family, out);
+  FUZZ_CHECK(out.size() <= datagram.size() / 16, std::to_string(out.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const devlink::Message& m = out[i];
+    if (m.kind == devlink::MessageKind::kMalformed) {
+      FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
+      if (m.problem.starts_with("message length"))
+        FUZZ_CHECK(i + 1 == out.size(), "a bad length ends the datagram");
+    }
+    if (m.kind == devlink::MessageKind::kReporter) {
+      FUZZ_CHECK(family != 0 && m.type == family, "a reporter is of the devlink family");
+      check_reporter(m.reporter);
+    }
+  }
+  return 0;
+}
