@@ -50,6 +50,10 @@ check() {
     fail "the socket's daemon is pid $(jq .daemon.pid <<<"$st"), the service's main process $main"
   [ "$(jq -c '[.devices[].device]' <<<"$st")" = '["rxe0"]' ] ||
     fail "the daemon watches $(jq -c '[.devices[].device]' <<<"$st"), not rxe0"
+  # The sandbox (no capabilities, AF_UNIX and AF_NETLINK only) lets it follow devlink health:
+  # resolving the family, joining its group and dumping the reporters need no privilege.
+  jq -e '.devlink.available' <<<"$st" >/dev/null ||
+    fail "devlink health is not followed under the shipped unit: $(jq -c .devlink <<<"$st")"
   rdma-eventctl --socket $sock monitor --json --event port_err --count 1 >/run/port_err.json &
   local mon=$!
   wait_for 10 eval 'rdma-eventctl --socket '$sock' status --json | jq -e ".subscribers.count >= 1" >/dev/null'
