@@ -8,6 +8,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <string>
