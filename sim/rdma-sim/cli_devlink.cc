@@ -97,6 +97,14 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
          if (auto v = option(a, "--grace-period")) req["grace_period_ms"] = grace(*v);
          return send(g, req);
        }},
+      {"devlink close",
+       0,
+       0,
+       {},
+       {},
+       [](const Global& g, const Args&) {
+         return send(g, {{"cmd", "devlink"}, {"action", "close"}});
+       }},
       {"devlink remove",
        2,
        2,

@@ -82,6 +82,13 @@ json Simulator::handle_devlink(const json& req) {
             {"reporters", reporters},
             {"socket", dir_ + "/" + kDevlinkSocketFile}};
   }
+  if (action == "close") {
+    const size_t n = devlink_socket_->close_all();
+    return {{"ok", true},
+            {"message", "devlink.sock: " + std::to_string(n) + " connection(s) closed"},
+            {"closed", n},
+            {"events", json::array()}};
+  }
   const std::string target = need<std::string>(req, "target");
   const std::string name = need<std::string>(req, "reporter");
   if (action == "report") {
@@ -153,8 +160,9 @@ json Simulator::handle_devlink(const json& req) {
             {"message", target + " " + name + ": reporter destroyed (no notification)"},
             {"events", json::array()}};
   }
-  throw CommandError("devlink action \"" + action +
-                     "\" is not one of: show, report, recover, set, dump_clear, add, remove");
+  throw CommandError(
+      "devlink action \"" + action +
+      "\" is not one of: show, report, recover, set, dump_clear, add, remove, close");
 }
 
 }  // namespace rdmasim

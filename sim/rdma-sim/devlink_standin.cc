@@ -229,6 +229,19 @@ void DevlinkStandIn::flush(Connection& c) {
   if (!c.closed) c.watch.set_events(EPOLLIN | EPOLLRDHUP);
 }
 
+size_t DevlinkStandIn::close_all() {
+  size_t n = 0;
+  for (auto& [id, c] : connections_) {
+    if (c->closed) continue;
+    c->closed = true;
+    c->watch = IoWatch();
+    c->out.clear();
+    c->fd.reset();
+    ++n;
+  }
+  return n;
+}
+
 void DevlinkStandIn::reap() {
   std::erase_if(connections_, [](const auto& entry) { return entry.second->closed; });
 }

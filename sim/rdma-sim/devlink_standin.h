@@ -36,6 +36,9 @@ class DevlinkStandIn {
 
   // A notification to the config group: to every connection.
   void notify(const DevlinkFill& f);
+  // Ends every connection, as if the kernel side went away (its readers see the end of the
+  // stream); new connections are still accepted. Returns how many there were.
+  size_t close_all();
   // Closes connections that went away (after a dispatch round).
   void reap();
 

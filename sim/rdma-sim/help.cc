@@ -180,6 +180,9 @@ const Help kHelp[] = {
     {"devlink remove", "rdma-sim devlink remove HANDLE REPORTER",
      "A driver destroys a reporter of an instance with no RDMA device. No notification. A\n"
      "device's reporters go with it when it is unplugged."},
+    {"devlink close", "rdma-sim devlink close",
+     "End every connection to DIR/devlink.sock, as if the kernel side went away: each reader\n"
+     "sees its stream end. New connections are still accepted."},
     {"no-rdma", "rdma-sim no-rdma on|off",
      "\"No RDMA in the kernel\": ibv_get_device_list returns NULL with ENOSYS."},
     {"set", "rdma-sim set query-latency-us N",
