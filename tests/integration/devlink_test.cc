@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -103,13 +104,35 @@ TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
   next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
   wait_following_dl(d);
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
-
-  const Record error = next_devlink(d, "fw_fatal", "error");
+  // Both notifications may be read in one batch: the records up to the last verdict, in the
+  // order the daemon published them, found by what they are.
+  std::vector<Record> records;
+  const Record healthy = next_port_verdict_dl(d, "mlx5_0", 1, "healthy", &records);
+  EXPECT_EQ(healthy.reason, "devlink_recovered");
+  EXPECT_EQ(healthy.previous_health, "fatal");
+  const auto find = [&](auto want) {
+    const auto it = std::find_if(records.begin(), records.end(), want);
+    return it == records.end() ? std::optional<Record>() : std::optional<Record>(*it);
+  };
+  const auto change = [](const std::string& c) {
+    return [c](const Record& r) {
+      return r.event == EventKind::kDevlinkHealth && r.devlink && r.devlink->change == c;
+    };
+  };
+  const std::optional<Record> error_found = find(change("error"));
+  const std::optional<Record> recovered_found = find(change("recovered"));
+  const std::optional<Record> fatal_found = find([](const Record& r) {
+    return r.event == EventKind::kPortHealth && r.device == "mlx5_0" && r.health == "fatal";
+  });
+  ASSERT_TRUE(error_found && recovered_found && fatal_found);
+  const Record& error = *error_found;
+  const Record& recovered = *recovered_found;
   EXPECT_EQ(error.device, "mlx5_0");
   EXPECT_EQ(error.port, 0u);
   EXPECT_EQ(error.node_guid, "0c42:a103:00f6:5e44");
   EXPECT_EQ(error.devlink->handle, "pci/0000:00:02.0");
   EXPECT_EQ(error.devlink->port_index, -1);
+  EXPECT_EQ(error.devlink->reporter, "fw_fatal");
   EXPECT_EQ(error.devlink->state, "error");
   EXPECT_EQ(error.devlink->previous_state, "healthy");
   EXPECT_EQ(error.devlink->error_count, 1u);
@@ -117,18 +140,15 @@ TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
   EXPECT_EQ(error.devlink->new_errors, 1u);
   EXPECT_EQ(error.devlink->grace_period_ms, 60000u);
   EXPECT_TRUE(error.devlink->auto_recover);
-  const Record fatal = next_port_verdict_dl(d, "mlx5_0", 1, "fatal");
-  EXPECT_EQ(fatal.reason, "device_fatal");
-
-  const Record recovered = next_devlink(d, "fw_fatal", "recovered");
+  EXPECT_EQ(fatal_found->reason, "device_fatal");
+  EXPECT_EQ(fatal_found->cause_seq, error.seq);
+  EXPECT_LT(error.seq, recovered.seq);
   EXPECT_EQ(recovered.device, "mlx5_0");
   EXPECT_EQ(recovered.devlink->state, "healthy");
   EXPECT_EQ(recovered.devlink->previous_state, "error");
   EXPECT_EQ(recovered.devlink->recover_count, 1u);
   EXPECT_EQ(recovered.severity, Severity::kNotice);
-  const Record healthy = next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
-  EXPECT_EQ(healthy.reason, "devlink_recovered");
-  EXPECT_EQ(healthy.previous_health, "fatal");
+  EXPECT_EQ(healthy.cause_seq, recovered.seq);
 
   // Its journal entry, read back with journalctl.
   const json j = journal_entry_of(d, error);
