@@ -29,6 +29,10 @@ inline constexpr const char* kSocketFile = "sim.sock";
 inline constexpr const char* kSysDir = "sys";
 inline constexpr const char* kLogFile = "rdma-sim.log";
 inline constexpr const char* kDirEnv = "RDMA_SIM_DIR";
+// The devlink stand-in (a SOCK_SEQPACKET socket speaking the kernel's generic netlink), and the
+// variable that points rdma-eventd at it.
+inline constexpr const char* kDevlinkSocketFile = "devlink.sock";
+inline constexpr const char* kDevlinkSocketEnv = "RDMA_EVENTD_DEVLINK_SOCKET";
 
 inline constexpr const char* kOpenVerb = "OPEN";
 inline constexpr unsigned kMaxOpenLine = 128;

@@ -106,7 +106,7 @@ json event_type(const std::string& text) {
 }  // namespace
 
 const std::vector<Spec>& specs() {
-  static const std::vector<Spec> kSpecs = with_counter_specs(with_devx_specs({
+  static const std::vector<Spec> kSpecs = with_devlink_specs(with_counter_specs(with_devx_specs({
       {"start",
        0,
        0,
@@ -345,7 +345,7 @@ const std::vector<Spec>& specs() {
                      {{"cmd", "set"},
                       {"query_latency_us", number(a.positional[1], "query-latency-us", 10000000)}});
        }},
-  }));
+  })));
   return kSpecs;
 }
 

@@ -27,6 +27,8 @@ const std::vector<Spec>& specs();
 std::vector<Spec> with_devx_specs(std::vector<Spec> specs);
 // cli_counters.cc: the counter commands, appended likewise.
 std::vector<Spec> with_counter_specs(std::vector<Spec> specs);
+// cli_devlink.cc: the devlink commands, appended likewise.
+std::vector<Spec> with_devlink_specs(std::vector<Spec> specs);
 
 // Helpers of the command table.
 // A number in decimal, or hex with 0x, up to max; UsageError otherwise.

@@ -105,6 +105,12 @@ json Simulator::stats() const {
   s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
   s["udev"] = udev_ != nullptr;
   s["udev_messages"] = udev_ ? udev_->sent() : 0;
+  const DevlinkStandIn::Stats& dl = devlink_socket_->stats();
+  s["devlink"] = {{"connections_open", devlink_socket_->open_connections()},
+                  {"connections", dl.connections},
+                  {"requests", dl.requests},
+                  {"dumps", dl.dumps},
+                  {"notifications", dl.notifications}};
   json devx = channels_.stats();
   s["channels"] = std::move(devx["channels"]);
   s["devx_totals"] = std::move(devx["totals"]);
@@ -273,6 +279,7 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
                 {"no_rdma", on}};
   }
   if (cmd == "counter") return handle_counter(req);
+  if (cmd == "devlink") return handle_devlink(req);
   if (auto reply = handle_devx(cmd, req)) return reply;
   if (cmd == "set") {
     const auto us = need<uint64_t>(req, "query_latency_us");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "devx_names.h"
 #include "rdma_eventd/internal/enum_names.h"
@@ -173,6 +174,15 @@ Delivery Fabric::deliver(const DeviceEntry& e, uint32_t type, uint64_t element) 
   return Delivery{e.model.name, type, element, contexts_.deliver(e.index, type, element), {}};
 }
 
+std::string Fabric::pci_function_of(uint64_t node_guid) {
+  // Device numbers 02 to 1f of bus 00, then the functions of each: 240 in all, more than the
+  // fabric's devices. A device keeps its function across unplug, replug and rename.
+  auto [it, added] = pci_functions_.try_emplace(node_guid, static_cast<int>(pci_functions_.size()));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0000:00:%02x.%x", 2 + it->second % 30, (it->second / 30) % 8);
+  return buf;
+}
+
 void Fabric::register_device(const DeviceModel& model) {
   if (find(model.name)) throw CommandError("a device named " + model.name + " already exists");
   const int slot = free_slot();
@@ -180,12 +190,14 @@ void Fabric::register_device(const DeviceModel& model) {
     throw CommandError("the fabric is full (" + std::to_string(kMaxDevices) + " devices)");
   DeviceEntry e;
   e.model = model;
-  e.original = model;
+  if (e.model.pci_function.empty()) e.model.pci_function = pci_function_of(model.node_guid);
+  e.original = e.model;
   e.index = next_index_++;  // never reused, like the kernel's device index
   e.uverbs = free_uverbs();
   e.slot = slot;
   // Kernel order: the ib_device (netlink, sysfs), then its uverbs char device.
   publish(e);
+  sysfs_.add_pci_function(e.model.pci_function);
   sysfs_.add_device(e.model, e.uverbs);
   devices_.push_back(std::move(e));
   hotplug_.ib_device_added(devices_.back().model, devices_.back().index);

@@ -186,6 +186,8 @@ class Fabric {
   // hw_counters/.
   void count_link_down(DeviceEntry& e, int port);
   void finish_removal(size_t position);
+  // The synthetic PCI function ("0000:00:02.0") of the device with this node GUID.
+  std::string pci_function_of(uint64_t node_guid);
   int free_slot() const;
   uint32_t free_uverbs() const;
 
@@ -198,6 +200,7 @@ class Fabric {
   std::vector<DeviceEntry> devices_;              // present: live, fatal or removal pending
   std::map<std::string, DeviceModel> unplugged_;  // by name at unplug: what replug restores
   int32_t next_index_ = 0;
+  std::map<uint64_t, int> pci_functions_;  // node GUID -> ordinal, in order of registration
 };
 
 // The kernel's IB_EVENT_DEVICE_SPEED_CHANGE (Linux 7.0). verbs.h names it from rdma-core 62

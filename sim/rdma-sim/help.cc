@@ -28,7 +28,8 @@ const Help kHelp[] = {
     {"stop", "rdma-sim stop", "Stop the simulator; returns once it has exited and cleaned DIR up."},
     {"run", "rdma-sim run -- CMD [ARGS...]",
      "Run CMD with LD_LIBRARY_PATH starting with the stand-in libibverbs.so.1 and RDMA_SIM_DIR\n"
-     "set, so that any program linked against libibverbs sees the simulated fabric."},
+     "set, so that any program linked against libibverbs sees the simulated fabric, and\n"
+     "RDMA_EVENTD_DEVLINK_SOCKET=DIR/devlink.sock, the stand-in for the kernel's devlink."},
     {"env", "rdma-sim env",
      "Print the `export ...` lines that `run` would apply, for a shell: eval \"$(rdma-sim env)\"."},
     {"show", "rdma-sim show [DEV]",
@@ -154,6 +155,39 @@ const Help kHelp[] = {
      "stats), or on every channel of DEV that keeps event data: each is dropped, and the\n"
      "channel's next read returns EOVERFLOW once, ahead of the events still queued.\n"
      "OMIT_EV_DATA channels allocate nothing and cannot fail."},
+    {"devlink show", "rdma-sim devlink show [DEV|HANDLE]",
+     "List the devlink health reporters of the stand-in kernel (DIR/devlink.sock): handle, port\n"
+     "index, reporter, state, error and recovery counts, and the RDMA device the instance\n"
+     "belongs to. An mlx5 device's instance is pci/<its PCI function>, with fw and fw_fatal\n"
+     "(and tx, rx on a one-port Ethernet device)."},
+    {"devlink report", "rdma-sim devlink report DEV|HANDLE REPORTER [--recovery ok|fail]",
+     "The driver reports an error, as devlink_health_report() in Linux 6.1: the error is\n"
+     "counted, the reporter is in error and a notification goes out. With auto recover on, and\n"
+     "neither in error already nor within the grace period of its last recovery, it recovers at\n"
+     "once (counted, healthy, a second notification); --recovery fail: the driver's recovery\n"
+     "fails, it stays in error and nothing more is sent. In error already or within the grace\n"
+     "period: no recovery (ECANCELED). Auto recover off: it stays in error."},
+    {"devlink recover", "rdma-sim devlink recover DEV|HANDLE REPORTER [--recovery ok|fail]",
+     "Recover a reporter, as `devlink health recover` does: a reporter in error recovers\n"
+     "(counted, healthy, a notification); a healthy one: nothing. --recovery fail: exit 1, it\n"
+     "stays in error. A reporter without a recover operation (mlx5's fw) is refused."},
+    {"devlink set",
+     "rdma-sim devlink set DEV|HANDLE REPORTER [--grace-period MS] [--auto-recover on|off] "
+     "[--auto-dump on|off]",
+     "Change a reporter's settings, as `devlink health set` does. No notification."},
+    {"devlink dump-clear", "rdma-sim devlink dump-clear DEV|HANDLE REPORTER",
+     "Drop the dump taken at a report (its DUMP_TS attributes go), as `devlink health dump\n"
+     "clear` does; the next report takes a new one."},
+    {"devlink add",
+     "rdma-sim devlink add HANDLE REPORTER [--no-recover] [--no-dump] [--grace-period MS]",
+     "A driver creates a reporter on a devlink instance with no RDMA device (e.g.\n"
+     "netdevsim/netdevsim9; the instance is made if needed). No notification, as in the kernel."},
+    {"devlink remove", "rdma-sim devlink remove HANDLE REPORTER",
+     "A driver destroys a reporter of an instance with no RDMA device. No notification. A\n"
+     "device's reporters go with it when it is unplugged."},
+    {"devlink close", "rdma-sim devlink close",
+     "End every connection to DIR/devlink.sock, as if the kernel side went away: each reader\n"
+     "sees its stream end. New connections are still accepted."},
     {"no-rdma", "rdma-sim no-rdma on|off",
      "\"No RDMA in the kernel\": ibv_get_device_list returns NULL with ENOSYS."},
     {"set", "rdma-sim set query-latency-us N",

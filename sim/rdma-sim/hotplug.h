@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model.h"
 
@@ -24,6 +25,35 @@ class HotplugObserver {
   virtual void uverbs_removed(const DeviceModel& /*device*/, uint32_t /*uverbs*/) {}
   virtual void ib_device_removed(const DeviceModel& /*device*/, int32_t /*index*/) {}
   virtual void ib_device_renamed(const std::string& /*old_name*/, const DeviceModel& /*device*/) {}
+};
+
+// Hands every change to several observers in turn (the udev emitter, the devlink reporters).
+class HotplugFanout final : public HotplugObserver {
+ public:
+  void add(HotplugObserver* o) { observers_.push_back(o); }
+  void ib_device_added(const DeviceModel& d, int32_t index) override {
+    for (HotplugObserver* o : observers_)
+      o->ib_device_added(d, index);
+  }
+  void uverbs_added(const DeviceModel& d, uint32_t uverbs) override {
+    for (HotplugObserver* o : observers_)
+      o->uverbs_added(d, uverbs);
+  }
+  void uverbs_removed(const DeviceModel& d, uint32_t uverbs) override {
+    for (HotplugObserver* o : observers_)
+      o->uverbs_removed(d, uverbs);
+  }
+  void ib_device_removed(const DeviceModel& d, int32_t index) override {
+    for (HotplugObserver* o : observers_)
+      o->ib_device_removed(d, index);
+  }
+  void ib_device_renamed(const std::string& old_name, const DeviceModel& d) override {
+    for (HotplugObserver* o : observers_)
+      o->ib_device_renamed(old_name, d);
+  }
+
+ private:
+  std::vector<HotplugObserver*> observers_;
 };
 
 }  // namespace rdmasim

@@ -56,6 +56,16 @@ struct DevxModel {
   bool has_devx() const { return is_mlx5() && log_max_uctx > 0; }
 };
 
+// A devlink health reporter as a driver creates it (docs/simulator.md, "devlink health"): the
+// operations it has decide which attributes the kernel reports and what a report does.
+struct DevlinkReporterSpec {
+  std::string name;
+  bool recover = true;  // ops->recover: auto recovery, GRACEFUL_PERIOD, AUTO_RECOVER
+  bool dump = true;     // ops->dump: a dump taken at a report, AUTO_DUMP
+  uint64_t grace_period_ms = 0;
+  int64_t port_index = -1;  // a port reporter's devlink port index; -1: the instance's own
+};
+
 struct DeviceModel {
   std::string name;
   uint64_t node_guid = 0;  // host order
@@ -70,6 +80,11 @@ struct DeviceModel {
   DevxModel devx;
   CounterSets counters;  // which counter groups its ports have
   std::vector<Port> ports;
+  // The synthetic PCI function the device hangs off ("0000:00:02.0"), given by the fabric when
+  // the device is first registered: its sysfs parent and its devlink instance pci/<function>.
+  std::string pci_function;
+  // Reporters the topology adds to the driver's own (devlink_reporters).
+  std::vector<DevlinkReporterSpec> devlink_reporters;
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
   void finalize();

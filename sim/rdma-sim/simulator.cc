@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,6 +68,18 @@ UniqueFd listen_on(const std::string& path) {
   return fd;
 }
 
+int64_t clock_ms(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
 UniqueFd block_signals() {
   sigset_t set;
   sigemptyset(&set);
@@ -97,6 +110,10 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
       hotplug_(options.udev ? std::make_unique<UdevEmitter>()
                             : std::make_unique<HotplugObserver>()),
       udev_(options.udev ? static_cast<const UdevEmitter*>(hotplug_.get()) : nullptr),
+      devlink_([] { return clock_ms(CLOCK_MONOTONIC); }, [] { return realtime_ns(); },
+               [this](const DevlinkFill& f) {
+                 if (devlink_socket_) devlink_socket_->notify(f);
+               }),
       channels_(loop_, shm_.fabric()),
       contexts_(
           loop_, shm_.fabric(),
@@ -111,8 +128,17 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
   store_relaxed(shm_.fabric().header.query_latency_us, options.query_latency_us);
   store_relaxed(shm_.fabric().header.no_rdma, options.no_rdma ? 1u : 0u);
   sysfs_.reset();
-  fabric_ =
-      std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, channels_, *hotplug_);
+  hotplug_fanout_.add(hotplug_.get());
+  hotplug_fanout_.add(&devlink_);
+  const std::vector<DevlinkInstanceSpec> unmapped = std::move(topology.devlink_instances);
+  const bool pad_u64 = topology.devlink_u64_padding;
+  fabric_ = std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, channels_,
+                                     hotplug_fanout_);
+  // Instances with no RDMA device register after the devices' (their drivers probe later).
+  for (const DevlinkInstanceSpec& i : unmapped)
+    devlink_.add_instance(i.bus, i.device, i.reporters);
+  devlink_socket_ =
+      std::make_unique<DevlinkStandIn>(loop_, dir_ + "/" + kDevlinkSocketFile, devlink_, pad_u64);
   signal_fd_ = block_signals();
   signal_watch_ = IoWatch(&loop_, signal_fd_.get(), EPOLLIN, [this](uint32_t) {
     signalfd_siginfo si;
@@ -147,6 +173,7 @@ void Simulator::run() {
     contexts_.flush();
     channels_.flush();
     reap_connections();
+    devlink_socket_->reap();
   }
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "contexts.h"
+#include "devlink_health.h"
+#include "devlink_standin.h"
 #include "devx_channels.h"
 #include "event_loop.h"
 #include "fabric.h"
@@ -79,6 +81,8 @@ class Simulator {
   nlohmann::json handle_devx_storm(const nlohmann::json& request);
   // control_counters.cc: counter add, set, fail and reset.
   nlohmann::json handle_counter(const nlohmann::json& request);
+  // control_devlink.cc: devlink show, report, recover, set, dump-clear, add, remove.
+  nlohmann::json handle_devlink(const nlohmann::json& request);
 
   std::string dir_;
   UniqueFd dir_lock_;
@@ -86,7 +90,10 @@ class Simulator {
   ShmRegion shm_;
   SysfsTree sysfs_;
   std::unique_ptr<HotplugObserver> hotplug_;
-  const UdevEmitter* udev_ = nullptr;  // hotplug_ when --udev
+  const UdevEmitter* udev_ = nullptr;               // hotplug_ when --udev
+  std::unique_ptr<DevlinkStandIn> devlink_socket_;  // made once the fabric is
+  DevlinkHealth devlink_;
+  HotplugFanout hotplug_fanout_;  // hotplug_, then devlink_
   ChannelRegistry channels_;
   ContextRegistry contexts_;
   std::unique_ptr<Fabric> fabric_;

@@ -144,6 +144,7 @@ int cmd_run(const Global& g, const Args& a) {
   const std::string dir = resolve_dir(g);
   setenv("LD_LIBRARY_PATH", library_path().c_str(), 1);
   setenv(kDirEnv, dir.c_str(), 1);
+  setenv(kDevlinkSocketEnv, (dir + "/" + kDevlinkSocketFile).c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& s : a.trailing)
     argv.push_back(const_cast<char*>(s.c_str()));
@@ -156,12 +157,17 @@ int cmd_run(const Global& g, const Args& a) {
 int cmd_env(const Global& g, const Args&) {
   const std::string dir = resolve_dir(g);
   if (g.json) {
-    std::printf(
-        "%s\n",
-        json({{"ok", true}, {"LD_LIBRARY_PATH", library_path()}, {kDirEnv, dir}}).dump().c_str());
+    std::printf("%s\n", json({{"ok", true},
+                              {"LD_LIBRARY_PATH", library_path()},
+                              {kDirEnv, dir},
+                              {kDevlinkSocketEnv, dir + "/" + kDevlinkSocketFile}})
+                            .dump()
+                            .c_str());
   } else {
     std::printf("export LD_LIBRARY_PATH=%s\n", shell_quote(library_path()).c_str());
     std::printf("export %s=%s\n", kDirEnv, shell_quote(dir).c_str());
+    std::printf("export %s=%s\n", kDevlinkSocketEnv,
+                shell_quote(dir + "/" + kDevlinkSocketFile).c_str());
   }
   return kExitOk;
 }

@@ -237,12 +237,28 @@ void SysfsTree::remove_all() {
   if (ec) throw std::system_error(ec, "cannot remove " + root_);
 }
 
+void SysfsTree::add_pci_function(const std::string& function) {
+  const std::string dir = root_ + "/devices/pci0000:00/" + function;
+  if (access(dir.c_str(), F_OK) == 0) return;
+  make_dirs(dir);
+  make_dirs(root_ + "/bus/pci/devices");
+  // Relative links, as sysfs has them: they stay right wherever the tree is.
+  if (symlink("../../../bus/pci", (dir + "/subsystem").c_str()) != 0)
+    throw_errno("cannot link " + dir + "/subsystem");
+  const std::string back = root_ + "/bus/pci/devices/" + function;
+  if (symlink(("../../../devices/pci0000:00/" + function).c_str(), back.c_str()) != 0)
+    throw_errno("cannot link " + back);
+}
+
 void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
   // Built in a hidden staging directory and renamed into place: the device appears complete.
   const std::string final_dir = device_dir(d.name);
   const std::string dir = root_ + "/class/.new-" + d.name;
   remove_all_of(dir);
   make_dirs(dir);
+  if (!d.pci_function.empty() && symlink(("../../../devices/pci0000:00/" + d.pci_function).c_str(),
+                                         (dir + "/device").c_str()) != 0)
+    throw_errno("cannot link " + dir + "/device");
   write_file(dir, "node_guid", guid_to_string(d.node_guid) + "\n", true);
   write_file(dir, "sys_image_guid", guid_to_string(d.sys_image_guid) + "\n", true);
   write_file(dir, "node_type",

@@ -8,6 +8,9 @@
 //   class/infiniband/<name>/ports/<p>/counters/<counter>     (devices with a PMA table)
 //   class/infiniband/<name>/ports/<p>/hw_counters/{<counter>,lifespan}
 //   class/infiniband_verbs/abi_version, class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}
+//   class/infiniband/<name>/device -> devices/pci0000:00/<function> (its PCI function, whose
+//   `subsystem` is bus/pci, and bus/pci/devices/<function> back to it): what a devlink
+//   instance pci/<function> is found by
 // Files are replaced atomically (write + rename), so a reader sees the old or the new value.
 // A counter given a fault (rdma-sim counter fail) is absent, empty, garbage, or a directory, whose
 // read() fails with EISDIR (docs/simulator.md, "Port counters").
@@ -31,6 +34,9 @@ class SysfsTree {
   // Removes the whole tree (simulator exit).
   void remove_all();
 
+  // The synthetic PCI function a device hangs off ("0000:00:02.0"); it stays for the tree's
+  // life, as the fabric gives it to that device again when it is plugged back.
+  void add_pci_function(const std::string& function);
   // Kernel order on registration: the ib_device, then its uverbs character device.
   void add_device(const DeviceModel& d, uint32_t uverbs);
   void write_port(const DeviceModel& d, int port);  // every per-port attribute but the tables

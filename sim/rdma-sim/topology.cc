@@ -19,6 +19,7 @@
 #include "device_attr.h"
 #include "json_fields.h"
 #include "topology_counters.h"
+#include "topology_devlink.h"
 #include "topology_devx.h"
 
 namespace rdmasim {
@@ -284,6 +285,7 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   d.num_comp_vectors = static_cast<uint32_t>(o.num("num_comp_vectors", 8, 1, 1024));
   d.devx = parse_devx(o);
   d.counters = parse_counter_sets(o, d.devx.provider);
+  d.devlink_reporters = parse_devlink_reporters(o);
   d.attr = default_device_attr();
   d.attr.orig_attr.vendor_id =
       static_cast<uint32_t>(o.num("vendor_id", d.attr.orig_attr.vendor_id, 0, 0xffffffffu));
@@ -336,9 +338,10 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   const json* devices = top.get("devices");
   if (!devices || !devices->is_array() || devices->size() > kMaxDevices)
     top.fail("devices", "expected an array of at most " + std::to_string(kMaxDevices) + " devices");
+  Topology t;
+  parse_devlink_topology(top, &t);
   top.check_unknown();
 
-  Topology t;
   NetdevTable& netdevs = t.netdevs;
   std::vector<bool> auto_lids;  // IB ports in file order: LID left to the SM
   for (size_t i = 0; i < devices->size(); ++i) {

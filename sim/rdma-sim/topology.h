@@ -32,8 +32,19 @@ class NetdevTable {
   uint32_t next_ = 100;
 };
 
+// A devlink instance with no RDMA device ("netdevsim/netdevsim9") and its reporters.
+struct DevlinkInstanceSpec {
+  std::string bus;
+  std::string device;
+  std::vector<DevlinkReporterSpec> reporters;
+};
+
 struct Topology {
   std::vector<DeviceModel> devices;
+  std::vector<DevlinkInstanceSpec> devlink_instances;
+  // Put DEVLINK_ATTR_PAD before u64 attributes as the kernel does on an architecture without
+  // efficient unaligned access (not x86-64 or arm64).
+  bool devlink_u64_padding = false;
   NetdevTable netdevs;  // every netdev the file names, with its (given or synthetic) ifindex
 };
 

@@ -121,10 +121,7 @@ UdevEmitter::UdevEmitter() {
 }
 
 std::string UdevEmitter::parent_path(const DeviceModel& device) {
-  auto [it, added] = functions_.try_emplace(device.node_guid, static_cast<int>(functions_.size()));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "/devices/pci0000:00/0000:00:%02x.0", 2 + it->second % 30);
-  return buf;
+  return "/devices/pci0000:00/" + device.pci_function;
 }
 
 UdevEmitter::Properties UdevEmitter::uverbs_properties(uint32_t uverbs) {

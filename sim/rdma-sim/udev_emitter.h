@@ -42,12 +42,11 @@ class UdevEmitter final : public HotplugObserver {
   using Properties = std::vector<std::pair<std::string, std::string>>;
   void send(const std::string& action, const std::string& subsystem, const std::string& devpath,
             Properties extra);
-  // The PCI function a device hangs off, the same for every device with that node GUID.
-  std::string parent_path(const DeviceModel& device);
+  // The PCI function a device hangs off (DeviceModel::pci_function), as in DIR/sys/devices.
+  static std::string parent_path(const DeviceModel& device);
   static Properties uverbs_properties(uint32_t uverbs);
 
   UniqueFd sock_;
-  std::map<uint64_t, int> functions_;  // node GUID -> PCI device number
   uint64_t seqnum_ = 0;
   uint64_t sent_ = 0;
   bool error_logged_ = false;

@@ -1,0 +1,168 @@
+// The devlink control request: {"cmd": "devlink", "action": ACTION, "target": DEV or HANDLE,
+// "reporter": NAME, ...} (docs/simulator.md, "devlink health"). Reports and recoveries send
+// their notifications to every connection of DIR/devlink.sock before the reply.
+#include <cerrno>
+#include <cstring>
+
+#include "common/protocol.h"
+#include "request_fields.h"
+#include "simulator.h"
+#include "topology_devlink.h"
+
+namespace rdmasim {
+
+using nlohmann::json;
+
+namespace {
+
+// The driver's recover operation: it works ("ok", 0) or fails ("fail": EIO, as mlx5's
+// mlx5_health_try_recover does when the device does not come back).
+int recovery_error(const json& req) {
+  const std::string r = opt<std::string>(req, "recovery").value_or("ok");
+  if (r == "ok") return 0;
+  if (r == "fail") return EIO;
+  throw CommandError("--recovery \"" + r + "\" is not one of: ok, fail");
+}
+
+std::string error_name(int error) {
+  switch (error) {
+    case 0:
+      return "0";
+    case ECANCELED:
+      return "ECANCELED";
+    case EIO:
+      return "EIO";
+    case EOPNOTSUPP:
+      return "EOPNOTSUPP";
+  }
+  return std::to_string(error);
+}
+
+std::string state_text(const DevlinkReporter& r) {
+  return std::string(r.state == 0 ? "healthy" : "error") + " (errors " +
+         std::to_string(r.error_count) + ", recoveries " + std::to_string(r.recovery_count) + ")";
+}
+
+json outcome_json(const DevlinkHealth::Outcome& o, std::string message) {
+  return {{"ok", true},
+          {"message", std::move(message)},
+          {"handle", o.handle},
+          {"reporter", o.reporter.spec.name},
+          {"state", o.reporter.state == 0 ? "healthy" : "error"},
+          {"error_count", o.reporter.error_count},
+          {"recover_count", o.reporter.recovery_count},
+          {"result", error_name(o.error)},
+          {"recovered", o.recovered},
+          {"notifications", o.notifications},
+          {"events", json::array()}};
+}
+
+}  // namespace
+
+json Simulator::handle_devlink(const json& req) {
+  const std::string action = need<std::string>(req, "action");
+  if (action == "show") {
+    const std::string only = opt<std::string>(req, "target").value_or("");
+    json reporters = devlink_.show(only);
+    std::string message;
+    for (const json& r : reporters) {
+      message +=
+          (message.empty() ? "" : "\n") + r["handle"].get<std::string>() +
+          (r.contains("port_index") ? " port " + std::to_string(r["port_index"].get<int64_t>())
+                                    : "") +
+          " " + r["reporter"].get<std::string>() + ": " + r["state"].get<std::string>() +
+          ", errors " + std::to_string(r["error_count"].get<uint64_t>()) + ", recoveries " +
+          std::to_string(r["recover_count"].get<uint64_t>()) +
+          (r["device"].get<std::string>().empty() ? ""
+                                                  : " (" + r["device"].get<std::string>() + ")");
+    }
+    if (message.empty()) message = "no devlink health reporter";
+    return {{"ok", true},
+            {"message", message},
+            {"reporters", reporters},
+            {"socket", dir_ + "/" + kDevlinkSocketFile}};
+  }
+  if (action == "close") {
+    const size_t n = devlink_socket_->close_all();
+    return {{"ok", true},
+            {"message", "devlink.sock: " + std::to_string(n) + " connection(s) closed"},
+            {"closed", n},
+            {"events", json::array()}};
+  }
+  const std::string target = need<std::string>(req, "target");
+  const std::string name = need<std::string>(req, "reporter");
+  if (action == "report") {
+    const DevlinkHealth::Outcome o = devlink_.report(target, name, recovery_error(req));
+    std::string what = o.handle + " " + name + ": reported, " + state_text(o.reporter);
+    if (o.recovered) what += ", recovered at once";
+    if (o.error == ECANCELED)
+      what += "; recovery aborted (already in error or within the grace period)";
+    if (o.error && o.error != ECANCELED)
+      what += "; recovery failed (" + error_name(o.error) + "): left in error";
+    return outcome_json(o, what + "; " + std::to_string(o.notifications) + " notification(s)");
+  }
+  if (action == "recover") {
+    const DevlinkHealth::Outcome o = devlink_.recover(target, name, recovery_error(req));
+    if (o.error == EOPNOTSUPP)
+      throw CommandError(o.handle + " reporter " + name + " has no recover operation (EOPNOTSUPP)");
+    std::string what = o.handle + " " + name + ": ";
+    what += o.error ? "recovery failed (" + error_name(o.error) + "), " + state_text(o.reporter)
+            : o.recovered ? "recovered, " + state_text(o.reporter)
+                          : "already healthy, nothing done";
+    json reply = outcome_json(o, what);
+    if (o.error) {
+      reply["ok"] = false;
+      reply["error"] = what;
+    }
+    return reply;
+  }
+  if (action == "set") {
+    const auto grace = opt<uint64_t>(req, "grace_period_ms");
+    const auto auto_recover = opt<bool>(req, "auto_recover");
+    const auto auto_dump = opt<bool>(req, "auto_dump");
+    if (!grace && !auto_recover && !auto_dump)
+      throw CommandError("nothing to set: --grace-period, --auto-recover or --auto-dump");
+    const DevlinkReporter r = devlink_.set(target, name, grace, auto_recover, auto_dump);
+    return {{"ok", true},
+            {"message", target + " " + name + ": grace period " +
+                            std::to_string(r.spec.grace_period_ms) + " ms, auto recover " +
+                            (r.auto_recover ? "on" : "off") + ", auto dump " +
+                            (r.auto_dump ? "on" : "off")},
+            {"events", json::array()}};
+  }
+  if (action == "dump_clear") {
+    devlink_.dump_clear(target, name);
+    return {{"ok", true},
+            {"message", target + " " + name + ": dump cleared"},
+            {"events", json::array()}};
+  }
+  if (action == "add") {
+    std::string bus, device;
+    if (!split_devlink_handle(target, &bus, &device))
+      throw CommandError("\"" + target + "\" is not a devlink handle (BUS/DEVICE)");
+    if (!valid_reporter_name(name))
+      throw CommandError("\"" + name + "\" is not a reporter name (1 to 63 characters, no '/')");
+    DevlinkReporterSpec spec;
+    spec.name = name;
+    spec.recover = opt<bool>(req, "recover").value_or(true);
+    spec.dump = opt<bool>(req, "dump").value_or(true);
+    spec.grace_period_ms = opt<uint64_t>(req, "grace_period_ms").value_or(0);
+    if (spec.grace_period_ms && !spec.recover)
+      throw CommandError("a reporter without recovery has no grace period");
+    devlink_.add_reporter(target, spec);
+    return {{"ok", true},
+            {"message", target + " " + name + ": reporter created (no notification)"},
+            {"events", json::array()}};
+  }
+  if (action == "remove") {
+    devlink_.remove_reporter(target, name);
+    return {{"ok", true},
+            {"message", target + " " + name + ": reporter destroyed (no notification)"},
+            {"events", json::array()}};
+  }
+  throw CommandError(
+      "devlink action \"" + action +
+      "\" is not one of: show, report, recover, set, dump_clear, add, remove, close");
+}
+
+}  // namespace rdmasim

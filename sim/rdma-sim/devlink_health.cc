@@ -1,0 +1,285 @@
+#include "devlink_health.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "fabric.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+// drivers/net/ethernet/mellanox/mlx5/core/health.c (6.1): a PF's fw_fatal grace period (an
+// ECPF has 180 s, a VF or SF 30 s; every simulated device is a PF); fw has no recover.
+constexpr uint64_t kMlx5FwFatalGraceMs = 60000;
+// en/reporter_tx.c, en/reporter_rx.c: MLX5_REPORTER_TX_GRACEFUL_PERIOD and the rx one.
+constexpr uint64_t kMlx5QueueGraceMs = 500;
+constexpr uint16_t kMlx5VportUplink = 0xffff;
+
+// The vhca id firmware gives a function: here its ordinal among the fabric's PCI functions
+// (PF0 0, PF1 1, ...), from "0000:00:DD.F".
+uint32_t vhca_id(const std::string& function) {
+  if (function.size() != 12) return 0;
+  const auto dev = std::strtoul(function.substr(8, 2).c_str(), nullptr, 16);
+  const auto fn = std::strtoul(function.substr(11, 1).c_str(), nullptr, 16);
+  return static_cast<uint32_t>((dev >= 2 ? dev - 2 : 0) + 30 * fn);
+}
+
+DevlinkReporter created(const DevlinkReporterSpec& spec) {
+  DevlinkReporter r;
+  r.spec = spec;
+  r.auto_recover = spec.recover;  // __devlink_health_reporter_create: !!ops->recover
+  r.auto_dump = spec.dump;
+  return r;
+}
+
+json reporter_json(const DevlinkInstance& i, const DevlinkReporter& r) {
+  json j = {{"handle", i.handle()},
+            {"device", i.rdma_device},
+            {"reporter", r.spec.name},
+            {"state", r.state == 0 ? "healthy" : "error"},
+            {"error_count", r.error_count},
+            {"recover_count", r.recovery_count},
+            {"recover", r.spec.recover},
+            {"auto_recover", r.auto_recover},
+            {"grace_period_ms", r.spec.grace_period_ms},
+            {"auto_dump", r.auto_dump},
+            {"dumped", r.dumped}};
+  if (r.spec.port_index >= 0) j["port_index"] = r.spec.port_index;
+  return j;
+}
+
+}  // namespace
+
+DevlinkHealth::DevlinkHealth(Clock monotonic_ms, Clock real_ns, Notify notify)
+    : monotonic_ms_(std::move(monotonic_ms)),
+      real_ns_(std::move(real_ns)),
+      notify_(std::move(notify)) {}
+
+std::vector<DevlinkReporterSpec> DevlinkHealth::driver_reporters(const DeviceModel& d) {
+  std::vector<DevlinkReporterSpec> out;
+  if (d.devx.is_mlx5()) {
+    out.push_back({"fw", /*recover=*/false, /*dump=*/true, 0, -1});
+    out.push_back({"fw_fatal", true, true, kMlx5FwFatalGraceMs, -1});
+    // mlx5e registers one devlink port for its netdev, the uplink (vport 0xffff) of a PF, and
+    // creates tx and rx on it (mlx5e_devlink_port_register, mlx5e_reporter_tx_create). A
+    // function has one Ethernet port; a simulated device with more ports than that has no
+    // faithful devlink port, and gets none.
+    if (d.ports.size() == 1 && d.ports[0].is_ethernet()) {
+      const int64_t port = (int64_t{vhca_id(d.pci_function)} << 16) | kMlx5VportUplink;
+      out.push_back({"tx", true, true, kMlx5QueueGraceMs, port});
+      out.push_back({"rx", true, true, kMlx5QueueGraceMs, port});
+    }
+  }
+  out.insert(out.end(), d.devlink_reporters.begin(), d.devlink_reporters.end());
+  return out;
+}
+
+void DevlinkHealth::add_device(const DeviceModel& d) {
+  const std::vector<DevlinkReporterSpec> specs = driver_reporters(d);
+  if (specs.empty() || d.pci_function.empty()) return;
+  DevlinkInstance i{"pci", d.pci_function, d.name, {}};
+  for (const DevlinkReporterSpec& s : specs)
+    i.reporters.push_back(created(s));
+  instances_.push_back(std::move(i));
+}
+
+void DevlinkHealth::remove_device(const std::string& rdma_device) {
+  std::erase_if(instances_, [&](const DevlinkInstance& i) { return i.rdma_device == rdma_device; });
+}
+
+void DevlinkHealth::rename_device(const std::string& old_name, const std::string& new_name) {
+  for (DevlinkInstance& i : instances_)
+    if (i.rdma_device == old_name) i.rdma_device = new_name;
+}
+
+void DevlinkHealth::add_instance(const std::string& bus, const std::string& device,
+                                 const std::vector<DevlinkReporterSpec>& reporters) {
+  DevlinkInstance i{bus, device, "", {}};
+  for (const DevlinkReporterSpec& s : reporters)
+    i.reporters.push_back(created(s));
+  instances_.push_back(std::move(i));
+}
+
+DevlinkInstance* DevlinkHealth::instance(const std::string& handle) {
+  for (DevlinkInstance& i : instances_)
+    if (i.handle() == handle) return &i;
+  return nullptr;
+}
+
+DevlinkHealth::Found DevlinkHealth::find(const std::string& target, const std::string& name) {
+  DevlinkInstance* inst = instance(target);
+  for (DevlinkInstance& i : instances_)
+    if (!inst && !i.rdma_device.empty() && i.rdma_device == target) inst = &i;
+  if (!inst)
+    throw CommandError("no devlink instance " + target +
+                       " (an mlx5 device's name, or a handle such as pci/0000:00:02.0)");
+  // The instance's own reporter first, as `devlink health` without a port looks it up.
+  for (DevlinkReporter& r : inst->reporters)
+    if (r.spec.name == name && r.spec.port_index < 0) return {*inst, r};
+  for (DevlinkReporter& r : inst->reporters)
+    if (r.spec.name == name) return {*inst, r};
+  std::string names;
+  for (const DevlinkReporter& r : inst->reporters)
+    names += (names.empty() ? "" : ", ") + r.spec.name;
+  throw CommandError(inst->handle() + " has no reporter " + name +
+                     (names.empty() ? " (it has none)" : " (it has " + names + ")"));
+}
+
+void DevlinkHealth::notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count) {
+  ++*count;
+  notify_(DevlinkFill{i.bus, i.device, r});
+}
+
+int DevlinkHealth::do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error,
+                              int* count) {
+  if (r.state == 0) return 0;
+  if (!r.spec.recover) return EOPNOTSUPP;
+  if (recovery_error) return recovery_error;  // left in error, nothing sent
+  // devlink_health_reporter_recovery_done(), then HEALTHY and the notification.
+  ++r.recovery_count;
+  r.last_recovery_ms = monotonic_ms_();
+  if (r.last_recovery_ms == 0) r.last_recovery_ms = 1;  // the kernel's 0 means "never"
+  r.state = 0;
+  notify(i, r, count);
+  return 0;
+}
+
+DevlinkHealth::Outcome DevlinkHealth::report(const std::string& target, const std::string& name,
+                                             int recovery_error) {
+  auto [inst, r] = find(target, name);
+  Outcome o;
+  o.handle = inst.handle();
+  ++r.error_count;
+  const uint8_t prev = r.state;
+  r.state = 1;
+  notify(inst, r, &o.notifications);
+  // "abort if the previous error wasn't recovered": in error already, or within the grace
+  // period of the last recovery, an auto-recovering reporter stays in error (-ECANCELED).
+  const bool in_grace =
+      r.last_recovery_ms && r.recovery_count &&
+      monotonic_ms_() < r.last_recovery_ms + static_cast<int64_t>(r.spec.grace_period_ms);
+  if (r.auto_recover && (prev != 0 || in_grace)) {
+    o.error = ECANCELED;
+    o.reporter = r;
+    return o;
+  }
+  if (r.auto_dump && !r.dumped) {
+    // devlink_health_do_dump keeps the first dump until it is cleared.
+    r.dumped = true;
+    // jiffies_to_msecs(jiffies) is 32 bits, and jiffies start 5 minutes before 0
+    // (INITIAL_JIFFIES): the kernel's value wraps 5 minutes after boot.
+    r.dump_ts_ms = static_cast<uint32_t>(monotonic_ms_() - 300000);
+    r.dump_real_ns = static_cast<uint64_t>(real_ns_());
+  }
+  if (r.auto_recover) {
+    o.error = do_recover(inst, r, recovery_error, &o.notifications);
+    o.recovered = o.error == 0;
+  }
+  o.reporter = r;
+  return o;
+}
+
+DevlinkHealth::Outcome DevlinkHealth::recover(const std::string& target, const std::string& name,
+                                              int recovery_error) {
+  auto [inst, r] = find(target, name);
+  Outcome o;
+  o.handle = inst.handle();
+  const bool was_error = r.state != 0;
+  o.error = do_recover(inst, r, recovery_error, &o.notifications);
+  o.recovered = was_error && o.error == 0;
+  o.reporter = r;
+  return o;
+}
+
+DevlinkReporter DevlinkHealth::set(const std::string& target, const std::string& name,
+                                   std::optional<uint64_t> grace_period_ms,
+                                   std::optional<bool> auto_recover,
+                                   std::optional<bool> auto_dump) {
+  auto [inst, r] = find(target, name);
+  // devlink_nl_cmd_health_reporter_set_doit: -EOPNOTSUPP for what the operations lack.
+  if (!r.spec.recover && (grace_period_ms || auto_recover))
+    throw CommandError(inst.handle() + " reporter " + name +
+                       " has no recovery: no grace period or auto recover to set");
+  if (!r.spec.dump && auto_dump)
+    throw CommandError(inst.handle() + " reporter " + name + " has no dump: no auto dump to set");
+  if (grace_period_ms) r.spec.grace_period_ms = *grace_period_ms;
+  if (auto_recover) r.auto_recover = *auto_recover;
+  if (auto_dump) r.auto_dump = *auto_dump;
+  return r;
+}
+
+void DevlinkHealth::dump_clear(const std::string& target, const std::string& name) {
+  auto [inst, r] = find(target, name);
+  if (!r.spec.dump)
+    throw CommandError(inst.handle() + " reporter " + name + " has no dump to clear");
+  r.dumped = false;
+  r.dump_ts_ms = 0;
+  r.dump_real_ns = 0;
+}
+
+void DevlinkHealth::add_reporter(const std::string& handle, const DevlinkReporterSpec& spec) {
+  DevlinkInstance* inst = instance(handle);
+  if (inst && !inst->rdma_device.empty())
+    throw CommandError(handle + " is the devlink instance of " + inst->rdma_device +
+                       ": its reporters are its driver's");
+  if (!inst) {
+    std::string bus, device;
+    const size_t slash = handle.find('/');
+    bus = handle.substr(0, slash);
+    device = handle.substr(slash + 1);
+    if (bus == "pci")
+      throw CommandError("pci/ handles belong to the simulated devices' PCI functions");
+    add_instance(bus, device, {});
+    inst = &instances_.back();
+  }
+  for (const DevlinkReporter& r : inst->reporters)
+    if (r.spec.name == spec.name && r.spec.port_index == spec.port_index)
+      throw CommandError(handle + " already has a reporter " + spec.name);
+  inst->reporters.push_back(created(spec));
+}
+
+void DevlinkHealth::remove_reporter(const std::string& handle, const std::string& name) {
+  DevlinkInstance* inst = instance(handle);
+  if (inst && !inst->rdma_device.empty())
+    throw CommandError(handle + " is the devlink instance of " + inst->rdma_device +
+                       ": its reporters go with the device (unplug)");
+  auto [i, r] = find(handle, name);
+  const DevlinkReporter* gone = &r;
+  std::erase_if(i.reporters, [&](const DevlinkReporter& x) { return &x == gone; });
+  // An instance whose driver has no reporter left stays: devlink instances are the bus
+  // device's, not the reporters'.
+}
+
+std::vector<DevlinkFill> DevlinkHealth::dump() const {
+  std::vector<DevlinkFill> out;
+  for (const DevlinkInstance& i : instances_)
+    for (const DevlinkReporter& r : i.reporters)
+      if (r.spec.port_index < 0) out.push_back({i.bus, i.device, r});
+  // Then the port reporters, port by port in the order the ports were registered.
+  for (const DevlinkInstance& i : instances_) {
+    std::vector<int64_t> ports;
+    for (const DevlinkReporter& r : i.reporters)
+      if (r.spec.port_index >= 0 &&
+          std::find(ports.begin(), ports.end(), r.spec.port_index) == ports.end())
+        ports.push_back(r.spec.port_index);
+    for (int64_t p : ports)
+      for (const DevlinkReporter& r : i.reporters)
+        if (r.spec.port_index == p) out.push_back({i.bus, i.device, r});
+  }
+  return out;
+}
+
+json DevlinkHealth::show(const std::string& only) const {
+  json reporters = json::array();
+  for (const DevlinkInstance& i : instances_) {
+    if (!only.empty() && only != i.handle() && only != i.rdma_device) continue;
+    for (const DevlinkReporter& r : i.reporters)
+      reporters.push_back(reporter_json(i, r));
+  }
+  return reporters;
+}
+
+}  // namespace rdmasim

@@ -1,0 +1,127 @@
+// The devlink health reporters of the simulated host, with the rules of Linux 6.1's devlink
+// (net/devlink/leftover.c: devlink_health_report, devlink_health_reporter_recover,
+// devlink_nl_health_reporter_fill; docs/simulator.md, "devlink health"). Pure: what a report,
+// a recovery or a setting does to a reporter, and which notifications the kernel would send;
+// the stand-in socket (devlink_standin.h) encodes and sends them.
+//
+// Instances are kept in the order they were registered, reporters in the order their driver
+// created them, as the kernel's dump lists them: every instance's own reporters first, then
+// every instance's port reporters.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hotplug.h"
+#include "model.h"
+
+namespace rdmasim {
+
+struct DevlinkReporter {
+  DevlinkReporterSpec spec;
+  bool auto_recover = false;  // from ops->recover at creation; `devlink set` changes it
+  bool auto_dump = false;     // from ops->dump likewise
+  uint8_t state = 0;          // 0 healthy, 1 error (DEVLINK_HEALTH_REPORTER_STATE_*)
+  uint64_t error_count = 0;
+  uint64_t recovery_count = 0;
+  int64_t last_recovery_ms = 0;  // monotonic ms of the last recovery; 0 none
+  // The dump taken at a report (auto dump), kept until cleared: the kernel's dump_fmsg.
+  bool dumped = false;
+  uint32_t dump_ts_ms = 0;    // jiffies_to_msecs(jiffies) then: a 32-bit millisecond count
+  uint64_t dump_real_ns = 0;  // ktime_get_real_ns() then
+};
+
+struct DevlinkInstance {
+  std::string bus;
+  std::string device;
+  std::string rdma_device;  // the simulated device it belongs to; "" for none
+  std::vector<DevlinkReporter> reporters;
+  std::string handle() const { return bus + "/" + device; }
+};
+
+// One reporter as a message carries it.
+struct DevlinkFill {
+  std::string bus;
+  std::string device;
+  DevlinkReporter reporter;
+};
+
+class DevlinkHealth final : public HotplugObserver {
+ public:
+  // The clocks: monotonic ms (grace periods, dump_ts) and real-time ns (dump_ts_ns).
+  using Clock = std::function<int64_t()>;
+  // Every notification the kernel multicasts to the config group.
+  using Notify = std::function<void(const DevlinkFill&)>;
+  DevlinkHealth(Clock monotonic_ms, Clock real_ns, Notify notify);
+
+  // What mlx5_core (6.1) creates for a device: fw and fw_fatal on the function's instance,
+  // tx and rx on its uplink devlink port when it is an Ethernet function; then the
+  // topology's. Other providers: the topology's only (none: no instance).
+  static std::vector<DevlinkReporterSpec> driver_reporters(const DeviceModel& d);
+
+  // A device registered or gone (its instance and reporters go with it, with no notification).
+  void add_device(const DeviceModel& d);
+  void remove_device(const std::string& rdma_device);
+  void rename_device(const std::string& old_name, const std::string& new_name);
+  // The fabric's hot-plug: a device's instance comes with it, and goes when it leaves the
+  // device list (mlx5's PCI removal unregisters devlink before the RDMA device goes).
+  void ib_device_added(const DeviceModel& d, int32_t) override { add_device(d); }
+  void uverbs_removed(const DeviceModel& d, uint32_t) override { remove_device(d.name); }
+  void ib_device_renamed(const std::string& old_name, const DeviceModel& d) override {
+    rename_device(old_name, d.name);
+  }
+  // An instance with no RDMA device (the topology's devlink_instances).
+  void add_instance(const std::string& bus, const std::string& device,
+                    const std::vector<DevlinkReporterSpec>& reporters);
+
+  // What a report or a recovery did: the kernel's return value (0, ECANCELED for a recovery
+  // aborted by the state or the grace period, the driver's error, EOPNOTSUPP without a recover
+  // operation), whether it recovered, and the notifications sent.
+  struct Outcome {
+    int error = 0;
+    bool recovered = false;
+    int notifications = 0;
+    DevlinkReporter reporter;  // as it is afterwards
+    std::string handle;
+  };
+  // devlink_health_report(); `recovery_error` is what the driver's recover returns (0: it works).
+  Outcome report(const std::string& target, const std::string& name, int recovery_error);
+  // DEVLINK_CMD_HEALTH_REPORTER_RECOVER from user space (devlink health recover).
+  Outcome recover(const std::string& target, const std::string& name, int recovery_error);
+  // DEVLINK_CMD_HEALTH_REPORTER_SET (devlink health set): no notification.
+  DevlinkReporter set(const std::string& target, const std::string& name,
+                      std::optional<uint64_t> grace_period_ms, std::optional<bool> auto_recover,
+                      std::optional<bool> auto_dump);
+  // DEVLINK_CMD_HEALTH_REPORTER_DUMP_CLEAR.
+  void dump_clear(const std::string& target, const std::string& name);
+  // A driver of an instance with no RDMA device creates or destroys a reporter.
+  void add_reporter(const std::string& handle, const DevlinkReporterSpec& spec);
+  void remove_reporter(const std::string& handle, const std::string& name);
+
+  // Every reporter in the kernel's dump order.
+  std::vector<DevlinkFill> dump() const;
+  nlohmann::json show(const std::string& only) const;
+
+ private:
+  struct Found {
+    DevlinkInstance& instance;
+    DevlinkReporter& reporter;
+  };
+  // `target`: an RDMA device's name or a handle; CommandError when there is no such reporter.
+  Found find(const std::string& target, const std::string& name);
+  DevlinkInstance* instance(const std::string& handle);
+  void notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count);
+  // devlink_health_reporter_recover(); notifies on success.
+  int do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error, int* count);
+
+  Clock monotonic_ms_;
+  Clock real_ns_;
+  Notify notify_;
+  std::vector<DevlinkInstance> instances_;
+};
+
+}  // namespace rdmasim

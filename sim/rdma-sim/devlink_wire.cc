@@ -1,0 +1,204 @@
+#include "devlink_wire.h"
+
+#include <linux/devlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rdmasim::devlink_wire {
+namespace {
+
+constexpr size_t align4(size_t n) {
+  return (n + 3) & ~size_t{3};
+}
+
+size_t begin_message(std::vector<uint8_t>& out, uint16_t type, uint16_t flags, uint32_t seq,
+                     uint32_t pid) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(nlmsghdr), 0);
+  nlmsghdr h{};
+  h.nlmsg_type = type;
+  h.nlmsg_flags = flags;
+  h.nlmsg_seq = seq;
+  h.nlmsg_pid = pid;
+  std::memcpy(out.data() + at, &h, sizeof h);
+  return at;
+}
+
+void end_message(std::vector<uint8_t>& out, size_t at) {
+  const auto len = static_cast<uint32_t>(out.size() - at);
+  std::memcpy(out.data() + at, &len, sizeof len);
+}
+
+void put_genl(std::vector<uint8_t>& out, uint8_t cmd, uint8_t version) {
+  out.push_back(cmd);
+  out.push_back(version);
+  out.push_back(0);
+  out.push_back(0);
+}
+
+void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size) {
+  const auto len = static_cast<uint16_t>(sizeof(nlattr) + size);
+  const size_t at = out.size();
+  out.resize(at + align4(len), 0);
+  std::memcpy(out.data() + at, &len, 2);
+  std::memcpy(out.data() + at + 2, &type, 2);
+  if (size) std::memcpy(out.data() + at + sizeof(nlattr), data, size);
+}
+
+void put_string(std::vector<uint8_t>& out, uint16_t type, const std::string& s) {
+  put_attr(out, type, s.c_str(), s.size() + 1);
+}
+
+template <typename T>
+void put_num(std::vector<uint8_t>& out, uint16_t type, T v) {
+  put_attr(out, type, &v, sizeof v);
+}
+
+// nla_put_u64_64bit: where unaligned access is slow, a PAD attribute first when the tail is
+// 8-aligned, so that the value is. Offsets count from the datagram's start (an skb's data is
+// 8-aligned).
+void put_u64(std::vector<uint8_t>& out, uint16_t type, uint64_t v, bool pad) {
+  if (pad && out.size() % 8 == 0) put_attr(out, DEVLINK_ATTR_PAD, nullptr, 0);
+  put_num(out, type, v);
+}
+
+size_t begin_nest(std::vector<uint8_t>& out, uint16_t type) {
+  const size_t at = out.size();
+  put_attr(out, type, nullptr, 0);
+  return at;
+}
+
+void end_nest(std::vector<uint8_t>& out, size_t at) {
+  const auto len = static_cast<uint16_t>(out.size() - at);
+  std::memcpy(out.data() + at, &len, 2);
+}
+
+// Walks the first level of a generic-netlink request's attributes.
+template <typename Visit>
+void for_each_attr(std::span<const uint8_t> message, Visit visit) {
+  size_t at = sizeof(nlmsghdr) + GENL_HDRLEN;
+  while (at + sizeof(nlattr) <= message.size()) {
+    uint16_t len, type;
+    std::memcpy(&len, message.data() + at, 2);
+    std::memcpy(&type, message.data() + at + 2, 2);
+    if (len < sizeof(nlattr) || len > message.size() - at) return;
+    if (visit(static_cast<uint16_t>(type & NLA_TYPE_MASK),
+              message.subspan(at + sizeof(nlattr), len - sizeof(nlattr))))
+      return;
+    at += align4(len);
+  }
+}
+
+}  // namespace
+
+bool read_header(std::span<const uint8_t> bytes, size_t at, Header* h) {
+  if (at > bytes.size() || bytes.size() - at < sizeof(nlmsghdr)) return false;
+  nlmsghdr n;
+  std::memcpy(&n, bytes.data() + at, sizeof n);
+  if (n.nlmsg_len < sizeof(nlmsghdr) || n.nlmsg_len > bytes.size() - at) return false;
+  *h = Header{n.nlmsg_len, n.nlmsg_type, n.nlmsg_flags, n.nlmsg_seq, n.nlmsg_pid};
+  return true;
+}
+
+uint8_t genl_command(std::span<const uint8_t> message) {
+  return message.size() >= sizeof(nlmsghdr) + GENL_HDRLEN ? message[sizeof(nlmsghdr)] : 0;
+}
+
+std::string string_attr(std::span<const uint8_t> message, uint16_t type) {
+  std::string out;
+  for_each_attr(message, [&](uint16_t t, std::span<const uint8_t> payload) {
+    if (t != type) return false;
+    const auto* p = reinterpret_cast<const char*>(payload.data());
+    out.assign(p, strnlen(p, payload.size()));
+    return true;
+  });
+  return out;
+}
+
+bool u16_attr(std::span<const uint8_t> message, uint16_t type, uint16_t* value) {
+  bool found = false;
+  for_each_attr(message, [&](uint16_t t, std::span<const uint8_t> payload) {
+    if (t != type || payload.size() < 2) return false;
+    std::memcpy(value, payload.data(), 2);
+    found = true;
+    return true;
+  });
+  return found;
+}
+
+void put_family(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq, uint16_t flags) {
+  const size_t at = begin_message(out, GENL_ID_CTRL, flags, seq, pid);
+  put_genl(out, CTRL_CMD_NEWFAMILY, 2);  // the controller's family version
+  put_string(out, CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME);
+  put_num<uint16_t>(out, CTRL_ATTR_FAMILY_ID, kFamilyId);
+  put_num<uint32_t>(out, CTRL_ATTR_VERSION, DEVLINK_GENL_VERSION);
+  put_num<uint32_t>(out, CTRL_ATTR_HDRSIZE, 0);
+  put_num<uint32_t>(out, CTRL_ATTR_MAXATTR, DEVLINK_ATTR_MAX);
+  // CTRL_ATTR_OPS (every devlink command and its flags) comes here in the kernel's answer;
+  // the stand-in leaves it out (docs/simulator.md).
+  const size_t groups = begin_nest(out, CTRL_ATTR_MCAST_GROUPS);
+  const size_t group = begin_nest(out, 1);
+  put_num<uint32_t>(out, CTRL_ATTR_MCAST_GRP_ID, kConfigGroup);
+  put_string(out, CTRL_ATTR_MCAST_GRP_NAME, DEVLINK_GENL_MCGRP_CONFIG_NAME);
+  end_nest(out, group);
+  end_nest(out, groups);
+  end_message(out, at);
+}
+
+void put_reporter(std::vector<uint8_t>& out, const DevlinkFill& f, uint8_t command, uint32_t pid,
+                  uint32_t seq, uint16_t flags, bool pad) {
+  const DevlinkReporter& r = f.reporter;
+  const size_t at = begin_message(out, kFamilyId, flags, seq, pid);
+  put_genl(out, command, DEVLINK_GENL_VERSION);
+  put_string(out, DEVLINK_ATTR_BUS_NAME, f.bus);
+  put_string(out, DEVLINK_ATTR_DEV_NAME, f.device);
+  if (r.spec.port_index >= 0)
+    put_num<uint32_t>(out, DEVLINK_ATTR_PORT_INDEX, static_cast<uint32_t>(r.spec.port_index));
+  const size_t nest = begin_nest(out, DEVLINK_ATTR_HEALTH_REPORTER);
+  put_string(out, DEVLINK_ATTR_HEALTH_REPORTER_NAME, r.spec.name);
+  put_num<uint8_t>(out, DEVLINK_ATTR_HEALTH_REPORTER_STATE, r.state);
+  put_u64(out, DEVLINK_ATTR_HEALTH_REPORTER_ERR_COUNT, r.error_count, pad);
+  put_u64(out, DEVLINK_ATTR_HEALTH_REPORTER_RECOVER_COUNT, r.recovery_count, pad);
+  if (r.spec.recover) {
+    put_u64(out, DEVLINK_ATTR_HEALTH_REPORTER_GRACEFUL_PERIOD, r.spec.grace_period_ms, pad);
+    put_num<uint8_t>(out, DEVLINK_ATTR_HEALTH_REPORTER_AUTO_RECOVER, r.auto_recover ? 1 : 0);
+  }
+  if (r.dumped) {
+    put_u64(out, DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS, r.dump_ts_ms, pad);
+    put_u64(out, DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS, r.dump_real_ns, pad);
+  }
+  if (r.spec.dump)
+    put_num<uint8_t>(out, DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP, r.auto_dump ? 1 : 0);
+  end_nest(out, nest);
+  end_message(out, at);
+}
+
+void put_done(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq) {
+  const size_t at = begin_message(out, NLMSG_DONE, NLM_F_MULTI, seq, pid);
+  const int32_t done_errno = 0;
+  out.resize(out.size() + sizeof done_errno, 0);
+  std::memcpy(out.data() + out.size() - sizeof done_errno, &done_errno, sizeof done_errno);
+  end_message(out, at);
+}
+
+void put_error(std::vector<uint8_t>& out, uint32_t pid, std::span<const uint8_t> request,
+               int error) {
+  nlmsghdr req{};
+  if (request.size() >= sizeof req) std::memcpy(&req, request.data(), sizeof req);
+  // An error carries the whole request (no NETLINK_CAP_ACK); an acknowledgement its header.
+  const uint16_t flags = error ? 0 : NLM_F_CAPPED;
+  const size_t at = begin_message(out, NLMSG_ERROR, flags, req.nlmsg_seq, pid);
+  const int32_t e = -error;
+  const size_t body = out.size();
+  const size_t copied = error ? request.size() : sizeof req;
+  out.resize(body + sizeof e + copied, 0);
+  std::memcpy(out.data() + body, &e, sizeof e);
+  std::memcpy(out.data() + body + sizeof e, request.data(), std::min(copied, request.size()));
+  end_message(out, at);
+  out.resize(align4(out.size()), 0);
+}
+
+}  // namespace rdmasim::devlink_wire

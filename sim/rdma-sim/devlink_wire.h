@@ -1,0 +1,54 @@
+// The generic-netlink bytes of the devlink stand-in, as Linux 6.1 builds them
+// (docs/simulator.md, "devlink health"): the controller's NEWFAMILY answer (ctrl_fill_info in
+// net/netlink/genetlink.c), a health reporter (devlink_nl_health_reporter_fill), NLMSG_DONE and
+// NLMSG_ERROR (netlink_dump, netlink_ack in net/netlink/af_netlink.c). Pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "devlink_health.h"
+
+namespace rdmasim::devlink_wire {
+
+// The ids the stand-in's kernel gave: a real kernel assigns both at boot (the family from
+// GENL_START_ALLOC 0x13 up, the group from 2 up), so programs resolve them by name.
+inline constexpr uint16_t kFamilyId = 0x14;
+inline constexpr uint32_t kConfigGroup = 2;
+
+// The largest first part of a dump (NLMSG_GOODSIZE with 4 KiB pages: the dump starts within
+// the request, before the reader has told its buffer size) and of the later ones (netlink
+// caps the reader's buffer at 32 KiB).
+inline constexpr size_t kFirstDumpPart = 3776;
+inline constexpr size_t kDumpPart = 32768;
+
+struct Header {
+  uint32_t len = 0;
+  uint16_t type = 0;
+  uint16_t flags = 0;
+  uint32_t seq = 0;
+  uint32_t pid = 0;
+};
+
+// The first message of bytes at `at`; false when fewer than a header's bytes are left or its
+// length does not fit.
+bool read_header(std::span<const uint8_t> bytes, size_t at, Header* h);
+// The generic-netlink command and the NUL-terminated string attribute `type` of a request
+// (its first level); "" when absent.
+uint8_t genl_command(std::span<const uint8_t> message);
+std::string string_attr(std::span<const uint8_t> message, uint16_t type);
+bool u16_attr(std::span<const uint8_t> message, uint16_t type, uint16_t* value);
+
+// Appends one message to `out`.
+void put_family(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq, uint16_t flags);
+void put_reporter(std::vector<uint8_t>& out, const DevlinkFill& f, uint8_t command, uint32_t pid,
+                  uint32_t seq, uint16_t flags, bool pad_u64);
+void put_done(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq);
+// NLMSG_ERROR for `request` (error 0: an acknowledgement, which carries only its header).
+void put_error(std::vector<uint8_t>& out, uint32_t pid, std::span<const uint8_t> request,
+               int error);
+
+}  // namespace rdmasim::devlink_wire

@@ -1,0 +1,338 @@
+// devlink health end to end (docs/health.md, "devlink health"): the real daemon follows the
+// simulator's stand-in for the kernel's devlink family (DIR/devlink.sock, through
+// RDMA_EVENTD_DEVLINK_SOCKET); reporters are driven with `rdma-sim devlink ...`, and the
+// devlink_health and port_health records are read from the daemon's output, its status reply
+// and back from a real journald.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_process.h"
+#include "journal_sandbox.h"
+#include "process.h"
+#include "temp_dir.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+using nlohmann::json;
+using rdmatest::SimFabric;
+using rdmatest::topology;
+
+DaemonOptions devlink_options(const SimFabric& sim, const std::string& state_dir,
+                              json config = json::object()) {
+  DaemonOptions o;
+  if (!config.contains("health")) config["health"] = {{"enabled", true}};
+  o.config_json = config.dump();
+  o.env = {{"STATE_DIRECTORY", state_dir},
+           {"RDMA_EVENTD_DEVLINK_SOCKET", sim.dir() + "/devlink.sock"}};
+  return o;
+}
+
+// Reads records until one `want` accepts; fails after 200 others.
+template <typename Want>
+Record next_record_dl(DaemonProcess& d, Want want, const std::string& what,
+                      std::vector<Record>* skipped = nullptr) {
+  for (int i = 0; i < 200; ++i) {
+    Record r = d.next_record();
+    if (want(r)) return r;
+    if (skipped) skipped->push_back(std::move(r));
+  }
+  ADD_FAILURE() << "no " << what << " in 200 records";
+  return {};
+}
+
+Record next_devlink(DaemonProcess& d, const std::string& reporter, const std::string& change,
+                    std::vector<Record>* skipped = nullptr) {
+  return next_record_dl(
+      d,
+      [&](const Record& r) {
+        return r.event == EventKind::kDevlinkHealth && r.devlink &&
+               r.devlink->reporter == reporter && r.devlink->change == change;
+      },
+      "devlink_health " + reporter + " " + change, skipped);
+}
+
+Record next_port_verdict_dl(DaemonProcess& d, const std::string& device, uint32_t port,
+                            const std::string& health, std::vector<Record>* skipped = nullptr) {
+  return next_record_dl(
+      d,
+      [&](const Record& r) {
+        return r.event == EventKind::kPortHealth && r.device == device && r.port == port &&
+               r.health == health;
+      },
+      "port_health " + health + " for " + device + "/" + std::to_string(port), skipped);
+}
+
+// The daemon follows the stand-in once its status says so (the dump at start is done).
+void wait_following_dl(DaemonProcess& d) {
+  ASSERT_TRUE(rdmatest::wait_until(
+      [&] {
+        const json s = d.status()["devlink"];
+        return s["available"] == true && s["dumps"].get<uint64_t>() >= 1;
+      },
+      std::chrono::seconds(20)))
+      << d.status()["devlink"].dump();
+}
+
+uint64_t cpu_ticks_dl(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return utime + stime;
+}
+
+TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
+  wait_following_dl(d);
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
+  // Both notifications may be read in one batch: the records up to the last verdict, in the
+  // order the daemon published them, found by what they are.
+  std::vector<Record> records;
+  const Record healthy = next_port_verdict_dl(d, "mlx5_0", 1, "healthy", &records);
+  EXPECT_EQ(healthy.reason, "devlink_recovered");
+  EXPECT_EQ(healthy.previous_health, "fatal");
+  const auto find = [&](auto want) {
+    const auto it = std::find_if(records.begin(), records.end(), want);
+    return it == records.end() ? std::optional<Record>() : std::optional<Record>(*it);
+  };
+  const auto change = [](const std::string& c) {
+    return [c](const Record& r) {
+      return r.event == EventKind::kDevlinkHealth && r.devlink && r.devlink->change == c;
+    };
+  };
+  const std::optional<Record> error_found = find(change("error"));
+  const std::optional<Record> recovered_found = find(change("recovered"));
+  const std::optional<Record> fatal_found = find([](const Record& r) {
+    return r.event == EventKind::kPortHealth && r.device == "mlx5_0" && r.health == "fatal";
+  });
+  ASSERT_TRUE(error_found && recovered_found && fatal_found);
+  const Record& error = *error_found;
+  const Record& recovered = *recovered_found;
+  EXPECT_EQ(error.device, "mlx5_0");
+  EXPECT_EQ(error.port, 0u);
+  EXPECT_EQ(error.node_guid, "0c42:a103:00f6:5e44");
+  EXPECT_EQ(error.devlink->handle, "pci/0000:00:02.0");
+  EXPECT_EQ(error.devlink->port_index, -1);
+  EXPECT_EQ(error.devlink->reporter, "fw_fatal");
+  EXPECT_EQ(error.devlink->state, "error");
+  EXPECT_EQ(error.devlink->previous_state, "healthy");
+  EXPECT_EQ(error.devlink->error_count, 1u);
+  EXPECT_EQ(error.devlink->recover_count, 0u);
+  EXPECT_EQ(error.devlink->new_errors, 1u);
+  EXPECT_EQ(error.devlink->grace_period_ms, 60000u);
+  EXPECT_TRUE(error.devlink->auto_recover);
+  EXPECT_EQ(fatal_found->reason, "device_fatal");
+  EXPECT_EQ(fatal_found->cause_seq, error.seq);
+  EXPECT_LT(error.seq, recovered.seq);
+  EXPECT_EQ(recovered.device, "mlx5_0");
+  EXPECT_EQ(recovered.devlink->state, "healthy");
+  EXPECT_EQ(recovered.devlink->previous_state, "error");
+  EXPECT_EQ(recovered.devlink->recover_count, 1u);
+  EXPECT_EQ(recovered.severity, Severity::kNotice);
+  EXPECT_EQ(healthy.cause_seq, recovered.seq);
+
+  // Its journal entry, read back with journalctl.
+  const json j = journal_entry_of(d, error);
+  EXPECT_EQ(j.value("RDMA_EVENT", ""), "devlink_health");
+  EXPECT_EQ(j.value("RDMA_DEVLINK_HANDLE", ""), "pci/0000:00:02.0");
+  EXPECT_EQ(j.value("RDMA_DEVLINK_REPORTER", ""), "fw_fatal");
+  EXPECT_EQ(j.value("RDMA_DEVLINK_STATE", ""), "error");
+  EXPECT_EQ(j.value("RDMA_DEVLINK_CHANGE", ""), "error");
+  EXPECT_EQ(j.value("RDMA_DEVICE", ""), "mlx5_0");
+  EXPECT_EQ(journal_entry_of(d, recovered).value("RDMA_DEVLINK_CHANGE", ""), "recovered");
+
+  // The status reply's devlink block: both devices' reporters, this one recovered.
+  const json s = d.status()["devlink"];
+  EXPECT_EQ(s["enabled"], true);
+  EXPECT_EQ(s["available"], true);
+  EXPECT_EQ(s["notifications"], 2);
+  EXPECT_EQ(s["malformed"], 0);
+  ASSERT_EQ(s["reporters"].size(), 4u) << s.dump();
+  bool seen = false;
+  for (const json& r : s["reporters"])
+    if (r["handle"] == "pci/0000:00:02.0" && r["reporter"] == "fw_fatal") {
+      seen = true;
+      EXPECT_EQ(r["state"], "healthy");
+      EXPECT_EQ(r["error_count"], 1);
+      EXPECT_EQ(r["recover_count"], 1);
+      EXPECT_EQ(r["ports"], json::array({"mlx5_0"}));
+    }
+  EXPECT_TRUE(seen) << s.dump();
+}
+
+TEST(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
+  wait_following_dl(d);
+  // The firmware's fatal error: mlx5 raises DEVICE_FATAL, then reports fw_fatal.
+  inject(sim, {"fatal", "mlx5_0"});
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  std::vector<Record> before;
+  next_devlink(d, "fw_fatal", "error", &before);
+  // A record after the report, so that every verdict it caused has been read.
+  inject(sim, {"port", "down", "mlx5_1/1"});
+  next_record_dl(
+      d, [](const Record& r) { return r.event == EventKind::kPortErr && r.device == "mlx5_1"; },
+      "port_err of mlx5_1", &before);
+  int fatal = 0;
+  for (const Record& r : before)
+    fatal += r.event == EventKind::kPortHealth && r.device == "mlx5_0" && r.health == "fatal";
+  EXPECT_EQ(fatal, 1);
+}
+
+TEST(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
+  wait_following_dl(d);
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  next_devlink(d, "fw_fatal", "error");
+  next_port_verdict_dl(d, "mlx5_0", 1, "fatal");
+  // A further report while in error: counted, no recovery tried.
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
+  std::vector<Record> between;
+  const Record again = next_devlink(d, "fw_fatal", "error_again", &between);
+  EXPECT_EQ(again.devlink->error_count, 2u);
+  EXPECT_EQ(again.devlink->new_errors, 1u);
+  EXPECT_EQ(again.devlink->state, "error");
+  inject(sim, {"devlink", "recover", "mlx5_0", "fw_fatal"});
+  const Record recovered = next_devlink(d, "fw_fatal", "recovered", &between);
+  EXPECT_EQ(recovered.devlink->recover_count, 1u);
+  // Fatal all along: no verdict but the last one.
+  for (const Record& r : between)
+    EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
+  EXPECT_EQ(next_port_verdict_dl(d, "mlx5_0", 1, "healthy").reason, "devlink_recovered");
+}
+
+TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict_dl(d, "mlx5_1", 2, "healthy");
+  wait_following_dl(d);
+  // mlx5's fw has no recover operation: it stays in error.
+  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  const Record error = next_devlink(d, "fw", "error");
+  EXPECT_EQ(error.device, "mlx5_1");
+  EXPECT_FALSE(error.devlink->auto_recover);
+  std::vector<uint32_t> ports;
+  for (int i = 0; i < 2; ++i) {
+    const Record r = next_record_dl(
+        d,
+        [](const Record& x) {
+          return x.event == EventKind::kPortHealth && x.device == "mlx5_1" &&
+                 x.health == "degraded";
+        },
+        "a degraded mlx5_1 port");
+    EXPECT_EQ(r.reason, "firmware_errors");
+    ports.push_back(r.port);
+  }
+  std::sort(ports.begin(), ports.end());
+  EXPECT_EQ(ports, (std::vector<uint32_t>{1, 2}));
+}
+
+TEST(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  const Record found = next_devlink(d, "fw_fatal", "found_in_error");
+  EXPECT_EQ(found.device, "mlx5_0");
+  EXPECT_EQ(found.devlink->previous_state, "");
+  EXPECT_EQ(found.devlink->error_count, 1u);
+  const Record fatal = next_port_verdict_dl(d, "mlx5_0", 1, "fatal");
+  EXPECT_EQ(fatal.reason, "device_fatal");
+}
+
+TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  wait_following_dl(d);
+  inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
+  const Record error = next_devlink(d, "dummy", "error");
+  EXPECT_EQ(error.device, "");
+  EXPECT_EQ(error.port, 0u);
+  EXPECT_EQ(error.devlink->handle, "netdevsim/netdevsim9");
+  const Record recovered = next_devlink(d, "dummy", "recovered");
+  EXPECT_EQ(recovered.device, "");
+
+  rdmatest::TempDir state2("rdma-devlink");
+  DaemonProcess quiet(
+      sim, devlink_options(sim, state2.path(), {{"devlink_health", {{"unmapped", false}}}}));
+  wait_following_dl(quiet);
+  inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
+  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  // The mapped report comes through; the unmapped one before it did not.
+  const Record next = next_record_dl(
+      quiet, [](const Record& r) { return r.event == EventKind::kDevlinkHealth; },
+      "a devlink_health record");
+  EXPECT_EQ(next.devlink->reporter, "fw");
+  EXPECT_EQ(next.device, "mlx5_1");
+  // Read, not published: dummy's error and recovery, then fw's error.
+  EXPECT_EQ(quiet.status()["devlink"]["notifications"], 3);
+  EXPECT_EQ(quiet.status()["devlink"]["records"], 1);
+}
+
+TEST(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim,
+                  devlink_options(sim, state.path(), {{"devlink_health", {{"enabled", false}}}}));
+  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
+  const json s = d.status()["devlink"];
+  EXPECT_EQ(s["enabled"], false);
+  EXPECT_EQ(s["available"], false);
+  EXPECT_EQ(sim.stats()["devlink"]["connections"], 0);
+}
+
+TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinning) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  wait_following_dl(d);
+  EXPECT_EQ(sim.ctl_json({"devlink", "close"})["closed"], 1);
+  d.require_log("reading notifications failed");
+  ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["devlink"]["available"] == false; },
+                                   std::chrono::seconds(10)));
+  const pid_t pid = d.process().pid();
+  const uint64_t before = cpu_ticks_dl(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // a span to measure, not a wait
+  EXPECT_LE(cpu_ticks_dl(pid) - before, 10u);            // at most 0.1 s of CPU in 3 s
+  // Logged once, and the daemon still works.
+  int logged = 0;
+  for (const std::string& l : d.process().stderr_lines())
+    logged += l.find("devlink health:") != std::string::npos &&
+              l.find("reading notifications failed") != std::string::npos;
+  EXPECT_EQ(logged, 1);
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  next_record_dl(
+      d, [](const Record& r) { return r.event == EventKind::kPortErr; }, "port_err");
+  EXPECT_FALSE(d.status()["devlink"]["unavailable"].get<std::string>().empty());
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
