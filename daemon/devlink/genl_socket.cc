@@ -5,6 +5,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace rdma_eventd::daemon::devlink {
 
@@ -74,11 +75,13 @@ int GenlSocket::send(std::span<const uint8_t> message) {
 int GenlSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel) {
   *size = 0;
   *from_kernel = false;
-  sockaddr_nl from{};
+  // Room for any family's address: a Unix socket's (a stand-in's) is longer than netlink's, and
+  // the kernel says its whole length even when it copied less.
+  sockaddr_storage from{};
   iovec iov{buf.data(), buf.size()};
   msghdr msg{};
-  msg.msg_name = &from;
-  msg.msg_namelen = sizeof from;
+  msg.msg_name = stand_in_ ? nullptr : &from;
+  msg.msg_namelen = stand_in_ ? 0 : sizeof from;
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   const ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_DONTWAIT);
@@ -86,7 +89,9 @@ int GenlSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel)
   if (msg.msg_flags & MSG_TRUNC) return EMSGSIZE;
   if (n == 0 && stand_in_) return ECONNRESET;  // the stand-in went away
   *size = static_cast<size_t>(n);
-  *from_kernel = stand_in_ || from.nl_pid == 0;
+  sockaddr_nl sender{};
+  std::memcpy(&sender, &from, sizeof sender);
+  *from_kernel = stand_in_ || sender.nl_pid == 0;
   return 0;
 }
 
