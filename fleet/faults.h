@@ -17,7 +17,7 @@ struct FaultInput {
   std::string_view event;  // RDMA_EVENT
   std::string_view device;
   uint32_t port = 0;
-  std::string_view health;       // RDMA_HEALTH (port_health)
+  std::string_view health;  // RDMA_HEALTH (port_health)
   // RDMA_LINK_CHANGE (link_quality), RDMA_DEVLINK_CHANGE (devlink_health)
   std::string_view link_change;
   std::string_view stream;

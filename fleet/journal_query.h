@@ -30,17 +30,17 @@ struct JournalQuery {
 // The strings are the journal's bytes, whatever an uploading host sent.
 struct JournalEntry {
   int64_t realtime_us = 0;
-  std::string hostname;     // _HOSTNAME
-  std::string record;       // RDMA_RECORD: the record's JSON line, exactly as the daemon sent it
-  std::string event;        // RDMA_EVENT
-  std::string device;       // RDMA_DEVICE
-  std::string port;         // RDMA_PORT
-  std::string health;       // RDMA_HEALTH (port_health records)
+  std::string hostname;  // _HOSTNAME
+  std::string record;    // RDMA_RECORD: the record's JSON line, exactly as the daemon sent it
+  std::string event;     // RDMA_EVENT
+  std::string device;    // RDMA_DEVICE
+  std::string port;      // RDMA_PORT
+  std::string health;    // RDMA_HEALTH (port_health records)
   // RDMA_LINK_CHANGE (link_quality records), RDMA_DEVLINK_CHANGE (devlink_health records)
   std::string link_change;
-  std::string stream;       // RDMA_STREAM
-  uint64_t seq = 0;         // RDMA_SEQ; 0 when the entry has none
-  std::string message;      // MESSAGE
+  std::string stream;   // RDMA_STREAM
+  uint64_t seq = 0;     // RDMA_SEQ; 0 when the entry has none
+  std::string message;  // MESSAGE
 };
 
 // Why the journal cannot be read at all; `exit_code` is one of the values above.
