@@ -17,6 +17,7 @@
 
 #include "daemon_process.h"
 #include "journal_sandbox.h"
+#include "paths.h"
 #include "process.h"
 #include "temp_dir.h"
 #include "test_support.h"
