@@ -91,6 +91,13 @@ std::string JsonFields::str(const std::string& key, const std::string& def, size
   return s;
 }
 
+bool JsonFields::flag(const std::string& key, bool def) {
+  const json* v = get(key);
+  if (!v) return def;
+  if (!v->is_boolean()) fail(key, "expected true or false, got " + v->dump());
+  return v->get<bool>();
+}
+
 uint32_t JsonFields::choice(const std::string& key, uint32_t def,
                             const std::map<std::string, uint32_t>& names) {
   const json* v = get(key);

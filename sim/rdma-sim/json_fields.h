@@ -29,6 +29,8 @@ class JsonFields {
   // A number (JSON integer, or a string in decimal or 0x hex) in [min, max], or def if absent.
   uint64_t num(const std::string& key, uint64_t def, uint64_t min, uint64_t max);
   std::string str(const std::string& key, const std::string& def, size_t max_len);
+  // true or false, or def if absent.
+  bool flag(const std::string& key, bool def);
   // One of the names (or one of their values as a number), or def if absent.
   uint32_t choice(const std::string& key, uint32_t def,
                   const std::map<std::string, uint32_t>& names);

@@ -7,20 +7,13 @@ namespace {
 
 using nlohmann::json;
 
-bool flag(JsonFields& o, const std::string& key, bool def) {
-  const json* v = o.get(key);
-  if (!v) return def;
-  if (!v->is_boolean()) o.fail(key, "expected true or false, got " + v->dump());
-  return v->get<bool>();
-}
-
 DevlinkReporterSpec parse_reporter(JsonFields& o) {
   DevlinkReporterSpec r;
   r.name = o.str("name", "", 63);
   if (!valid_reporter_name(r.name))
     o.fail("name", "\"" + r.name + "\" is not a reporter name (1 to 63 characters, no '/')");
-  r.recover = flag(o, "recover", true);
-  r.dump = flag(o, "dump", true);
+  r.recover = o.flag("recover", true);
+  r.dump = o.flag("dump", true);
   r.grace_period_ms = o.num("grace_period_ms", 0, 0, UINT64_MAX / 2);
   // The kernel refuses a grace period for a reporter that cannot recover (WARN_ON, -EINVAL).
   if (r.grace_period_ms && !r.recover)
@@ -74,7 +67,7 @@ std::vector<DevlinkReporterSpec> parse_devlink_reporters(JsonFields& device) {
 }
 
 void parse_devlink_topology(JsonFields& top, Topology* t) {
-  t->devlink_u64_padding = flag(top, "devlink_u64_padding", false);
+  t->devlink_u64_padding = top.flag("devlink_u64_padding", false);
   const json* v = top.get("devlink_instances");
   if (!v) return;
   if (!v->is_array() || v->size() > 64)

@@ -7,13 +7,6 @@ namespace {
 
 using nlohmann::json;
 
-bool flag(JsonFields& o, const std::string& key, bool def) {
-  const json* v = o.get(key);
-  if (!v) return def;
-  if (!v->is_boolean()) o.fail(key, "expected true or false, got " + v->dump());
-  return v->get<bool>();
-}
-
 // An event number: a name (port_module_event) or a number up to 255.
 uint16_t event_number(const json& v, JsonFields& o, const std::string& where) {
   const std::string text = v.is_number_unsigned() ? std::to_string(v.get<uint64_t>())
@@ -42,10 +35,10 @@ DevxModel parse_devx(JsonFields& device) {
     device.fail("devx", "only an mlx5 device has DEVX (provider is \"" + provider + "\")");
   JsonFields o(*v, device.path("devx"), device.file());
   m.log_max_uctx = static_cast<uint32_t>(o.num("log_max_uctx", 16, 0, 31));
-  m.event_cap = flag(o, "event_cap", false);
-  m.port_module_event = flag(o, "port_module_event", true);
-  m.temp_warn_event = flag(o, "temp_warn_event", true);
-  m.general_notification_event = flag(o, "general_notification_event", true);
+  m.event_cap = o.flag("event_cap", false);
+  m.port_module_event = o.flag("port_module_event", true);
+  m.temp_warn_event = o.flag("temp_warn_event", true);
+  m.general_notification_event = o.flag("general_notification_event", true);
   if (const json* events = o.get("user_unaffiliated_events")) {
     if (!m.event_cap)
       o.fail("user_unaffiliated_events",

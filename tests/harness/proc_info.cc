@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "process.h"
@@ -46,6 +47,23 @@ uint64_t main_thread_wakeups(pid_t pid) {
   const std::string p = std::to_string(pid);
   return std::stoull(
       status_field("/proc/" + p + "/task/" + p + "/status", "voluntary_ctxt_switches"));
+}
+
+uint64_t cpu_ticks(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  std::ifstream f(path);
+  if (!f) throw HarnessError("cannot read " + path);
+  const std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // After the command's name in parentheses (which may hold spaces): field 3 on, utime is 14
+  // and stime 15.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return utime + stime;
 }
 
 }  // namespace rdmatest

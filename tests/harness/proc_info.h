@@ -16,5 +16,7 @@ uint64_t status_bytes(pid_t pid, const std::string& field);
 // voluntary_ctxt_switches of the process's main thread: it grows each time the thread sleeps
 // and wakes up again (a timer, an fd, a signal).
 uint64_t main_thread_wakeups(pid_t pid);
+// CPU time the process used, user and system, in clock ticks (/proc/PID/stat utime + stime).
+uint64_t cpu_ticks(pid_t pid);
 
 }  // namespace rdmatest

@@ -55,4 +55,15 @@ nlohmann::json journal_entry_of(DaemonProcess& d, const Record& r) {
   return entries.empty() ? nlohmann::json::object() : entries[0];
 }
 
+Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::string& health,
+                         std::vector<Record>* skipped) {
+  return next_record_where(
+      d,
+      [&](const Record& r) {
+        return r.event == EventKind::kPortHealth &&
+               r.device + "/" + std::to_string(r.port) == port && r.health == health;
+      },
+      "port_health " + health + " of " + port, skipped);
+}
+
 }  // namespace rdma_eventd::test

@@ -8,6 +8,8 @@
 //   auto entries = d.journal_entries(1);  // the same record, read back from journald
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -44,6 +46,24 @@ class DaemonProcess : public rdmatest::DaemonProcess {
   // `count` of them.
   std::vector<nlohmann::json> journal_entries(size_t count, rdmatest::Duration timeout = 30s);
 };
+
+// Reads records until one that `want` accepts (at most 200); the others are kept in *skipped.
+// A failure, and an empty record, when none comes.
+template <typename Want>
+Record next_record_where(DaemonProcess& d, Want want, const std::string& what,
+                         std::vector<Record>* skipped = nullptr) {
+  for (int i = 0; i < 200; ++i) {
+    Record r = d.next_record();
+    if (want(r)) return r;
+    if (skipped) skipped->push_back(std::move(r));
+  }
+  ADD_FAILURE() << "no " << what << " in 200 records";
+  return {};
+}
+
+// The next port_health record of `port` ("mlx5_0/1") with the verdict `health`.
+Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::string& health,
+                         std::vector<Record>* skipped = nullptr);
 
 // The journal entry of one of the daemon's records, found by its seq in the daemon's stream
 // (waited for up to 30 s); a failure when there is not exactly one.

@@ -7,10 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "daemon_process.h"
 #include "journal_sandbox.h"
 #include "paths.h"
+#include "proc_info.h"
 #include "process.h"
 #include "temp_dir.h"
 #include "test_support.h"
@@ -39,22 +38,9 @@ DaemonOptions devlink_options(const SimFabric& sim, const std::string& state_dir
   return o;
 }
 
-// Reads records until one `want` accepts; fails after 200 others.
-template <typename Want>
-Record next_record_dl(DaemonProcess& d, Want want, const std::string& what,
-                      std::vector<Record>* skipped = nullptr) {
-  for (int i = 0; i < 200; ++i) {
-    Record r = d.next_record();
-    if (want(r)) return r;
-    if (skipped) skipped->push_back(std::move(r));
-  }
-  ADD_FAILURE() << "no " << what << " in 200 records";
-  return {};
-}
-
 Record next_devlink(DaemonProcess& d, const std::string& reporter, const std::string& change,
                     std::vector<Record>* skipped = nullptr) {
-  return next_record_dl(
+  return next_record_where(
       d,
       [&](const Record& r) {
         return r.event == EventKind::kDevlinkHealth && r.devlink &&
@@ -63,19 +49,8 @@ Record next_devlink(DaemonProcess& d, const std::string& reporter, const std::st
       "devlink_health " + reporter + " " + change, skipped);
 }
 
-Record next_port_verdict_dl(DaemonProcess& d, const std::string& device, uint32_t port,
-                            const std::string& health, std::vector<Record>* skipped = nullptr) {
-  return next_record_dl(
-      d,
-      [&](const Record& r) {
-        return r.event == EventKind::kPortHealth && r.device == device && r.port == port &&
-               r.health == health;
-      },
-      "port_health " + health + " for " + device + "/" + std::to_string(port), skipped);
-}
-
 // The daemon follows the stand-in once its status says so (the dump at start is done).
-void wait_following_dl(DaemonProcess& d) {
+void wait_following(DaemonProcess& d) {
   ASSERT_TRUE(rdmatest::wait_until(
       [&] {
         const json s = d.status()["devlink"];
@@ -85,30 +60,17 @@ void wait_following_dl(DaemonProcess& d) {
       << d.status()["devlink"].dump();
 }
 
-uint64_t cpu_ticks_dl(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return utime + stime;
-}
-
 TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
-  wait_following_dl(d);
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
   // Both notifications may be read in one batch: the records up to the last verdict, in the
   // order the daemon published them, found by what they are.
   std::vector<Record> records;
-  const Record healthy = next_port_verdict_dl(d, "mlx5_0", 1, "healthy", &records);
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy", &records);
   EXPECT_EQ(healthy.reason, "devlink_recovered");
   EXPECT_EQ(healthy.previous_health, "fatal");
   const auto find = [&](auto want) {
@@ -184,8 +146,8 @@ TEST(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
-  wait_following_dl(d);
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
   // The firmware's fatal error: mlx5 raises DEVICE_FATAL, then reports fw_fatal.
   inject(sim, {"fatal", "mlx5_0"});
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
@@ -193,7 +155,7 @@ TEST(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
   next_devlink(d, "fw_fatal", "error", &before);
   // A record after the report, so that every verdict it caused has been read.
   inject(sim, {"port", "down", "mlx5_1/1"});
-  next_record_dl(
+  next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kPortErr && r.device == "mlx5_1"; },
       "port_err of mlx5_1", &before);
   int fatal = 0;
@@ -206,11 +168,11 @@ TEST(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
-  wait_following_dl(d);
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
   next_devlink(d, "fw_fatal", "error");
-  next_port_verdict_dl(d, "mlx5_0", 1, "fatal");
+  next_port_verdict(d, "mlx5_0/1", "fatal");
   // A further report while in error: counted, no recovery tried.
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
   std::vector<Record> between;
@@ -224,15 +186,15 @@ TEST(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
   // Fatal all along: no verdict but the last one.
   for (const Record& r : between)
     EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
-  EXPECT_EQ(next_port_verdict_dl(d, "mlx5_0", 1, "healthy").reason, "devlink_recovered");
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "devlink_recovered");
 }
 
 TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict_dl(d, "mlx5_1", 2, "healthy");
-  wait_following_dl(d);
+  next_port_verdict(d, "mlx5_1/2", "healthy");
+  wait_following(d);
   // mlx5's fw has no recover operation: it stays in error.
   inject(sim, {"devlink", "report", "mlx5_1", "fw"});
   const Record error = next_devlink(d, "fw", "error");
@@ -240,7 +202,7 @@ TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
   EXPECT_FALSE(error.devlink->auto_recover);
   std::vector<uint32_t> ports;
   for (int i = 0; i < 2; ++i) {
-    const Record r = next_record_dl(
+    const Record r = next_record_where(
         d,
         [](const Record& x) {
           return x.event == EventKind::kPortHealth && x.device == "mlx5_1" &&
@@ -263,7 +225,7 @@ TEST(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
   EXPECT_EQ(found.device, "mlx5_0");
   EXPECT_EQ(found.devlink->previous_state, "");
   EXPECT_EQ(found.devlink->error_count, 1u);
-  const Record fatal = next_port_verdict_dl(d, "mlx5_0", 1, "fatal");
+  const Record fatal = next_port_verdict(d, "mlx5_0/1", "fatal");
   EXPECT_EQ(fatal.reason, "device_fatal");
 }
 
@@ -272,7 +234,7 @@ TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) 
   inject(sim, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  wait_following_dl(d);
+  wait_following(d);
   inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
   const Record error = next_devlink(d, "dummy", "error");
   EXPECT_EQ(error.device, "");
@@ -284,11 +246,11 @@ TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) 
   rdmatest::TempDir state2("rdma-devlink");
   DaemonProcess quiet(
       sim, devlink_options(sim, state2.path(), {{"devlink_health", {{"unmapped", false}}}}));
-  wait_following_dl(quiet);
+  wait_following(quiet);
   inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
   inject(sim, {"devlink", "report", "mlx5_1", "fw"});
   // The mapped report comes through; the unmapped one before it did not.
-  const Record next = next_record_dl(
+  const Record next = next_record_where(
       quiet, [](const Record& r) { return r.event == EventKind::kDevlinkHealth; },
       "a devlink_health record");
   EXPECT_EQ(next.devlink->reporter, "fw");
@@ -303,7 +265,7 @@ TEST(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim,
                   devlink_options(sim, state.path(), {{"devlink_health", {{"enabled", false}}}}));
-  next_port_verdict_dl(d, "mlx5_0", 1, "healthy");
+  next_port_verdict(d, "mlx5_0/1", "healthy");
   const json s = d.status()["devlink"];
   EXPECT_EQ(s["enabled"], false);
   EXPECT_EQ(s["available"], false);
@@ -314,15 +276,15 @@ TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinn
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");
   DaemonProcess d(sim, devlink_options(sim, state.path()));
-  wait_following_dl(d);
+  wait_following(d);
   EXPECT_EQ(sim.ctl_json({"devlink", "close"})["closed"], 1);
   d.require_log("reading notifications failed");
   ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["devlink"]["available"] == false; },
                                    std::chrono::seconds(10)));
   const pid_t pid = d.process().pid();
-  const uint64_t before = cpu_ticks_dl(pid);
+  const uint64_t before = rdmatest::cpu_ticks(pid);
   std::this_thread::sleep_for(std::chrono::seconds(3));  // a span to measure, not a wait
-  EXPECT_LE(cpu_ticks_dl(pid) - before, 10u);            // at most 0.1 s of CPU in 3 s
+  EXPECT_LE(rdmatest::cpu_ticks(pid) - before, 10u);     // at most 0.1 s of CPU in 3 s
   // Logged once, and the daemon still works.
   int logged = 0;
   for (const std::string& l : d.process().stderr_lines())
@@ -330,7 +292,7 @@ TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinn
               l.find("reading notifications failed") != std::string::npos;
   EXPECT_EQ(logged, 1);
   inject(sim, {"port", "down", "mlx5_0/1"});
-  next_record_dl(
+  next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kPortErr; }, "port_err");
   EXPECT_FALSE(d.status()["devlink"]["unavailable"].get<std::string>().empty());
 }

@@ -51,19 +51,6 @@ DaemonOptions link_options(const std::string& state_dir, json link_health = fast
   return o;
 }
 
-// Reads records until one that `want` accepts; the others are kept in *skipped.
-template <typename Want>
-Record next_record_where(DaemonProcess& d, Want want, const std::string& what,
-                         std::vector<Record>* skipped = nullptr) {
-  for (int i = 0; i < 200; ++i) {
-    Record r = d.next_record();
-    if (want(r)) return r;
-    if (skipped) skipped->push_back(std::move(r));
-  }
-  ADD_FAILURE() << "no " << what << " in 200 records";
-  return {};
-}
-
 Record next_link(DaemonProcess& d, const std::string& port, const std::string& change,
                  std::vector<Record>* skipped = nullptr) {
   return next_record_where(
@@ -74,17 +61,6 @@ Record next_link(DaemonProcess& d, const std::string& port, const std::string& c
                r.link->change == change;
       },
       "link_quality " + change + " of " + port, skipped);
-}
-
-Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::string& health,
-                         std::vector<Record>* skipped = nullptr) {
-  return next_record_where(
-      d,
-      [&](const Record& r) {
-        return r.event == EventKind::kPortHealth &&
-               r.device + "/" + std::to_string(r.port) == port && r.health == health;
-      },
-      "port_health " + health + " of " + port, skipped);
 }
 
 TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPeriod) {
