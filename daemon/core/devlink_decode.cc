@@ -13,6 +13,7 @@ namespace {
 constexpr size_t kHeader = sizeof(nlmsghdr);    // 16
 constexpr size_t kGenlHeader = GENL_HDRLEN;     // 4
 constexpr size_t kAttrHeader = sizeof(nlattr);  // 4
+constexpr int32_t kMaxErrno = 4095;             // include/linux/err.h
 constexpr size_t align4(size_t n) {
   return (n + 3) & ~size_t{3};
 }
@@ -216,9 +217,19 @@ void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& 
         m.problem = "error message of " + std::to_string(payload.size()) + " bytes";
         return;
       }
-      m.kind = MessageKind::kError;
-      // -errno; a positive or absurd value is taken as it comes, as a number.
-      m.error = -static_cast<int>(load<int32_t>(payload.data()));
+      {
+        // The kernel sends 0 (an acknowledgement) or -errno, and errno is at most 4095
+        // (MAX_ERRNO). Anything else did not come from it, and negating INT32_MIN would
+        // not even be a number.
+        const int32_t code = load<int32_t>(payload.data());
+        if (code > 0 || code < -kMaxErrno) {
+          m.kind = MessageKind::kMalformed;
+          m.problem = "error code " + std::to_string(code) + " is not -errno";
+          return;
+        }
+        m.kind = MessageKind::kError;
+        m.error = -code;
+      }
       return;
     case NLMSG_NOOP:
       return;

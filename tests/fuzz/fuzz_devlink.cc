@@ -4,6 +4,7 @@
 // rest the datagram. Beyond "no crash, no undefined behaviour, no read past the bytes":
 //  - the messages decoded are at most one per 16 bytes, and only the last may be malformed by
 //    its length (a bad length ends the datagram);
+//  - an error is 0 (an acknowledgement) or an errno, 1 to 4095;
 //  - a reporter has a bus, a device and a name, each 1 to 128 bytes with no NUL, a port index
 //    of -1 or a u32, a state of 0 to 255; its handle is "bus/device";
 //  - a reporter's record, as the daemon builds it, writes as JSON that reads back and writes
@@ -80,6 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (m.problem.starts_with("message length"))
         FUZZ_CHECK(i + 1 == out.size(), "a bad length ends the datagram");
     }
+    if (m.kind == devlink::MessageKind::kError)
+      FUZZ_CHECK(m.error >= 0 && m.error <= 4095, std::to_string(m.error));
     if (m.kind == devlink::MessageKind::kReporter) {
       FUZZ_CHECK(family != 0 && m.type == family, "a reporter is of the devlink family");
       check_reporter(m.reporter);

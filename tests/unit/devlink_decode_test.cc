@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,32 @@ TEST(DevlinkDecode, AnErrorMessageGivesItsErrno) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kError);
   EXPECT_EQ(out[0].error, ENOENT);
+}
+
+// An NLMSG_ERROR whose code is not 0 or -errno did not come from the kernel. INT32_MIN is
+// the value the fuzzer found: negating it as an int is undefined.
+TEST(DevlinkDecode, AnErrorCodeThatIsNotMinusErrnoIsMalformed) {
+  const auto with_code = [](int32_t code) {
+    nlmsghdr h{};
+    h.nlmsg_len = NLMSG_LENGTH(sizeof(nlmsgerr));
+    h.nlmsg_type = NLMSG_ERROR;
+    std::vector<uint8_t> bytes(h.nlmsg_len, 0);
+    std::memcpy(bytes.data(), &h, sizeof h);
+    std::memcpy(bytes.data() + sizeof h, &code, 4);
+    return decoded(bytes, 0);
+  };
+  for (const int32_t code : {std::numeric_limits<int32_t>::min(), -4096, 1, 22}) {
+    const auto out = with_code(code);
+    ASSERT_EQ(out.size(), 1u) << code;
+    EXPECT_EQ(out[0].kind, MessageKind::kMalformed) << code;
+    EXPECT_EQ(out[0].problem, "error code " + std::to_string(code) + " is not -errno");
+  }
+  const auto ack = with_code(0);
+  EXPECT_EQ(ack[0].kind, MessageKind::kError);
+  EXPECT_EQ(ack[0].error, 0);
+  const auto max = with_code(-4095);
+  EXPECT_EQ(max[0].kind, MessageKind::kError);
+  EXPECT_EQ(max[0].error, 4095);
 }
 
 TEST(DevlinkDecode, UnknownAttributesCommandsAndFamiliesAreSkipped) {
