@@ -1,5 +1,6 @@
 #include "app/devlink_monitor.h"
 
+#include <linux/netlink.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
@@ -81,7 +82,7 @@ void DevlinkMonitor::start() {
   if (started_ || !config_.enabled) return;
   started_ = true;
   buf_.resize(kBufferSize);
-  if (const int err = socket_.open(stand_in_)) {
+  if (const int err = socket_.open(NETLINK_GENERIC, stand_in_)) {
     fail((stand_in_.empty() ? std::string("cannot open a generic netlink socket: ")
                             : "cannot connect to " + stand_in_ + ": ") +
          std::strerror(err));
@@ -221,7 +222,7 @@ void DevlinkMonitor::lost(std::vector<Record>& out) {
 }
 
 void DevlinkMonitor::start_dump() {
-  if (const int err = dump_socket_.open(stand_in_)) {
+  if (const int err = dump_socket_.open(NETLINK_GENERIC, stand_in_)) {
     spdlog::warn("devlink health: cannot open a socket for the reporters' dump: {}",
                  std::strerror(err));
     return;

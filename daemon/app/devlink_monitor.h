@@ -23,7 +23,7 @@
 #include "core/devlink_config.h"
 #include "core/devlink_decode.h"
 #include "core/devlink_map.h"
-#include "devlink/genl_socket.h"
+#include "netlink/netlink_socket.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/record.h"
 #include "schema/status_reply.h"
@@ -51,7 +51,7 @@ class DevlinkMonitor {
   };
 
   // `stand_in`: the path of a socket that stands in for the kernel's generic netlink
-  // (devlink/genl_socket.h); "" for the kernel's own.
+  // (netlink/netlink_socket.h); "" for the kernel's own.
   DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config, Handles handles,
                  Publish publish, std::string stand_in = {});
   DevlinkMonitor(const DevlinkMonitor&) = delete;
@@ -87,11 +87,11 @@ class DevlinkMonitor {
   Handles handles_;
   Publish publish_;
   std::string stand_in_;
-  devlink::GenlSocket socket_;
+  netlink::NetlinkSocket socket_;
   std::unique_ptr<IoWatch> watch_;
   devlink::Family family_;
   // A dump in progress: its own socket, so its answers never mix with the notifications.
-  devlink::GenlSocket dump_socket_;
+  netlink::NetlinkSocket dump_socket_;
   std::unique_ptr<IoWatch> dump_watch_;
   uint32_t dump_seq_ = 0;
   bool dump_again_ = false;             // an overrun during a dump: dump once more after it

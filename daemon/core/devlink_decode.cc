@@ -4,79 +4,26 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include <cstring>
 #include <optional>
+
+#include "core/netlink_wire.h"
 
 namespace rdma_eventd::daemon::devlink {
 namespace {
 
-constexpr size_t kHeader = sizeof(nlmsghdr);    // 16
-constexpr size_t kGenlHeader = GENL_HDRLEN;     // 4
-constexpr size_t kAttrHeader = sizeof(nlattr);  // 4
-constexpr int32_t kMaxErrno = 4095;             // include/linux/err.h
-constexpr size_t align4(size_t n) {
-  return (n + 3) & ~size_t{3};
-}
-
-template <typename T>
-T load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);  // the bytes may sit anywhere: no aligned access
-  return v;
-}
-
-// One attribute: its type (flags masked off) and payload.
-struct Attr {
-  uint16_t type = 0;
-  std::span<const uint8_t> payload;
-};
-
-// Walks the attributes of `bytes`. A length that does not fit sets *problem and stops.
-template <typename Visit>
-bool for_each_attr(std::span<const uint8_t> bytes, std::string& problem, Visit visit) {
-  size_t at = 0;
-  while (at + kAttrHeader <= bytes.size()) {
-    const auto len = load<uint16_t>(bytes.data() + at);
-    const auto type = load<uint16_t>(bytes.data() + at + 2);
-    if (len < kAttrHeader || len > bytes.size() - at) {
-      problem = "attribute " + std::to_string(type & NLA_TYPE_MASK) + " has length " +
-                std::to_string(len) + ", " + std::to_string(bytes.size() - at) + " bytes left";
-      return false;
-    }
-    if (!visit(Attr{static_cast<uint16_t>(type & NLA_TYPE_MASK),
-                    bytes.subspan(at + kAttrHeader, len - kAttrHeader)})) {
-      return false;
-    }
-    at += align4(len);
-  }
-  // Fewer bytes than an attribute header at the end: padding at most.
-  return true;
-}
+using netlink_wire::Attr;
+using netlink_wire::for_each_attr;
+using netlink_wire::kHeader;
+using netlink_wire::load;
+constexpr size_t kGenlHeader = GENL_HDRLEN;  // 4
 
 bool str(const Attr& a, std::string& out, std::string_view what, std::string& problem) {
-  const auto* p = reinterpret_cast<const char*>(a.payload.data());
-  const size_t n = strnlen(p, a.payload.size());
-  if (n == a.payload.size()) {
-    problem = std::string(what) + " is not NUL-terminated";
-    return false;
-  }
-  if (n == 0 || n > kMaxNameLength) {
-    problem = std::string(what) + " has length " + std::to_string(n);
-    return false;
-  }
-  out.assign(p, n);
-  return true;
+  return netlink_wire::string_attr(a, out, what, kMaxNameLength, problem);
 }
 
 template <typename T>
 bool num(const Attr& a, T& out, std::string_view what, std::string& problem) {
-  if (a.payload.size() < sizeof(T)) {
-    problem = std::string(what) + " has " + std::to_string(a.payload.size()) + " bytes, needs " +
-              std::to_string(sizeof(T));
-    return false;
-  }
-  out = load<T>(a.payload.data());
-  return true;
+  return netlink_wire::number_attr(a, out, what, problem);
 }
 
 // A u64 attribute as the kernel puts it (nla_put_u64_64bit: 8 bytes); 4 accepted as a u32.
@@ -212,24 +159,8 @@ void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& 
       m.kind = MessageKind::kOverrun;
       return;
     case NLMSG_ERROR:
-      if (payload.size() < sizeof(int32_t)) {
-        m.kind = MessageKind::kMalformed;
-        m.problem = "error message of " + std::to_string(payload.size()) + " bytes";
-        return;
-      }
-      {
-        // The kernel sends 0 (an acknowledgement) or -errno, and errno is at most 4095
-        // (MAX_ERRNO). Anything else did not come from it, and negating INT32_MIN would
-        // not even be a number.
-        const int32_t code = load<int32_t>(payload.data());
-        if (code > 0 || code < -kMaxErrno) {
-          m.kind = MessageKind::kMalformed;
-          m.problem = "error code " + std::to_string(code) + " is not -errno";
-          return;
-        }
-        m.kind = MessageKind::kError;
-        m.error = -code;
-      }
+      m.kind = netlink_wire::error_code(payload, m.error, m.problem) ? MessageKind::kError
+                                                                      : MessageKind::kMalformed;
       return;
     case NLMSG_NOOP:
       return;
@@ -256,68 +187,50 @@ void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& 
   }
 }
 
-void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size) {
-  const auto len = static_cast<uint16_t>(kAttrHeader + size);
-  const size_t at = out.size();
-  out.resize(at + align4(len), 0);
-  std::memcpy(out.data() + at, &len, 2);
-  std::memcpy(out.data() + at + 2, &type, 2);
-  if (size) std::memcpy(out.data() + at + kAttrHeader, data, size);
-}
-
 std::vector<uint8_t> request(uint16_t type, uint16_t flags, uint32_t seq, uint8_t command,
                              uint8_t version) {
-  std::vector<uint8_t> out(kHeader + kGenlHeader, 0);
-  nlmsghdr h{};
-  h.nlmsg_type = type;
-  h.nlmsg_flags = flags;
-  h.nlmsg_seq = seq;
-  std::memcpy(out.data(), &h, sizeof h);
-  out[kHeader] = command;
-  out[kHeader + 1] = version;
+  std::vector<uint8_t> out = netlink_wire::message_header(type, flags, seq);
+  out.push_back(command);
+  out.push_back(version);
+  out.resize(out.size() + 2, 0);  // genlmsghdr.reserved
   return out;
-}
-
-void finish(std::vector<uint8_t>& out) {
-  const auto len = static_cast<uint32_t>(out.size());
-  std::memcpy(out.data(), &len, sizeof len);
 }
 
 }  // namespace
 
 void decode(std::span<const uint8_t> datagram, uint16_t devlink_family, std::vector<Message>& out) {
-  size_t at = 0;
-  while (datagram.size() - at >= kHeader) {
-    const auto h = load<nlmsghdr>(datagram.data() + at);
+  const auto add = [&](const nlmsghdr& h) -> Message& {
     Message& m = out.emplace_back();
     m.type = h.nlmsg_type;
     m.flags = h.nlmsg_flags;
     m.seq = h.nlmsg_seq;
     m.pid = h.nlmsg_pid;
-    if (h.nlmsg_len < kHeader || h.nlmsg_len > datagram.size() - at) {
-      m.kind = MessageKind::kMalformed;
-      m.problem = "message length " + std::to_string(h.nlmsg_len) + ", " +
-                  std::to_string(datagram.size() - at) + " bytes left";
-      return;
-    }
-    decode_one(datagram.subspan(at, h.nlmsg_len), devlink_family, m);
-    at += align4(h.nlmsg_len);
-    if (at > datagram.size()) return;
-  }
+    return m;
+  };
+  netlink_wire::for_each_message(
+      datagram,
+      [&](const nlmsghdr& h, std::span<const uint8_t> msg) {
+        decode_one(msg, devlink_family, add(h));
+      },
+      [&](const nlmsghdr& h, std::string problem) {
+        Message& m = add(h);
+        m.kind = MessageKind::kMalformed;
+        m.problem = std::move(problem);
+      });
 }
 
 std::vector<uint8_t> family_request(uint32_t seq) {
   std::vector<uint8_t> out = request(GENL_ID_CTRL, NLM_F_REQUEST, seq, CTRL_CMD_GETFAMILY, 1);
   const std::string name(kFamilyName);
-  put_attr(out, CTRL_ATTR_FAMILY_NAME, name.c_str(), name.size() + 1);
-  finish(out);
+  netlink_wire::put_attr(out, CTRL_ATTR_FAMILY_NAME, name.c_str(), name.size() + 1);
+  netlink_wire::finish(out);
   return out;
 }
 
 std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq) {
   std::vector<uint8_t> out = request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq,
                                      DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION);
-  finish(out);
+  netlink_wire::finish(out);
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "devlink/genl_socket.h"
+#include "netlink/netlink_socket.h"
 
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-namespace rdma_eventd::daemon::devlink {
+namespace rdma_eventd::daemon::netlink {
 
-int GenlSocket::open(const std::string& stand_in) {
+int NetlinkSocket::open(int protocol, const std::string& stand_in) {
   stand_in_ = !stand_in.empty();
   if (stand_in_) {
     sockaddr_un addr{};
@@ -27,7 +27,7 @@ int GenlSocket::open(const std::string& stand_in) {
     }
     return 0;
   }
-  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_GENERIC);
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
   if (fd < 0) return errno;
   fd_.reset(fd);
   // Best effort: the default (about 200 KiB) holds a thousand notifications already.
@@ -51,14 +51,14 @@ int GenlSocket::open(const std::string& stand_in) {
   return 0;
 }
 
-int GenlSocket::join(uint32_t group) {
+int NetlinkSocket::join(uint32_t group) {
   if (stand_in_) return 0;
   if (::setsockopt(fd_.get(), SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0)
     return errno;
   return 0;
 }
 
-int GenlSocket::send(std::span<const uint8_t> message) {
+int NetlinkSocket::send(std::span<const uint8_t> message) {
   if (stand_in_) {
     const ssize_t n = ::send(fd_.get(), message.data(), message.size(), MSG_NOSIGNAL);
     if (n < 0) return errno;
@@ -72,7 +72,7 @@ int GenlSocket::send(std::span<const uint8_t> message) {
   return static_cast<size_t>(n) == message.size() ? 0 : EMSGSIZE;
 }
 
-int GenlSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel) {
+int NetlinkSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel) {
   *size = 0;
   *from_kernel = false;
   // Room for any family's address: a Unix socket's (a stand-in's) is longer than netlink's, and
@@ -95,4 +95,4 @@ int GenlSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel)
   return 0;
 }
 
-}  // namespace rdma_eventd::daemon::devlink
+}  // namespace rdma_eventd::daemon::netlink
