@@ -55,8 +55,9 @@ Daemon::Daemon(Options options, Config config)
       stamper_(new_stream_id(), host_name(), config_.severities),
       devices_(loop_, stamper_, std::make_unique<verbs::Catalog>(), system_clock(),
                [this](std::vector<Record>& records) { publish(records); }),
-      hotplug_(loop_,
-               [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); }),
+      hotplug_(
+          loop_, [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); },
+          options_.rdma_netlink_socket),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
   devices_.set_filter(config_.devices);
   devices_.on_change([this] { update_service_status(); });
@@ -363,7 +364,12 @@ StatusReply Daemon::status() const {
       .devices_waiting = devices_.waiting(),
   };
   const HotplugStats& h = hotplug_.stats();
-  s.hotplug = StatusReply::Hotplug{h.udev, h.udev_events, h.overflows};
+  s.hotplug = StatusReply::Hotplug{.source = std::string(h.source()),
+                                   .udev_events = h.udev_events,
+                                   .udev_overflows = h.overflows,
+                                   .udev_skipped = h.udev_skipped,
+                                   .netlink_events = h.netlink_events,
+                                   .netlink_overruns = h.netlink_overruns};
   if (journal_) {
     const JournalSink::Stats j = journal_->stats();
     const BackpressureStats& b = backpressure_.stats();

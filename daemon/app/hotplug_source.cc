@@ -1,16 +1,25 @@
 #include "app/hotplug_source.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
+#include "core/rdma_netlink_decode.h"
 #include "udev/udev_monitor.h"
 
 namespace rdma_eventd::daemon {
 
-HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change)
-    : loop_(loop), on_change_(std::move(on_change)), rescan_(loop, [this] {
+namespace rn = rdma_netlink;
+
+HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in)
+    : loop_(loop),
+      on_change_(std::move(on_change)),
+      netlink_stand_in_(std::move(netlink_stand_in)),
+      rescan_(loop, [this] {
         ++stats_.rescans;
         on_change_("periodic rescan");
         rescan_.arm(kFallbackRescan);
@@ -18,16 +27,94 @@ HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change)
 
 HotplugSource::~HotplugSource() {
   watch_.reset();
+  netlink_watch_.reset();
 }
 
 void HotplugSource::start() {
-  if (!udev::UdevMonitor::udev_running()) {
+  const std::string why_not = start_netlink();
+  const bool udev_running = udev::UdevMonitor::udev_running();
+  if (stats_.rdma_netlink) {
+    if (udev_running) start_udev(/*renames_only=*/true);
+    spdlog::info("hot-plug: following the kernel's RDMA netlink monitor{}",
+                 stats_.udev ? "; udev for renames the kernel does not announce" : "");
+    return;
+  }
+  spdlog::info("hot-plug: {}", why_not);
+  if (!udev_running) {
     fall_back("udev is not running here (no /run/udev/control)");
     return;
   }
+  start_udev(/*renames_only=*/false);
+}
+
+std::string HotplugSource::start_netlink() {
+  const std::string where =
+      netlink_stand_in_.empty() ? "the kernel" : "the stand-in at " + netlink_stand_in_;
+  if (const int err = netlink_.open(rn::kProtocol, netlink_stand_in_)) {
+    // EPROTONOSUPPORT: no RDMA core loaded (no RDMA device yet), or a kernel without it.
+    return "no RDMA netlink socket (" + std::string(std::strerror(err)) + ")";
+  }
+  // Joined before the question, so that nothing announced after the answer is missed.
+  if (const int err = netlink_.join(rn::kNotifyGroup)) {
+    netlink_.close();
+    return "cannot join the RDMA netlink notify group (" + std::string(std::strerror(err)) + ")";
+  }
+  constexpr uint32_t kSeq = 1;
+  if (const int err = netlink_.send(rn::system_request(kSeq))) {
+    netlink_.close();
+    return "cannot ask " + where + " for its RDMA system attributes (" + std::strerror(err) + ")";
+  }
+  buf_.resize(kNetlinkBuffer);
+  // The answer, after any notifications already queued (they are news the first resync takes).
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kNetlinkAnswerWaitMs);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{netlink_.fd(), POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) {
+      netlink_.close();
+      return where + " did not answer the RDMA system query";
+    }
+    size_t size = 0;
+    bool from_kernel = false;
+    if (const int err = netlink_.receive(buf_, &size, &from_kernel)) {
+      if (err == EAGAIN || err == ENOBUFS) continue;
+      netlink_.close();
+      return "cannot read the answer to the RDMA system query (" + std::string(std::strerror(err)) +
+             ")";
+    }
+    if (!from_kernel) continue;
+    std::vector<rn::Message> messages;
+    rn::decode(std::span(buf_.data(), size), messages);
+    for (const rn::Message& m : messages) {
+      if (m.seq != kSeq || m.pid != netlink_.port_id()) continue;  // not the answer
+      if (m.kind == rn::MessageKind::kError && m.error != 0) {
+        netlink_.close();
+        return where + " refused the RDMA system query (" + std::strerror(m.error) + ")";
+      }
+      if (m.kind != rn::MessageKind::kSystem) continue;
+      if (!m.monitor_mode) {
+        netlink_.close();
+        return "this kernel has no RDMA netlink monitor (it came in Linux 6.12)";
+      }
+      netlink_watch_ = std::make_unique<IoWatch>(loop_, netlink_.fd(), Priority::kControl,
+                                                 [this](bool, bool) { on_netlink_readable(); });
+      netlink_watch_->watch(true, false);
+      stats_.rdma_netlink = true;
+      return {};
+    }
+  }
+}
+
+void HotplugSource::start_udev(bool renames_only) {
   try {
     monitor_ = std::make_unique<udev::UdevMonitor>(kUdevReceiveBuffer);
   } catch (const std::exception& e) {
+    if (renames_only) {
+      spdlog::warn("hot-plug: {}; renames the kernel does not announce are not followed", e.what());
+      return;
+    }
     fall_back(e.what());
     return;
   }
@@ -35,7 +122,8 @@ void HotplugSource::start() {
                                      [this](bool, bool) { on_udev_readable(); });
   watch_->watch(true, false);
   stats_.udev = true;
-  spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
+  if (!renames_only)
+    spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
 }
 
 void HotplugSource::fall_back(const std::string& why) {
@@ -45,6 +133,77 @@ void HotplugSource::fall_back(const std::string& why) {
   spdlog::info("hot-plug: {}; rescanning for RDMA devices every {} s instead", why,
                kFallbackRescan.count());
   rescan_.arm(kFallbackRescan);
+}
+
+void HotplugSource::netlink_failed(const std::string& why) {
+  netlink_watch_.reset();
+  netlink_.close();
+  stats_.rdma_netlink = false;
+  renamed_.clear();
+  spdlog::warn("hot-plug: {}; no longer following the kernel's RDMA netlink monitor", why);
+  if (stats_.udev) {
+    spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
+  } else if (udev::UdevMonitor::udev_running()) {
+    start_udev(/*renames_only=*/false);
+  } else {
+    fall_back("udev is not running here (no /run/udev/control)");
+  }
+  on_change_("the RDMA netlink monitor failed");  // what it may have missed
+}
+
+void HotplugSource::on_netlink_readable() {
+  std::string why;  // empty: nothing for us
+  for (int i = 0; i < kNetlinkMessagesPerWakeup; ++i) {
+    size_t size = 0;
+    bool from_kernel = false;
+    const int err = netlink_.receive(buf_, &size, &from_kernel);
+    if (err == EAGAIN) break;
+    if (err == ENOBUFS) {
+      // The kernel dropped notifications: whatever they said, the device list says it now.
+      ++stats_.netlink_overruns;
+      spdlog::log(stats_.netlink_overruns == 1 ? spdlog::level::warn : spdlog::level::debug,
+                  "hot-plug: the RDMA netlink monitor's socket overflowed and lost events ({} "
+                  "time{} so far); resynchronizing from the device list",
+                  stats_.netlink_overruns, stats_.netlink_overruns == 1 ? "" : "s");
+      why = "RDMA netlink events lost";
+      continue;
+    }
+    if (err != 0) {
+      // Reading it again would fail again, at every wakeup. Not here: this is its callback.
+      netlink_watch_->watch(false, false);
+      const std::string what = std::strerror(err);
+      loop_.defer(
+          [this, what] { netlink_failed("reading the RDMA netlink monitor failed: " + what); });
+      return;
+    }
+    if (!from_kernel) {
+      if (!logged_foreign_)
+        spdlog::warn("hot-plug: ignored an RDMA netlink message that was not the kernel's");
+      logged_foreign_ = true;
+      continue;
+    }
+    std::vector<rn::Message> messages;
+    rn::decode(std::span(buf_.data(), size), messages);
+    for (const rn::Message& m : messages) {
+      if (m.kind == rn::MessageKind::kMalformed) {
+        spdlog::log(logged_malformed_ ? spdlog::level::debug : spdlog::level::warn,
+                    "hot-plug: ignored a malformed RDMA netlink message: {}", m.problem);
+        logged_malformed_ = true;
+        continue;
+      }
+      if (m.kind != rn::MessageKind::kMonitor) continue;
+      ++stats_.netlink_events;
+      const rn::Notice& n = m.notice;
+      spdlog::debug("rdma netlink: {}", rn::describe(n));
+      if (n.event == static_cast<uint8_t>(rn::EventType::kNetdevRename)) continue;  // not ours
+      if (n.event == static_cast<uint8_t>(rn::EventType::kRename) && !n.device.empty()) {
+        renamed_.push_back(n.device);
+        if (renamed_.size() > kRenamesRemembered) renamed_.pop_front();
+      }
+      why = "rdma netlink " + rn::describe(n);
+    }
+  }
+  if (!why.empty()) on_change_(why);
 }
 
 void HotplugSource::on_udev_readable() {
@@ -67,15 +226,33 @@ void HotplugSource::on_udev_readable() {
     }
     if (r == udev::UdevMonitor::Result::kError) {
       spdlog::error("hot-plug: reading the udev monitor failed: {}", std::strerror(err));
-      // Reading it again would fail again, at every wakeup: rescan on a timer instead. Not
-      // here: this is the monitor's own callback.
+      // Reading it again would fail again, at every wakeup: rescan on a timer instead (unless
+      // the kernel's monitor drives). Not here: this is the monitor's own callback.
       watch_->watch(false, false);
-      loop_.defer([this] { fall_back("the udev monitor failed"); });
+      loop_.defer([this] {
+        if (stats_.rdma_netlink) {
+          watch_.reset();
+          monitor_.reset();
+          stats_.udev = false;
+        } else {
+          fall_back("the udev monitor failed");
+        }
+      });
       lost = true;
       break;
     }
     ++stats_.udev_events;
     spdlog::debug("udev: {} {} {} (seq {})", ev.action, ev.subsystem, ev.sysname, ev.seqnum);
+    if (stats_.rdma_netlink) {
+      // The kernel's monitor announced adds and removals already; a rename too, from 6.13.
+      const bool rename = ev.action == "move" && ev.subsystem == "infiniband";
+      const auto known = std::find(renamed_.begin(), renamed_.end(), ev.sysname);
+      if (!rename || known != renamed_.end()) {
+        if (known != renamed_.end()) renamed_.erase(known);
+        ++stats_.udev_skipped;
+        continue;
+      }
+    }
     why = "udev " + ev.action + " " + ev.sysname;
   }
   if (lost) why = "udev events lost";

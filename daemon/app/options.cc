@@ -38,8 +38,9 @@ Options:
 
 Signals:
   SIGHUP                 reload the configuration (a bad one is reported and the old one stays)
-  SIGUSR1                rescan for RDMA devices (hot-plug is followed through udev, or
-                         by a rescan every 5 s where udev does not run)
+  SIGUSR1                rescan for RDMA devices (hot-plug is followed through the
+                         kernel's RDMA netlink monitor (Linux 6.12 and later), udev, or a
+                         rescan every 5 s where neither is there)
   SIGTERM, SIGINT        stop
 
 Under systemd (rdma-eventd.service and rdma-eventd.socket): it reports readiness, reloads,
@@ -50,6 +51,7 @@ when WatchdogSec= is set, and serves the socket passed by socket activation (the
 Environment:
   RDMA_EVENTD_DEVLINK_SOCKET  a seqpacket socket that stands in for the kernel's generic
                          netlink (devlink health): rdma-sim's; unset, the kernel's own
+  RDMA_EVENTD_RDMA_NETLINK_SOCKET  the same for NETLINK_RDMA (the RDMA netlink monitor)
 
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
@@ -130,6 +132,8 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
   }
   if (const char* devlink = std::getenv("RDMA_EVENTD_DEVLINK_SOCKET"); devlink && *devlink)
     o.devlink_socket = devlink;
+  if (const char* rdma = std::getenv("RDMA_EVENTD_RDMA_NETLINK_SOCKET"); rdma && *rdma)
+    o.rdma_netlink_socket = rdma;
   return o;
 }
 

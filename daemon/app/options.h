@@ -22,6 +22,8 @@ struct Options {
   // $RDMA_EVENTD_DEVLINK_SOCKET: a stand-in for the kernel's generic netlink (a simulator's
   // seqpacket socket speaking the same messages); "" for the kernel's own.
   std::string devlink_socket;
+  // $RDMA_EVENTD_RDMA_NETLINK_SOCKET: the same for NETLINK_RDMA (the RDMA netlink monitor).
+  std::string rdma_netlink_socket;
 };
 
 // What main should do instead of running: print this text to stdout (help, version) and exit

@@ -160,7 +160,7 @@ void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& 
       return;
     case NLMSG_ERROR:
       m.kind = netlink_wire::error_code(payload, m.error, m.problem) ? MessageKind::kError
-                                                                      : MessageKind::kMalformed;
+                                                                     : MessageKind::kMalformed;
       return;
     case NLMSG_NOOP:
       return;
@@ -199,24 +199,9 @@ std::vector<uint8_t> request(uint16_t type, uint16_t flags, uint32_t seq, uint8_
 }  // namespace
 
 void decode(std::span<const uint8_t> datagram, uint16_t devlink_family, std::vector<Message>& out) {
-  const auto add = [&](const nlmsghdr& h) -> Message& {
-    Message& m = out.emplace_back();
-    m.type = h.nlmsg_type;
-    m.flags = h.nlmsg_flags;
-    m.seq = h.nlmsg_seq;
-    m.pid = h.nlmsg_pid;
-    return m;
-  };
-  netlink_wire::for_each_message(
-      datagram,
-      [&](const nlmsghdr& h, std::span<const uint8_t> msg) {
-        decode_one(msg, devlink_family, add(h));
-      },
-      [&](const nlmsghdr& h, std::string problem) {
-        Message& m = add(h);
-        m.kind = MessageKind::kMalformed;
-        m.problem = std::move(problem);
-      });
+  netlink_wire::decode_messages(datagram, out, [&](std::span<const uint8_t> msg, Message& m) {
+    decode_one(msg, devlink_family, m);
+  });
 }
 
 std::vector<uint8_t> family_request(uint32_t seq) {

@@ -97,6 +97,29 @@ void for_each_message(std::span<const uint8_t> datagram, Visit visit, BadLength 
   }
 }
 
+// Decodes every message of `datagram` into `out` (a vector of a decoder's Message: type, flags,
+// seq, pid, kind, problem), with decode_one(std::span<const uint8_t> message, Message&) for
+// each whole one; one whose length does not fit is the kind's kMalformed and ends the walk.
+template <typename Message, typename DecodeOne>
+void decode_messages(std::span<const uint8_t> datagram, std::vector<Message>& out,
+                     DecodeOne decode_one) {
+  const auto add = [&](const nlmsghdr& h) -> Message& {
+    Message& m = out.emplace_back();
+    m.type = h.nlmsg_type;
+    m.flags = h.nlmsg_flags;
+    m.seq = h.nlmsg_seq;
+    m.pid = h.nlmsg_pid;
+    return m;
+  };
+  for_each_message(
+      datagram, [&](const nlmsghdr& h, std::span<const uint8_t> msg) { decode_one(msg, add(h)); },
+      [&](const nlmsghdr& h, std::string problem) {
+        Message& m = add(h);
+        m.kind = decltype(m.kind)::kMalformed;
+        m.problem = std::move(problem);
+      });
+}
+
 // The errno of an NLMSG_ERROR's payload: 0 (an acknowledgement) or a positive errno. Anything
 // else, or too few bytes, did not come from the kernel: false, *problem says why.
 bool error_code(std::span<const uint8_t> payload, int& error, std::string& problem);

@@ -61,6 +61,12 @@ const Fields<Status::Hotplug, 2> kHotplugFields = {{
     {"udev_events", &Status::Hotplug::udev_events},
     {"udev_overflows", &Status::Hotplug::udev_overflows},
 }};
+// Absent from daemons that predate the RDMA netlink monitor.
+const Fields<Status::Hotplug, 3> kHotplugNetlinkFields = {{
+    {"udev_skipped", &Status::Hotplug::udev_skipped},
+    {"netlink_events", &Status::Hotplug::netlink_events},
+    {"netlink_overruns", &Status::Hotplug::netlink_overruns},
+}};
 
 const Fields<Status::Journal, 10> kJournalFields = {{
     {"enabled", &Status::Journal::enabled},
@@ -326,13 +332,11 @@ void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
 // --- reading -----------------------------------------------------------------------------------
 
 bool read_hotplug(JsonReader& rd, const json& o, Status::Hotplug& h) {
-  std::string source;
-  if (!rd.str(o, "source", source) || !read_fields(rd, o, h, kHotplugFields)) return false;
-  if (source != "udev" && source != "rescan") {
-    return rd.fail("source", "'" + source + "' is neither udev nor rescan");
+  if (!rd.str(o, "source", h.source) || !read_fields(rd, o, h, kHotplugFields)) return false;
+  if (h.source != "rdma_netlink" && h.source != "udev" && h.source != "rescan") {
+    return rd.fail("source", "'" + h.source + "' is none of rdma_netlink, udev, rescan");
   }
-  h.udev = source == "udev";
-  return true;
+  return !o.contains("netlink_events") || read_fields(rd, o, h, kHotplugNetlinkFields);
 }
 
 bool read_subscriber(JsonReader& rd, const json& o, Status::Subscriber& s) {
@@ -502,8 +506,9 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   write_object(w, "counters", s.counters, kCounterFields);
   w.key("hotplug");
   w.begin_object();
-  w.field("source", s.hotplug.udev ? "udev" : "rescan");
+  w.field("source", s.hotplug.source);
   write_fields(w, s.hotplug, kHotplugFields);
+  write_fields(w, s.hotplug, kHotplugNetlinkFields);
   w.end_object();
   write_object(w, "journal", s.journal, kJournalFields);
   write_object(w, "ring", s.ring, kRingFields);
