@@ -367,7 +367,6 @@ StatusReply Daemon::status() const {
   s.hotplug = StatusReply::Hotplug{.source = std::string(h.source()),
                                    .udev_events = h.udev_events,
                                    .udev_overflows = h.overflows,
-                                   .udev_skipped = h.udev_skipped,
                                    .netlink_events = h.netlink_events,
                                    .netlink_overruns = h.netlink_overruns};
   if (journal_) {

@@ -3,8 +3,8 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -31,20 +31,44 @@ HotplugSource::~HotplugSource() {
 }
 
 void HotplugSource::start() {
+  if (udev::UdevMonitor::udev_running()) {
+    start_udev();
+    return;
+  }
   const std::string why_not = start_netlink();
-  const bool udev_running = udev::UdevMonitor::udev_running();
+  if (!why_not.empty()) spdlog::info("hot-plug: {}", why_not);
+  fall_back("udev is not running here (no /run/udev/control)");
+}
+
+void HotplugSource::start_udev() {
+  try {
+    monitor_ = std::make_unique<udev::UdevMonitor>(kUdevReceiveBuffer);
+  } catch (const std::exception& e) {
+    fall_back(e.what());
+    return;
+  }
+  watch_ = std::make_unique<IoWatch>(loop_, monitor_->fd(), Priority::kControl,
+                                     [this](bool, bool) { on_udev_readable(); });
+  watch_->watch(true, false);
+  stats_.udev = true;
+  spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
+}
+
+void HotplugSource::fall_back(const std::string& why) {
+  watch_.reset();
+  monitor_.reset();
+  stats_.udev = false;
   if (stats_.rdma_netlink) {
-    if (udev_running) start_udev(/*renames_only=*/true);
-    spdlog::info("hot-plug: following the kernel's RDMA netlink monitor{}",
-                 stats_.udev ? "; udev for renames the kernel does not announce" : "");
-    return;
+    spdlog::info(
+        "hot-plug: {}; following the kernel's RDMA netlink monitor, and rescanning "
+        "for RDMA devices every {} s for what it cannot announce in time: the removal "
+        "of a device whose driver waits for its users to close it (rxe, siw)",
+        why, kFallbackRescan.count());
+  } else {
+    spdlog::info("hot-plug: {}; rescanning for RDMA devices every {} s instead", why,
+                 kFallbackRescan.count());
   }
-  spdlog::info("hot-plug: {}", why_not);
-  if (!udev_running) {
-    fall_back("udev is not running here (no /run/udev/control)");
-    return;
-  }
-  start_udev(/*renames_only=*/false);
+  rescan_.arm(kFallbackRescan);
 }
 
 std::string HotplugSource::start_netlink() {
@@ -65,7 +89,7 @@ std::string HotplugSource::start_netlink() {
     return "cannot ask " + where + " for its RDMA system attributes (" + std::strerror(err) + ")";
   }
   buf_.resize(kNetlinkBuffer);
-  // The answer, after any notifications already queued (they are news the first resync takes).
+  // The answer comes after any notification already queued (news the first resync takes).
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kNetlinkAnswerWaitMs);
   while (true) {
@@ -96,7 +120,7 @@ std::string HotplugSource::start_netlink() {
       if (m.kind != rn::MessageKind::kSystem) continue;
       if (!m.monitor_mode) {
         netlink_.close();
-        return "this kernel has no RDMA netlink monitor (it came in Linux 6.12)";
+        return "this kernel has no RDMA netlink monitor (Linux 6.12 and later have one)";
       }
       netlink_watch_ = std::make_unique<IoWatch>(loop_, netlink_.fd(), Priority::kControl,
                                                  [this](bool, bool) { on_netlink_readable(); });
@@ -107,47 +131,11 @@ std::string HotplugSource::start_netlink() {
   }
 }
 
-void HotplugSource::start_udev(bool renames_only) {
-  try {
-    monitor_ = std::make_unique<udev::UdevMonitor>(kUdevReceiveBuffer);
-  } catch (const std::exception& e) {
-    if (renames_only) {
-      spdlog::warn("hot-plug: {}; renames the kernel does not announce are not followed", e.what());
-      return;
-    }
-    fall_back(e.what());
-    return;
-  }
-  watch_ = std::make_unique<IoWatch>(loop_, monitor_->fd(), Priority::kControl,
-                                     [this](bool, bool) { on_udev_readable(); });
-  watch_->watch(true, false);
-  stats_.udev = true;
-  if (!renames_only)
-    spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
-}
-
-void HotplugSource::fall_back(const std::string& why) {
-  watch_.reset();
-  monitor_.reset();
-  stats_.udev = false;
-  spdlog::info("hot-plug: {}; rescanning for RDMA devices every {} s instead", why,
-               kFallbackRescan.count());
-  rescan_.arm(kFallbackRescan);
-}
-
 void HotplugSource::netlink_failed(const std::string& why) {
   netlink_watch_.reset();
   netlink_.close();
   stats_.rdma_netlink = false;
-  renamed_.clear();
-  spdlog::warn("hot-plug: {}; no longer following the kernel's RDMA netlink monitor", why);
-  if (stats_.udev) {
-    spdlog::info("hot-plug: following udev events of infiniband and infiniband_verbs devices");
-  } else if (udev::UdevMonitor::udev_running()) {
-    start_udev(/*renames_only=*/false);
-  } else {
-    fall_back("udev is not running here (no /run/udev/control)");
-  }
+  spdlog::warn("hot-plug: {}; the rescan every {} s goes on alone", why, kFallbackRescan.count());
   on_change_("the RDMA netlink monitor failed");  // what it may have missed
 }
 
@@ -171,10 +159,10 @@ void HotplugSource::on_netlink_readable() {
     if (err != 0) {
       // Reading it again would fail again, at every wakeup. Not here: this is its callback.
       netlink_watch_->watch(false, false);
-      const std::string what = std::strerror(err);
+      const std::string what = err == ECONNRESET ? "the stand-in went away" : std::strerror(err);
       loop_.defer(
           [this, what] { netlink_failed("reading the RDMA netlink monitor failed: " + what); });
-      return;
+      break;
     }
     if (!from_kernel) {
       if (!logged_foreign_)
@@ -193,14 +181,10 @@ void HotplugSource::on_netlink_readable() {
       }
       if (m.kind != rn::MessageKind::kMonitor) continue;
       ++stats_.netlink_events;
-      const rn::Notice& n = m.notice;
-      spdlog::debug("rdma netlink: {}", rn::describe(n));
-      if (n.event == static_cast<uint8_t>(rn::EventType::kNetdevRename)) continue;  // not ours
-      if (n.event == static_cast<uint8_t>(rn::EventType::kRename) && !n.device.empty()) {
-        renamed_.push_back(n.device);
-        if (renamed_.size() > kRenamesRemembered) renamed_.pop_front();
-      }
-      why = "rdma netlink " + rn::describe(n);
+      spdlog::debug("rdma netlink: {}", rn::describe(m.notice));
+      // A netdev's own rename changes nothing the daemon lists.
+      if (m.notice.event == static_cast<uint8_t>(rn::EventType::kNetdevRename)) continue;
+      why = "rdma netlink " + rn::describe(m.notice);
     }
   }
   if (!why.empty()) on_change_(why);
@@ -226,33 +210,15 @@ void HotplugSource::on_udev_readable() {
     }
     if (r == udev::UdevMonitor::Result::kError) {
       spdlog::error("hot-plug: reading the udev monitor failed: {}", std::strerror(err));
-      // Reading it again would fail again, at every wakeup: rescan on a timer instead (unless
-      // the kernel's monitor drives). Not here: this is the monitor's own callback.
+      // Reading it again would fail again, at every wakeup: rescan on a timer instead. Not
+      // here: this is the monitor's own callback.
       watch_->watch(false, false);
-      loop_.defer([this] {
-        if (stats_.rdma_netlink) {
-          watch_.reset();
-          monitor_.reset();
-          stats_.udev = false;
-        } else {
-          fall_back("the udev monitor failed");
-        }
-      });
+      loop_.defer([this] { fall_back("the udev monitor failed"); });
       lost = true;
       break;
     }
     ++stats_.udev_events;
     spdlog::debug("udev: {} {} {} (seq {})", ev.action, ev.subsystem, ev.sysname, ev.seqnum);
-    if (stats_.rdma_netlink) {
-      // The kernel's monitor announced adds and removals already; a rename too, from 6.13.
-      const bool rename = ev.action == "move" && ev.subsystem == "infiniband";
-      const auto known = std::find(renamed_.begin(), renamed_.end(), ev.sysname);
-      if (!rename || known != renamed_.end()) {
-        if (known != renamed_.end()) renamed_.erase(known);
-        ++stats_.udev_skipped;
-        continue;
-      }
-    }
     why = "udev " + ev.action + " " + ev.sysname;
   }
   if (lost) why = "udev events lost";

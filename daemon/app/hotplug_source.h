@@ -1,21 +1,25 @@
 // What tells the daemon that RDMA devices may have come, gone or been renamed.
 //
-// Where the kernel has it (Linux 6.12 and later: the monitor-mode attribute of the RDMA system
-// query), the RDMA netlink monitor: NETLINK_RDMA's notify group, one more watch of the loop,
-// which announces every device that registers or unregisters, every port netdev that attaches
-// or detaches, and (from 6.13) every rename. It needs no udev, so hot-plug works in a
-// container. udev, where it runs too, is then read for renames only (6.12 does not announce
-// them), and a rename the kernel announced is not taken again from udev.
+// Where udev runs: a udev monitor on the "infiniband" and "infiniband_verbs" subsystems, its
+// fd watched by the loop. udev is followed even where the kernel has an RDMA netlink monitor:
+// its "add" of a uverbs node comes once its rules have made the node usable (the daemon runs
+// unprivileged and opens it by its mode), and its "remove" of the node is the one early sign
+// that a device is going whose driver cannot disassociate its users (rxe, siw): the kernel
+// unregisters such a device, and announces it, only once every user has closed it.
 //
-// Elsewhere, a udev monitor on the "infiniband" and "infiniband_verbs" subsystems; where udev
-// does not run either (containers without /run/udev/control on older kernels), a rescan every
-// kFallbackRescan. Every event, and every overflow of either socket (ENOBUFS: events were
-// lost), is a reason to resynchronize: one resync per wakeup, whatever it read.
+// Where udev does not run (containers without /run/udev/control), a rescan every
+// kFallbackRescan, and where the kernel has it (Linux 6.12 and later: the monitor-mode
+// attribute of the RDMA system query) the RDMA netlink monitor as well: NETLINK_RDMA's notify
+// group, which announces every device that registers or unregisters, every port netdev that
+// attaches or detaches, and (from 6.13) every rename, at once. The rescan stays for the case
+// above, which nothing announces without udev.
+//
+// Every event, and every overflow of either socket (ENOBUFS: events were lost), is a reason to
+// resynchronize: one resync per wakeup, whatever it read.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,17 +36,16 @@ class UdevMonitor;
 }
 
 struct HotplugStats {
-  bool rdma_netlink = false;      // the kernel's RDMA netlink monitor drives hot-plug
-  bool udev = false;              // the udev monitor runs (for renames only when rdma_netlink)
+  bool rdma_netlink = false;      // the kernel's RDMA netlink monitor is followed (no udev)
+  bool udev = false;              // the udev monitor runs
   uint64_t udev_events = 0;       // events received (infiniband, infiniband_verbs)
-  uint64_t udev_skipped = 0;      // of those, left to the RDMA netlink monitor
   uint64_t overflows = 0;         // times the udev monitor's socket overflowed (ENOBUFS)
   uint64_t rescans = 0;           // fallback rescans
   uint64_t netlink_events = 0;    // RDMA netlink monitor messages
   uint64_t netlink_overruns = 0;  // times its socket overflowed (ENOBUFS)
-  // "rdma_netlink", "udev" or "rescan": what drives hot-plug.
+  // "udev", "rdma_netlink" (with the rescan) or "rescan": what tells of hot-plug.
   std::string_view source() const {
-    return rdma_netlink ? "rdma_netlink" : udev ? "udev" : "rescan";
+    return udev ? "udev" : rdma_netlink ? "rdma_netlink" : "rescan";
   }
 };
 
@@ -57,16 +60,16 @@ class HotplugSource {
   HotplugSource(const HotplugSource&) = delete;
   HotplugSource& operator=(const HotplugSource&) = delete;
 
-  // Asks the kernel whether it has the RDMA netlink monitor (a short wait for its answer, at
-  // start only), then starts the udev monitor, or the fallback timer where neither runs.
-  // Logs which.
+  // Starts the udev monitor; where udev does not run, the fallback timer and, when the kernel
+  // has it (a short wait for its answer to the system query, at start only), the RDMA netlink
+  // monitor. Logs which.
   void start();
   const HotplugStats& stats() const { return stats_; }
 
  private:
   // Returns why the monitor cannot be used, "" when it is.
   std::string start_netlink();
-  void start_udev(bool renames_only);
+  void start_udev();
   void on_netlink_readable();
   void on_udev_readable();
   void netlink_failed(const std::string& why);
@@ -78,9 +81,6 @@ class HotplugSource {
   netlink::NetlinkSocket netlink_;
   std::unique_ptr<IoWatch> netlink_watch_;  // after its socket: unregistered before it closes
   std::vector<uint8_t> buf_;
-  // Names the kernel announced as new names, oldest first: udev's "move" for one of them is
-  // the same rename, already taken.
-  std::deque<std::string> renamed_;
   bool logged_foreign_ = false;
   bool logged_malformed_ = false;
   std::unique_ptr<udev::UdevMonitor> monitor_;
@@ -101,9 +101,7 @@ inline constexpr size_t kNetlinkBuffer = 8192;
 // How long start() waits for the kernel's answer to the system query (it answers while the
 // query is sent; a stand-in within milliseconds).
 inline constexpr int kNetlinkAnswerWaitMs = 1000;
-// Renames remembered to recognize udev's report of them.
-inline constexpr size_t kRenamesRemembered = 64;
-// Where neither udev nor the kernel's monitor runs.
+// Where udev does not run.
 inline constexpr auto kFallbackRescan = std::chrono::seconds(5);
 
 }  // namespace rdma_eventd::daemon

@@ -62,8 +62,7 @@ const Fields<Status::Hotplug, 2> kHotplugFields = {{
     {"udev_overflows", &Status::Hotplug::udev_overflows},
 }};
 // Absent from daemons that predate the RDMA netlink monitor.
-const Fields<Status::Hotplug, 3> kHotplugNetlinkFields = {{
-    {"udev_skipped", &Status::Hotplug::udev_skipped},
+const Fields<Status::Hotplug, 2> kHotplugNetlinkFields = {{
     {"netlink_events", &Status::Hotplug::netlink_events},
     {"netlink_overruns", &Status::Hotplug::netlink_overruns},
 }};

@@ -42,13 +42,12 @@ struct StatusReply {
     friend bool operator==(const Counters&, const Counters&) = default;
   };
   struct Hotplug {
-    // What drives hot-plug: "rdma_netlink" (the kernel's RDMA netlink monitor), "udev", or
-    // "rescan" (periodic rescans where neither runs).
+    // What tells the daemon of hot-plug: "udev"; where udev does not run, "rdma_netlink" (the
+    // kernel's RDMA netlink monitor, with periodic rescans) or "rescan" (those alone).
     std::string source = "rescan";
     uint64_t udev_events = 0;
     uint64_t udev_overflows = 0;  // the udev monitor lost events (each one led to a resync)
     // From daemons that know the RDMA netlink monitor; 0 from older ones.
-    uint64_t udev_skipped = 0;      // udev events left to the RDMA netlink monitor
     uint64_t netlink_events = 0;    // RDMA netlink monitor messages
     uint64_t netlink_overruns = 0;  // its socket lost events (each one led to a resync)
     friend bool operator==(const Hotplug&, const Hotplug&) = default;
