@@ -21,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 
-TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_devlink
+TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_netlink
   fuzz_slurm_reason fuzz_slurm_config fuzz_incidents)
 seconds=${FUZZ_SECONDS:-40}
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")

@@ -211,6 +211,13 @@ TEST(RdmaNetlinkDecode, HostileBytesAreMalformedAndSayWhy) {
   EXPECT_EQ(problem(Msg(kMonitorType).str(kAttrNdevName, "").done()), "netdev name has length 0");
   EXPECT_EQ(problem(Msg(kMonitorType).str(kAttrNdevName, std::string(16, 'e')).done()),
             "netdev name has length 16");
+  // Bytes no kernel name has, which would reach the log as they are.
+  EXPECT_EQ(problem(Msg(kMonitorType).str(kAttrDevName, "ml\n_0").done()),
+            "device name has a byte a name cannot have");
+  EXPECT_EQ(problem(Msg(kMonitorType).str(kAttrNdevName, "a/b").done()),
+            "netdev name has a byte a name cannot have");
+  EXPECT_EQ(problem(Msg(kMonitorType).str(kAttrDevName, "mlx 5").done()),
+            "device name has a byte a name cannot have");
   // An attribute longer than its message; a message longer than the datagram, which ends it.
   std::vector<uint8_t> long_attr = handle_event(EventType::kRegister, 1, "a").done();
   long_attr[sizeof(nlmsghdr)] = 200;

@@ -1,14 +1,25 @@
-// Fuzzes the devlink generic-netlink decoder (daemon/core/devlink_decode.cc): what the daemon
-// makes of one datagram read from its devlink socket (the kernel's, or a stand-in's). The first
-// two input bytes are the devlink family id the daemon resolved (0: before it knows it), the
-// rest the datagram. Beyond "no crash, no undefined behaviour, no read past the bytes":
+// Fuzzes the daemon's two netlink decoders, which share their framing (core/netlink_wire.h):
+// devlink's (daemon/core/devlink_decode.cc), what the daemon makes of one datagram read from its
+// devlink socket, and the RDMA netlink monitor's (daemon/core/rdma_netlink_decode.cc), the same
+// bytes read from its NETLINK_RDMA socket (the kernel's, or a stand-in's). The first two input
+// bytes are the devlink family id the daemon resolved (0: before it knows it), the rest the
+// datagram. Beyond "no crash, no undefined behaviour, no read past the bytes", for both:
 //  - the messages decoded are at most one per 16 bytes, and only the last may be malformed by
 //    its length (a bad length ends the datagram);
 //  - an error is 0 (an acknowledgement) or an errno, 1 to 4095;
+//  - both decoders frame the datagram alike: the same number of messages, with the same
+//    headers, and the same length problem for the last one if any;
+// and for devlink:
 //  - a reporter has a bus, a device and a name, each 1 to 128 bytes with no NUL, a port index
 //    of -1 or a u32, a state of 0 to 255; its handle is "bus/device";
 //  - a reporter's record, as the daemon builds it, writes as JSON that reads back and writes
-//    again as the same line, and has a text.
+//    again as the same line, and has a text;
+// and for the RDMA monitor:
+//  - a notice is of the monitor's type, names a device of 1 to 63 bytes or none, a netdev of 1
+//    to 15 or none (neither with a control character, a space or '/'), a port and an ifindex of -1
+//    or a u32, and describes itself in one line;
+//  - a system answer is of the system query's type.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,6 +27,7 @@
 #include <vector>
 
 #include "core/devlink_decode.h"
+#include "core/rdma_netlink_decode.h"
 #include "fuzz_check.h"
 #include "rdma_eventd/record.h"
 #include "schema/record_json.h"
@@ -65,6 +77,40 @@ void check_reporter(const devlink::Reporter& r) {
   FUZZ_CHECK(!describe(rec).empty(), line);
 }
 
+void check_rdma(std::span<const uint8_t> datagram, const std::vector<devlink::Message>& framed) {
+  namespace rn = rdma_netlink;
+  std::vector<rn::Message> out;
+  rn::decode(datagram, out);
+  FUZZ_CHECK(out.size() == framed.size(), std::to_string(out.size()));
+  for (size_t i = 0; i < out.size() && i < framed.size(); ++i) {
+    const rn::Message& m = out[i];
+    const devlink::Message& d = framed[i];
+    FUZZ_CHECK(m.type == d.type && m.flags == d.flags && m.seq == d.seq && m.pid == d.pid,
+               "the same header");
+    const bool bad_length = m.problem.starts_with("message length");
+    FUZZ_CHECK(bad_length == d.problem.starts_with("message length"), m.problem);
+    if (bad_length) FUZZ_CHECK(m.problem == d.problem && i + 1 == out.size(), m.problem);
+    if (m.kind == rn::MessageKind::kMalformed)
+      FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
+    if (m.kind == rn::MessageKind::kError)
+      FUZZ_CHECK(m.error >= 0 && m.error <= 4095, std::to_string(m.error));
+    if (m.kind == rn::MessageKind::kSystem) FUZZ_CHECK(m.type == rn::kSysGetType, "system");
+    if (m.kind == rn::MessageKind::kMonitor) {
+      const rn::Notice& n = m.notice;
+      FUZZ_CHECK(m.type == rn::kMonitorType, "a notice is of the monitor's type");
+      FUZZ_CHECK(n.device.size() <= rn::kMaxDeviceName && n.device.find('\0') == std::string::npos,
+                 n.device);
+      FUZZ_CHECK(n.netdev.size() <= rn::kMaxNetdevName && n.netdev.find('\0') == std::string::npos,
+                 n.netdev);
+      FUZZ_CHECK(n.port >= -1 && n.port <= int64_t{UINT32_MAX}, std::to_string(n.port));
+      FUZZ_CHECK(n.netdev_index >= -1 && n.netdev_index <= int64_t{UINT32_MAX},
+                 std::to_string(n.netdev_index));
+      const std::string text = rn::describe(n);
+      FUZZ_CHECK(!text.empty() && text.find('\n') == std::string::npos, text);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -88,5 +134,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check_reporter(m.reporter);
     }
   }
+  check_rdma(datagram, out);
   return 0;
 }
