@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "devlink_wire.h"
+#include "netlink_wire.h"
 
 namespace rdmasim {
 namespace {
@@ -31,14 +32,10 @@ DevlinkStandIn::Stats DevlinkStandIn::stats() const {
 }
 
 void DevlinkStandIn::on_datagram(const Peer& c, std::span<const uint8_t> datagram) {
-  // netlink_rcv_skb: every message of the datagram in turn; a length that does not fit ends it.
-  size_t at = 0;
-  wire::Header h;
-  while (wire::read_header(datagram, at, &h)) {
+  netlink_wire::for_each_message(datagram, [&](std::span<const uint8_t> message) {
     ++stats_.requests;
-    on_message(c, datagram.subspan(at, h.len));
-    at += (h.len + 3) & ~size_t{3};
-  }
+    on_message(c, message);
+  });
 }
 
 void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message) {

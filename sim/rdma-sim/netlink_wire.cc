@@ -16,6 +16,16 @@ bool read_header(std::span<const uint8_t> bytes, size_t at, Header* h) {
   return true;
 }
 
+void for_each_message(std::span<const uint8_t> datagram,
+                      const std::function<void(std::span<const uint8_t>)>& visit) {
+  size_t at = 0;
+  Header h;
+  while (read_header(datagram, at, &h)) {
+    visit(datagram.subspan(at, h.len));
+    at += align4(h.len);
+  }
+}
+
 size_t begin_message(std::vector<uint8_t>& out, uint16_t type, uint16_t flags, uint32_t seq,
                      uint32_t pid) {
   const size_t at = out.size();

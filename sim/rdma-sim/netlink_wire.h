@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct Header {
 // The first message of bytes at `at`; false when fewer than a header's bytes are left or its
 // length does not fit.
 bool read_header(std::span<const uint8_t> bytes, size_t at, Header* h);
+// netlink_rcv_skb: each message of a datagram in turn (4-aligned); a length that does not fit
+// ends the datagram.
+void for_each_message(std::span<const uint8_t> datagram,
+                      const std::function<void(std::span<const uint8_t>)>& visit);
 
 // Appends a header (its length filled by end_message); returns where it starts.
 size_t begin_message(std::vector<uint8_t>& out, uint16_t type, uint16_t flags, uint32_t seq,

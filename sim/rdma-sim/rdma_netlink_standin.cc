@@ -26,14 +26,11 @@ RdmaNetlinkStandIn::Stats RdmaNetlinkStandIn::stats() const {
 }
 
 void RdmaNetlinkStandIn::on_datagram(const Peer& c, std::span<const uint8_t> datagram) {
-  // rdma_nl_rcv_skb: every message of the datagram in turn; a length that does not fit ends it.
-  size_t at = 0;
-  netlink_wire::Header h;
-  while (netlink_wire::read_header(datagram, at, &h)) {
+  // rdma_nl_rcv_skb walks a datagram as netlink_rcv_skb does.
+  netlink_wire::for_each_message(datagram, [&](std::span<const uint8_t> message) {
     ++stats_.requests;
-    on_message(c, datagram.subspan(at, h.len));
-    at += netlink_wire::align4(h.len);
-  }
+    on_message(c, message);
+  });
 }
 
 void RdmaNetlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message) {
