@@ -33,6 +33,10 @@ inline constexpr const char* kDirEnv = "RDMA_SIM_DIR";
 // variable that points rdma-eventd at it.
 inline constexpr const char* kDevlinkSocketFile = "devlink.sock";
 inline constexpr const char* kDevlinkSocketEnv = "RDMA_EVENTD_DEVLINK_SOCKET";
+// The RDMA netlink stand-in (a SOCK_SEQPACKET socket speaking the kernel's NETLINK_RDMA: SYS_GET
+// and the device monitor), and the variable that points rdma-eventd at it.
+inline constexpr const char* kRdmaNetlinkSocketFile = "rdma-netlink.sock";
+inline constexpr const char* kRdmaNetlinkSocketEnv = "RDMA_EVENTD_RDMA_NETLINK_SOCKET";
 
 inline constexpr const char* kOpenVerb = "OPEN";
 inline constexpr unsigned kMaxOpenLine = 128;

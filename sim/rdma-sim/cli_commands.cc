@@ -110,7 +110,7 @@ const std::vector<Spec>& specs() {
       {"start",
        0,
        0,
-       {"--topology", "--query-latency-us"},
+       {"--topology", "--query-latency-us", "--rdma-netlink"},
        {"--no-rdma", "--foreground", "--udev"},
        cmd_start},
       {"stop", 0, 0, {}, {}, cmd_stop},

@@ -105,12 +105,19 @@ json Simulator::stats() const {
   s["query_latency_us"] = load_relaxed(shm_.fabric().header.query_latency_us);
   s["udev"] = udev_ != nullptr;
   s["udev_messages"] = udev_ ? udev_->sent() : 0;
-  const DevlinkStandIn::Stats& dl = devlink_socket_->stats();
+  const DevlinkStandIn::Stats dl = devlink_socket_->stats();
   s["devlink"] = {{"connections_open", devlink_socket_->open_connections()},
                   {"connections", dl.connections},
                   {"requests", dl.requests},
                   {"dumps", dl.dumps},
                   {"notifications", dl.notifications}};
+  const RdmaNetlinkStandIn::Stats nl = rdma_netlink_->stats();
+  s["rdma_netlink"] = {{"kernel", rdma_netlink_kernel_name(rdma_netlink_->kernel())},
+                       {"connections_open", rdma_netlink_->open_connections()},
+                       {"connections", nl.connections},
+                       {"requests", nl.requests},
+                       {"errors", nl.errors},
+                       {"notifications", nl.notifications}};
   json devx = channels_.stats();
   s["channels"] = std::move(devx["channels"]);
   s["devx_totals"] = std::move(devx["totals"]);

@@ -71,7 +71,7 @@ class DevlinkHealth final : public HotplugObserver {
   // device list (mlx5's PCI removal unregisters devlink before the RDMA device goes).
   void ib_device_added(const DeviceModel& d, int32_t) override { add_device(d); }
   void uverbs_removed(const DeviceModel& d, uint32_t) override { remove_device(d.name); }
-  void ib_device_renamed(const std::string& old_name, const DeviceModel& d) override {
+  void ib_device_renamed(const std::string& old_name, const DeviceModel& d, int32_t) override {
     rename_device(old_name, d.name);
   }
   // An instance with no RDMA device (the topology's devlink_instances).

@@ -13,16 +13,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <map>
-#include <memory>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "devlink_health.h"
 #include "event_loop.h"
-#include "unique_fd.h"
+#include "seqpacket_server.h"
 
 namespace rdmasim {
 
@@ -30,7 +26,6 @@ class DevlinkStandIn {
  public:
   // Listens on `path`; throws std::exception with a message when it cannot.
   DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health, bool pad_u64);
-  ~DevlinkStandIn();
   DevlinkStandIn(const DevlinkStandIn&) = delete;
   DevlinkStandIn& operator=(const DevlinkStandIn&) = delete;
 
@@ -38,9 +33,9 @@ class DevlinkStandIn {
   void notify(const DevlinkFill& f);
   // Ends every connection, as if the kernel side went away (its readers see the end of the
   // stream); new connections are still accepted. Returns how many there were.
-  size_t close_all();
+  size_t close_all() { return server_.close_all(); }
   // Closes connections that went away (after a dispatch round).
-  void reap();
+  void reap() { server_.reap(); }
 
   struct Stats {
     uint64_t connections = 0;    // accepted, ever
@@ -48,37 +43,19 @@ class DevlinkStandIn {
     uint64_t dumps = 0;          // reporter dumps answered
     uint64_t notifications = 0;  // notifications made (each to every connection)
   };
-  const Stats& stats() const { return stats_; }
-  size_t open_connections() const { return connections_.size(); }
+  Stats stats() const;
+  size_t open_connections() const { return server_.open_connections(); }
 
  private:
-  struct Connection {
-    UniqueFd fd;
-    IoWatch watch;
-    uint32_t port_id = 0;
-    std::deque<std::vector<uint8_t>> out;  // datagrams not yet taken by the socket
-    bool closed = false;
-  };
-  void accept_connections();
-  void on_event(uint64_t id, uint32_t events);
-  void on_datagram(Connection& c, std::span<const uint8_t> datagram);
-  void on_message(Connection& c, std::span<const uint8_t> message);
-  void dump(Connection& c, uint32_t seq);
-  void queue(Connection& c, std::vector<uint8_t> datagram);
-  void flush(Connection& c);
-  uint32_t port_id_for(int fd);
+  using Peer = SeqpacketServer::Peer;
+  void on_datagram(const Peer& c, std::span<const uint8_t> datagram);
+  void on_message(const Peer& c, std::span<const uint8_t> message);
+  void dump(const Peer& c, uint32_t seq);
 
-  EventLoop& loop_;
-  std::string path_;
   const DevlinkHealth& health_;
   bool pad_u64_;
-  UniqueFd listen_fd_;
-  IoWatch listen_watch_;
-  std::map<uint64_t, std::unique_ptr<Connection>> connections_;
-  std::vector<uint32_t> used_port_ids() const;
-  uint32_t next_port_id_ = 0xfffff000;
-  uint64_t next_id_ = 1;
   Stats stats_;
+  SeqpacketServer server_;
 };
 
 }  // namespace rdmasim

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "devlink_health.h"
+#include "netlink_wire.h"
 
 namespace rdmasim::devlink_wire {
 
@@ -25,17 +26,11 @@ inline constexpr uint32_t kConfigGroup = 2;
 inline constexpr size_t kFirstDumpPart = 3776;
 inline constexpr size_t kDumpPart = 32768;
 
-struct Header {
-  uint32_t len = 0;
-  uint16_t type = 0;
-  uint16_t flags = 0;
-  uint32_t seq = 0;
-  uint32_t pid = 0;
-};
+using netlink_wire::Header;
+using netlink_wire::put_done;
+using netlink_wire::put_error;
+using netlink_wire::read_header;
 
-// The first message of bytes at `at`; false when fewer than a header's bytes are left or its
-// length does not fit.
-bool read_header(std::span<const uint8_t> bytes, size_t at, Header* h);
 // The generic-netlink command and the NUL-terminated string attribute `type` of a request
 // (its first level); "" when absent.
 uint8_t genl_command(std::span<const uint8_t> message);
@@ -46,9 +41,5 @@ bool u16_attr(std::span<const uint8_t> message, uint16_t type, uint16_t* value);
 void put_family(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq, uint16_t flags);
 void put_reporter(std::vector<uint8_t>& out, const DevlinkFill& f, uint8_t command, uint32_t pid,
                   uint32_t seq, uint16_t flags, bool pad_u64);
-void put_done(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq);
-// NLMSG_ERROR for `request` (error 0: an acknowledgement, which carries only its header).
-void put_error(std::vector<uint8_t>& out, uint32_t pid, std::span<const uint8_t> request,
-               int error);
 
 }  // namespace rdmasim::devlink_wire

@@ -286,7 +286,7 @@ void Fabric::rename(const std::string& name, const std::string& new_name) {
   e.model.name = new_name;
   publish(e);
   sysfs_.rename_device(old_name, new_name, e.uverbs);
-  hotplug_.ib_device_renamed(old_name, e.model);
+  hotplug_.ib_device_renamed(old_name, e.model, e.index);
 }
 
 std::vector<Delivery> Fabric::fatal(const std::string& name, uint64_t element) {

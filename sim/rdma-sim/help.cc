@@ -16,7 +16,7 @@ struct Help {
 const Help kHelp[] = {
     {"start",
      "rdma-sim start [-t TOPOLOGY.json] [--dir DIR] [--query-latency-us N] [--no-rdma] "
-     "[--udev] [--foreground]",
+     "[--udev] [--rdma-netlink monitor|rename-less|none] [--foreground]",
      "Start a simulated fabric in DIR from a topology file (no -t: an empty fabric).\n"
      "Without --foreground, returns once the fabric is ready and prints DIR.\n"
      "With --foreground, stays attached, prints \"ready DIR\" once ready and exits 0 on\n"
@@ -24,12 +24,16 @@ const Help kHelp[] = {
      "the field path and the value; a simulator already running in DIR exits 1.\n"
      "--udev: broadcast udev netlink messages for every device added, removed or renamed,\n"
      "as systemd-udevd would. Needs root, and a network namespace of its own (unshare --net):\n"
-     "every udev client in the namespace receives them."},
+     "every udev client in the namespace receives them.\n"
+     "--rdma-netlink: the kernel DIR/rdma-netlink.sock stands for: monitor (6.13 on, the\n"
+     "default: SYS_GET shows MONITOR_MODE, REGISTER/NETDEV_ATTACH/UNREGISTER/RENAME are sent),\n"
+     "rename-less (6.12: no RENAME) or none (6.1: no MONITOR_MODE, no notification)."},
     {"stop", "rdma-sim stop", "Stop the simulator; returns once it has exited and cleaned DIR up."},
     {"run", "rdma-sim run -- CMD [ARGS...]",
      "Run CMD with LD_LIBRARY_PATH starting with the stand-in libibverbs.so.1 and RDMA_SIM_DIR\n"
      "set, so that any program linked against libibverbs sees the simulated fabric, and\n"
-     "RDMA_EVENTD_DEVLINK_SOCKET=DIR/devlink.sock, the stand-in for the kernel's devlink."},
+     "RDMA_EVENTD_DEVLINK_SOCKET=DIR/devlink.sock, the stand-in for the kernel's devlink, and\n"
+     "RDMA_EVENTD_RDMA_NETLINK_SOCKET=DIR/rdma-netlink.sock, the one for its NETLINK_RDMA."},
     {"env", "rdma-sim env",
      "Print the `export ...` lines that `run` would apply, for a shell: eval \"$(rdma-sim env)\"."},
     {"show", "rdma-sim show [DEV]",

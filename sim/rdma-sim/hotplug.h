@@ -24,10 +24,12 @@ class HotplugObserver {
   virtual void uverbs_added(const DeviceModel& /*device*/, uint32_t /*uverbs*/) {}
   virtual void uverbs_removed(const DeviceModel& /*device*/, uint32_t /*uverbs*/) {}
   virtual void ib_device_removed(const DeviceModel& /*device*/, int32_t /*index*/) {}
-  virtual void ib_device_renamed(const std::string& /*old_name*/, const DeviceModel& /*device*/) {}
+  virtual void ib_device_renamed(const std::string& /*old_name*/, const DeviceModel& /*device*/,
+                                 int32_t /*index*/) {}
 };
 
-// Hands every change to several observers in turn (the udev emitter, the devlink reporters).
+// Hands every change to several observers in turn (the udev emitter, the devlink reporters, the
+// RDMA netlink monitor).
 class HotplugFanout final : public HotplugObserver {
  public:
   void add(HotplugObserver* o) { observers_.push_back(o); }
@@ -47,9 +49,10 @@ class HotplugFanout final : public HotplugObserver {
     for (HotplugObserver* o : observers_)
       o->ib_device_removed(d, index);
   }
-  void ib_device_renamed(const std::string& old_name, const DeviceModel& d) override {
+  void ib_device_renamed(const std::string& old_name, const DeviceModel& d,
+                         int32_t index) override {
     for (HotplugObserver* o : observers_)
-      o->ib_device_renamed(old_name, d);
+      o->ib_device_renamed(old_name, d, index);
   }
 
  private:

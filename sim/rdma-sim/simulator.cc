@@ -139,6 +139,10 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
     devlink_.add_instance(i.bus, i.device, i.reporters);
   devlink_socket_ =
       std::make_unique<DevlinkStandIn>(loop_, dir_ + "/" + kDevlinkSocketFile, devlink_, pad_u64);
+  // The topology's devices registered before anyone could listen: the monitor starts after them.
+  rdma_netlink_ = std::make_unique<RdmaNetlinkStandIn>(loop_, dir_ + "/" + kRdmaNetlinkSocketFile,
+                                                       options.rdma_netlink);
+  hotplug_fanout_.add(rdma_netlink_.get());
   signal_fd_ = block_signals();
   signal_watch_ = IoWatch(&loop_, signal_fd_.get(), EPOLLIN, [this](uint32_t) {
     signalfd_siginfo si;
@@ -174,6 +178,7 @@ void Simulator::run() {
     channels_.flush();
     reap_connections();
     devlink_socket_->reap();
+    rdma_netlink_->reap();
   }
 }
 

@@ -17,6 +17,7 @@
 #include "event_loop.h"
 #include "fabric.h"
 #include "hotplug.h"
+#include "rdma_netlink_standin.h"
 #include "shm_region.h"
 #include "sysfs_tree.h"
 #include "topology.h"
@@ -30,6 +31,8 @@ struct SimulatorOptions {
   uint32_t query_latency_us = 0;
   bool no_rdma = false;
   bool udev = false;  // emit udev netlink messages on hot-plug (udev_emitter.h)
+  // The kernel DIR/rdma-netlink.sock answers as (rdma_netlink_standin.h).
+  rdma_netlink_wire::Kernel rdma_netlink = rdma_netlink_wire::Kernel::kMonitor;
 };
 
 class Simulator {
@@ -92,8 +95,10 @@ class Simulator {
   std::unique_ptr<HotplugObserver> hotplug_;
   const UdevEmitter* udev_ = nullptr;               // hotplug_ when --udev
   std::unique_ptr<DevlinkStandIn> devlink_socket_;  // made once the fabric is
+  // Made once the fabric is; outlives it (the fabric's hot-plug reaches it through the fanout).
+  std::unique_ptr<RdmaNetlinkStandIn> rdma_netlink_;
   DevlinkHealth devlink_;
-  HotplugFanout hotplug_fanout_;  // hotplug_, then devlink_
+  HotplugFanout hotplug_fanout_;  // hotplug_, devlink_, then rdma_netlink_
   ChannelRegistry channels_;
   ContextRegistry contexts_;
   std::unique_ptr<Fabric> fabric_;

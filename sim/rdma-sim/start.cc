@@ -49,6 +49,9 @@ int cmd_start(const Global& g, const Args& a) {
   options.dir = resolve_dir(g);
   options.no_rdma = a.options.count("--no-rdma") > 0;
   options.udev = a.options.count("--udev") > 0;
+  if (auto it = a.options.find("--rdma-netlink"); it != a.options.end())
+    if (!parse_rdma_netlink_kernel(it->second, &options.rdma_netlink))
+      throw UsageError("--rdma-netlink \"" + it->second + "\" is not monitor, rename-less or none");
   if (auto it = a.options.find("--query-latency-us"); it != a.options.end()) {
     const std::string& v = it->second;
     if (v.empty() || v.size() > 8 || v.find_first_not_of("0123456789") != std::string::npos ||
@@ -145,6 +148,7 @@ int cmd_run(const Global& g, const Args& a) {
   setenv("LD_LIBRARY_PATH", library_path().c_str(), 1);
   setenv(kDirEnv, dir.c_str(), 1);
   setenv(kDevlinkSocketEnv, (dir + "/" + kDevlinkSocketFile).c_str(), 1);
+  setenv(kRdmaNetlinkSocketEnv, (dir + "/" + kRdmaNetlinkSocketFile).c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& s : a.trailing)
     argv.push_back(const_cast<char*>(s.c_str()));
@@ -160,7 +164,8 @@ int cmd_env(const Global& g, const Args&) {
     std::printf("%s\n", json({{"ok", true},
                               {"LD_LIBRARY_PATH", library_path()},
                               {kDirEnv, dir},
-                              {kDevlinkSocketEnv, dir + "/" + kDevlinkSocketFile}})
+                              {kDevlinkSocketEnv, dir + "/" + kDevlinkSocketFile},
+                              {kRdmaNetlinkSocketEnv, dir + "/" + kRdmaNetlinkSocketFile}})
                             .dump()
                             .c_str());
   } else {
@@ -168,6 +173,8 @@ int cmd_env(const Global& g, const Args&) {
     std::printf("export %s=%s\n", kDirEnv, shell_quote(dir).c_str());
     std::printf("export %s=%s\n", kDevlinkSocketEnv,
                 shell_quote(dir + "/" + kDevlinkSocketFile).c_str());
+    std::printf("export %s=%s\n", kRdmaNetlinkSocketEnv,
+                shell_quote(dir + "/" + kRdmaNetlinkSocketFile).c_str());
   }
   return kExitOk;
 }

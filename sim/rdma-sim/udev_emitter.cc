@@ -152,7 +152,8 @@ void UdevEmitter::ib_device_removed(const DeviceModel& device, int32_t) {
        {{"NAME", device.name}});
 }
 
-void UdevEmitter::ib_device_renamed(const std::string& old_name, const DeviceModel& device) {
+void UdevEmitter::ib_device_renamed(const std::string& old_name, const DeviceModel& device,
+                                    int32_t /*index*/) {
   const std::string parent = parent_path(device);
   send("move", "infiniband", parent + "/infiniband/" + device.name,
        {{"DEVPATH_OLD", parent + "/infiniband/" + old_name}, {"NAME", device.name}});

@@ -34,7 +34,8 @@ class UdevEmitter final : public HotplugObserver {
   void uverbs_added(const DeviceModel& device, uint32_t uverbs) override;
   void uverbs_removed(const DeviceModel& device, uint32_t uverbs) override;
   void ib_device_removed(const DeviceModel& device, int32_t index) override;
-  void ib_device_renamed(const std::string& old_name, const DeviceModel& device) override;
+  void ib_device_renamed(const std::string& old_name, const DeviceModel& device,
+                         int32_t index) override;
 
   uint64_t sent() const { return sent_; }
 

@@ -16,6 +16,8 @@ SimFabric::SimFabric(const std::string& topology_path, const SimOptions& options
     argv.insert(argv.end(), {"--query-latency-us", std::to_string(options.query_latency_us)});
   if (options.no_rdma) argv.push_back("--no-rdma");
   if (options.udev) argv.push_back("--udev");
+  if (!options.rdma_netlink.empty())
+    argv.insert(argv.end(), {"--rdma-netlink", options.rdma_netlink});
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SpawnOptions so;
   so.unset = {"RDMA_SIM_DIR"};

@@ -33,6 +33,9 @@ struct SimOptions {
   // --udev: udev messages for hot-plug; the test must be in a network namespace of its own
   // (enter_private_network()).
   bool udev = false;
+  // --rdma-netlink: the kernel DIR/rdma-netlink.sock stands for ("monitor", "rename-less",
+  // "none"); empty: the simulator's default (monitor).
+  std::string rdma_netlink;
   std::vector<std::string> extra_args;  // more `rdma-sim start` arguments
   Duration ready_timeout = std::chrono::seconds(30);
 };
@@ -60,6 +63,15 @@ class SimFabric {
   nlohmann::json wait_stats(const std::function<bool(const nlohmann::json&)>& pred,
                             Duration timeout = std::chrono::seconds(30),
                             const std::string& what = "the expected accounting") const;
+
+  // The kernel stand-ins' sockets. A daemon uses them when told to (RDMA_EVENTD_DEVLINK_SOCKET,
+  // RDMA_EVENTD_RDMA_NETLINK_SOCKET: rdma_netlink_env()); env() leaves them out, so that a
+  // test chooses which kernel interface its daemon sees.
+  std::string devlink_socket() const { return dir_ + "/devlink.sock"; }
+  std::string rdma_netlink_socket() const { return dir_ + "/rdma-netlink.sock"; }
+  std::map<std::string, std::string> rdma_netlink_env() const {
+    return {{"RDMA_EVENTD_RDMA_NETLINK_SOCKET", rdma_netlink_socket()}};
+  }
 
   // The environment settings a program needs to see this fabric.
   std::map<std::string, std::string> env() const;

@@ -308,14 +308,18 @@ TEST(Cli, HelpEnvAndRun) {
                             ? std::string(":") + std::getenv("LD_LIBRARY_PATH")
                             : std::string()) +
                        "'\nexport RDMA_SIM_DIR='" + sim.dir() +
-                       "'\nexport RDMA_EVENTD_DEVLINK_SOCKET='" + sim.dir() + "/devlink.sock'\n");
+                       "'\nexport RDMA_EVENTD_DEVLINK_SOCKET='" + sim.dir() +
+                       "/devlink.sock'\nexport RDMA_EVENTD_RDMA_NETLINK_SOCKET='" + sim.dir() +
+                       "/rdma-netlink.sock'\n");
   r = sim.ctl({"run", "--", "ibv_devinfo", "-l"});
   EXPECT_EQ(r.exit_code(), 0);
   EXPECT_EQ(r.out, "2 HCAs found:\n\tmlx5_0\n\tmlx5_1\n\n");
   r = sim.ctl({"run", "--", "sh", "-c",
-               "echo \"$RDMA_SIM_DIR\"; echo \"$RDMA_EVENTD_DEVLINK_SOCKET\"; exit 3"});
+               "echo \"$RDMA_SIM_DIR\"; echo \"$RDMA_EVENTD_DEVLINK_SOCKET\"; "
+               "echo \"$RDMA_EVENTD_RDMA_NETLINK_SOCKET\"; exit 3"});
   EXPECT_EQ(r.exit_code(), 3);
-  EXPECT_EQ(r.out, sim.dir() + "\n" + sim.dir() + "/devlink.sock\n");
+  EXPECT_EQ(r.out,
+            sim.dir() + "\n" + sim.dir() + "/devlink.sock\n" + sim.dir() + "/rdma-netlink.sock\n");
 }
 
 }  // namespace

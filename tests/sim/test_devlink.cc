@@ -14,7 +14,8 @@
 #include <fstream>
 
 #include "core/devlink_decode.h"
-#include "devlink_client.h"
+#include "netlink_client.h"
+#include "netlink_msg.h"
 #include "sim_test.h"
 
 namespace simtest {
@@ -26,61 +27,10 @@ using Bytes = std::vector<uint8_t>;
 constexpr uint16_t kFamily = 0x14;  // the id the stand-in documents
 constexpr uint32_t kGroup = 2;
 
-// The kernel's message layout, spelled out: header, genetlink header, attributes.
-class Msg {
- public:
-  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid) {
-    put32(0), put16(type), put16(flags), put32(seq), put32(pid);
-  }
-  Msg& genl(uint8_t cmd, uint8_t version) {
-    b_.insert(b_.end(), {cmd, version, 0, 0});
-    return *this;
-  }
-  Msg& str(uint16_t type, const std::string& s) { return attr(type, s.c_str(), s.size() + 1); }
-  Msg& u8(uint16_t type, uint8_t v) { return attr(type, &v, 1); }
-  Msg& u16(uint16_t type, uint16_t v) { return attr(type, &v, 2); }
-  Msg& u32(uint16_t type, uint32_t v) { return attr(type, &v, 4); }
-  Msg& u64(uint16_t type, uint64_t v) { return attr(type, &v, 8); }
-  Msg& nest(uint16_t type) {
-    nests_.push_back(b_.size());
-    return attr(type, nullptr, 0);
-  }
-  Msg& end() {
-    const auto len = static_cast<uint16_t>(b_.size() - nests_.back());
-    std::memcpy(&b_[nests_.back()], &len, 2);
-    nests_.pop_back();
-    return *this;
-  }
-  Bytes done() {
-    const auto len = static_cast<uint32_t>(b_.size());
-    std::memcpy(b_.data(), &len, 4);
-    return b_;
-  }
-
- private:
-  void put16(uint16_t v) { b_.insert(b_.end(), {uint8_t(v), uint8_t(v >> 8)}); }
-  void put32(uint32_t v) { put16(uint16_t(v)), put16(uint16_t(v >> 16)); }
-  Msg& attr(uint16_t type, const void* data, size_t size) {
-    put16(uint16_t(4 + size)), put16(type);
-    const auto* p = static_cast<const uint8_t*>(data);
-    if (size) b_.insert(b_.end(), p, p + size);
-    b_.resize((b_.size() + 3) & ~size_t{3}, 0);
-    return *this;
-  }
-  Bytes b_;
-  std::vector<size_t> nests_;
-};
-
 std::vector<dl::Message> decode(const Bytes& d) {
   std::vector<dl::Message> out;
   dl::decode(d, kFamily, out);
   return out;
-}
-
-uint32_t pid_of(const Bytes& d) {
-  uint32_t pid;
-  std::memcpy(&pid, d.data() + 12, 4);
-  return pid;
 }
 
 // An mlx5 PF's reporter as 6.1 fills it on x86-64 (no DEVLINK_ATTR_PAD: efficient unaligned
@@ -120,7 +70,7 @@ Bytes dump_request(uint32_t seq) {
 }
 
 // Every datagram of a dump, up to and with its NLMSG_DONE.
-std::vector<Bytes> read_dump(DevlinkClient& c) {
+std::vector<Bytes> read_dump(NetlinkClient& c) {
   std::vector<Bytes> parts;
   while (true) {
     parts.push_back(c.require());
@@ -131,7 +81,7 @@ std::vector<Bytes> read_dump(DevlinkClient& c) {
 
 TEST(Devlink, TheFamilyIsAnsweredWithTheKernelsAttributesAndOthersWithEnoent) {
   Sim sim(rdmatest::topology("two-adapters"));
-  DevlinkClient c(socket_of(sim));
+  NetlinkClient c(socket_of(sim));
   c.send(dl::family_request(7));
   const Bytes answer = c.require();
   // ctrl_fill_info: name, id, version, header size, max attribute, then the groups (the
@@ -182,7 +132,7 @@ TEST(Devlink, TheFamilyIsAnsweredWithTheKernelsAttributesAndOthersWithEnoent) {
 
 TEST(Devlink, TheDumpListsEveryReporterWithTheRequestsSeqThenDoneOnItsOwn) {
   Sim sim(rdmatest::topology("two-adapters"));
-  DevlinkClient c(socket_of(sim));
+  NetlinkClient c(socket_of(sim));
   c.send(dump_request(99));
   const std::vector<Bytes> parts = read_dump(c);
   ASSERT_EQ(parts.size(), 2u);
@@ -209,13 +159,13 @@ TEST(Devlink, TheDumpListsEveryReporterWithTheRequestsSeqThenDoneOnItsOwn) {
 
 TEST(Devlink, AReportAndItsRecoveryAreTwoNotificationsToEveryConnection) {
   Sim sim(rdmatest::topology("two-adapters"));
-  DevlinkClient a(socket_of(sim));
-  DevlinkClient b(socket_of(sim));
+  NetlinkClient a(socket_of(sim));
+  NetlinkClient b(socket_of(sim));
   sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 2; });
   const json reply = sim.ctl_json({"devlink", "report", "mlx5_0", "fw_fatal"});
   EXPECT_EQ(reply["notifications"], 2);
   EXPECT_EQ(reply["recovered"], true);
-  for (DevlinkClient* c : {&a, &b}) {
+  for (NetlinkClient* c : {&a, &b}) {
     // devlink_recover_notify: cmd RECOVER, seq 0, port id 0; first the error, counted...
     EXPECT_EQ(c->require(), reporter(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, 0, 0, 0, "0000:00:02.0",
                                      "fw_fatal", 1, 1, 0));
@@ -243,7 +193,7 @@ TEST(Devlink, AReportAndItsRecoveryAreTwoNotificationsToEveryConnection) {
 
 TEST(Devlink, AFailedRecoveryLeavesErrorSilentlyAndAReportInErrorIsOnlyCounted) {
   Sim sim(rdmatest::topology("two-adapters"));
-  DevlinkClient c(socket_of(sim));
+  NetlinkClient c(socket_of(sim));
   sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 1; });
   const json failed =
       sim.ctl_json({"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
@@ -285,7 +235,7 @@ TEST(Devlink, TheDevicesSysfsLeadsToItsPciFunctionAndAnUnplugTakesItsReportersSi
   ASSERT_NE(::realpath((link + "/subsystem").c_str(), buf), nullptr);
   EXPECT_EQ(std::string(buf), sim.dir() + "/sys/bus/pci");
 
-  DevlinkClient c(socket_of(sim));
+  NetlinkClient c(socket_of(sim));
   sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 1; });
   inject(sim, {"unplug", "mlx5_1"});
   EXPECT_FALSE(c.receive(200).has_value());
@@ -312,7 +262,7 @@ TEST(Devlink, PortReportersComeAfterEveryInstancesOwnAndTopologyInstancesAreUnma
     "devices": [{"name": "mlx5_2", "link_layer": "ethernet",
                  "ports": [{"netdev": "eth2", "mac": "0c:42:a1:00:00:02"}]}]})";
   Sim sim(topo);
-  DevlinkClient c(socket_of(sim));
+  NetlinkClient c(socket_of(sim));
   c.send(dump_request(3));
   const Bytes part = read_dump(c)[0];
   const auto m = decode(part);

@@ -1,5 +1,5 @@
-// A client of the simulator's devlink stand-in (DIR/devlink.sock), as a program that speaks
-// generic netlink to the kernel: one seqpacket datagram per send and per receive.
+// A client of one of the simulator's kernel stand-ins (DIR/devlink.sock, DIR/rdma-netlink.sock),
+// as a program that speaks netlink to the kernel: one seqpacket datagram per send and receive.
 #pragma once
 
 #include <poll.h>
@@ -20,9 +20,9 @@
 
 namespace simtest {
 
-class DevlinkClient {
+class NetlinkClient {
  public:
-  explicit DevlinkClient(const std::string& path) {
+  explicit NetlinkClient(const std::string& path) {
     fd_.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -47,7 +47,7 @@ class DevlinkClient {
   }
   std::vector<uint8_t> require(int timeout_ms = 10000) {
     auto d = receive(timeout_ms);
-    if (!d) throw std::runtime_error("no datagram from the devlink stand-in");
+    if (!d) throw std::runtime_error("no datagram from the stand-in");
     return *d;
   }
   int fd() const { return fd_.get(); }
