@@ -112,7 +112,9 @@ std::string HotplugSource::start_netlink() {
     std::vector<rn::Message> messages;
     rn::decode(std::span(buf_.data(), size), messages);
     for (const rn::Message& m : messages) {
-      if (m.seq != kSeq || m.pid != netlink_.port_id()) continue;  // not the answer
+      // Notifications have seq 0; only this socket gets the answer (its port id, which a
+      // stand-in does not tell, is the kernel's business).
+      if (m.seq != kSeq) continue;
       if (m.kind == rn::MessageKind::kError && m.error != 0) {
         netlink_.close();
         return where + " refused the RDMA system query (" + std::strerror(m.error) + ")";

@@ -74,7 +74,7 @@ ResyncStep DeviceLifecycle::resync(const Listing& listing, std::string_view why)
       Record r = device_record(EventKind::kDeviceRenamed, view);
       r.old_name = view.name;
       r.device = e->name;
-      say(Level::kInfo, view.name + ": renamed to " + e->name);
+      say(Level::kInfo, view.name + ": renamed to " + e->name + " (" + std::string(why) + ")");
       view.name = e->name;
       step.renamed.push_back(*e);
       step.records.push_back(std::move(r));

@@ -65,7 +65,9 @@ json with_ports(json r, const std::vector<json>& blocks) {
 }
 
 TEST_F(Hotplug, UnplugReplugAndRenameArePublishedFromUdevEvents) {
-  DaemonProcess daemon(sim_);
+  // The kernel's RDMA netlink monitor is there too, and left alone: udev says when a device's
+  // node is ready, and only it tells early of the removal of a device that cannot disassociate.
+  DaemonProcess daemon(sim_, DaemonOptions{.env = sim_.rdma_netlink_env()});
   EXPECT_TRUE(daemon.logged("hot-plug: following udev events"));
 
   inject(sim_, {"unplug", "mlx5_1"});
@@ -108,6 +110,8 @@ TEST_F(Hotplug, UnplugReplugAndRenameArePublishedFromUdevEvents) {
   EXPECT_EQ(st["hotplug"]["source"], "udev");
   EXPECT_GE(st["hotplug"]["udev_events"].get<uint64_t>(), 5u);
   EXPECT_EQ(st["hotplug"]["udev_overflows"], 0);
+  EXPECT_EQ(st["hotplug"]["netlink_events"], 0);
+  EXPECT_EQ(sim_.stats()["rdma_netlink"]["connections"], 0);
   EXPECT_EQ(st["devices"][0]["device"], "ib7");
 
   // The journal has them too, with their own MESSAGE_IDs and sentences.
@@ -286,6 +290,88 @@ TEST(HotplugWithoutUdev, DevicesAreFoundByAPeriodicRescan) {
   inject(sim, {"replug", "mlx5_1"});
   EXPECT_EQ(stable_part(next_json(daemon)), device_record("device_added", "notice", "mlx5_1"));
   EXPECT_EQ(daemon.status()["hotplug"]["source"], "rescan");
+}
+
+// A container on Linux 6.12 or later: no udev, and the kernel announces devices over its RDMA
+// netlink monitor. Adds and renames are published from its messages, at once; the rescan stays
+// for the one removal the kernel announces too late (below).
+TEST(HotplugWithoutUdev, TheKernelsRdmaNetlinkMonitorTellsOfDevicesAndRenames) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
+  DaemonProcess daemon(
+      sim, DaemonOptions{.extra_args = {"--log-level", "debug"}, .env = sim.rdma_netlink_env()});
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: udev is not running here (no /run/udev/control); following the kernel's RDMA "
+      "netlink monitor, and rescanning for RDMA devices every 5 s for what it cannot announce "
+      "in time: the removal of a device whose driver waits for its users to close it (rxe, "
+      "siw)"));
+
+  // A removal with disassociation: DEVICE_FATAL tells the daemon, the kernel's UNREGISTER
+  // follows once the daemon has closed the device.
+  inject(sim, {"unplug", "mlx5_1"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+  daemon.require_log("rdma netlink: unregister mlx5_1 (index 1)", 10s);
+
+  inject(sim, {"replug", "mlx5_1"});
+  EXPECT_EQ(stable_part(next_json(daemon)), device_record("device_added", "notice", "mlx5_1"));
+  EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 1, roce_port()));
+  EXPECT_EQ(stable_part(next_json(daemon)), port_state("mlx5_1", 2, roce_port()));
+  // REGISTER and the ports' NETDEV_ATTACH came together: one resync for them.
+  EXPECT_TRUE(daemon.logged("rdma netlink: register mlx5_1 (index 2)"));
+  EXPECT_TRUE(daemon.logged("rdma netlink: netdev_attach mlx5_1 port 2 ens1f1 (ifindex 5)"));
+
+  // The rename is taken from the kernel's RENAME: the note says which resync found it.
+  inject(sim, {"rename", "mlx5_0", "ib7"});
+  json renamed = device_record("device_renamed", "notice", "ib7");
+  renamed["node_guid"] = "0c42:a103:00f6:5e44";
+  renamed["old_name"] = "mlx5_0";
+  EXPECT_EQ(stable_part(next_json(daemon)), renamed);
+  EXPECT_TRUE(daemon.logged("mlx5_0: renamed to ib7 (rdma netlink rename ib7 (index 0))"));
+
+  const json st = daemon.status();
+  EXPECT_EQ(st["hotplug"]["source"], "rdma_netlink");
+  // UNREGISTER, REGISTER, two NETDEV_ATTACH, RENAME.
+  EXPECT_EQ(st["hotplug"]["netlink_events"], 5);
+  EXPECT_EQ(st["hotplug"]["netlink_overruns"], 0);
+  EXPECT_EQ(st["hotplug"]["udev_events"], 0);
+  EXPECT_EQ(sim.stats()["rdma_netlink"]["connections_open"], 1);
+}
+
+// A driver that cannot disassociate its users: the kernel unregisters the device, and says so,
+// only once the daemon has closed it. The rescan finds the device gone; then the UNREGISTER
+// comes, and publishes nothing more.
+TEST(HotplugWithoutUdev, WithTheMonitorTheRescanStillFindsADeviceThatWaitsForItsUsers) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
+  DaemonProcess daemon(
+      sim, DaemonOptions{.extra_args = {"--log-level", "debug"}, .env = sim.rdma_netlink_env()});
+  inject(sim, {"unplug", "mlx5_1", "--no-disassociate"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+  EXPECT_TRUE(daemon.logged("mlx5_1: removed (periodic rescan); closing it"));
+  daemon.require_log("rdma netlink: unregister mlx5_1 (index 1)", 10s);
+  // Nothing else was published: the next record is the next change's.
+  inject(sim, {"port", "down", "mlx5_0/1"});
+  const Record next = daemon.next_record();
+  EXPECT_EQ(next.event, EventKind::kPortErr);
+  EXPECT_EQ(next.device, "mlx5_0");
+}
+
+// Debian 12's kernel (6.1): the system query has no monitor mode; the rescan alone.
+TEST(HotplugWithoutUdev, AKernelWithoutTheMonitorIsSaidAndTheRescanGoesOn) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "none"});
+  DaemonProcess daemon(sim, DaemonOptions{.env = sim.rdma_netlink_env()});
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: this kernel has no RDMA netlink monitor (Linux 6.12 and later have one)"));
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: udev is not running here (no /run/udev/control); rescanning for RDMA devices "
+      "every 5 s instead"));
+  EXPECT_EQ(daemon.status()["hotplug"]["source"], "rescan");
+  EXPECT_EQ(sim.stats()["rdma_netlink"]["connections_open"], 0);
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ TEST_F(DeviceLifecycleTest, ARenamedDeviceStaysOpenAndIsKnownByItsNewName) {
   EXPECT_EQ(r.renamed[0].index, 0);
   EXPECT_TRUE(r.closed.empty());
   EXPECT_TRUE(r.opened.empty());
-  EXPECT_EQ(r.notes, (std::vector<LogNote>{{Level::kInfo, "mlx5_0: renamed to ib7"}}));
+  EXPECT_EQ(r.notes, (std::vector<LogNote>{{Level::kInfo, "mlx5_0: renamed to ib7 (udev)"}}));
   EXPECT_EQ(life_.view(0)->name, "ib7");
   EXPECT_TRUE(resync().records.empty());
 }
