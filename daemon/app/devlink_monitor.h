@@ -23,8 +23,8 @@
 #include "core/devlink_config.h"
 #include "core/devlink_decode.h"
 #include "core/devlink_map.h"
-#include "netlink/netlink_socket.h"
 #include "loop/event_loop.h"
+#include "netlink/netlink_socket.h"
 #include "rdma_eventd/record.h"
 #include "schema/status_reply.h"
 
