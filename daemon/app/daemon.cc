@@ -258,9 +258,12 @@ void Daemon::apply_config(const Config& next) {
         "the new limits apply now");
   }
   health_.set_config(config_.health);
+  const bool devlink_was_on = devlink_.config().enabled;
   devlink_.set_config(config_.devlink_health);
   const bool links_were_on = links_.config().enabled;
   const Instant now = system_clock().now();
+  // No longer followed: what its reporters held would never be released.
+  if (devlink_was_on && !config_.devlink_health.enabled) health_.forget_devlink(now);
   // Ports whose counters are no longer judged drop their link faults (config_changed).
   for (const auto& c : links_.set_config(config_.link_health))
     health_.judge_link(c.device, c.port, 0, 0, now, true);

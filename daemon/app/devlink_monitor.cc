@@ -147,6 +147,7 @@ void DevlinkMonitor::set_config(DevlinkConfig config) {
   if (was && !config_.enabled && started_) {
     // Off: the sockets go, after this callback; what was known is forgotten.
     loop_.defer([this] {
+      if (config_.enabled) return;  // turned on again meanwhile: it goes on
       watch_.reset();
       socket_.close();
       dump_watch_.reset();

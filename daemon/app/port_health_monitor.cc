@@ -113,6 +113,12 @@ void PortHealthMonitor::judge_link(std::string_view device, uint32_t port, uint8
   dirty_ = true;
 }
 
+void PortHealthMonitor::forget_devlink(Instant now) {
+  if (!enabled_) return;
+  model_.forget_devlink(now, pending_);
+  dirty_ = true;
+}
+
 std::vector<Record> PortHealthMonitor::take_records(Instant now) {
   std::vector<Record> out;
   if (!enabled_) return out;

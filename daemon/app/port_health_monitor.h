@@ -59,6 +59,9 @@ class PortHealthMonitor {
   void judge_link(std::string_view device, uint32_t port, uint8_t faults, uint32_t hidden_downs,
                   Instant now, bool released = false);
 
+  // A reload turned devlink health off: what its reporters held goes (PortHealthModel::
+  // forget_devlink). take_records() then gives the verdicts.
+  void forget_devlink(Instant now);
   void set_config(HealthConfig config);  // a reload: publishes what changed
   void stop();                           // the daemon stops: saves the state
 

@@ -44,6 +44,10 @@ class PortHealthModel {
   // not know.
   bool set_link_faults(std::string_view device, uint32_t port, uint8_t faults, Instant now,
                        Transitions& out, std::optional<HealthReason> healthy_reason = std::nullopt);
+  // devlink health is no longer followed (a reload turned it off): what its reporters held
+  // (a fatal reporter, one stuck in error) and the firmware and queue errors they counted are
+  // forgotten, and a port they judged is judged again (healthy for config_changed).
+  void forget_devlink(Instant now, Transitions& out);
   // `downs` downs too brief for an event (link_downed grew without a port_err): counted as
   // downs of the flap rule.
   bool count_hidden_downs(std::string_view device, uint32_t port, uint32_t downs, Instant now,

@@ -80,6 +80,26 @@ void PortHealthModel::set_config(HealthConfig config, Instant now, Transitions& 
   }
 }
 
+void PortHealthModel::forget_devlink(Instant now, Transitions& out) {
+  const auto firmware = static_cast<size_t>(ErrorSource::kFirmware);
+  const auto queue = static_cast<size_t>(ErrorSource::kQueue);
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports) {
+      PortHealthState& s = p.s;
+      if (s.devlink_errors == 0 && s.errors[firmware].times_mono_us.empty() &&
+          !s.errors[firmware].over && s.errors[queue].times_mono_us.empty() &&
+          !s.errors[queue].over) {
+        continue;
+      }
+      settle(name, d, p, now, out);
+      s.devlink_errors = 0;
+      s.errors[firmware] = {};
+      s.errors[queue] = {};
+      judge(name, d, p, now, 0, HealthReason::kConfigChanged, out);
+    }
+  }
+}
+
 void PortHealthModel::mark_missing(const std::vector<std::string>& present, Instant now,
                                    Transitions& out) {
   for (auto& [name, d] : devices_) {

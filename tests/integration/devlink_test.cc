@@ -272,6 +272,41 @@ TEST(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
   EXPECT_EQ(sim.stats()["devlink"]["connections"], 0);
 }
 
+// A reload turns devlink health off: the daemon lets go of the kernel's socket, and what the
+// reporters held goes (no recovery would ever be heard of). Turned on again, it dumps the
+// reporters at once and finds the one still in error.
+TEST(DevlinkHealth, TurnedOffByAReloadItsVerdictsGoAndTurnedOnAgainItFindsTheReporters) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
+  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  next_devlink(d, "fw_fatal", "error");
+  next_port_verdict(d, "mlx5_0/1", "fatal");
+
+  json off = {{"health", {{"enabled", true}}}, {"devlink_health", {{"enabled", false}}}};
+  d.write_config(off.dump());
+  d.reload();
+  const Record released = next_port_verdict(d, "mlx5_0/1", "healthy");
+  EXPECT_EQ(released.reason, "config_changed");
+  ASSERT_TRUE(rdmatest::wait_until([&] { return sim.stats()["devlink"]["connections_open"] == 0; },
+                                   std::chrono::seconds(10)));
+  const json s = d.status()["devlink"];
+  EXPECT_EQ(s["enabled"], false);
+  EXPECT_EQ(s["available"], false);
+  EXPECT_TRUE(s["reporters"].empty()) << s.dump();
+
+  json on = off;
+  on["devlink_health"]["enabled"] = true;
+  d.write_config(on.dump());
+  d.reload();
+  const Record found = next_devlink(d, "fw_fatal", "found_in_error");
+  EXPECT_EQ(found.device, "mlx5_0");
+  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "fatal").reason, "device_fatal");
+  EXPECT_EQ(d.status()["devlink"]["available"], true);
+}
+
 TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinning) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-devlink");

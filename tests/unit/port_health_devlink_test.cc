@@ -184,5 +184,37 @@ TEST_F(PortHealthDevlinkRolesTest, TheConfiguredRolesReplaceTheDefaults) {
   EXPECT_EQ(health_of(), PortHealth::kFatal);
 }
 
+// A reload turns devlink health off: no recovery will ever be heard of, so what the reporters
+// held goes, and the ports are judged again for config_changed; a port they did not judge is
+// left alone.
+TEST_F(PortHealthDevlinkTest, TurnedOffWhatTheReportersHeldIsForgotten) {
+  at(0);
+  up(1);
+  up(2);
+  up(1, 4, "mlx5_1");
+  at(5);
+  EXPECT_EQ(reporter("fw_fatal", "error").size(), 2u);
+  at(6);
+  EXPECT_EQ(reporter("fw", "error", 0, 1, "mlx5_1").size(), 1u);
+  at(7);
+  Transitions out;
+  model_.forget_devlink(now(), out);
+  ASSERT_EQ(out.size(), 3u);
+  HealthTransition released =
+      want(PortHealth::kHealthy, PortHealth::kFatal, HealthReason::kConfigChanged);
+  released.cause_seq = 0;  // no record caused it
+  EXPECT_EQ(out[0], released);
+  EXPECT_EQ(out[1].port, 2u);
+  EXPECT_EQ(out[1].health, PortHealth::kHealthy);
+  EXPECT_EQ(out[2].device, "mlx5_1");
+  EXPECT_EQ(out[2].health, PortHealth::kHealthy);
+  EXPECT_EQ(out[2].reason, HealthReason::kConfigChanged);
+  EXPECT_EQ(out[2].errors_in_window, 0u);
+  // Nothing is left to release: a second time changes nothing.
+  Transitions again;
+  model_.forget_devlink(now(), again);
+  EXPECT_EQ(again, Transitions{});
+}
+
 }  // namespace
 }  // namespace rdma_eventd::daemon
