@@ -95,6 +95,21 @@ std::string plural(uint64_t n, const std::string& one) {
   return std::to_string(n) + " " + one + (n == 1 ? "" : "s");
 }
 
+// What tells the daemon of hot-plug, and what it heard.
+std::string hotplug_line(const StatusReply::Hotplug& h) {
+  if (h.source == "udev") {
+    return "hot-plug: udev, " + std::to_string(h.udev_events) + " events, " +
+           std::to_string(h.udev_overflows) + " overflows\n";
+  }
+  if (h.source == "rdma_netlink") {
+    return "hot-plug: the kernel's RDMA netlink monitor, " + std::to_string(h.netlink_events) +
+           " messages, " + std::to_string(h.netlink_overruns) +
+           " overruns; and a rescan every 5 s (udev does not run)\n";
+  }
+  return "hot-plug: a rescan every 5 s (udev does not run, the kernel has no RDMA netlink "
+         "monitor)\n";
+}
+
 }  // namespace
 
 std::string format_record(const Record& r, bool color) {
@@ -175,6 +190,7 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
   out += "events: " + std::to_string(c.events_read) + " read, " + std::to_string(c.events_acked) +
          " acked; " + std::to_string(c.records) + " records, " + std::to_string(c.query_failures) +
          " query failures\n";
+  out += hotplug_line(st.hotplug);
   out += j.enabled
              ? "journal: " + std::to_string(j.written) + " written, " + std::to_string(j.failed) +
                    " failed, " + std::to_string(j.dropped) + " dropped\n"

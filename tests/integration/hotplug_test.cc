@@ -13,6 +13,8 @@
 #include "daemon_process.h"
 #include "harness.h"
 #include "journal_sandbox.h"
+#include "paths.h"
+#include "process.h"
 #include "test_support.h"
 
 namespace rdma_eventd::test {
@@ -337,6 +339,14 @@ TEST(HotplugWithoutUdev, TheKernelsRdmaNetlinkMonitorTellsOfDevicesAndRenames) {
   EXPECT_EQ(st["hotplug"]["netlink_overruns"], 0);
   EXPECT_EQ(st["hotplug"]["udev_events"], 0);
   EXPECT_EQ(sim.stats()["rdma_netlink"]["connections_open"], 1);
+  // And as rdma-eventctl says it.
+  const rdmatest::CommandResult text = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", daemon.socket(), "status", "--color", "never"});
+  ASSERT_EQ(text.exit_code(), 0) << text.err;
+  EXPECT_NE(text.out.find("\nhot-plug: the kernel's RDMA netlink monitor, 5 messages, 0 overruns; "
+                          "and a rescan every 5 s (udev does not run)\n"),
+            std::string::npos)
+      << text.out;
 }
 
 // A driver that cannot disassociate its users: the kernel unregisters the device, and says so,
