@@ -14,7 +14,8 @@ usage() {
 Usage: scripts/bootstrap.sh COMMAND
 
 Commands:
-  deps            install the Debian 12 packages the build and the tests need (apt-get)
+  deps            install the Debian 12 packages the build and the tests need (apt-get), and
+                  fetch Linux 6.12 for kernel.monitor, unpacked, not installed
   build           deps, then configure and build into ./build (warnings as errors)
   demo            build, then run the main job: the daemon on the simulated fabric
                   (or on the real RDMA devices when this host has them)
