@@ -24,7 +24,7 @@ CAP=$W/capture.hex
 export RDMA_EVENTD_SOCKET=$W/events.sock
 GUID=0000:00ff:fe00:0001
 failures=0
-DAEMON= MONITOR= CAPTURE= STREAM=
+DAEMON='' MONITOR='' CAPTURE='' STREAM=''
 # shellcheck source=guest_lib.sh
 . "$GUEST_DIR/guest_lib.sh"
 
