@@ -14,7 +14,8 @@ usage() {
 Usage: scripts/bootstrap.sh COMMAND
 
 Commands:
-  deps            install the Debian 12 packages the build and the tests need (apt-get)
+  deps            install the Debian 12 packages the build and the tests need (apt-get), and
+                  fetch Linux 6.12 for kernel.monitor, unpacked, not installed
   build           deps, then configure and build into ./build (warnings as errors)
   demo            build, then run the main job: the daemon on the simulated fabric
                   (or on the real RDMA devices when this host has them)
@@ -89,6 +90,7 @@ deps() {
   local kernel
   read -ra kernel < <(kernel_packages)
   install_missing "${kernel[@]}"
+  kernel_6_12
 }
 
 # install_missing PACKAGE...: apt-get installs those not installed yet.
@@ -118,6 +120,39 @@ kernel_packages() {
   local kver
   kver=$(ls /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -1 || true)
   [ -n "$kver" ] && echo "linux-headers-$kver linux-source-$(echo "$kver" | cut -d. -f1-2)"
+}
+
+# kernel.monitor boots Linux 6.12, the first kernel with the RDMA netlink monitor: the newest
+# linux-image-6.12.*+deb12-amd64 of bookworm-security, downloaded (apt-get download, ~107 MB)
+# and unpacked (dpkg-deb -x, depmod -b) into KERNEL_CACHE/PACKAGE, never installed: the host
+# keeps its kernel. A second run finds it there; a newer one replaces it.
+KERNEL_CACHE=${RDMA_EVENTD_KERNEL_CACHE:-/var/cache/rdma-eventd/kernels}
+newest_6_12() {
+  apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64$' | cut -d' ' -f1 |
+    sort -V | tail -n 1
+}
+kernel_6_12() {
+  local pkg start=$SECONDS
+  pkg=$(newest_6_12)
+  [ -n "$pkg" ] || { apt-get update && pkg=$(newest_6_12); }
+  if [ -z "$pkg" ]; then
+    echo "bootstrap: no linux-image-6.12.*+deb12-amd64 in the package lists (bookworm-security)" >&2
+    return 1
+  fi
+  local dir=$KERNEL_CACHE/$pkg kver=${pkg#linux-image-}
+  if [ -r "$dir/lib/modules/$kver/modules.dep" ]; then
+    echo "bootstrap: $pkg is unpacked in $dir"
+    return
+  fi
+  rm -rf "$KERNEL_CACHE"/linux-image-6.12.* "$KERNEL_CACHE"/*.deb
+  mkdir -p "$dir.partial"
+  # As root, apt's download sandbox user could not write here: it is not used.
+  (cd "$KERNEL_CACHE" && apt-get download -o APT::Sandbox::User=root "$pkg")
+  dpkg-deb -x "$KERNEL_CACHE/${pkg}_"*.deb "$dir.partial"
+  depmod -b "$dir.partial" "$kver"
+  rm -f "$KERNEL_CACHE/${pkg}_"*.deb
+  mv "$dir.partial" "$dir"
+  echo "bootstrap: $pkg downloaded and unpacked into $dir in $((SECONDS - start)) s"
 }
 
 configure_and_build() {

@@ -2,7 +2,8 @@
 # Boots Debian's own kernel under QEMU (TCG) with a guest script, and brings its results back.
 #
 #   tests/kernel/run.sh --build-dir BUILD --out DIR --guest SCRIPT [--timeout S] [--results-only]
-#                       [--overlay] [--keep DIR]... [--netdevsim DIR] [KEY=VALUE...]
+#                       [--overlay] [--keep DIR]... [--netdevsim DIR] [--kernel-tree DIR]
+#                       [KEY=VALUE...]
 #
 # The guest sees the host's root read-only over 9p, so the build's binaries run from their own
 # paths: the source, build and guest script's directories, and each --keep DIR, are seen at their
@@ -19,9 +20,14 @@
 # host's (for a guest that installs the build and boots systemd: guest_systemd.sh).
 # --netdevsim DIR: netdevsim.ko is built in DIR for the guest's kernel before the boot
 # (netdevsim_build.sh; kept there until the kernel's headers change), NETDEVSIM_KO names it.
+# --kernel-tree DIR: boots another kernel than the host's, a Debian kernel package unpacked into
+# DIR (dpkg-deb -x, then depmod -b DIR: scripts/bootstrap.sh's kernel_6_12) rather than
+# installed: DIR/boot/vmlinuz-K, and DIR/lib/modules/K for the initramfs's modules and, in the
+# guest, over /lib/modules (KERNEL_MODULES names it; the guest script mounts it).
 set -euo pipefail
 
 build_dir= out= guest= timeout_s=600 results_only=0 overlay=0 netdevsim_dir=
+kernel_tree=
 settings=() extra_keep=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -33,6 +39,7 @@ while [ $# -gt 0 ]; do
     --overlay) overlay=1; shift ;;
     --keep) extra_keep+=("$(cd "$2" && pwd)"); shift 2 ;;
     --netdevsim) netdevsim_dir=$2; shift 2 ;;
+    --kernel-tree) kernel_tree=$2; shift 2 ;;
     *=*) settings+=("$1"); shift ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -48,8 +55,27 @@ missing() {
 }
 # What the host needs to boot the guest, and what the guest runs from the host's root.
 command -v qemu-system-x86_64 >/dev/null || missing qemu-system-x86_64 qemu-system-x86
-kver=$(ls /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -1 || true)
-{ [ -n "$kver" ] && [ -r "/boot/vmlinuz-$kver" ]; } || missing "Debian's kernel (/boot/vmlinuz-*-amd64)" linux-image-amd64
+if [ -n "$kernel_tree" ]; then
+  # An unpacked kernel package: its one /lib/modules/K, and depmod's index of it.
+  kernel_tree=$(cd "$kernel_tree" && pwd)
+  kver=$(ls "$kernel_tree/lib/modules" 2>/dev/null | tail -1 || true)
+  { [ -n "$kver" ] && [ -r "$kernel_tree/boot/vmlinuz-$kver" ] &&
+    [ -r "$kernel_tree/lib/modules/$kver/modules.dep" ]; } ||
+    {
+      echo "kernel test: the kernel unpacked in $kernel_tree is incomplete (no boot/vmlinuz-K or" \
+        "lib/modules/K/modules.dep): unpack its Debian package again (scripts/bootstrap.sh deps)" >&2
+      exit 1
+    }
+  vmlinuz=$kernel_tree/boot/vmlinuz-$kver
+  modules_root=$kernel_tree
+  settings+=("KERNEL_MODULES=$kernel_tree/lib/modules")
+  extra_keep+=("$kernel_tree")
+else
+  kver=$(ls /lib/modules 2>/dev/null | grep -- '-amd64$' | sort -V | tail -1 || true)
+  { [ -n "$kver" ] && [ -r "/boot/vmlinuz-$kver" ]; } || missing "Debian's kernel (/boot/vmlinuz-*-amd64)" linux-image-amd64
+  vmlinuz=/boot/vmlinuz-$kver
+  modules_root=/
+fi
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || missing "a static /bin/busybox" busybox-static
 command -v modprobe >/dev/null || missing modprobe kmod
 for tool in ibv_devinfo:ibverbs-utils ibv_asyncwatch:ibverbs-utils rdma:iproute2 ip:iproute2 \
@@ -106,10 +132,17 @@ cp /bin/busybox "$ird/bin/busybox"
 cp "$here/initramfs_init.sh" "$ird/init"
 printf '%s\n' "${keep[@]}" >"$ird/keep"
 chmod +x "$ird/init"
-modprobe -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay | awk '$1 == "insmod" {print $2}' |
-  awk '!seen[$0]++' | while read -r ko; do
-  cp "$ko" "$ird/modules/"
-  basename "$ko" >>"$ird/modules.order"
+# busybox's insmod takes plain modules: compressed ones (Debian's 6.12 has .ko.xz) are
+# decompressed here.
+modprobe -d "$modules_root" -a -S "$kver" --show-depends virtio_pci 9pnet_virtio 9p overlay |
+  awk '$1 == "insmod" {print $2}' | awk '!seen[$0]++' | while read -r ko; do
+  name=$(basename "$ko")
+  case $ko in
+    *.ko.xz) name=${name%.xz}; xz -dc "$ko" >"$ird/modules/$name" ;;
+    *.ko.zst) name=${name%.zst}; zstd -qdc "$ko" >"$ird/modules/$name" ;;
+    *) cp "$ko" "$ird/modules/" ;;
+  esac
+  echo "$name" >>"$ird/modules.order"
 done
 (cd "$ird" && find . | /bin/busybox cpio -o -H newc >"$out/initramfs.cpio" 2>/dev/null)
 
@@ -117,7 +150,7 @@ start=$SECONDS
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg -smp 1 -m 1024 -no-reboot \
   -display none -monitor none -serial "file:$out/serial.log" \
-  -kernel "/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio" \
+  -kernel "$vmlinuz" -initrd "$out/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 loglevel=4 GUEST_INIT=/mnt/guest.sh ROOT_OVERLAY=$overlay" \
   -virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$share,mount_tag=share,security_model=none,multidevs=remap" \

@@ -2,7 +2,7 @@
 # The devlink scenario of the kernel tests, sourced by guest.sh after scenarios.sh (its helpers
 # are there). Real devlink health events from netdevsim (built on the host for the guest's
 # kernel: netdevsim_build.sh; NETDEVSIM_KO in /mnt/env), as the devlink family's "config"
-# multicast group carries them: devlink-capture (the build's tests/harness/devlink_capture.cc)
+# multicast group carries them: netlink-capture (the build's tests/harness/netlink_capture.cc)
 # writes every message in hex, `devlink monitor health` runs beside it.
 #
 # Steps, each judged against `devlink health show -j`, and by the messages it made (one
@@ -168,9 +168,9 @@ devlink_setup() {
     [ -r "${NETDEVSIM_KO:-}" ] || { echo "no netdevsim.ko (NETDEVSIM_KO=${NETDEVSIM_KO:-})"; return 1; }
     mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug || return 1
     modprobe psample && insmod "$NETDEVSIM_KO" || return 1
-    "$B"/devlink-capture --output $DL/capture.hex --ready $DL/ready --marks $DL/marks 2>$DL/capture.err &
+    "$B"/netlink-capture --output $DL/capture.hex --ready $DL/ready --marks $DL/marks 2>$DL/capture.err &
     CAPTURE=$!
-    wait_for 20 test -e $DL/ready || { echo "devlink-capture did not start: $(cat $DL/capture.err)"; return 1; }
+    wait_for 20 test -e $DL/ready || { echo "netlink-capture did not start: $(cat $DL/capture.err)"; return 1; }
     stdbuf -oL devlink monitor health >$DLOUT/monitor.txt 2>&1 &
     DLMON=$!
     wait_for 20 monitor_joined $DLMON || { echo "devlink monitor did not join a group"; return 1; }
@@ -197,7 +197,7 @@ devlink_steps() {
   wait_for 10 eval '[ -n "$(daemon_verdicts)" ]' || { fail devlink "the daemon never judged rxe1/1"; return 1; }
   sleep 0.5 # a second verdict of the port coming up, if any, is not the reporter's
   DL_MON_MARK=$(lines $MON)
-  "$B"/devlink-capture --dump --exit-after-dump --timeout 20 --output $DL/dump-healthy.hex 2>$DL/dump.err ||
+  "$B"/netlink-capture --query --exit-after-answer --timeout 20 --output $DL/dump-healthy.hex 2>$DL/dump.err ||
     { fail devlink "the dump (healthy): $(cat $DL/dump.err)"; return 1; }
   tail -n +2 $DL/dump-healthy.hex | save_hex dump_healthy "DEVLINK_CMD_HEALTH_REPORTER_GET dump, both reporters healthy"
 
@@ -224,7 +224,7 @@ devlink_steps() {
   expect_health stuck_report 1 netdevsim1 2 1 error || return 1
   expect_daemon stuck_report "rxe1/1 netdevsim/netdevsim1 dummy error error 2 1" "fatal device_fatal" || return 1
   devlink_late_daemon || return 1
-  "$B"/devlink-capture --dump --exit-after-dump --timeout 20 --output $DL/dump-error.hex 2>$DL/dump.err ||
+  "$B"/netlink-capture --query --exit-after-answer --timeout 20 --output $DL/dump-error.hex 2>$DL/dump.err ||
     { fail devlink "the dump (error): $(cat $DL/dump.err)"; return 1; }
   tail -n +2 $DL/dump-error.hex | save_hex dump_error_state "DEVLINK_CMD_HEALTH_REPORTER_GET dump, dummy in error (2 errors, 1 recovery)"
 

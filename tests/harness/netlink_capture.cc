@@ -1,21 +1,26 @@
-// devlink-capture: the devlink generic-netlink family's messages as the kernel sends them, one
-// line of lowercase hex per netlink message, for the kernel tests (tests/kernel/scenarios.sh,
-// scenario devlink) and the captured data of the unit tests (tests/unit/data/devlink/).
+// netlink-capture: the kernel's netlink messages of devlink (the generic-netlink family) or of
+// the RDMA stack (NETLINK_RDMA), as it sends them, one line of lowercase hex per netlink message,
+// for the kernel tests (tests/kernel: the devlink and monitor scenarios) and the captured data
+// of the unit tests (tests/unit/data/devlink/, tests/unit/data/rdma_netlink/).
 //
-//   devlink-capture [--dump] [--exit-after-dump] [--output FILE] [--ready FILE] [--marks FILE]
-//                   [--timeout S]
+//   netlink-capture [--rdma] [--query] [--exit-after-answer] [--output FILE] [--ready FILE]
+//                   [--marks FILE] [--timeout S]
 //
-// It resolves the family "devlink" and its multicast group "config" (CTRL_CMD_GETFAMILY: the
-// ids are assigned at run time), joins the group and, with --dump, asks for every health
-// reporter (DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_DUMP). Every message it receives is written
-// as it arrives, each line with one write(2): the GETFAMILY reply, the dump's replies and its
-// NLMSG_DONE (or NLMSG_ERROR), and each notification of the group. --ready FILE is created once
-// the group is joined and the dump asked for: what happens after it is seen. --marks FILE: on
+// devlink (the default): it resolves the family "devlink" and its multicast group "config"
+// (CTRL_CMD_GETFAMILY: the ids are assigned at run time), joins the group and, with --query,
+// asks for every health reporter (DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_DUMP).
+// --rdma: it opens NETLINK_RDMA, joins its notify group (RDMA_NL_GROUP_NOTIFY: the monitor's
+// messages, Linux 6.12 and later) and, with --query, asks for the system attributes
+// (RDMA_NLDEV_CMD_SYS_GET: the monitor mode is among them from 6.12 on).
+// Every message it receives is written as it arrives, each line with one write(2): the
+// GETFAMILY reply, the query's replies and its end (NLMSG_DONE, NLMSG_ERROR, or a reply that is
+// not part of a multipart one), and each notification of the group. --ready FILE is created once
+// the group is joined and the query sent: what happens after it is seen. --marks FILE: on
 // SIGUSR1 it reads every message queued on its socket, then appends to FILE the number of lines
 // written so far. The kernel queues a notification before the command that caused it returns,
 // so a mark taken after a command ends that command's lines exactly. It runs until
-// --timeout S seconds have passed, SIGTERM or SIGINT (exit 0), or, with --exit-after-dump, the
-// dump's end. A lost message (ENOBUFS) or any other error: a line on stderr and exit 1.
+// --timeout S seconds have passed, SIGTERM or SIGINT (exit 0), or, with --exit-after-answer, the
+// query's end. A lost message (ENOBUFS) or any other error: a line on stderr and exit 1.
 //
 // Standalone on purpose (libc and the kernel's uapi headers only): it has to say what the kernel
 // sent, not what the daemon's own netlink code understood of it.
@@ -24,6 +29,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <rdma/rdma_netlink.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -42,7 +48,10 @@
 namespace {
 
 constexpr uint32_t kGetFamilySeq = 1;
-constexpr uint32_t kDumpSeq = 2;
+constexpr uint32_t kQuerySeq = 2;
+// NETLINK_RDMA's notify group (RDMA_NL_GROUP_NOTIFY in enum rdma_nl_groups): the monitor's
+// messages. Debian 12's uapi header predates it.
+constexpr uint32_t kRdmaNotifyGroup = 4;
 
 volatile sig_atomic_t g_stop = 0;
 volatile sig_atomic_t g_mark = 0;
@@ -54,8 +63,9 @@ void on_mark(int) {
 }
 
 struct Options {
-  bool dump = false;
-  bool exit_after_dump = false;
+  bool rdma = false;
+  bool query = false;
+  bool exit_after_answer = false;
   std::string output;
   std::string ready;
   std::string marks;
@@ -63,18 +73,18 @@ struct Options {
 };
 
 [[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "devlink-capture: %s: %s\n", what, std::strerror(errno));
+  std::fprintf(stderr, "netlink-capture: %s: %s\n", what, std::strerror(errno));
   std::exit(1);
 }
 [[noreturn]] void die_msg(const std::string& what) {
-  std::fprintf(stderr, "devlink-capture: %s\n", what.c_str());
+  std::fprintf(stderr, "netlink-capture: %s\n", what.c_str());
   std::exit(1);
 }
 
 void usage_exit() {
   std::fprintf(stderr,
-               "usage: devlink-capture [--dump] [--exit-after-dump] [--output FILE] [--ready FILE]"
-               " [--marks FILE] [--timeout S]\n");
+               "usage: netlink-capture [--rdma] [--query] [--exit-after-answer] [--output FILE]"
+               " [--ready FILE] [--marks FILE] [--timeout S]\n");
   std::exit(2);
 }
 
@@ -86,10 +96,12 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage_exit();
       return argv[++i];
     };
-    if (a == "--dump") {
-      o.dump = true;
-    } else if (a == "--exit-after-dump") {
-      o.exit_after_dump = true;
+    if (a == "--rdma") {
+      o.rdma = true;
+    } else if (a == "--query") {
+      o.query = true;
+    } else if (a == "--exit-after-answer") {
+      o.exit_after_answer = true;
     } else if (a == "--output") {
       o.output = value();
     } else if (a == "--ready") {
@@ -104,7 +116,7 @@ Options parse(int argc, char** argv) {
       usage_exit();
     }
   }
-  if (o.exit_after_dump && !o.dump) usage_exit();
+  if (o.exit_after_answer && !o.query) usage_exit();
   return o;
 }
 
@@ -128,16 +140,22 @@ void write_hex_line(int fd, const nlmsghdr* h) {
   }
 }
 
-// A request: header, genetlink header, then attributes appended by put_attr.
+// A request: the netlink header, then (generic netlink) its header, then attributes appended
+// by put_attr. NETLINK_RDMA's requests have no header of their own after the netlink one.
 struct Request {
   std::vector<unsigned char> buf;
-  Request(uint16_t type, uint16_t flags, uint32_t seq, uint8_t cmd, uint8_t version) {
-    buf.resize(NLMSG_HDRLEN + GENL_HDRLEN);
+  Request(uint16_t type, uint16_t flags, uint32_t seq) {
+    buf.resize(NLMSG_HDRLEN);
     auto* h = reinterpret_cast<nlmsghdr*>(buf.data());
     h->nlmsg_type = type;
     h->nlmsg_flags = flags;
     h->nlmsg_seq = seq;
     h->nlmsg_pid = 0;
+    finish();
+  }
+  Request(uint16_t type, uint16_t flags, uint32_t seq, uint8_t cmd, uint8_t version)
+      : Request(type, flags, seq) {
+    buf.resize(NLMSG_HDRLEN + GENL_HDRLEN);
     auto* g = reinterpret_cast<genlmsghdr*>(buf.data() + NLMSG_HDRLEN);
     g->cmd = cmd;
     g->version = version;
@@ -297,6 +315,28 @@ void check_error_message(const nlmsghdr* h, const char* request) {
   die(request);
 }
 
+// Resolves the devlink family and joins its "config" group (the GETFAMILY reply is captured
+// too); returns the family's id.
+uint16_t join_devlink(int sock, Capture& capture, double deadline, const sigset_t* wait_mask) {
+  Request getfamily(GENL_ID_CTRL, NLM_F_REQUEST, kGetFamilySeq, CTRL_CMD_GETFAMILY, 1);
+  getfamily.put_attr(CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME, sizeof DEVLINK_GENL_NAME);
+  send_request(sock, getfamily);
+  Family family;
+  auto on_family = [&](const nlmsghdr* h) {
+    check_error_message(h, "CTRL_CMD_GETFAMILY \"devlink\" (no devlink in this kernel?)");
+    if (h->nlmsg_type == GENL_ID_CTRL && h->nlmsg_seq == kGetFamilySeq) family = parse_family(h);
+  };
+  while (family.id == 0) {
+    if (!capture.receive(deadline, wait_mask, on_family))
+      die_msg("no reply to CTRL_CMD_GETFAMILY \"devlink\"");
+  }
+  if (family.config_group == 0) die_msg("the devlink family has no \"config\" group");
+  if (::setsockopt(sock, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &family.config_group,
+                   sizeof family.config_group) < 0)
+    die("joining devlink's \"config\" group");
+  return family.id;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -335,8 +375,9 @@ int main(int argc, char** argv) {
   }
   double deadline = opt.timeout_s < 0 ? -1 : now_s() + opt.timeout_s;
 
-  int sock = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-  if (sock < 0) die("socket(NETLINK_GENERIC)");
+  int sock =
+      ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, opt.rdma ? NETLINK_RDMA : NETLINK_GENERIC);
+  if (sock < 0) die(opt.rdma ? "socket(NETLINK_RDMA)" : "socket(NETLINK_GENERIC)");
   // Room for a burst of notifications: a loss is reported (ENOBUFS), but better not had.
   int rcvbuf = 4 << 20;
   ::setsockopt(sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
@@ -347,27 +388,22 @@ int main(int argc, char** argv) {
   if (::bind(sock, reinterpret_cast<sockaddr*>(&local), sizeof local) < 0) die("bind");
   Capture capture(sock, out, marks);
 
-  Request getfamily(GENL_ID_CTRL, NLM_F_REQUEST, kGetFamilySeq, CTRL_CMD_GETFAMILY, 1);
-  getfamily.put_attr(CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME, sizeof DEVLINK_GENL_NAME);
-  send_request(sock, getfamily);
-  Family family;
-  auto on_family = [&](const nlmsghdr* h) {
-    check_error_message(h, "CTRL_CMD_GETFAMILY \"devlink\" (no devlink in this kernel?)");
-    if (h->nlmsg_type == GENL_ID_CTRL && h->nlmsg_seq == kGetFamilySeq) family = parse_family(h);
-  };
-  while (family.id == 0) {
-    if (!capture.receive(deadline, &wait_mask, on_family))
-      die_msg("no reply to CTRL_CMD_GETFAMILY \"devlink\"");
-  }
-  if (family.config_group == 0) die_msg("the devlink family has no \"config\" group");
-  if (::setsockopt(sock, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &family.config_group,
-                   sizeof family.config_group) < 0)
-    die("joining devlink's \"config\" group");
-
-  if (opt.dump) {
-    Request dump(family.id, NLM_F_REQUEST | NLM_F_DUMP, kDumpSeq, DEVLINK_CMD_HEALTH_REPORTER_GET,
-                 DEVLINK_GENL_VERSION);
-    send_request(sock, dump);
+  if (opt.rdma) {
+    // Joined before the query, so that nothing announced after its answer is missed. A kernel
+    // without the monitor (before 6.12) lets it be joined, and never sends to it.
+    if (::setsockopt(sock, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &kRdmaNotifyGroup,
+                     sizeof kRdmaNotifyGroup) < 0)
+      die("joining NETLINK_RDMA's notify group");
+    if (opt.query)
+      send_request(sock, Request(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET),
+                                 NLM_F_REQUEST, kQuerySeq));
+  } else {
+    const uint16_t family_id = join_devlink(sock, capture, deadline, &wait_mask);
+    if (opt.query) {
+      Request dump(family_id, NLM_F_REQUEST | NLM_F_DUMP, kQuerySeq,
+                   DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION);
+      send_request(sock, dump);
+    }
   }
   if (!opt.ready.empty()) {
     int fd = ::open(opt.ready.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -375,14 +411,17 @@ int main(int argc, char** argv) {
     ::close(fd);
   }
 
-  bool dump_ended = false;
+  // The query's end: NLMSG_DONE or NLMSG_ERROR, or its one reply when it is not multipart
+  // (RDMA_NLDEV_CMD_SYS_GET's answer).
+  bool answered = false;
   auto on_message = [&](const nlmsghdr* h) {
-    if (h->nlmsg_seq == kDumpSeq && (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR))
-      dump_ended = true;
+    if (h->nlmsg_seq == kQuerySeq && (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR ||
+                                      (h->nlmsg_flags & NLM_F_MULTI) == 0))
+      answered = true;
   };
-  // Until the deadline or a stop signal, or the dump's end when asked.
+  // Until the deadline or a stop signal, or the query's end when asked.
   while (capture.receive(deadline, &wait_mask, on_message)) {
-    if (dump_ended && opt.exit_after_dump) break;
+    if (answered && opt.exit_after_answer) break;
   }
   return 0;
 }
