@@ -481,7 +481,7 @@ TEST(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
 // simulator) cannot be told apart by port: the daemon judges the device as a whole, and both
 // ports go degraded. (A real two-port mlx5 RDMA device is a multi-port RoCE device over two
 // PFs: the second PF's uplink reporter is reached through port 2's netdev alone, but the
-// first PF is the device's own parent, so its reporters judge both ports; docs/health.md.)
+// first PF is the device's own parent, so its reporters judge both ports.)
 TEST(DevlinkHealth, APortReporterOfATwoPortDeviceJudgesTheDevice) {
   SimFabric sim(topology("two-adapters"));
   inject(sim, {"devlink", "add", "pci/0000:00:03.0", "tx", "--port", std::to_string(kPf1Uplink)});
