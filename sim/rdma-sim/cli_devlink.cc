@@ -1,5 +1,7 @@
 // The devlink commands: show, report, recover, set, dump-clear, add and remove a devlink health
 // reporter of the stand-in kernel (docs/simulator.md, "devlink health").
+#include <cstdint>
+
 #include "cli_commands.h"
 
 namespace rdmasim::cli {
@@ -8,11 +10,18 @@ using nlohmann::json;
 
 namespace {
 
+// --port N: a devlink port index (DEVLINK_ATTR_PORT_INDEX, a u32), for a port reporter.
+void put_port(json& req, const Args& a) {
+  if (auto v = option(a, "--port")) req["port"] = number(*v, "--port", UINT32_MAX);
+}
+
 json reporter_request(const std::string& action, const Args& a) {
-  return {{"cmd", "devlink"},
-          {"action", action},
-          {"target", a.positional[0]},
-          {"reporter", a.positional[1]}};
+  json req = {{"cmd", "devlink"},
+              {"action", action},
+              {"target", a.positional[0]},
+              {"reporter", a.positional[1]}};
+  put_port(req, a);
+  return req;
 }
 
 bool on_off(const std::string& text, const std::string& what) {
@@ -39,17 +48,20 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
       {"devlink show",
        0,
        1,
-       {},
+       {"--port"},
        {},
        [](const Global& g, const Args& a) {
          json req = {{"cmd", "devlink"}, {"action", "show"}};
          if (!a.positional.empty()) req["target"] = a.positional[0];
+         if (a.positional.empty() && option(a, "--port"))
+           throw UsageError("--port needs a DEV or HANDLE");
+         put_port(req, a);
          return send(g, req);
        }},
       {"devlink report",
        2,
        2,
-       {"--recovery"},
+       {"--recovery", "--port"},
        {},
        [](const Global& g, const Args& a) {
          json req = reporter_request("report", a);
@@ -59,7 +71,7 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
       {"devlink recover",
        2,
        2,
-       {"--recovery"},
+       {"--recovery", "--port"},
        {},
        [](const Global& g, const Args& a) {
          json req = reporter_request("recover", a);
@@ -69,7 +81,7 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
       {"devlink set",
        2,
        2,
-       {"--grace-period", "--auto-recover", "--auto-dump"},
+       {"--grace-period", "--auto-recover", "--auto-dump", "--port"},
        {},
        [](const Global& g, const Args& a) {
          json req = reporter_request("set", a);
@@ -82,13 +94,13 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
       {"devlink dump-clear",
        2,
        2,
-       {},
+       {"--port"},
        {},
        [](const Global& g, const Args& a) { return send(g, reporter_request("dump_clear", a)); }},
       {"devlink add",
        2,
        2,
-       {"--grace-period"},
+       {"--grace-period", "--port"},
        {"--no-recover", "--no-dump"},
        [](const Global& g, const Args& a) {
          json req = reporter_request("add", a);
@@ -108,7 +120,7 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
       {"devlink remove",
        2,
        2,
-       {},
+       {"--port"},
        {},
        [](const Global& g, const Args& a) { return send(g, reporter_request("remove", a)); }},
   };

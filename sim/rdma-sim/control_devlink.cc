@@ -2,7 +2,9 @@
 // "reporter": NAME, ...} (docs/simulator.md, "devlink health"). Reports and recoveries send
 // their notifications to every connection of DIR/devlink.sock before the reply.
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "common/protocol.h"
 #include "request_fields.h"
@@ -44,17 +46,37 @@ std::string state_text(const DevlinkReporter& r) {
 }
 
 json outcome_json(const DevlinkHealth::Outcome& o, std::string message) {
-  return {{"ok", true},
-          {"message", std::move(message)},
-          {"handle", o.handle},
-          {"reporter", o.reporter.spec.name},
-          {"state", o.reporter.state == 0 ? "healthy" : "error"},
-          {"error_count", o.reporter.error_count},
-          {"recover_count", o.reporter.recovery_count},
-          {"result", error_name(o.error)},
-          {"recovered", o.recovered},
-          {"notifications", o.notifications},
-          {"events", json::array()}};
+  json j = {{"ok", true},
+            {"message", std::move(message)},
+            {"handle", o.handle},
+            {"reporter", o.reporter.spec.name},
+            {"state", o.reporter.state == 0 ? "healthy" : "error"},
+            {"error_count", o.reporter.error_count},
+            {"recover_count", o.reporter.recovery_count},
+            {"result", error_name(o.error)},
+            {"recovered", o.recovered},
+            {"notifications", o.notifications},
+            {"events", json::array()}};
+  if (o.reporter.spec.port_index >= 0) j["port_index"] = o.reporter.spec.port_index;
+  return j;
+}
+
+// "HANDLE REPORTER" or "HANDLE port N REPORTER", as a message names a reporter.
+std::string reporter_text(const DevlinkHealth::Outcome& o) {
+  const int64_t port = o.reporter.spec.port_index;
+  return o.handle + (port >= 0 ? " port " + std::to_string(port) : "") + " " + o.reporter.spec.name;
+}
+
+// A devlink port index (the request's "port"), as DEVLINK_ATTR_PORT_INDEX carries it: a u32.
+std::optional<int64_t> port_of(const json& req) {
+  const auto port = opt<uint64_t>(req, "port");
+  if (port && *port > UINT32_MAX)
+    throw CommandError("devlink port index " + std::to_string(*port) + " is not a u32");
+  return port ? std::optional<int64_t>(static_cast<int64_t>(*port)) : std::nullopt;
+}
+
+std::string port_text(const std::optional<int64_t>& port) {
+  return port ? " port " + std::to_string(*port) : "";
 }
 
 }  // namespace
@@ -63,7 +85,7 @@ json Simulator::handle_devlink(const json& req) {
   const std::string action = need<std::string>(req, "action");
   if (action == "show") {
     const std::string only = opt<std::string>(req, "target").value_or("");
-    json reporters = devlink_.show(only);
+    json reporters = devlink_.show(only, port_of(req));
     std::string message;
     for (const json& r : reporters) {
       message +=
@@ -91,9 +113,10 @@ json Simulator::handle_devlink(const json& req) {
   }
   const std::string target = need<std::string>(req, "target");
   const std::string name = need<std::string>(req, "reporter");
+  const DevlinkHealth::Address address{target, name, port_of(req)};
   if (action == "report") {
-    const DevlinkHealth::Outcome o = devlink_.report(target, name, recovery_error(req));
-    std::string what = o.handle + " " + name + ": reported, " + state_text(o.reporter);
+    const DevlinkHealth::Outcome o = devlink_.report(address, recovery_error(req));
+    std::string what = reporter_text(o) + ": reported, " + state_text(o.reporter);
     if (o.recovered) what += ", recovered at once";
     if (o.error == ECANCELED)
       what += "; recovery aborted (already in error or within the grace period)";
@@ -102,10 +125,10 @@ json Simulator::handle_devlink(const json& req) {
     return outcome_json(o, what + "; " + std::to_string(o.notifications) + " notification(s)");
   }
   if (action == "recover") {
-    const DevlinkHealth::Outcome o = devlink_.recover(target, name, recovery_error(req));
+    const DevlinkHealth::Outcome o = devlink_.recover(address, recovery_error(req));
     if (o.error == EOPNOTSUPP)
       throw CommandError(o.handle + " reporter " + name + " has no recover operation (EOPNOTSUPP)");
-    std::string what = o.handle + " " + name + ": ";
+    std::string what = reporter_text(o) + ": ";
     what += o.error ? "recovery failed (" + error_name(o.error) + "), " + state_text(o.reporter)
             : o.recovered ? "recovered, " + state_text(o.reporter)
                           : "already healthy, nothing done";
@@ -122,18 +145,18 @@ json Simulator::handle_devlink(const json& req) {
     const auto auto_dump = opt<bool>(req, "auto_dump");
     if (!grace && !auto_recover && !auto_dump)
       throw CommandError("nothing to set: --grace-period, --auto-recover or --auto-dump");
-    const DevlinkReporter r = devlink_.set(target, name, grace, auto_recover, auto_dump);
+    const DevlinkReporter r = devlink_.set(address, grace, auto_recover, auto_dump);
     return {{"ok", true},
-            {"message", target + " " + name + ": grace period " +
+            {"message", target + port_text(address.port) + " " + name + ": grace period " +
                             std::to_string(r.spec.grace_period_ms) + " ms, auto recover " +
                             (r.auto_recover ? "on" : "off") + ", auto dump " +
                             (r.auto_dump ? "on" : "off")},
             {"events", json::array()}};
   }
   if (action == "dump_clear") {
-    devlink_.dump_clear(target, name);
+    devlink_.dump_clear(address);
     return {{"ok", true},
-            {"message", target + " " + name + ": dump cleared"},
+            {"message", target + port_text(address.port) + " " + name + ": dump cleared"},
             {"events", json::array()}};
   }
   if (action == "add") {
@@ -147,17 +170,20 @@ json Simulator::handle_devlink(const json& req) {
     spec.recover = opt<bool>(req, "recover").value_or(true);
     spec.dump = opt<bool>(req, "dump").value_or(true);
     spec.grace_period_ms = opt<uint64_t>(req, "grace_period_ms").value_or(0);
+    spec.port_index = address.port.value_or(-1);
     if (spec.grace_period_ms && !spec.recover)
       throw CommandError("a reporter without recovery has no grace period");
     devlink_.add_reporter(target, spec);
     return {{"ok", true},
-            {"message", target + " " + name + ": reporter created (no notification)"},
+            {"message", target + port_text(address.port) + " " + name +
+                            ": reporter created (no notification)"},
             {"events", json::array()}};
   }
   if (action == "remove") {
-    devlink_.remove_reporter(target, name);
+    devlink_.remove_reporter(address);
     return {{"ok", true},
-            {"message", target + " " + name + ": reporter destroyed (no notification)"},
+            {"message", target + port_text(address.port) + " " + name +
+                            ": reporter destroyed (no notification)"},
             {"events", json::array()}};
   }
   throw CommandError(

@@ -109,23 +109,41 @@ DevlinkInstance* DevlinkHealth::instance(const std::string& handle) {
   return nullptr;
 }
 
-DevlinkHealth::Found DevlinkHealth::find(const std::string& target, const std::string& name) {
-  DevlinkInstance* inst = instance(target);
+DevlinkHealth::Found DevlinkHealth::find(const Address& a) {
+  DevlinkInstance* inst = instance(a.target);
   for (DevlinkInstance& i : instances_)
-    if (!inst && !i.rdma_device.empty() && i.rdma_device == target) inst = &i;
+    if (!inst && !i.rdma_device.empty() && i.rdma_device == a.target) inst = &i;
   if (!inst)
-    throw CommandError("no devlink instance " + target +
+    throw CommandError("no devlink instance " + a.target +
                        " (an mlx5 device's name, or a handle such as pci/0000:00:02.0)");
-  // The instance's own reporter first, as `devlink health` without a port looks it up.
+  const auto named = [&](const DevlinkReporter& r) {
+    return r.spec.name +
+           (r.spec.port_index < 0 ? "" : " (port " + std::to_string(r.spec.port_index) + ")");
+  };
+  const auto list = [&] {
+    std::string names;
+    for (const DevlinkReporter& r : inst->reporters)
+      names += (names.empty() ? "" : ", ") + named(r);
+    return names.empty() ? " (it has none)" : " (it has " + names + ")";
+  };
+  if (a.port) {
+    for (DevlinkReporter& r : inst->reporters)
+      if (r.spec.name == a.name && r.spec.port_index == *a.port) return {*inst, r};
+    throw CommandError(inst->handle() + " port " + std::to_string(*a.port) + " has no reporter " +
+                       a.name + list());
+  }
+  // The instance's own reporter first, as `devlink health` without a port looks it up; else
+  // the one port reporter of that name.
   for (DevlinkReporter& r : inst->reporters)
-    if (r.spec.name == name && r.spec.port_index < 0) return {*inst, r};
+    if (r.spec.name == a.name && r.spec.port_index < 0) return {*inst, r};
+  std::vector<DevlinkReporter*> on_ports;
   for (DevlinkReporter& r : inst->reporters)
-    if (r.spec.name == name) return {*inst, r};
-  std::string names;
-  for (const DevlinkReporter& r : inst->reporters)
-    names += (names.empty() ? "" : ", ") + r.spec.name;
-  throw CommandError(inst->handle() + " has no reporter " + name +
-                     (names.empty() ? " (it has none)" : " (it has " + names + ")"));
+    if (r.spec.name == a.name) on_ports.push_back(&r);
+  if (on_ports.size() == 1) return {*inst, *on_ports.front()};
+  if (on_ports.size() > 1)
+    throw CommandError(inst->handle() + " has a reporter " + a.name +
+                       " on several ports: say which with --port" + list());
+  throw CommandError(inst->handle() + " has no reporter " + a.name + list());
 }
 
 void DevlinkHealth::notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count) {
@@ -147,9 +165,8 @@ int DevlinkHealth::do_recover(DevlinkInstance& i, DevlinkReporter& r, int recove
   return 0;
 }
 
-DevlinkHealth::Outcome DevlinkHealth::report(const std::string& target, const std::string& name,
-                                             int recovery_error) {
-  auto [inst, r] = find(target, name);
+DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_error) {
+  auto [inst, r] = find(a);
   Outcome o;
   o.handle = inst.handle();
   ++r.error_count;
@@ -182,9 +199,8 @@ DevlinkHealth::Outcome DevlinkHealth::report(const std::string& target, const st
   return o;
 }
 
-DevlinkHealth::Outcome DevlinkHealth::recover(const std::string& target, const std::string& name,
-                                              int recovery_error) {
-  auto [inst, r] = find(target, name);
+DevlinkHealth::Outcome DevlinkHealth::recover(const Address& a, int recovery_error) {
+  auto [inst, r] = find(a);
   Outcome o;
   o.handle = inst.handle();
   const bool was_error = r.state != 0;
@@ -194,11 +210,11 @@ DevlinkHealth::Outcome DevlinkHealth::recover(const std::string& target, const s
   return o;
 }
 
-DevlinkReporter DevlinkHealth::set(const std::string& target, const std::string& name,
-                                   std::optional<uint64_t> grace_period_ms,
+DevlinkReporter DevlinkHealth::set(const Address& a, std::optional<uint64_t> grace_period_ms,
                                    std::optional<bool> auto_recover,
                                    std::optional<bool> auto_dump) {
-  auto [inst, r] = find(target, name);
+  auto [inst, r] = find(a);
+  const std::string& name = a.name;
   // devlink_nl_cmd_health_reporter_set_doit: -EOPNOTSUPP for what the operations lack.
   if (!r.spec.recover && (grace_period_ms || auto_recover))
     throw CommandError(inst.handle() + " reporter " + name +
@@ -211,10 +227,10 @@ DevlinkReporter DevlinkHealth::set(const std::string& target, const std::string&
   return r;
 }
 
-void DevlinkHealth::dump_clear(const std::string& target, const std::string& name) {
-  auto [inst, r] = find(target, name);
+void DevlinkHealth::dump_clear(const Address& a) {
+  auto [inst, r] = find(a);
   if (!r.spec.dump)
-    throw CommandError(inst.handle() + " reporter " + name + " has no dump to clear");
+    throw CommandError(inst.handle() + " reporter " + a.name + " has no dump to clear");
   r.dumped = false;
   r.dump_ts_ms = 0;
   r.dump_real_ns = 0;
@@ -222,9 +238,9 @@ void DevlinkHealth::dump_clear(const std::string& target, const std::string& nam
 
 void DevlinkHealth::add_reporter(const std::string& handle, const DevlinkReporterSpec& spec) {
   DevlinkInstance* inst = instance(handle);
-  if (inst && !inst->rdma_device.empty())
+  if (inst && !inst->rdma_device.empty() && spec.port_index < 0)
     throw CommandError(handle + " is the devlink instance of " + inst->rdma_device +
-                       ": its reporters are its driver's");
+                       ": its own reporters are its driver's (a port reporter takes --port)");
   if (!inst) {
     std::string bus, device;
     const size_t slash = handle.find('/');
@@ -237,16 +253,19 @@ void DevlinkHealth::add_reporter(const std::string& handle, const DevlinkReporte
   }
   for (const DevlinkReporter& r : inst->reporters)
     if (r.spec.name == spec.name && r.spec.port_index == spec.port_index)
-      throw CommandError(handle + " already has a reporter " + spec.name);
+      throw CommandError(
+          handle + " already has a reporter " + spec.name +
+          (spec.port_index < 0 ? "" : " on port " + std::to_string(spec.port_index)));
   inst->reporters.push_back(created(spec));
 }
 
-void DevlinkHealth::remove_reporter(const std::string& handle, const std::string& name) {
-  DevlinkInstance* inst = instance(handle);
-  if (inst && !inst->rdma_device.empty())
-    throw CommandError(handle + " is the devlink instance of " + inst->rdma_device +
-                       ": its reporters go with the device (unplug)");
-  auto [i, r] = find(handle, name);
+void DevlinkHealth::remove_reporter(const Address& a) {
+  DevlinkInstance* inst = instance(a.target);
+  if (inst && !inst->rdma_device.empty() && !a.port)
+    throw CommandError(
+        a.target + " is the devlink instance of " + inst->rdma_device +
+        ": its own reporters go with the device (unplug); a port reporter takes --port");
+  auto [i, r] = find(a);
   const DevlinkReporter* gone = &r;
   std::erase_if(i.reporters, [&](const DevlinkReporter& x) { return &x == gone; });
   // An instance whose driver has no reporter left stays: devlink instances are the bus
@@ -272,12 +291,12 @@ std::vector<DevlinkFill> DevlinkHealth::dump() const {
   return out;
 }
 
-json DevlinkHealth::show(const std::string& only) const {
+json DevlinkHealth::show(const std::string& only, std::optional<int64_t> port) const {
   json reporters = json::array();
   for (const DevlinkInstance& i : instances_) {
     if (!only.empty() && only != i.handle() && only != i.rdma_device) continue;
     for (const DevlinkReporter& r : i.reporters)
-      reporters.push_back(reporter_json(i, r));
+      if (!port || r.spec.port_index == *port) reporters.push_back(reporter_json(i, r));
   }
   return reporters;
 }

@@ -88,31 +88,42 @@ class DevlinkHealth final : public HotplugObserver {
     DevlinkReporter reporter;  // as it is afterwards
     std::string handle;
   };
+  // Which reporter a command means: `target` is an RDMA device's name or a handle; `port` a
+  // devlink port index (a port reporter, as devlink(8)'s DEV/PORT_INDEX), or none: the
+  // instance's own reporter of that name, else its only port reporter of that name.
+  struct Address {
+    std::string target;
+    std::string name;
+    std::optional<int64_t> port;
+  };
   // devlink_health_report(); `recovery_error` is what the driver's recover returns (0: it works).
-  Outcome report(const std::string& target, const std::string& name, int recovery_error);
+  Outcome report(const Address& a, int recovery_error);
   // DEVLINK_CMD_HEALTH_REPORTER_RECOVER from user space (devlink health recover).
-  Outcome recover(const std::string& target, const std::string& name, int recovery_error);
+  Outcome recover(const Address& a, int recovery_error);
   // DEVLINK_CMD_HEALTH_REPORTER_SET (devlink health set): no notification.
-  DevlinkReporter set(const std::string& target, const std::string& name,
-                      std::optional<uint64_t> grace_period_ms, std::optional<bool> auto_recover,
-                      std::optional<bool> auto_dump);
+  DevlinkReporter set(const Address& a, std::optional<uint64_t> grace_period_ms,
+                      std::optional<bool> auto_recover, std::optional<bool> auto_dump);
   // DEVLINK_CMD_HEALTH_REPORTER_DUMP_CLEAR.
-  void dump_clear(const std::string& target, const std::string& name);
-  // A driver of an instance with no RDMA device creates or destroys a reporter.
+  void dump_clear(const Address& a);
+  // A driver creates or destroys a reporter: any reporter of an instance with no RDMA device;
+  // a port reporter (spec.port_index, a.port) of a device's instance too, as mlx5e creates and
+  // destroys tx and rx with its netdev's devlink port. A device's own reporters are its
+  // driver's for the device's life.
   void add_reporter(const std::string& handle, const DevlinkReporterSpec& spec);
-  void remove_reporter(const std::string& handle, const std::string& name);
+  void remove_reporter(const Address& a);
 
   // Every reporter in the kernel's dump order.
   std::vector<DevlinkFill> dump() const;
-  nlohmann::json show(const std::string& only) const;
+  // `only`: a device's name or a handle ("" every instance); `port`: that port's reporters.
+  nlohmann::json show(const std::string& only, std::optional<int64_t> port) const;
 
  private:
   struct Found {
     DevlinkInstance& instance;
     DevlinkReporter& reporter;
   };
-  // `target`: an RDMA device's name or a handle; CommandError when there is no such reporter.
-  Found find(const std::string& target, const std::string& name);
+  // CommandError when there is no such reporter, or several a port would tell apart.
+  Found find(const Address& a);
   DevlinkInstance* instance(const std::string& handle);
   void notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count);
   // devlink_health_reporter_recover(); notifies on success.

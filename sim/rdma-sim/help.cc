@@ -159,36 +159,47 @@ const Help kHelp[] = {
      "stats), or on every channel of DEV that keeps event data: each is dropped, and the\n"
      "channel's next read returns EOVERFLOW once, ahead of the events still queued.\n"
      "OMIT_EV_DATA channels allocate nothing and cannot fail."},
-    {"devlink show", "rdma-sim devlink show [DEV|HANDLE]",
+    {"devlink show", "rdma-sim devlink show [DEV|HANDLE [--port N]]",
      "List the devlink health reporters of the stand-in kernel (DIR/devlink.sock): handle, port\n"
      "index, reporter, state, error and recovery counts, and the RDMA device the instance\n"
      "belongs to. An mlx5 device's instance is pci/<its PCI function>, with fw and fw_fatal\n"
-     "(and tx, rx on a one-port Ethernet device)."},
-    {"devlink report", "rdma-sim devlink report DEV|HANDLE REPORTER [--recovery ok|fail]",
+     "(and tx, rx on devlink port (vhca_id << 16) | 0xffff of a one-port Ethernet device).\n"
+     "--port N: only the reporters of devlink port N.\n"
+     "Every command below that names a REPORTER takes --port N for a port reporter (the\n"
+     "DEV/PORT_INDEX of devlink(8)); without it, the instance's own reporter of that name,\n"
+     "else its one port reporter of that name."},
+    {"devlink report",
+     "rdma-sim devlink report DEV|HANDLE REPORTER [--port N] [--recovery ok|fail]",
      "The driver reports an error, as devlink_health_report() in Linux 6.1: the error is\n"
      "counted, the reporter is in error and a notification goes out. With auto recover on, and\n"
      "neither in error already nor within the grace period of its last recovery, it recovers at\n"
      "once (counted, healthy, a second notification); --recovery fail: the driver's recovery\n"
      "fails, it stays in error and nothing more is sent. In error already or within the grace\n"
      "period: no recovery (ECANCELED). Auto recover off: it stays in error."},
-    {"devlink recover", "rdma-sim devlink recover DEV|HANDLE REPORTER [--recovery ok|fail]",
+    {"devlink recover",
+     "rdma-sim devlink recover DEV|HANDLE REPORTER [--port N] [--recovery ok|fail]",
      "Recover a reporter, as `devlink health recover` does: a reporter in error recovers\n"
      "(counted, healthy, a notification); a healthy one: nothing. --recovery fail: exit 1, it\n"
      "stays in error. A reporter without a recover operation (mlx5's fw) is refused."},
     {"devlink set",
-     "rdma-sim devlink set DEV|HANDLE REPORTER [--grace-period MS] [--auto-recover on|off] "
-     "[--auto-dump on|off]",
+     "rdma-sim devlink set DEV|HANDLE REPORTER [--port N] [--grace-period MS] "
+     "[--auto-recover on|off] [--auto-dump on|off]",
      "Change a reporter's settings, as `devlink health set` does. No notification."},
-    {"devlink dump-clear", "rdma-sim devlink dump-clear DEV|HANDLE REPORTER",
+    {"devlink dump-clear", "rdma-sim devlink dump-clear DEV|HANDLE REPORTER [--port N]",
      "Drop the dump taken at a report (its DUMP_TS attributes go), as `devlink health dump\n"
      "clear` does; the next report takes a new one."},
     {"devlink add",
-     "rdma-sim devlink add HANDLE REPORTER [--no-recover] [--no-dump] [--grace-period MS]",
+     "rdma-sim devlink add HANDLE REPORTER [--port N] [--no-recover] [--no-dump] "
+     "[--grace-period MS]",
      "A driver creates a reporter on a devlink instance with no RDMA device (e.g.\n"
-     "netdevsim/netdevsim9; the instance is made if needed). No notification, as in the kernel."},
-    {"devlink remove", "rdma-sim devlink remove HANDLE REPORTER",
-     "A driver destroys a reporter of an instance with no RDMA device. No notification. A\n"
-     "device's reporters go with it when it is unplugged."},
+     "netdevsim/netdevsim9; the instance is made if needed), or with --port N a port\n"
+     "reporter on devlink port N of any instance, a device's too (its messages carry\n"
+     "DEVLINK_ATTR_PORT_INDEX N; the dump lists it after every instance's own reporters).\n"
+     "No notification, as in the kernel."},
+    {"devlink remove", "rdma-sim devlink remove HANDLE REPORTER [--port N]",
+     "A driver destroys a reporter of an instance with no RDMA device, or a port reporter\n"
+     "(--port N) of any instance. No notification. A device's own reporters go with it when\n"
+     "it is unplugged."},
     {"devlink close", "rdma-sim devlink close",
      "End every connection to DIR/devlink.sock, as if the kernel side went away: each reader\n"
      "sees its stream end. New connections are still accepted."},

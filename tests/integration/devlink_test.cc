@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -330,6 +331,185 @@ TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinn
   next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kPortErr; }, "port_err");
   EXPECT_FALSE(d.status()["devlink"]["unavailable"].get<std::string>().empty());
+}
+
+// mlx5e's uplink devlink port of a PF: (vhca_id << 16) | 0xffff; the simulator's PF0 (mlx5_0,
+// pci/0000:00:02.0) has vhca id 0, PF1 (mlx5_1, pci/0000:00:03.0) 1.
+constexpr int64_t kPf0Uplink = 0xffff;
+constexpr int64_t kPf1Uplink = (int64_t{1} << 16) | 0xffff;
+
+// What a tx port reporter's devlink_health record carries (the daemon's view of the kernel's
+// message): mlx5e's tx, with recover and auto recover.
+DevlinkHealthEvent tx_event(const std::string& handle, int64_t port_index,
+                            const std::string& change, const std::string& state,
+                            const std::string& previous, uint64_t errors, uint64_t recoveries,
+                            uint64_t new_errors, uint64_t new_recoveries, uint64_t grace_ms) {
+  DevlinkHealthEvent e;
+  e.handle = handle;
+  e.port_index = port_index;
+  e.reporter = "tx";
+  e.state = state;
+  e.previous_state = previous;
+  e.change = change;
+  e.error_count = errors;
+  e.recover_count = recoveries;
+  e.new_errors = new_errors;
+  e.new_recoveries = new_recoveries;
+  e.grace_period_ms = grace_ms;
+  e.auto_recover = true;
+  return e;
+}
+
+// Reports an unmapped reporter (role none) and reads up to its record: every record the
+// daemon published before it is in *before, so what did not happen can be asserted.
+void read_up_to_a_marker(SimFabric& sim, DaemonProcess& d, std::vector<Record>* before) {
+  inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy", "--recovery", "fail"});
+  next_record_where(
+      d,
+      [](const Record& r) {
+        return r.event == EventKind::kDevlinkHealth && r.devlink &&
+               r.devlink->handle == "netdevsim/netdevsim9";
+      },
+      "the marker's devlink_health record", before);
+}
+
+// A tx reporter on the devlink port of a one-port device (mlx5_0) is about that port: three
+// queue errors within health.queue_errors' window make it degraded (queue_errors), the first
+// two do not, and the other device's ports are left alone.
+TEST(DevlinkHealth, APortReportersQueueErrorsMakeItsPortDegradedAndNoOther) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535"});
+  inject(sim, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
+  std::vector<Record> records;
+  for (int i = 0; i < 3; ++i)
+    inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
+  const Record degraded = next_port_verdict(d, "mlx5_0/1", "degraded", &records);
+  // Each report recovered at once (grace period 0): error, recovered, three times. The verdict
+  // comes with the third error, not before; the third recovery may be read in the same batch,
+  // before the verdict is published.
+  std::vector<Record> tx;
+  for (const Record& r : records)
+    if (r.event == EventKind::kDevlinkHealth && r.devlink && r.devlink->reporter == "tx")
+      tx.push_back(r);
+  ASSERT_GE(tx.size(), 5u);
+  const std::string h = "pci/0000:00:02.0";
+  EXPECT_EQ(*tx[0].devlink, tx_event(h, kPf0Uplink, "error", "error", "healthy", 1, 0, 1, 0, 0));
+  EXPECT_EQ(*tx[1].devlink,
+            tx_event(h, kPf0Uplink, "recovered", "healthy", "error", 1, 1, 0, 1, 0));
+  EXPECT_EQ(*tx[4].devlink, tx_event(h, kPf0Uplink, "error", "error", "healthy", 3, 2, 1, 0, 0));
+  if (tx.size() == 6) {
+    EXPECT_EQ(*tx[5].devlink,
+              tx_event(h, kPf0Uplink, "recovered", "healthy", "error", 3, 3, 0, 1, 0));
+  }
+  ASSERT_LE(tx.size(), 6u);
+  for (const Record& r : tx) {
+    EXPECT_EQ(r.device, "mlx5_0");
+    EXPECT_EQ(r.node_guid, "0c42:a103:00f6:5e44");
+    EXPECT_EQ(r.port, 1u);  // the port reporter's port: the device has one
+  }
+  EXPECT_EQ(degraded.reason, "queue_errors");
+  EXPECT_EQ(degraded.previous_health, "healthy");
+  EXPECT_EQ(degraded.errors_in_window, 3u);
+  EXPECT_EQ(degraded.cause_seq, tx[4].seq);
+  for (const Record& r : records)
+    EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
+
+  read_up_to_a_marker(sim, d, &records);
+  for (const Record& r : records) {
+    if (r.event == EventKind::kPortHealth && r.device == "mlx5_1") {
+      EXPECT_EQ(r.health, "healthy") << "mlx5_1/" << r.port << " " << r.reason;
+    }
+  }
+  // The status reply lists the port reporter with its port index and its RDMA device.
+  const json status = d.status()["devlink"];
+  bool seen = false;
+  for (const json& r : status["reporters"])
+    if (r["reporter"] == "tx") {
+      seen = true;
+      EXPECT_EQ(r["handle"], h);
+      EXPECT_EQ(r["port_index"], kPf0Uplink);
+      EXPECT_EQ(r["error_count"], 3);
+      EXPECT_EQ(r["ports"], json::array({"mlx5_0/1"})) << r.dump();
+    }
+  EXPECT_TRUE(seen) << status.dump();
+}
+
+// mlx5e's tx as the kernel creates it (grace period 500 ms). A report whose recovery fails
+// leaves it in error; a second report while in error is `error_again`: the reporter is stuck
+// and holds its port degraded below the error threshold (two errors of three). A recovery by
+// hand releases the hold: healthy (devlink_recovered), two errors being under the threshold.
+TEST(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim,
+         {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535", "--grace-period", "500"});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
+  const std::string h = "pci/0000:00:02.0";
+  inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535", "--recovery", "fail"});
+  std::vector<Record> between;
+  const Record error = next_devlink(d, "tx", "error", &between);
+  EXPECT_EQ(*error.devlink, tx_event(h, kPf0Uplink, "error", "error", "healthy", 1, 0, 1, 0, 500));
+  EXPECT_EQ(error.port, 1u);
+  inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
+  const Record again = next_devlink(d, "tx", "error_again", &between);
+  EXPECT_EQ(*again.devlink,
+            tx_event(h, kPf0Uplink, "error_again", "error", "error", 2, 0, 1, 0, 500));
+  const Record held = next_port_verdict(d, "mlx5_0/1", "degraded", &between);
+  EXPECT_EQ(held.reason, "queue_errors");
+  EXPECT_EQ(held.cause_seq, again.seq);
+  // One error alone judged nothing.
+  for (const Record& r : between)
+    EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
+
+  inject(sim, {"devlink", "recover", "mlx5_0", "tx", "--port", "65535"});
+  const Record recovered = next_devlink(d, "tx", "recovered");
+  EXPECT_EQ(*recovered.devlink,
+            tx_event(h, kPf0Uplink, "recovered", "healthy", "error", 2, 1, 0, 1, 500));
+  const Record healthy = next_port_verdict(d, "mlx5_0/1", "healthy");
+  EXPECT_EQ(healthy.reason, "devlink_recovered");
+  EXPECT_EQ(healthy.previous_health, "degraded");
+  EXPECT_EQ(healthy.cause_seq, recovered.seq);
+}
+
+// A port reporter of a device with two ports (mlx5_1: one PCI function with two netdevs in the
+// simulator) cannot be told apart by port: the daemon judges the device as a whole, and both
+// ports go degraded. (A real two-port mlx5 RDMA device is a multi-port RoCE device over two
+// PFs: the second PF's uplink reporter is reached through port 2's netdev alone, but the
+// first PF is the device's own parent, so its reporters judge both ports.)
+TEST(DevlinkHealth, APortReporterOfATwoPortDeviceJudgesTheDevice) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"devlink", "add", "pci/0000:00:03.0", "tx", "--port", std::to_string(kPf1Uplink)});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonProcess d(sim, devlink_options(sim, state.path()));
+  next_port_verdict(d, "mlx5_1/2", "healthy");
+  wait_following(d);
+  for (int i = 0; i < 3; ++i)
+    inject(sim, {"devlink", "report", "mlx5_1", "tx", "--port", std::to_string(kPf1Uplink)});
+  const Record error = next_devlink(d, "tx", "error");
+  EXPECT_EQ(error.device, "mlx5_1");
+  EXPECT_EQ(error.port, 0u);
+  EXPECT_EQ(error.devlink->port_index, kPf1Uplink);
+  std::vector<uint32_t> ports;
+  for (int i = 0; i < 2; ++i) {
+    const Record r = next_record_where(
+        d,
+        [](const Record& x) {
+          return x.event == EventKind::kPortHealth && x.device == "mlx5_1" &&
+                 x.health == "degraded";
+        },
+        "a degraded mlx5_1 port");
+    EXPECT_EQ(r.reason, "queue_errors");
+    EXPECT_EQ(r.errors_in_window, 3u);
+    ports.push_back(r.port);
+  }
+  std::sort(ports.begin(), ports.end());
+  EXPECT_EQ(ports, (std::vector<uint32_t>{1, 2}));
 }
 
 }  // namespace

@@ -53,6 +53,27 @@ Bytes reporter(uint8_t cmd, uint16_t flags, uint32_t seq, uint32_t pid, const st
   return m.done();
 }
 
+// mlx5e's tx reporter on a devlink port as 6.1 fills it: DEVLINK_ATTR_PORT_INDEX between the
+// handle and the reporter's nest (devlink_nl_health_reporter_fill), recover and dump, 500 ms.
+Bytes port_reporter(uint8_t cmd, uint16_t flags, uint32_t seq, uint32_t pid, uint32_t port,
+                    uint8_t state, uint64_t errors, uint64_t recoveries) {
+  return Msg(kFamily, flags, seq, pid)
+      .genl(cmd, DEVLINK_GENL_VERSION)
+      .str(DEVLINK_ATTR_BUS_NAME, "pci")
+      .str(DEVLINK_ATTR_DEV_NAME, "0000:00:02.0")
+      .u32(DEVLINK_ATTR_PORT_INDEX, port)
+      .nest(DEVLINK_ATTR_HEALTH_REPORTER)
+      .str(DEVLINK_ATTR_HEALTH_REPORTER_NAME, "tx")
+      .u8(DEVLINK_ATTR_HEALTH_REPORTER_STATE, state)
+      .u64(DEVLINK_ATTR_HEALTH_REPORTER_ERR_COUNT, errors)
+      .u64(DEVLINK_ATTR_HEALTH_REPORTER_RECOVER_COUNT, recoveries)
+      .u64(DEVLINK_ATTR_HEALTH_REPORTER_GRACEFUL_PERIOD, 500)
+      .u8(DEVLINK_ATTR_HEALTH_REPORTER_AUTO_RECOVER, 1)
+      .u8(DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP, 1)
+      .end()
+      .done();
+}
+
 Bytes done_message(uint32_t seq, uint32_t pid) {
   Bytes b = Msg(NLMSG_DONE, NLM_F_MULTI, seq, pid).done();
   b.insert(b.end(), 4, 0);  // dump_done_errno 0
@@ -293,6 +314,67 @@ TEST(Devlink, PortReportersComeAfterEveryInstancesOwnAndTopologyInstancesAreUnma
   ASSERT_EQ(shown["reporters"].size(), 2u);
   EXPECT_EQ(shown["reporters"][1]["reporter"], "empty");
   EXPECT_EQ(shown["reporters"][1]["device"], "");
+}
+
+// `devlink add HANDLE tx --port N` on a device's own instance: the driver's devlink port
+// reporter. The dump lists it after every instance's own reporters, and its messages carry the
+// port index between the handle and the reporter, byte for byte as 6.1's.
+TEST(Devlink, APortReporterCarriesItsPortIndexBetweenTheHandleAndTheReporter) {
+  Sim sim(rdmatest::topology("two-adapters"));
+  NetlinkClient c(socket_of(sim));
+  sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 1; });
+  sim.ctl_json(
+      {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535", "--grace-period", "500"});
+  c.send(dump_request(4));
+  const std::vector<Bytes> parts = read_dump(c);
+  ASSERT_EQ(parts.size(), 2u);
+  const uint32_t pid = pid_of(parts[0]);
+  Bytes want;
+  for (const std::string dev : {"0000:00:02.0", "0000:00:03.0"})
+    for (const std::string name : {"fw", "fw_fatal"}) {
+      const Bytes r =
+          reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, 4, pid, dev, name, 0, 0, 0);
+      want.insert(want.end(), r.begin(), r.end());
+    }
+  const Bytes tx =
+      port_reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, 4, pid, 65535, 0, 0, 0);
+  want.insert(want.end(), tx.begin(), tx.end());
+  EXPECT_EQ(parts[0], want);
+  const auto m = decode(parts[0]);
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[4].reporter.port_index, 65535);
+  EXPECT_EQ(m[4].reporter.name, "tx");
+
+  // A report the driver fails to recover: one notification, with the port index. Named by the
+  // device and the port, as devlink(8)'s DEV/PORT_INDEX.
+  const json failed =
+      sim.ctl_json({"devlink", "report", "mlx5_0", "tx", "--port", "65535", "--recovery", "fail"});
+  EXPECT_EQ(failed["port_index"], 65535);
+  EXPECT_EQ(failed["result"], "EIO");
+  EXPECT_EQ(c.require(),
+            port_reporter(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, 0, 0, 0, 65535, 1, 1, 0));
+  // The dump the report took would add DUMP_TS and DUMP_TS_NS (times): cleared, by port.
+  sim.ctl_json({"devlink", "dump-clear", "mlx5_0", "tx", "--port", "65535"});
+  // Without --port, the one tx of the instance; with a second one, which is ambiguous.
+  EXPECT_EQ(sim.ctl_json({"devlink", "recover", "mlx5_0", "tx"})["recovered"], true);
+  EXPECT_EQ(c.require(),
+            port_reporter(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, 0, 0, 0, 65535, 0, 1, 1));
+  sim.ctl_json({"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "1"});
+  const auto ambiguous = sim.ctl({"devlink", "report", "mlx5_0", "tx"});
+  EXPECT_EQ(ambiguous.exit_code(), 1);
+  EXPECT_NE(ambiguous.err.find("--port"), std::string::npos) << ambiguous.err;
+  EXPECT_EQ(sim.ctl({"devlink", "report", "mlx5_0", "tx", "--port", "2"}).exit_code(), 1);
+  EXPECT_FALSE(c.receive(200).has_value());
+  const json shown = sim.ctl_json({"devlink", "show", "mlx5_0", "--port", "65535"});
+  ASSERT_EQ(shown["reporters"].size(), 1u) << shown.dump();
+  EXPECT_EQ(shown["reporters"][0]["reporter"], "tx");
+  EXPECT_EQ(shown["reporters"][0]["port_index"], 65535);
+  EXPECT_EQ(shown["reporters"][0]["error_count"], 1);
+  EXPECT_EQ(shown["reporters"][0]["recover_count"], 1);
+  // A device's own reporters stay its driver's; its port reporters come and go.
+  EXPECT_EQ(sim.ctl({"devlink", "remove", "pci/0000:00:02.0", "fw"}).exit_code(), 1);
+  sim.ctl_json({"devlink", "remove", "pci/0000:00:02.0", "tx", "--port", "1"});
+  EXPECT_EQ(sim.ctl_json({"devlink", "show", "mlx5_0"})["reporters"].size(), 3u);
 }
 
 }  // namespace
