@@ -153,6 +153,8 @@ void DevlinkMonitor::set_config(DevlinkConfig config) {
       dump_watch_.reset();
       dump_socket_.close();
       known_.clear();
+      dumped_counts_.clear();
+      guards_armed_ = false;
       started_ = false;
       unavailable_.clear();
       family_ = {};
@@ -173,14 +175,38 @@ bool DevlinkMonitor::drop(const Message& m, bool from_kernel) {
   return true;
 }
 
+bool DevlinkMonitor::older_than_dump(const Reporter& r) {
+  const auto g = dumped_counts_.find(key_of(r));
+  if (g == dumped_counts_.end()) return false;
+  const auto [errors, recoveries] = g->second;
+  if (r.error_count < errors || (r.error_count == errors && r.recover_count < recoveries)) {
+    spdlog::debug(
+        "devlink health: {} reporter {}: a notification from before the dump "
+        "(errors {}, recoveries {}; the dump said {}, {}), dropped",
+        r.handle(), r.name, r.error_count, r.recover_count, errors, recoveries);
+    return true;
+  }
+  dumped_counts_.erase(g);  // newer than the dump: so is everything after it
+  return false;
+}
+
 void DevlinkMonitor::on_readable() {
   std::vector<Record> out;
   std::vector<Message> messages;
+  // A dump ended before this read began: what waits in the socket now is all it can be older
+  // than, so once it is read, the guards go.
+  const bool clears_guards = guards_armed_;
   for (int i = 0; i < kDatagramsPerTurn && watch_; ++i) {
     size_t size = 0;
     bool from_kernel = false;
     const int err = socket_.receive(buf_, &size, &from_kernel);
-    if (err == EAGAIN || err == EWOULDBLOCK) break;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      if (clears_guards) {
+        dumped_counts_.clear();
+        guards_armed_ = false;
+      }
+      break;
+    }
     if (err == EINTR) continue;
     if (err == ENOBUFS) {
       lost(out);
@@ -204,6 +230,7 @@ void DevlinkMonitor::on_readable() {
       if (drop(m, from_kernel)) continue;
       if (m.kind != MessageKind::kReporter) continue;
       ++stats_.notifications;
+      if (older_than_dump(m.reporter)) continue;
       apply(m.reporter, false, out);
     }
   }
@@ -265,12 +292,19 @@ void DevlinkMonitor::on_dump_readable() {
                      std::strerror(m.error));
         done = true;
       }
-      if (m.kind == MessageKind::kReporter && m.seq == dump_seq_) apply(m.reporter, true, out);
+      if (m.kind == MessageKind::kReporter && m.seq == dump_seq_) {
+        dumped_counts_[key_of(m.reporter)] = {m.reporter.error_count, m.reporter.recover_count};
+        guards_armed_ = false;  // until this dump ends
+        apply(m.reporter, true, out);
+      }
     }
   }
   if (!out.empty()) publish_(out);
   if (done) {
     ++stats_.dumps;
+    // Nothing waits in the notification socket: nothing can be older than the dump.
+    guards_armed_ = socket_.readable();
+    if (!guards_armed_) dumped_counts_.clear();
     // Not inside its own callback: the watch and its socket go after it returns.
     loop_.defer([this] { end_dump(); });
     dump_watch_->watch(false, false);

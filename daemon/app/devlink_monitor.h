@@ -79,6 +79,8 @@ class DevlinkMonitor {
   // One reporter's state from a notification or a dump: its records, if it changed.
   void apply(const devlink::Reporter& r, bool dumped, std::vector<Record>& out);
   void lost(std::vector<Record>& out);
+  // A notification from before the last dump (dumped_counts_).
+  bool older_than_dump(const devlink::Reporter& r);
   bool drop(const devlink::Message& m, bool from_kernel);  // malformed or foreign: counted
 
   EventLoop& loop_;
@@ -94,7 +96,15 @@ class DevlinkMonitor {
   netlink::NetlinkSocket dump_socket_;
   std::unique_ptr<IoWatch> dump_watch_;
   uint32_t dump_seq_ = 0;
-  bool dump_again_ = false;             // an overrun during a dump: dump once more after it
+  bool dump_again_ = false;  // an overrun during a dump: dump once more after it
+  // The counts each reporter had in the last dump, while notifications older than it may still
+  // wait in the notification socket (its own socket: no order between the two). A notification
+  // with lower counts is from before the dump and is dropped; the first with counts as high or
+  // higher ends the reporter's guard (the socket keeps the kernel's order), and all of them
+  // end when the dump ends with the socket empty, or else with the first complete read of the
+  // socket that began after it (`guards_armed_`).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> dumped_counts_;
+  bool guards_armed_ = false;
   std::map<std::string, Known> known_;  // by handle, port index and reporter name
   std::string unavailable_;             // why there is no devlink; "" while it works
   bool started_ = false;

@@ -1,6 +1,7 @@
 #include "netlink/netlink_socket.h"
 
 #include <linux/netlink.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -70,6 +71,11 @@ int NetlinkSocket::send(std::span<const uint8_t> message) {
                              reinterpret_cast<sockaddr*>(&kernel), sizeof kernel);
   if (n < 0) return errno;
   return static_cast<size_t>(n) == message.size() ? 0 : EMSGSIZE;
+}
+
+bool NetlinkSocket::readable() const {
+  pollfd p{fd_.get(), POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
 }
 
 int NetlinkSocket::receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel) {

@@ -34,6 +34,8 @@ class NetlinkSocket {
   // whether the kernel sent it (sender port id 0): anything else is not the kernel's word.
   // A datagram longer than `buf` is MSG_TRUNC: EMSGSIZE, and the datagram is gone.
   int receive(std::span<uint8_t> buf, size_t* size, bool* from_kernel);
+  // Whether a datagram (or an error) waits to be read now.
+  bool readable() const;
   void close() { fd_.reset(); }
 
  private:

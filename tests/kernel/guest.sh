@@ -80,7 +80,7 @@ run_scenarios() {
   . "$GUEST_DIR/scenario_devlink.sh"
   . "$GUEST_DIR/scenario_no_monitor.sh"
   local s
-  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst counters delete readd netdev_delete devlink no_monitor}; do
+  for s in ${SCENARIOS:-link mtu_mac gids asyncwatch health_wait burst counters delete readd netdev_delete devlink devlink_overrun no_monitor}; do
     log "scenario $s"
     "scenario_$s"
   done

@@ -363,3 +363,69 @@ devlink_daemon_end() {
     return 1
   fi
 }
+
+# scenario_devlink_overrun: the kernel drops notifications a daemon cannot take in time. A third
+# daemon (its own state, no socket, no journal, records on stdout) is stopped (SIGSTOP) while
+# netdevsim1's dummy reporter is broken and recovers, again and again, until the kernel counts
+# drops on the daemon's generic netlink sockets (/proc/net/netlink's Drops, protocol 16, by the
+# inodes of its descriptors); continued, the daemon reads ENOBUFS,
+# publishes devlink_events_lost, dumps every reporter again, and its last record of the
+# reporter has the counts `devlink health show` has.
+scenario_devlink_overrun() {
+  local dir=$DL/overrun out pid breaks=0 err
+  mkdir -p $dir/state
+  out=$dir/records.ndjson
+  STATE_DIRECTORY=$dir/state "$B"/rdma-eventd -f -c $W/config.json --no-socket --no-journal \
+    --print-records >$out 2>$dir/daemon.log &
+  pid=$!
+  if ! wait_for 20 grep -q "devlink health: following family" $dir/daemon.log; then
+    fail devlink_overrun "the daemon did not follow devlink: $(cat $dir/daemon.log)"
+    kill $pid
+    wait $pid
+    return
+  fi
+  kill -STOP $pid
+  local inodes
+  inodes=$(ls -l /proc/$pid/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | paste -sd' ')
+  genl_drops() {
+    awk -v inodes=" $inodes " '$2 == 16 && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' \
+      /proc/net/netlink
+  }
+  local drops_before
+  drops_before=$(genl_drops)
+  while [ "$(genl_drops)" -le "$drops_before" ] && [ $breaks -lt 6000 ]; do
+    for _ in $(seq 100); do
+      err=$(break_health netdevsim1) || { fail devlink_overrun "break $breaks: $err"; break 2; }
+      breaks=$((breaks + 1))
+    done
+  done
+  kill -CONT $pid
+  log "devlink_overrun: $breaks breaks, the kernel dropped $(($(genl_drops) - drops_before)) notifications"
+  last_counts() {
+    jq -r 'select(.event == "devlink_health" and .devlink.handle == "netdevsim/netdevsim1")
+      | "\(.devlink.state) \(.devlink.error_count) \(.devlink.recover_count)"' $out | tail -n 1
+  }
+  shown_counts() {
+    devlink health show netdevsim/netdevsim1 reporter dummy -j |
+      jq -r '.health["netdevsim/netdevsim1"][0] | "\(.state) \(.error) \(.recover)"'
+  }
+  settled() {
+    grep -q '"event":"devlink_events_lost"' $out && [ "$(last_counts)" = "$(shown_counts)" ]
+  }
+  local ok=1
+  if [ "$(genl_drops)" -le "$drops_before" ]; then
+    fail devlink_overrun "$breaks breaks and no notification dropped"
+    ok=0
+  elif ! wait_for 30 settled; then
+    fail devlink_overrun "after the overrun: last record '$(last_counts)', devlink health show '$(shown_counts)', $(grep -c devlink_events_lost $out) loss records; log: $(tail -n 5 $dir/daemon.log)"
+    ok=0
+  elif ! grep -q "devlink health: notifications lost (socket overrun); reading every reporter again" $dir/daemon.log; then
+    fail devlink_overrun "the overrun was not logged: $(cat $dir/daemon.log)"
+    ok=0
+  fi
+  kill $pid
+  wait $pid
+  cp $out $DLOUT/overrun-records.ndjson
+  cp $dir/daemon.log $DLOUT/overrun-daemon.log
+  [ $ok = 1 ] && pass devlink_overrun
+}
