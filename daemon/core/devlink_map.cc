@@ -15,14 +15,18 @@ std::vector<DevlinkTarget> devlink_targets(const std::vector<DevlinkHandles>& de
                                            std::string_view handle, int64_t port_index) {
   std::vector<DevlinkTarget> out;
   for (const DevlinkHandles& d : devices) {
-    if (contains(d.device_handles, handle)) {
-      const uint32_t port = port_index >= 0 && d.ports == 1 ? 1 : 0;
-      out.push_back({d.device, d.node_guid, port});
-      continue;
-    }
     std::vector<uint32_t> ports;
     for (const auto& [port, handles] : d.port_handles) {
       if (contains(handles, handle)) ports.push_back(port);
+    }
+    if (contains(d.device_handles, handle)) {
+      // A port reporter of the device's own instance: the port whose netdev is under that
+      // instance alone (mlx5 multi-port RoCE: each port's netdev on its own PCI function, the
+      // first function also the device's parent); one port: that one; else the device.
+      uint32_t port = 0;
+      if (port_index >= 0) port = ports.size() == 1 ? ports.front() : d.ports == 1 ? 1 : 0;
+      out.push_back({d.device, d.node_guid, port});
+      continue;
     }
     // Reached through one port's netdev: that port; through several (one parent under every
     // port's netdev), the device.

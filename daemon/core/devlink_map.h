@@ -8,7 +8,9 @@
 // Ethernet function's auxiliary device and its PCI function; netdevsim's bus device for rxe on a
 // netdevsim netdev). A reporter of the device's own chain is about the device (port 0): a
 // firmware reporter judges every port; one reached only through a port's netdev is about that
-// port. A port reporter (a devlink port index) of a device with one port is about that port.
+// port. A port reporter (a devlink port index) of the device's own chain is about the one port
+// whose netdev's chain has the instance too (multi-port RoCE: a PCI function per port), else,
+// on a device with one port, that port, else the device.
 #pragma once
 
 #include <cstdint>

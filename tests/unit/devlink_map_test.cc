@@ -46,6 +46,26 @@ TEST(DevlinkMap, APortReporterOfAOnePortDeviceIsItsPortAndOfATwoPortDeviceTheDev
   EXPECT_EQ(devlink_targets(fabric(), "pci/0000:09:00.0", 1)[0].port, 0u);
 }
 
+// mlx5 multi-port RoCE: one RDMA device over two PCI functions, each port's netdev on its own;
+// the first function is also the device's parent. Its port reporters (tx, rx) are about the
+// port whose netdev is under it; the second function's, reached only through port 2, too; a
+// reporter of the first function's own (fw) is about the device.
+TEST(DevlinkMap, APortReporterOfAMultiPortDeviceIsThePortOfItsFunction) {
+  const std::vector<DevlinkHandles> multiport = {
+      {"mlx5_bond_0",
+       "0c42:a103:00f6:0003",
+       2,
+       {"auxiliary/mlx5_core.rdma.0", "pci/0000:0b:00.0"},
+       {{1, {"auxiliary/mlx5_core.eth.0", "pci/0000:0b:00.0"}},
+        {2, {"auxiliary/mlx5_core.eth.1", "pci/0000:0b:00.1"}}}}};
+  EXPECT_EQ(devlink_targets(multiport, "pci/0000:0b:00.0", 65535),
+            (std::vector<DevlinkTarget>{{"mlx5_bond_0", "0c42:a103:00f6:0003", 1}}));
+  EXPECT_EQ(devlink_targets(multiport, "pci/0000:0b:00.1", 131071),
+            (std::vector<DevlinkTarget>{{"mlx5_bond_0", "0c42:a103:00f6:0003", 2}}));
+  EXPECT_EQ(devlink_targets(multiport, "pci/0000:0b:00.0", -1),
+            (std::vector<DevlinkTarget>{{"mlx5_bond_0", "0c42:a103:00f6:0003", 0}}));
+}
+
 TEST(DevlinkMap, AnInstanceOfNoRdmaDeviceHasNoTarget) {
   EXPECT_TRUE(devlink_targets(fabric(), "pci/0000:0a:00.0", -1).empty());
   EXPECT_TRUE(devlink_targets({}, "pci/0000:08:00.0", -1).empty());
