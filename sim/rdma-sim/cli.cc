@@ -23,7 +23,7 @@ const Spec* find_spec(const std::string& name) {
 // The commands named by two words ("port down", "counter add").
 bool is_command_group(const std::string& word) {
   return word == "port" || word == "gid" || word == "module" || word == "counter" ||
-         word == "devlink";
+         word == "devlink" || word == "rdma-netlink";
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {

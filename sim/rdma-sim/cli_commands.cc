@@ -321,6 +321,12 @@ const std::vector<Spec>& specs() {
        [](const Global& g, const Args& a) {
          return send(g, storm_request(a, "storm", "storm", "targets", event_type));
        }},
+      {"rdma-netlink close",
+       0,
+       0,
+       {},
+       {},
+       [](const Global& g, const Args&) { return send(g, {{"cmd", "rdma_netlink_close"}}); }},
       {"no-rdma",
        1,
        1,

@@ -287,6 +287,13 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
   }
   if (cmd == "counter") return handle_counter(req);
   if (cmd == "devlink") return handle_devlink(req);
+  if (cmd == "rdma_netlink_close") {
+    const size_t n = rdma_netlink_->close_all();
+    return json{{"ok", true},
+                {"message", "rdma-netlink.sock: " + std::to_string(n) + " connection(s) closed"},
+                {"closed", n},
+                {"events", json::array()}};
+  }
   if (auto reply = handle_devx(cmd, req)) return reply;
   if (cmd == "set") {
     const auto us = need<uint64_t>(req, "query_latency_us");

@@ -203,6 +203,9 @@ const Help kHelp[] = {
     {"devlink close", "rdma-sim devlink close",
      "End every connection to DIR/devlink.sock, as if the kernel side went away: each reader\n"
      "sees its stream end. New connections are still accepted."},
+    {"rdma-netlink close", "rdma-sim rdma-netlink close",
+     "End every connection to DIR/rdma-netlink.sock, as if the kernel side went away: each\n"
+     "reader sees its stream end. New connections are still accepted."},
     {"no-rdma", "rdma-sim no-rdma on|off",
      "\"No RDMA in the kernel\": ibv_get_device_list returns NULL with ENOSYS."},
     {"set", "rdma-sim set query-latency-us N",

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "harness.h"
 #include "journal_sandbox.h"
 #include "paths.h"
+#include "proc_info.h"
 #include "process.h"
 #include "test_support.h"
 
@@ -369,6 +371,36 @@ TEST(HotplugWithoutUdev, WithTheMonitorTheRescanStillFindsADeviceThatWaitsForIts
   const Record next = daemon.next_record();
   EXPECT_EQ(next.event, EventKind::kPortErr);
   EXPECT_EQ(next.device, "mlx5_0");
+}
+
+// The kernel's side of the socket goes away (a stand-in ends): one warning, a resync for what
+// may have been missed, and the rescan alone from then on, without spinning on the dead socket.
+TEST(HotplugWithoutUdev, WhenTheMonitorFailsTheRescanGoesOnAlone) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
+  DaemonProcess daemon(sim, DaemonOptions{.env = sim.rdma_netlink_env()});
+  ASSERT_EQ(daemon.status()["hotplug"]["source"], "rdma_netlink");
+  EXPECT_EQ(sim.ctl_json({"rdma-netlink", "close"})["closed"], 1);
+  daemon.require_log(
+      "hot-plug: reading the RDMA netlink monitor failed: the stand-in went away; the rescan "
+      "every 5 s goes on alone",
+      10s);
+  ASSERT_TRUE(
+      rdmatest::wait_until([&] { return daemon.status()["hotplug"]["source"] == "rescan"; }, 10s));
+  const pid_t pid = daemon.process().pid();
+  const uint64_t before = rdmatest::cpu_ticks(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a span to measure, not a wait
+  EXPECT_LE(rdmatest::cpu_ticks(pid) - before, 10u);     // at most 0.1 s of CPU in 2 s
+  // The rescan still finds what changes.
+  inject(sim, {"unplug", "mlx5_1", "--no-disassociate"});
+  EXPECT_EQ(
+      stable_part(next_json(daemon)),
+      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
+  EXPECT_TRUE(daemon.logged("mlx5_1: removed (periodic rescan); closing it"));
+  int warnings = 0;
+  for (const std::string& l : daemon.process().stderr_lines())
+    warnings += l.find("reading the RDMA netlink monitor failed") != std::string::npos;
+  EXPECT_EQ(warnings, 1);
 }
 
 // Debian 12's kernel (6.1): the system query has no monitor mode; the rescan alone.
