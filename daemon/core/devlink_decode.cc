@@ -13,7 +13,6 @@ namespace {
 
 using netlink_wire::Attr;
 using netlink_wire::for_each_attr;
-using netlink_wire::kHeader;
 using netlink_wire::load;
 constexpr size_t kGenlHeader = GENL_HDRLEN;  // 4
 
@@ -149,24 +148,7 @@ void decode_family(std::span<const uint8_t> attrs, Message& m) {
   m.family = f;
 }
 
-void decode_one(std::span<const uint8_t> msg, uint16_t devlink_family, Message& m) {
-  const std::span<const uint8_t> payload = msg.subspan(kHeader);
-  switch (m.type) {
-    case NLMSG_DONE:
-      m.kind = MessageKind::kDone;
-      return;
-    case NLMSG_OVERRUN:
-      m.kind = MessageKind::kOverrun;
-      return;
-    case NLMSG_ERROR:
-      m.kind = netlink_wire::error_code(payload, m.error, m.problem) ? MessageKind::kError
-                                                                     : MessageKind::kMalformed;
-      return;
-    case NLMSG_NOOP:
-      return;
-    default:
-      break;
-  }
+void decode_one(std::span<const uint8_t> payload, uint16_t devlink_family, Message& m) {
   const bool controller = m.type == GENL_ID_CTRL;
   const bool devlink = devlink_family != 0 && m.type == devlink_family;
   if (!controller && !devlink) return;  // another family's: not ours to read
@@ -199,8 +181,8 @@ std::vector<uint8_t> request(uint16_t type, uint16_t flags, uint32_t seq, uint8_
 }  // namespace
 
 void decode(std::span<const uint8_t> datagram, uint16_t devlink_family, std::vector<Message>& out) {
-  netlink_wire::decode_messages(datagram, out, [&](std::span<const uint8_t> msg, Message& m) {
-    decode_one(msg, devlink_family, m);
+  netlink_wire::decode_messages(datagram, out, [&](std::span<const uint8_t> payload, Message& m) {
+    decode_one(payload, devlink_family, m);
   });
 }
 

@@ -97,9 +97,15 @@ void for_each_message(std::span<const uint8_t> datagram, Visit visit, BadLength 
   }
 }
 
+// The errno of an NLMSG_ERROR's payload: 0 (an acknowledgement) or a positive errno. Anything
+// else, or too few bytes, did not come from the kernel: false, *problem says why.
+bool error_code(std::span<const uint8_t> payload, int& error, std::string& problem);
+
 // Decodes every message of `datagram` into `out` (a vector of a decoder's Message: type, flags,
-// seq, pid, kind, problem), with decode_one(std::span<const uint8_t> message, Message&) for
-// each whole one; one whose length does not fit is the kind's kMalformed and ends the walk.
+// seq, pid, kind, error, problem; its kind has kDone, kOverrun, kError, kIgnored, kMalformed).
+// The control messages are decoded here (NLMSG_NOOP is ignored); decode_one(std::span<const
+// uint8_t> payload, Message&) gets every other whole message's payload. One whose length does
+// not fit is kMalformed and ends the walk.
 template <typename Message, typename DecodeOne>
 void decode_messages(std::span<const uint8_t> datagram, std::vector<Message>& out,
                      DecodeOne decode_one) {
@@ -112,17 +118,34 @@ void decode_messages(std::span<const uint8_t> datagram, std::vector<Message>& ou
     return m;
   };
   for_each_message(
-      datagram, [&](const nlmsghdr& h, std::span<const uint8_t> msg) { decode_one(msg, add(h)); },
+      datagram,
+      [&](const nlmsghdr& h, std::span<const uint8_t> msg) {
+        Message& m = add(h);
+        using Kind = decltype(m.kind);
+        const std::span<const uint8_t> payload = msg.subspan(kHeader);
+        switch (h.nlmsg_type) {
+          case NLMSG_DONE:
+            m.kind = Kind::kDone;
+            return;
+          case NLMSG_OVERRUN:
+            m.kind = Kind::kOverrun;
+            return;
+          case NLMSG_ERROR:
+            m.kind = error_code(payload, m.error, m.problem) ? Kind::kError : Kind::kMalformed;
+            return;
+          case NLMSG_NOOP:
+            m.kind = Kind::kIgnored;
+            return;
+          default:
+            decode_one(payload, m);
+        }
+      },
       [&](const nlmsghdr& h, std::string problem) {
         Message& m = add(h);
         m.kind = decltype(m.kind)::kMalformed;
         m.problem = std::move(problem);
       });
 }
-
-// The errno of an NLMSG_ERROR's payload: 0 (an acknowledgement) or a positive errno. Anything
-// else, or too few bytes, did not come from the kernel: false, *problem says why.
-bool error_code(std::span<const uint8_t> payload, int& error, std::string& problem);
 
 // Appends an attribute, padded to 4 bytes.
 void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size);

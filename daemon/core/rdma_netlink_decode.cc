@@ -9,7 +9,6 @@ namespace {
 
 using netlink_wire::Attr;
 using netlink_wire::for_each_attr;
-using netlink_wire::kHeader;
 
 // A device or netdev name as the kernel allows it: no '/', no whitespace or control character
 // (dev_valid_name(), and ib_device_rename() takes the same). Anything else did not come from
@@ -88,19 +87,8 @@ void decode_monitor(std::span<const uint8_t> attrs, Message& m) {
   m.notice = std::move(n);
 }
 
-void decode_one(std::span<const uint8_t> msg, Message& m) {
-  const std::span<const uint8_t> payload = msg.subspan(kHeader);
+void decode_one(std::span<const uint8_t> payload, Message& m) {
   switch (m.type) {
-    case NLMSG_DONE:
-      m.kind = MessageKind::kDone;
-      return;
-    case NLMSG_OVERRUN:
-      m.kind = MessageKind::kOverrun;
-      return;
-    case NLMSG_ERROR:
-      m.kind = netlink_wire::error_code(payload, m.error, m.problem) ? MessageKind::kError
-                                                                     : MessageKind::kMalformed;
-      return;
     case kSysGetType:
       decode_system(payload, m);
       return;
@@ -108,7 +96,7 @@ void decode_one(std::span<const uint8_t> msg, Message& m) {
       decode_monitor(payload, m);
       return;
     default:
-      return;  // NLMSG_NOOP, other commands, other clients (the iwarp port mapper, ...)
+      return;  // other commands, other clients (the iwarp port mapper, ...)
   }
 }
 
