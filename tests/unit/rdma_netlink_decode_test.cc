@@ -13,46 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "netlink_msg.h"
+
 namespace rdma_eventd::daemon::rdma_netlink {
 namespace {
 
 // A NETLINK_RDMA message: the netlink header, then 4-byte aligned attributes (no genetlink
 // header).
-class Msg {
- public:
-  explicit Msg(uint16_t type, uint32_t seq = 0, uint32_t pid = 0) {
-    nlmsghdr h{};
-    h.nlmsg_type = type;
-    h.nlmsg_seq = seq;
-    h.nlmsg_pid = pid;
-    append(&h, sizeof h);
-  }
-  Msg& str(uint16_t type, const std::string& s) { return attr(type, s.c_str(), s.size() + 1); }
-  Msg& u8(uint16_t type, uint8_t v) { return attr(type, &v, 1); }
-  Msg& u32(uint16_t type, uint32_t v) { return attr(type, &v, 4); }
-  Msg& attr(uint16_t type, const void* data, size_t size) {
-    const auto len = static_cast<uint16_t>(4 + size);
-    append(&len, 2);
-    append(&type, 2);
-    append(data, size);
-    bytes_.resize((bytes_.size() + 3) & ~size_t{3}, 0);
-    return *this;
-  }
-  std::vector<uint8_t> done() const {
-    std::vector<uint8_t> out = bytes_;
-    const auto len = static_cast<uint32_t>(out.size());
-    std::memcpy(out.data(), &len, 4);
-    return out;
-  }
-
- private:
-  void append(const void* p, size_t n) {
-    const size_t at = bytes_.size();
-    bytes_.resize(at + n);
-    if (n) std::memcpy(bytes_.data() + at, p, n);
-  }
-  std::vector<uint8_t> bytes_;
-};
+using simtest::Msg;
 
 // rdma_nl_notify_event for REGISTER, UNREGISTER and RENAME: fill_nldev_handle, then the type.
 Msg handle_event(EventType type, uint32_t index, const std::string& name) {
@@ -75,7 +43,7 @@ Message one(const std::vector<uint8_t>& bytes) {
 
 TEST(RdmaNetlinkDecode, TheSystemAnswerSaysWhetherTheKernelHasTheMonitor) {
   // 6.12's nldev_sys_get_doit: netns mode, privileged qkey mode, monitor mode, copy on fork.
-  Msg with(kSysGetType, 1, 4242);
+  Msg with(kSysGetType, 0, 1, 4242);
   with.u8(66, 1).u8(96, 0).u8(kAttrMonitorMode, 1).u8(93, 1);
   const Message m = one(with.done());
   EXPECT_EQ(m.kind, MessageKind::kSystem);
@@ -83,7 +51,7 @@ TEST(RdmaNetlinkDecode, TheSystemAnswerSaysWhetherTheKernelHasTheMonitor) {
   EXPECT_EQ(m.seq, 1u);
   EXPECT_EQ(m.pid, 4242u);
   // 6.1's: no monitor mode.
-  Msg without(kSysGetType, 1, 4242);
+  Msg without(kSysGetType, 0, 1, 4242);
   without.u8(66, 1).u8(93, 1);
   const Message old = one(without.done());
   EXPECT_EQ(old.kind, MessageKind::kSystem);

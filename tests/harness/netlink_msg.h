@@ -1,5 +1,6 @@
-// A netlink message written out field by field in a test, to compare a stand-in's bytes with
-// the kernel's layout: header, (generic-netlink header,) attributes, nests.
+// A netlink message written out field by field in a test, as the kernel lays it out: header,
+// (generic-netlink header,) attributes, nests. The simulator's tests compare a stand-in's bytes
+// with it; the decoders' unit tests feed it to them, hostile attributes included (attr()).
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,19 @@ class Msg {
  public:
   using Bytes = std::vector<uint8_t>;
 
-  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid) {
+  explicit Msg(uint16_t type, uint16_t flags = 0, uint32_t seq = 0, uint32_t pid = 0) {
     put32(0), put16(type), put16(flags), put32(seq), put32(pid);
   }
   Msg& genl(uint8_t cmd, uint8_t version) {
     b_.insert(b_.end(), {cmd, version, 0, 0});
+    return *this;
+  }
+  // Any attribute: `size` bytes of `data`, padded to 4.
+  Msg& attr(uint16_t type, const void* data, size_t size) {
+    put16(uint16_t(4 + size)), put16(type);
+    const auto* p = static_cast<const uint8_t*>(data);
+    if (size) b_.insert(b_.end(), p, p + size);
+    b_.resize((b_.size() + 3) & ~size_t{3}, 0);
     return *this;
   }
   Msg& str(uint16_t type, const std::string& s) { return attr(type, s.c_str(), s.size() + 1); }
@@ -45,13 +54,6 @@ class Msg {
  private:
   void put16(uint16_t v) { b_.insert(b_.end(), {uint8_t(v), uint8_t(v >> 8)}); }
   void put32(uint32_t v) { put16(uint16_t(v)), put16(uint16_t(v >> 16)); }
-  Msg& attr(uint16_t type, const void* data, size_t size) {
-    put16(uint16_t(4 + size)), put16(type);
-    const auto* p = static_cast<const uint8_t*>(data);
-    if (size) b_.insert(b_.end(), p, p + size);
-    b_.resize((b_.size() + 3) & ~size_t{3}, 0);
-    return *this;
-  }
   Bytes b_;
   std::vector<size_t> nests_;
 };
