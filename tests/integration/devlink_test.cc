@@ -50,6 +50,22 @@ Record next_devlink(DaemonProcess& d, const std::string& reporter, const std::st
       "devlink_health " + reporter + " " + change, skipped);
 }
 
+// The next `count` degraded verdicts of `device`'s ports, by port.
+std::vector<Record> degraded_verdicts(DaemonProcess& d, const std::string& device, int count) {
+  std::vector<Record> out;
+  for (int i = 0; i < count; ++i) {
+    out.push_back(next_record_where(
+        d,
+        [&](const Record& x) {
+          return x.event == EventKind::kPortHealth && x.device == device && x.health == "degraded";
+        },
+        "a degraded " + device + " port"));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Record& a, const Record& b) { return a.port < b.port; });
+  return out;
+}
+
 // The daemon follows the stand-in once its status says so (the dump at start is done).
 void wait_following(DaemonProcess& d) {
   ASSERT_TRUE(rdmatest::wait_until(
@@ -202,18 +218,10 @@ TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
   EXPECT_EQ(error.device, "mlx5_1");
   EXPECT_FALSE(error.devlink->auto_recover);
   std::vector<uint32_t> ports;
-  for (int i = 0; i < 2; ++i) {
-    const Record r = next_record_where(
-        d,
-        [](const Record& x) {
-          return x.event == EventKind::kPortHealth && x.device == "mlx5_1" &&
-                 x.health == "degraded";
-        },
-        "a degraded mlx5_1 port");
+  for (const Record& r : degraded_verdicts(d, "mlx5_1", 2)) {
     EXPECT_EQ(r.reason, "firmware_errors");
     ports.push_back(r.port);
   }
-  std::sort(ports.begin(), ports.end());
   EXPECT_EQ(ports, (std::vector<uint32_t>{1, 2}));
 }
 
@@ -496,19 +504,11 @@ TEST(DevlinkHealth, APortReporterOfATwoPortDeviceJudgesTheDevice) {
   EXPECT_EQ(error.port, 0u);
   EXPECT_EQ(error.devlink->port_index, kPf1Uplink);
   std::vector<uint32_t> ports;
-  for (int i = 0; i < 2; ++i) {
-    const Record r = next_record_where(
-        d,
-        [](const Record& x) {
-          return x.event == EventKind::kPortHealth && x.device == "mlx5_1" &&
-                 x.health == "degraded";
-        },
-        "a degraded mlx5_1 port");
+  for (const Record& r : degraded_verdicts(d, "mlx5_1", 2)) {
     EXPECT_EQ(r.reason, "queue_errors");
     EXPECT_EQ(r.errors_in_window, 3u);
     ports.push_back(r.port);
   }
-  std::sort(ports.begin(), ports.end());
   EXPECT_EQ(ports, (std::vector<uint32_t>{1, 2}));
 }
 
