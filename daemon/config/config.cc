@@ -127,9 +127,15 @@ void parse_journal(const json& v, Config& c) {
   if (v.contains("budget")) parse_journal_budget(v["budget"], c.journal_budget);
 }
 
+// Whether v is an integer that is not negative. The JSON parser reads "-0" as a signed integer:
+// it is 0, and written back it is "0", so it must be read as 0 too.
+bool is_unsigned_integer(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
+
 // An unsigned integer key within [min, max].
 uint64_t bounded(const json& v, const std::string& key, uint64_t min, uint64_t max) {
-  if (!v.is_number_unsigned()) throw Bad{key, "expected an unsigned integer, got " + type_name(v)};
+  if (!is_unsigned_integer(v)) throw Bad{key, "expected an unsigned integer, got " + type_name(v)};
   const auto n = v.get<uint64_t>();
   if (n < min || n > max) {
     throw Bad{key, "must be from " + std::to_string(min) + " to " + std::to_string(max)};
@@ -161,7 +167,7 @@ std::vector<uint32_t> id_list(const json& v, bool user, const std::string& key) 
     } else if (v[i].is_number()) {
       // (uid_t)-1 means "no change" to chown(2) and is nobody's id.
       constexpr uint64_t kMaxId = 4294967294u;
-      if (!v[i].is_number_unsigned() || v[i].get<uint64_t>() > kMaxId) {
+      if (!is_unsigned_integer(v[i]) || v[i].get<uint64_t>() > kMaxId) {
         throw Bad{item_key, "a numeric id is an integer from 0 to " + std::to_string(kMaxId)};
       }
       out.push_back(static_cast<uint32_t>(v[i].get<uint64_t>()));

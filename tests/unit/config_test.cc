@@ -118,6 +118,12 @@ TEST(Config, SocketErrorsNameTheKey) {
             "test.json: socket.max_subscribers: must be from 1 to 65536");
   EXPECT_EQ(error_of(R"({"socket": {"max_queued_bytes": -5}})").message(),
             "test.json: socket.max_queued_bytes: expected an unsigned integer, got a number");
+  // "-0" is 0, as it reads back when the value is written out again.
+  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers": -0}})").message(),
+            "test.json: socket.max_subscribers: must be from 1 to 65536");
+  EXPECT_EQ(std::get<Config>(parse_config(R"({"socket": {"ring_records": -0}})", "test.json"))
+                .socket.ring_records,
+            0u);
   EXPECT_EQ(error_of(R"({"socket": {"max_request_bytes": 100}})").message(),
             "test.json: socket.max_request_bytes: must be from 256 to 1048576");
   EXPECT_EQ(error_of(R"({"socket": {"ring": 5}})").message(),
