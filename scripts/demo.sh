@@ -106,6 +106,11 @@ step pkey mlx5_0/1 2 0x8002
 # A transceiver pulled and pushed back: mlx5 vendor events, read from the DEVX event channel.
 step module unplug mlx5_1/1
 step module plug mlx5_1/1
+# The adapter's own health, from the kernel's devlink health reporters: a fatal firmware error
+# that the driver recovers from at once, then a firmware error (mlx5's fw reporter never
+# recovers: it stays in error).
+step devlink report mlx5_0 fw_fatal
+step devlink report mlx5_1 fw
 
 echo
 echo "== The same records as every subscriber reads them, one JSON object per line. Here socat"
@@ -126,6 +131,7 @@ fi
 echo
 echo "== Running; the monitor above goes on. From another terminal (as root):"
 echo "   inject events:     RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim port down mlx5_0/1"
+echo "                      RDMA_SIM_DIR=$RDMA_SIM_DIR $bin/rdma-sim devlink report mlx5_0 fw_fatal"
 echo "                      ($bin/rdma-sim help lists every command)"
 echo "   subscribe:         socat -u UNIX-CONNECT:$sock - | jq ."
 echo "                      $bin/rdma-eventctl --socket $sock monitor"
