@@ -60,7 +60,10 @@ Daemon::Daemon(Options options, Config config)
           options_.rdma_netlink_socket),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
   devices_.set_filter(config_.devices);
-  devices_.on_change([this] { update_service_status(); });
+  devices_.on_change([this] {
+    devlink_handles_.reset();  // devices opened, closed or renamed
+    update_service_status();
+  });
 }
 
 Daemon::~Daemon() {
@@ -152,6 +155,7 @@ void Daemon::write_summary(BudgetSummary& summary) {
 void Daemon::publish(std::vector<Record>& records) {
   const Instant now = system_clock().now();  // the journal budget's time for the batch
   for (Record& r : records) {
+    if (r.event == EventKind::kGidChange) devlink_handles_.reset();  // a port's netdev may differ
     health_.judge(r, now);
     links_.on_record(r, now, link_changes_);
     send(r, now);
@@ -197,11 +201,14 @@ void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, I
   publish(none);  // their records, and the verdicts they changed
 }
 
-std::vector<DevlinkHandles> Daemon::devlink_handles() const {
-  std::vector<DevlinkHandles> out;
-  for (const DeviceView* v : devices_.views())
-    out.push_back(read_devlink_handles(devices_.ibdev_path(v->name), *v));
-  return out;
+const std::vector<DevlinkHandles>& Daemon::devlink_handles() const {
+  if (!devlink_handles_) {
+    std::vector<DevlinkHandles> out;
+    for (const DeviceView* v : devices_.views())
+      out.push_back(read_devlink_handles(devices_.ibdev_path(v->name), *v));
+    devlink_handles_ = std::move(out);
+  }
+  return *devlink_handles_;
 }
 
 void Daemon::publish_devlink(std::vector<Record>& records) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,8 +53,9 @@ class Daemon : private StateSource {
   void send(const Record& r, Instant now);  // one record to every sink
   // What the counters said, into port health; the timer's findings publish their verdicts.
   void judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now);
-  // The open devices' devlink instances (sysfs), and the devlink records stamped and published.
-  std::vector<DevlinkHandles> devlink_handles() const;
+  // The open devices' devlink instances (sysfs, read once: devlink_handles_), and the devlink
+  // records stamped and published.
+  const std::vector<DevlinkHandles>& devlink_handles() const;
   void publish_devlink(std::vector<Record>& records);
   void reload();
   void apply_config(const Config& next);
@@ -101,14 +103,21 @@ class Daemon : private StateSource {
                                   Instant now) { judge_links(changes, now); },
                            link_quality_state_path()};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
+  // The open devices' devlink instances, read from sysfs when a devlink record or the status
+  // first needs them, then kept until the set of devices changes or a GID does (a RoCE port's
+  // netdev, whose parents name the port's instances, is its first GID's). Reading them walks
+  // every device's sysfs ancestors: 0.7 ms of CPU with 16 devices, per notification when
+  // not kept (docs/benchmarks.md, "devlink health").
+  mutable std::optional<std::vector<DevlinkHandles>> devlink_handles_;
   // devlink health (docs/health.md, "devlink health"): the adapters' health reporters, pushed
   // by the kernel; their records are judged by port health like every other.
-  DevlinkMonitor devlink_{loop_,
-                          system_clock(),
-                          config_.devlink_health,
-                          [this] { return devlink_handles(); },
-                          [this](std::vector<Record>& records) { publish_devlink(records); },
-                          options_.devlink_socket};
+  DevlinkMonitor devlink_{
+      loop_,
+      system_clock(),
+      config_.devlink_health,
+      [this]() -> const std::vector<DevlinkHandles>& { return devlink_handles(); },
+      [this](std::vector<Record>& records) { publish_devlink(records); },
+      options_.devlink_socket};
   std::unique_ptr<JournalSink> journal_;
   // The batch's records that the journal takes, with their lines: their entries are written
   // after the batch has gone to the subscribers.

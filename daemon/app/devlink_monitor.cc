@@ -358,9 +358,13 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
     out.push_back(std::move(rec));
     ++stats_.records;
   }
-  spdlog::info("devlink health: {} reporter {}{}: {} (errors {}, recoveries {})", e.handle,
-               e.reporter, e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "", change,
-               e.error_count, e.recover_count);
+  // A reporter that stays in error and reports again (a driver repeating its error) is logged
+  // at debug: its records are in the journal, under the journal budget; a log line per report
+  // would not be.
+  spdlog::log(change == "error_again" ? spdlog::level::debug : spdlog::level::info,
+              "devlink health: {} reporter {}{}: {} (errors {}, recoveries {})", e.handle,
+              e.reporter, e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "", change,
+              e.error_count, e.recover_count);
 }
 
 StatusReply::Devlink DevlinkMonitor::status() const {
@@ -373,8 +377,8 @@ StatusReply::Devlink DevlinkMonitor::status() const {
   s.overruns = stats_.overruns;
   s.malformed = stats_.malformed;
   s.records = stats_.records;
-  const std::vector<DevlinkHandles> devices =
-      known_.empty() ? std::vector<DevlinkHandles>{} : handles_();
+  static const std::vector<DevlinkHandles> kNone;
+  const std::vector<DevlinkHandles>& devices = known_.empty() ? kNone : handles_();
   for (const auto& [key, k] : known_) {
     StatusReply::DevlinkReporter r;
     r.handle = k.reporter.handle();

@@ -37,8 +37,9 @@ class DevlinkMonitor {
   // Datagrams read per readiness callback: the loop's other work goes between.
   static constexpr int kDatagramsPerTurn = 64;
 
-  // The open RDMA devices' devlink instances, read when a reporter changes.
-  using Handles = std::function<std::vector<DevlinkHandles>()>;
+  // The open RDMA devices' devlink instances, asked for when a reporter changes: the daemon's,
+  // kept until its devices change (Daemon::devlink_handles_), not read again each time.
+  using Handles = std::function<const std::vector<DevlinkHandles>&()>;
   // Unstamped records, in order.
   using Publish = std::function<void(std::vector<Record>&)>;
 

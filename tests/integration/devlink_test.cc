@@ -225,6 +225,40 @@ TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
   EXPECT_EQ(ports, (std::vector<uint32_t>{1, 2}));
 }
 
+// The daemon keeps the devices' devlink instances once read (they are sysfs walks); a device
+// added or renamed is read again: the next report names the device as it is now.
+TEST(DevlinkHealth, ReportsNameTheDeviceAsItIsAfterAReplugAndARename) {
+  SimFabric sim(topology("two-adapters"));
+  inject(sim, {"unplug", "mlx5_1"});
+  rdmatest::TempDir state("rdma-devlink");
+  DaemonOptions o = devlink_options(sim, state.path());
+  // Device changes from the RDMA netlink monitor's stand-in: at once, not at the next rescan.
+  o.env["RDMA_EVENTD_RDMA_NETLINK_SOCKET"] = sim.rdma_netlink_socket();
+  DaemonProcess d(sim, o);
+  next_port_verdict(d, "mlx5_0/1", "healthy");
+  wait_following(d);
+  // The instances read with mlx5_0 alone.
+  inject(sim, {"devlink", "report", "mlx5_0", "fw"});
+  EXPECT_EQ(next_devlink(d, "fw", "error").device, "mlx5_0");
+
+  inject(sim, {"replug", "mlx5_1"});
+  next_record_where(
+      d, [](const Record& r) { return r.event == EventKind::kDeviceAdded; }, "the replug");
+  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  const Record added = next_devlink(d, "fw", "error");
+  EXPECT_EQ(added.device, "mlx5_1");
+  EXPECT_EQ(added.devlink->handle, "pci/0000:00:03.0");
+
+  inject(sim, {"rename", "mlx5_0", "ib7"});
+  next_record_where(
+      d, [](const Record& r) { return r.event == EventKind::kDeviceRenamed; }, "the rename");
+  inject(sim, {"devlink", "report", "pci/0000:00:02.0", "fw"});
+  const Record renamed = next_devlink(d, "fw", "error_again");
+  EXPECT_EQ(renamed.device, "ib7");
+  EXPECT_EQ(renamed.node_guid, "0c42:a103:00f6:5e44");
+  EXPECT_EQ(renamed.devlink->error_count, 2u);
+}
+
 TEST(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
   SimFabric sim(topology("two-adapters"));
   inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
