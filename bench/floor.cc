@@ -9,7 +9,7 @@
 // ready together go out together, one send per subscriber per batch, as the daemon's hub
 // writes; knowing that none is left takes one more read, which finds the fd empty, as it does
 // for the daemon. No query, no JSON, no journal, no queue. The bench program injects the events
-// exactly as the latency runs do (inject_port_errs: through the simulator's control socket)
+// exactly as the latency runs do (inject_at_rate: through the simulator's control socket)
 // and reads the lines with the same subscriber reader, so its samples, the writer's CPU time
 // per event and the reader's share of the CPU compare one to one with the daemon's: what the
 // writer needs is the least a daemon needs that reads every event from the device and writes
@@ -319,11 +319,12 @@ int cmd_floor(int argc, char** argv) {
   bool complete = false;
   {
     LatencySamples samples(nsubs, events);
-    const PortErrRun run = run_port_errs(path, nsubs, sim, target, events, rate, writer, samples);
+    const InjectedRun run =
+        run_injected(path, nsubs, sim, port_err_request(target), events, rate, writer, samples);
     complete = run.complete;
     const StreamTotals& totals = run.totals;
 
-    r = port_err_result("floor", a, nsubs, events, rate, target);
+    r = injection_result("floor", a, nsubs, events, rate, target);
     r.update(json{{"record_bytes", record_bytes},
                   {"steps", a.str("steps", "")},
                   {"bytes", totals.bytes},

@@ -1,7 +1,9 @@
 // Latency from injection to a subscriber's read, at a fixed event rate.
 //
-// Event k is injected at start + k / rate (inject_port_errs: "rdma-sim event DEV/PORT
-// port_err", one raw event, one record; the clock is read just before the request is sent). Every
+// Event k is injected at start + k / rate (inject_at_rate: "rdma-sim event DEV/PORT
+// port_err", one raw event, one record; with --inject devlink, "rdma-sim devlink report DEV
+// REPORTER", one devlink health notification, one record; the clock is read just before the
+// request is sent). Every
 // subscriber reads on the reader thread; the sample for (subscriber, event) is the time of the read
 // that completed the record's line minus the injection time. Record seq hello_seq + 1 + k is event
 // k (nothing else happens on the fabric meanwhile). The daemon's CPU time is taken over the whole
@@ -24,7 +26,7 @@ using nlohmann::json;
 int cmd_latency(int argc, char** argv) {
   const Args a(argc, argv,
                {"sim", "socket", "daemon-pid", "subscribers", "events", "rate", "target", "figure",
-                "run", "results", "reporters"},
+                "run", "results", "reporters", "inject", "devlink-reporter"},
                {});
   const uint64_t events = a.num("events");
   const uint64_t rate = a.num("rate", 1000);
@@ -32,6 +34,18 @@ int cmd_latency(int argc, char** argv) {
   const std::string target = a.str("target", "mlx5_0/1");
   const auto pid = static_cast<pid_t>(a.num("daemon-pid"));
   if (events == 0 || rate == 0) throw BenchError("--events and --rate must be positive");
+  // --inject devlink: --target is a device, --devlink-reporter one of its reporters that does not
+  // recover (each report is then one notification, one record).
+  const std::string inject = a.str("inject", "port_err");
+  const std::string devlink_reporter = a.str("devlink-reporter", "fw");
+  nlohmann::json request;
+  if (inject == "port_err") {
+    request = port_err_request(target);
+  } else if (inject == "devlink") {
+    request = SimControl::devlink_report(target, devlink_reporter);
+  } else {
+    throw BenchError("--inject takes port_err or devlink, not '" + inject + "'");
+  }
   const SimControl sim(a.str("sim"));
   // The pacing sleeps: without this the kernel may wake this thread up to 50 us late.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -39,14 +53,15 @@ int cmd_latency(int argc, char** argv) {
   // Idle reporters (--reporters N), connected for the whole run: what they cost the fan-out.
   const IdleReporters idle(a.str("socket"), a.num("reporters", 0));
   LatencySamples samples(nsubs, events);
-  const PortErrRun run =
-      run_port_errs(a.str("socket"), nsubs, sim, target, events, rate, pid, samples);
+  const InjectedRun run =
+      run_injected(a.str("socket"), nsubs, sim, request, events, rate, pid, samples);
   const Injection& in = run.injection;
   const StreamTotals& totals = run.totals;
   const Memory mem = memory(pid);
 
-  json r = port_err_result("latency", a, nsubs, events, rate, target);
+  json r = injection_result("latency", a, nsubs, events, rate, target);
   r.update(json{
+      {"inject", inject},
       {"complete", run.complete},
       {"injection_seconds", static_cast<double>(in.end_ns - in.start_ns) / 1e9},
       {"max_injection_lateness_us", static_cast<double>(in.late_ns) / 1e3},
@@ -60,6 +75,7 @@ int cmd_latency(int argc, char** argv) {
       {"rss_kib", mem.rss_kib},
       {"hwm_kib", mem.hwm_kib},
       {"reporters", idle.describe()}});
+  if (inject == "devlink") r["devlink_reporter"] = devlink_reporter;
   samples.summarize(r);
   add_cpu(r, run.cpu, events);
   emit_result(a.str("results", ""), r.dump());

@@ -56,12 +56,16 @@ void LatencySamples::summarize(nlohmann::json& r) const {
   r["mean_us"] = got.empty() ? 0.0 : sum / static_cast<double>(got.size());
 }
 
-Injection inject_port_errs(const SimControl& sim, const std::string& target, uint64_t events,
-                           uint64_t rate, LatencySamples& samples) {
+nlohmann::json port_err_request(const std::string& target) {
+  return SimControl::event(target, 10);  // IBV_EVENT_PORT_ERR
+}
+
+Injection inject_at_rate(const SimControl& sim, const nlohmann::json& request, uint64_t events,
+                         uint64_t rate, LatencySamples& samples) {
   Injection in;
   const int64_t period = 1000000000 / static_cast<int64_t>(rate);
   in.start_ns = mono_ns() + 10000000;
-  const std::string line = SimControl::event(target, 10).dump() + "\n";  // IBV_EVENT_PORT_ERR
+  const std::string line = request.dump() + "\n";
   SimControl::Request req = sim.connect();
   for (uint64_t k = 0; k < events; ++k) {
     const int64_t due = in.start_ns + static_cast<int64_t>(k) * period;
@@ -83,22 +87,22 @@ void sleep_until(int64_t t_ns) {
   }
 }
 
-PortErrRun run_port_errs(const std::string& socket, size_t subscribers, const SimControl& sim,
-                         const std::string& target, uint64_t events, uint64_t rate, pid_t timed,
+InjectedRun run_injected(const std::string& socket, size_t subscribers, const SimControl& sim,
+                         const nlohmann::json& request, uint64_t events, uint64_t rate, pid_t timed,
                          LatencySamples& samples) {
   SubscriberSet subs(socket, subscribers);
   subs.start(events, samples.hook(subs));
-  PortErrRun run;
+  InjectedRun run;
   const CpuTime cpu_before = cpu_time(timed);
-  run.injection = inject_port_errs(sim, target, events, rate, samples);
+  run.injection = inject_at_rate(sim, request, events, rate, samples);
   run.complete = subs.wait(run.injection.end_ns + 30'000'000'000);
   run.cpu = cpu_time(timed) - cpu_before;
   run.totals = subs.stop_and_total();
   return run;
 }
 
-nlohmann::json port_err_result(const char* kind, const Args& a, size_t subscribers, uint64_t events,
-                               uint64_t rate, const std::string& target) {
+nlohmann::json injection_result(const char* kind, const Args& a, size_t subscribers,
+                                uint64_t events, uint64_t rate, const std::string& target) {
   return {{"kind", kind},           {"figure", a.str("figure", "")},
           {"run", a.num("run", 0)}, {"subscribers", subscribers},
           {"events", events},       {"rate", rate},

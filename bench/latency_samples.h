@@ -1,7 +1,7 @@
 // Injection-to-read latency samples, shared by the latency runs (latency.cc) and the floor under
 // fan-out (floor.cc): event k's injection time, and for every subscriber the time of the read
 // that completed the line of its record (seq hello_seq + 1 + k), in µs; and the injection both
-// use (inject_port_errs) and the run around it (run_port_errs).
+// use (inject_at_rate) and the run around it (run_injected).
 #pragma once
 
 #include <atomic>
@@ -37,38 +37,42 @@ class LatencySamples {
   std::vector<float> samples_;
 };
 
-// Events injected at a fixed rate (inject_port_errs).
+// Events injected at a fixed rate (inject_at_rate).
 struct Injection {
   int64_t start_ns = 0;  // event 0's due time
   int64_t end_ns = 0;    // just after the last event's request was answered
   int64_t late_ns = 0;   // the latest any event was injected after its due time
 };
 
-// Injects `events` raw IBV_EVENT_PORT_ERR events on `target` ("mlx5_0/1": one record each, no
-// state change) through the simulator's control socket, event k at start + k / rate (an
-// absolute schedule: a late injection does not delay the following ones). The connection for
-// each request is made in advance and the clock read just before its send, which `samples`
-// gets as event k's injection time. The latency runs and the floor inject alike, so their
-// samples cover the same path from the injection to the consumer's read.
-Injection inject_port_errs(const SimControl& sim, const std::string& target, uint64_t events,
-                           uint64_t rate, LatencySamples& samples);
+// Sends `request` (port_err_request: a raw IBV_EVENT_PORT_ERR on a port, one record, no state
+// change; or SimControl::devlink_report) `events` times through the simulator's control socket,
+// event k at start + k / rate (an absolute schedule: a late injection does not delay the
+// following ones). The connection for each request is made in advance and the clock read just
+// before its send, which `samples` gets as event k's injection time. The latency runs and the
+// floor inject alike, so their samples cover the same path from the injection to the
+// consumer's read.
+Injection inject_at_rate(const SimControl& sim, const nlohmann::json& request, uint64_t events,
+                         uint64_t rate, LatencySamples& samples);
+
+// A raw IBV_EVENT_PORT_ERR on `target` ("mlx5_0/1").
+nlohmann::json port_err_request(const std::string& target);
 
 // A run of the latency runs and of the floor under fan-out: `subscribers` subscribers of
-// `socket` read while inject_port_errs injects; `timed` (the daemon, the writer) is timed in
+// `socket` read while inject_at_rate injects; `timed` (the daemon, the writer) is timed in
 // CPU over it.
-struct PortErrRun {
+struct InjectedRun {
   bool complete = false;  // every subscriber got every record in time
   CpuTime cpu;            // of `timed`
   StreamTotals totals;
   Injection injection;
 };
-PortErrRun run_port_errs(const std::string& socket, size_t subscribers, const SimControl& sim,
-                         const std::string& target, uint64_t events, uint64_t rate, pid_t timed,
+InjectedRun run_injected(const std::string& socket, size_t subscribers, const SimControl& sim,
+                         const nlohmann::json& request, uint64_t events, uint64_t rate, pid_t timed,
                          LatencySamples& samples);
 
 // What such a run's result starts with: kind, figure, run, subscribers, events, rate, target.
-nlohmann::json port_err_result(const char* kind, const Args& a, size_t subscribers, uint64_t events,
-                               uint64_t rate, const std::string& target);
+nlohmann::json injection_result(const char* kind, const Args& a, size_t subscribers,
+                                uint64_t events, uint64_t rate, const std::string& target);
 
 // Sleeps until CLOCK_MONOTONIC reaches `t_ns` (an absolute schedule: a late wakeup does not
 // delay the following ones).

@@ -37,7 +37,12 @@
 #                          link quality costs: the daemon left alone reading its counters
 #                          every second, then with link health off, each followed by a 1 s
 #                          poller of the same files, --runs times (a summary on stderr, no
-#                          report: docs/benchmarks.md, "Link quality", is written by hand)
+#                          report: docs/benchmarks.md, "Link quality", is written by hand);
+#                          devlink, alone: devlink health reports (mlx5_0's fw reporter,
+#                          through the simulator's devlink stand-in) at 1,000/s to one
+#                          subscriber, then as many port_err events on the same daemon,
+#                          --latency-events of each, --runs times (a summary on stderr, no
+#                          report: docs/benchmarks.md, "devlink health", is written by hand)
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -136,7 +141,7 @@ if [ ${#sub_counts[@]} != 3 ]; then
   exit 64
 fi
 sections=(storm slow latency startup idle health)  # what --only names, and none
-for alone in reporters counters; do
+for alone in reporters counters devlink; do
   if [[ ",$only," == *,$alone,* ]] && [ "$only" != $alone ]; then
     echo "run.sh: --only $alone runs alone" >&2
     exit 64
@@ -503,6 +508,49 @@ if [ "$only" = counters ]; then
     counters_runs "$run"
   done
   counters_summary
+  exit 0
+fi
+
+# devlink health (--only devlink): mlx5_0's fw reporter (mlx5's never recovers: each report
+# is one notification, one devlink_health record) reported at 1,000/s through the
+# simulator's devlink stand-in, read by one subscriber; then as many raw port_err on
+# mlx5_0/1 on the same daemon, the verbs path to compare with.
+devlink_runs() {  # RUN
+  export RDMA_EVENTD_DEVLINK_SOCKET=$one/devlink.sock
+  start_daemon "$one" all devlink --no-journal
+  unset RDMA_EVENTD_DEVLINK_SOCKET
+  measure latency --figure devlink.report --run "$1" --sim "$one" --socket "$sock" \
+    --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
+    --inject devlink --target mlx5_0 --devlink-reporter fw
+  measure latency --figure devlink.port_err --run "$1" --sim "$one" --socket "$sock" \
+    --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
+    --target mlx5_0/1
+  stop_pid "$daemon_pid"
+}
+
+devlink_summary() {
+  jq -rs '
+    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
+                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
+    group_by(.figure)[] | select(.[0].figure | startswith("devlink")) |
+    "\(.[0].figure): \(length) runs of \(.[0].events) \(.[0].inject) at \(.[0].rate)/s; " +
+    "p50 \(map(.p50_us) | median * 10 | round / 10) us (\(map(.p50_us) | range)), " +
+    "p99 \(map(.p99_us) | median * 10 | round / 10) us (\(map(.p99_us) | range)), " +
+    "max \(map(.max_us) | max * 10 | round / 10) us; " +
+    "daemon CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
+    "(\(map(.cpu_per_event_us) | range)); samples \(map(.samples) | min) of " +
+    "\(.[0].samples_expected), lost \(map(.lost_records + .missing) | add), " +
+    "complete \(all(.complete))"
+  ' "$results" >&2
+}
+
+if [ "$only" = devlink ]; then
+  for run in $(seq 1 "$runs"); do
+    log "run $run/$runs: devlink health: $latency_events reports, then $latency_events port_err, at 1,000/s"
+    devlink_runs "$run"
+  done
+  devlink_summary
   exit 0
 fi
 

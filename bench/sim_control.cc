@@ -55,6 +55,10 @@ json SimControl::event(const std::string& target, uint32_t type) {
   return {{"cmd", "event"}, {"target", target}, {"type", type}};
 }
 
+json SimControl::devlink_report(const std::string& device, const std::string& reporter) {
+  return {{"cmd", "devlink"}, {"action", "report"}, {"target", device}, {"reporter", reporter}};
+}
+
 SimState::SimState(const std::string& dir) {
   const std::string path = dir + "/" + rdmasim::kStateFile;
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

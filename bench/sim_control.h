@@ -50,6 +50,10 @@ class SimControl {
   static nlohmann::json devx_storm(uint64_t count, const std::vector<std::string>& devices);
   // One raw event of `type` on `target` ("mlx5_0/1"), no state change: one record.
   static nlohmann::json event(const std::string& target, uint32_t type);
+  // A devlink health report of `reporter` on `device`'s devlink instance ("rdma-sim devlink
+  // report DEV REPORTER"): one notification to the daemon, one devlink_health record, when the
+  // reporter does not recover (mlx5's fw).
+  static nlohmann::json devlink_report(const std::string& device, const std::string& reporter);
 
  private:
   std::string dir_;
