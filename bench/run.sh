@@ -39,8 +39,9 @@
 #                          poller of the same files, --runs times (a summary on stderr, no
 #                          report: docs/benchmarks.md, "Link quality", is written by hand);
 #                          devlink, alone: devlink health reports (mlx5_0's fw reporter,
-#                          through the simulator's devlink stand-in) at 1,000/s to one
-#                          subscriber, then as many port_err events on the same daemon,
+#                          through the simulator's devlink stand-in; the daemon watches 16
+#                          devices) at 1,000/s to one subscriber, then as many port_err
+#                          events on the same daemon,
 #                          --latency-events of each, --runs times (a summary on stderr, no
 #                          report: docs/benchmarks.md, "devlink health", is written by hand)
 #   --storm-count N        events per storm, 1 device (default 1000000)
@@ -513,16 +514,17 @@ fi
 
 # devlink health (--only devlink): mlx5_0's fw reporter (mlx5's never recovers: each report
 # is one notification, one devlink_health record) reported at 1,000/s through the
-# simulator's devlink stand-in, read by one subscriber; then as many raw port_err on
+# simulator's devlink stand-in, with the daemon watching the 16 devices x 2 ports (a report is
+# mapped to its RDMA device among them), read by one subscriber; then as many raw port_err on
 # mlx5_0/1 on the same daemon, the verbs path to compare with.
 devlink_runs() {  # RUN
-  export RDMA_EVENTD_DEVLINK_SOCKET=$one/devlink.sock
-  start_daemon "$one" all devlink --no-journal
+  export RDMA_EVENTD_DEVLINK_SOCKET=$sixteen/devlink.sock
+  start_daemon "$sixteen" all devlink --no-journal
   unset RDMA_EVENTD_DEVLINK_SOCKET
-  measure latency --figure devlink.report --run "$1" --sim "$one" --socket "$sock" \
+  measure latency --figure devlink.report --run "$1" --sim "$sixteen" --socket "$sock" \
     --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
     --inject devlink --target mlx5_0 --devlink-reporter fw
-  measure latency --figure devlink.port_err --run "$1" --sim "$one" --socket "$sock" \
+  measure latency --figure devlink.port_err --run "$1" --sim "$sixteen" --socket "$sock" \
     --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
     --target mlx5_0/1
   stop_pid "$daemon_pid"

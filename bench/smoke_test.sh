@@ -175,4 +175,16 @@ got=$(jq -s -r 'map("\(.figure) \(.ports) \(.samples > 0) \(.poller_reads > 0)")
   fail "--only counters measured: $got"
 grep -q '^counters.1s: 1 runs of 2 s, 32 ports; samples ' "$tmp/counters.log" ||
   fail "--only counters printed no summary"
+# --only devlink: the reports reached the subscriber as devlink_health records, one each, and
+# so did the port_err events beside them; no report.
+"$here/bench/run.sh" --smoke --only devlink --no-build --build-dir "$build" \
+  --results "$tmp/devlink.jsonl" >"$tmp/devlink.log" 2>&1 ||
+  { cat "$tmp/devlink.log" >&2; fail "--only devlink failed"; }
+[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only devlink wrote a report"
+got=$(jq -s -r 'map("\(.figure) \(.inject) \(.records) \(.samples) \(.complete)") | sort | join(",")' \
+  "$tmp/devlink.jsonl")
+[ "$got" = "devlink.port_err port_err 200 200 true,devlink.report devlink 200 200 true" ] ||
+  fail "--only devlink measured: $got"
+grep -q '^devlink.report: 1 runs of 200 devlink at 1000/s; p50 ' "$tmp/devlink.log" ||
+  fail "--only devlink printed no summary"
 echo "bench_smoke: the harness ran every measurement; the report has every section"
