@@ -143,6 +143,7 @@ void HotplugSource::netlink_failed(const std::string& why) {
 
 void HotplugSource::on_netlink_readable() {
   std::string why;  // empty: nothing for us
+  bool lost = false;
   for (int i = 0; i < kNetlinkMessagesPerWakeup; ++i) {
     size_t size = 0;
     bool from_kernel = false;
@@ -155,7 +156,7 @@ void HotplugSource::on_netlink_readable() {
                   "hot-plug: the RDMA netlink monitor's socket overflowed and lost events ({} "
                   "time{} so far); resynchronizing from the device list",
                   stats_.netlink_overruns, stats_.netlink_overruns == 1 ? "" : "s");
-      why = "RDMA netlink events lost";
+      lost = true;
       continue;
     }
     if (err != 0) {
@@ -189,6 +190,8 @@ void HotplugSource::on_netlink_readable() {
       why = "rdma netlink " + rn::describe(m.notice);
     }
   }
+  // One resync for the wakeup; after a loss, what the messages read with it said is not all.
+  if (lost) why = "RDMA netlink events lost";
   if (!why.empty()) on_change_(why);
 }
 

@@ -10,7 +10,9 @@
 #            says so); rdma link delete rxe7 while the daemon holds it completes (rxe cannot
 #            disassociate: the rescan sees the uverbs device gone and closes it), device_removed
 #            is published, then UNREGISTER comes.
-# One check, "PASS monitor" or "FAIL monitor: why" in /mnt/results; the steps' times in
+#   monitor_overrun: a second daemon, stopped, its socket overflowed by rxe devices coming and
+#            going: continued, it warns once, resyncs, publishes the one device left.
+# Two checks, "PASS NAME" or "FAIL NAME: why" in /mnt/results; the steps' times in
 # /mnt/times.txt.
 set -u
 . /mnt/env
@@ -170,6 +172,78 @@ scenario_monitor() {
   pass monitor
 }
 
+# scenario_monitor_overrun: the kernel drops notifications a daemon cannot take in time. The
+# first daemon goes (it would hold each rxe device, and a delete waits for it). A second one
+# (--log-level debug, records on stdout, a socket of its own) starts with net.core.rmem_max
+# lowered to 4096, so that its socket takes a few notifications rather than hundreds, and is
+# stopped (SIGSTOP); rxe devices are added and deleted until the kernel counts drops on its
+# NETLINK_RDMA socket (/proc/net/netlink's Drops, protocol 20), then rxe9 is added and left.
+# Continued, the daemon reads ENOBUFS: one warning, a resync "RDMA netlink events lost", rxe9
+# published once and no other device, status counting the overrun and still following the
+# monitor.
+scenario_monitor_overrun() {
+  local dir=$W/overrun out pid cycles=0 rmem
+  mkdir -p $dir/state
+  out=$dir/records.ndjson
+  kill $MONITOR $CAPTURE 2>/dev/null
+  MONITOR='' CAPTURE=''
+  kill $DAEMON && wait $DAEMON
+  DAEMON=''
+  rmem=$(cat /proc/sys/net/core/rmem_max)
+  echo 4096 >/proc/sys/net/core/rmem_max
+  STATE_DIRECTORY=$dir/state "$B"/rdma-eventd -f -c $W/config.json --log-level debug \
+    --socket $dir/events.sock --no-journal --print-records >$out 2>$dir/daemon.log &
+  pid=$!
+  # Its netlink socket has its size once it says that it follows the monitor.
+  wait_for 20 grep -q "following the kernel's RDMA netlink monitor" $dir/daemon.log
+  echo "$rmem" >/proc/sys/net/core/rmem_max
+  grep -q "following the kernel's RDMA netlink monitor" $dir/daemon.log &&
+    wait_for 20 test -S $dir/events.sock ||
+    { fail monitor_overrun "the daemon does not follow the monitor: $(cat $dir/daemon.log)"; kill $pid; return; }
+  kill -STOP $pid
+  local inodes
+  inodes=$(ls -l /proc/$pid/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | paste -sd' ')
+  rdma_drops() {
+    awk -v inodes=" $inodes " '$2 == 20 && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' \
+      /proc/net/netlink
+  }
+  local t0
+  t0=$(now)
+  while [ "$(rdma_drops)" = 0 ] && [ $cycles -lt 40 ]; do
+    rdma link add rxe$((cycles % 8)) type rxe netdev veth0 && rdma link delete rxe$((cycles % 8)) ||
+      { fail monitor_overrun "rdma link add/delete failed"; kill -CONT $pid; kill $pid; return; }
+    cycles=$((cycles + 1))
+  done
+  took overrun_cycles_s "$(since "$t0")"
+  log "monitor_overrun: $cycles add/delete cycles, the kernel dropped $(rdma_drops) notifications"
+  rdma link add rxe9 type rxe netdev veth0 || { fail monitor_overrun "rdma link add rxe9 failed"; kill -CONT $pid; kill $pid; return; }
+  kill -CONT $pid
+  added() { jq -r 'select(.event == "device_added") | .device' $out; }
+  local ok=1 h
+  if [ "$(rdma_drops)" = 0 ]; then
+    fail monitor_overrun "$cycles cycles and no notification dropped"
+    ok=0
+  elif ! wait_for 15 eval '[ "$(added)" = rxe9 ]'; then
+    fail monitor_overrun "devices added after the overrun: '$(added | paste -sd' ')', rxe9 alone expected; log: $(tail -n 5 $dir/daemon.log)"
+    ok=0
+  elif ! grep -q "hot-plug: the RDMA netlink monitor's socket overflowed and lost events (1 time so far); resynchronizing from the device list" $dir/daemon.log ||
+    ! grep -q "devices: resynchronizing (RDMA netlink events lost)" $dir/daemon.log; then
+    fail monitor_overrun "the overrun was not logged, or led to no resync: $(grep -E 'hot-plug|resynchronizing' $dir/daemon.log)"
+    ok=0
+  else
+    h=$("$B"/rdma-eventctl --socket $dir/events.sock status --json | jq -c .hotplug)
+    if [ "$(jq -r .source <<<"$h")" != rdma_netlink ] || [ "$(jq .netlink_overruns <<<"$h")" -lt 1 ]; then
+      fail monitor_overrun "status says $h: source rdma_netlink and an overrun expected"
+      ok=0
+    fi
+  fi
+  kill $pid && wait $pid
+  rdma link delete rxe9
+  cp $dir/daemon.log /mnt/overrun-daemon.log
+  cp $out /mnt/overrun-records.ndjson
+  [ $ok = 1 ] && pass monitor_overrun
+}
+
 log "setting up on Linux $(uname -r)"
 if ! setup; then
   fail setup "the guest's set-up failed (see the log above)"
@@ -177,6 +251,8 @@ else
   pass setup
   log "scenario monitor"
   scenario_monitor
+  log "scenario monitor_overrun"
+  scenario_monitor_overrun
 fi
 [ -n "$MONITOR$CAPTURE" ] && kill $MONITOR $CAPTURE 2>/dev/null
 if [ -n "$DAEMON" ]; then
