@@ -11,6 +11,12 @@
 #   FUZZ_SECONDS    seconds per target (default 40, so eight targets took about what six took
 #                   at 50; ten take 80 s more of CPU); 0 runs each corpus once, as a
 #                   regression test
+#   FUZZ_SEED       libFuzzer's -seed (default 1): with the same build and corpus a target
+#                   tries the same inputs in the same order, so a failure in CI is one that
+#                   the same command finds here, and the CI of a change that breaks nothing
+#                   does not turn red because a new random walk found an old bug. "random":
+#                   a new walk each run, for campaigns (FUZZ_SECONDS=600 FUZZ_SEED=random)
+#                   that look further; what they find becomes a corpus entry and a fix
 #   FUZZ_PARALLEL   targets run at the same time (default: the number of CPUs, at most 4)
 #   FUZZ_ARGS       more libFuzzer options, e.g. "-jobs=8 -workers=8" or "-max_len=65536"
 #   FUZZ_BUILD      build directory (default build-fuzz); its fuzz-run/ holds each run's corpus,
@@ -24,6 +30,15 @@ cd "$here"
 TARGETS=(fuzz_request fuzz_config fuzz_record fuzz_topology fuzz_report fuzz_devx fuzz_netlink
   fuzz_slurm_reason fuzz_slurm_config fuzz_incidents)
 seconds=${FUZZ_SECONDS:-40}
+seed=${FUZZ_SEED:-1}
+if [ "$seed" = random ]; then
+  seed_arg=()
+elif [[ $seed =~ ^[1-9][0-9]{0,8}$ ]]; then
+  seed_arg=(-seed="$seed")
+else
+  echo "fuzz: FUZZ_SEED is a number from 1 or \"random\", not '$seed'" >&2
+  exit 2
+fi
 build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
 parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}
@@ -89,7 +104,7 @@ run_target() {
   # It runs in its own directory, where -jobs puts its workers' fuzz-N.log files.
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of options
   (cd "$dir" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    "$build/bin/$t" "${limit[@]}" -detect_leaks=1 -timeout=25 -rss_limit_mb=2048 \
+    "$build/bin/$t" "${limit[@]}" "${seed_arg[@]}" -detect_leaks=1 -timeout=25 -rss_limit_mb=2048 \
     -dict="$here/tests/fuzz/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
     ${FUZZ_ARGS:-} corpus >log 2>&1) || rc=$?
   echo $((SECONDS - start)) >"$dir/seconds"
@@ -118,13 +133,21 @@ report() {
   sed -n "s|.*Test unit written to \(.*\)|  reproducer: $dir/\1|p" "$log"
   echo "  replay: $build/bin/$t REPRODUCER   (log: $log)"
   grep -E 'invariant failed|ERROR: |runtime error:|SUMMARY:' "$log" | head -n 5 | sed 's/^/  /'
+  # The input itself, so that a failure seen only in a CI log can be replayed anywhere
+  # (od -An -tx1 | xxd -r -p turns it back into the file).
+  local unit
+  for unit in $(sed -n 's|.*Test unit written to \(.*\)|\1|p' "$log"); do
+    [ -f "$dir/$unit" ] || continue
+    echo "  the input, $(stat -c %s "$dir/$unit") bytes (the first 2048 in hex):"
+    head -c 2048 "$dir/$unit" | od -An -tx1 -v | sed 's/^/   /'
+  done
   return 1
 }
 
 deps
 build_targets
 
-echo "fuzz: ${TARGETS[*]}: $seconds s each, $parallel at a time"
+echo "fuzz: ${TARGETS[*]}: $seconds s each, $parallel at a time, seed $seed"
 declare -A pid_of rc_of
 running=0
 for t in "${TARGETS[@]}"; do
