@@ -177,6 +177,8 @@ int cmd_idle(int argc, char** argv) {
   }
   const ContextSwitches after = context_switches(d.pid());
   const double measured_s = static_cast<double>(mono_ns() - start) / 1e9;
+  // After the window (the request wakes it): whether it was following devlink meanwhile.
+  const nlohmann::json devlink = daemon_status(a.str("socket")).value("devlink", nlohmann::json());
   d.stop();
 
   json r = {{"kind", "idle"},
@@ -193,7 +195,8 @@ int cmd_idle(int argc, char** argv) {
             {"other_datagrams", w.other_count},
             {"other_samples", w.others},
             {"log_lines", w.log_lines},
-            {"ready_by", ready.notify_ns ? "READY=1" : "log line"}};
+            {"ready_by", ready.notify_ns ? "READY=1" : "log line"},
+            {"devlink_available", devlink.is_object() && devlink.value("available", false)}};
   emit_result(a.str("results", ""), r.dump());
   return 0;
 }

@@ -41,9 +41,10 @@
 #                          devlink, alone: devlink health reports (mlx5_0's fw reporter,
 #                          through the simulator's devlink stand-in; the daemon watches 16
 #                          devices) at 1,000/s to one subscriber, then as many port_err
-#                          events on the same daemon,
-#                          --latency-events of each, --runs times (a summary on stderr, no
-#                          report: docs/benchmarks.md, "devlink health", is written by hand)
+#                          events on the same daemon (--latency-events of each), then a daemon
+#                          following devlink left idle for --idle-seconds, --runs times (a
+#                          summary on stderr, no report: docs/benchmarks.md, "devlink
+#                          health", is written by hand)
 #   --storm-count N        events per storm, 1 device (default 1000000)
 #   --storm16-count N      events per storm, 16 devices x 2 ports (default 1000000)
 #   --latency-events N     events per latency run, at 1,000 events/s (default 10000)
@@ -528,6 +529,16 @@ devlink_runs() {  # RUN
     --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
     --target mlx5_0/1
   stop_pid "$daemon_pid"
+  # Idle with devlink followed (its two sockets in the loop, no timer): as the idle section's
+  # rows with the watchdog off (udev "running", link quality off), for --idle-seconds.
+  mkdir -p /run/udev && : >/run/udev/control
+  env RDMA_SIM_DIR="$sixteen" LD_LIBRARY_PATH="$simlib" \
+    RDMA_EVENTD_DEVLINK_SOCKET="$sixteen/devlink.sock" \
+    "$bench" idle --figure devlink.idle --run "$1" --results "$results" \
+    --seconds "$idle_seconds" --socket "$work/devlink-idle.sock" \
+    -- "$bin/rdma-eventd" -f -c "$work/idle-quiet.json" --socket "$work/devlink-idle.sock" \
+    </dev/null >/dev/null
+  rm -f /run/udev/control
 }
 
 devlink_summary() {
@@ -536,6 +547,10 @@ devlink_summary() {
                        else (.[length / 2 - 1] + .[length / 2]) / 2 end;
     def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
     group_by(.figure)[] | select(.[0].figure | startswith("devlink")) |
+    if .[0].figure == "devlink.idle" then
+      "devlink.idle: \(length) runs of \(.[0].seconds) s, devlink followed " +
+      "\(all(.devlink_available)); context switches \(map(.switches | tostring) | join(", "))"
+    else
     "\(.[0].figure): \(length) runs of \(.[0].events) \(.[0].inject) at \(.[0].rate)/s; " +
     "p50 \(map(.p50_us) | median * 10 | round / 10) us (\(map(.p50_us) | range)), " +
     "p99 \(map(.p99_us) | median * 10 | round / 10) us (\(map(.p99_us) | range)), " +
@@ -544,6 +559,7 @@ devlink_summary() {
     "(\(map(.cpu_per_event_us) | range)); samples \(map(.samples) | min) of " +
     "\(.[0].samples_expected), lost \(map(.lost_records + .missing) | add), " +
     "complete \(all(.complete))"
+    end
   ' "$results" >&2
 }
 

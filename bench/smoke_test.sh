@@ -181,10 +181,14 @@ grep -q '^counters.1s: 1 runs of 2 s, 32 ports; samples ' "$tmp/counters.log" ||
   --results "$tmp/devlink.jsonl" >"$tmp/devlink.log" 2>&1 ||
   { cat "$tmp/devlink.log" >&2; fail "--only devlink failed"; }
 [ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only devlink wrote a report"
-got=$(jq -s -r 'map("\(.figure) \(.inject) \(.records) \(.samples) \(.complete)") | sort | join(",")' \
+got=$(jq -s -r 'map(select(.kind == "latency") | "\(.figure) \(.inject) \(.records) \(.samples) \(.complete)") | sort | join(",")' \
   "$tmp/devlink.jsonl")
 [ "$got" = "devlink.port_err port_err 200 200 true,devlink.report devlink 200 200 true" ] ||
   fail "--only devlink measured: $got"
+# ... and an idle daemon following devlink, measured (its switches are reported, not checked).
+got=$(jq -s -r 'map(select(.kind == "idle") | "\(.figure) \(.devlink_available)") | join(",")' \
+  "$tmp/devlink.jsonl")
+[ "$got" = "devlink.idle true" ] || fail "--only devlink's idle daemon: $got"
 grep -q '^devlink.report: 1 runs of 200 devlink at 1000/s; p50 ' "$tmp/devlink.log" ||
   fail "--only devlink printed no summary"
 echo "bench_smoke: the harness ran every measurement; the report has every section"
