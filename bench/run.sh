@@ -439,19 +439,27 @@ reporters_runs() {  # RUN
   done
 }
 
-# The medians of what reporters_runs measured, one line per figure, on stderr.
-reporters_summary() {
+# summary PREFIX EXPR: for each figure named PREFIX..., its runs (a jq array) made into one line
+# by EXPR, which may use median and range (min-max, two decimals); on stderr. The summaries of
+# the sections that run alone.
+summary() {
   jq -rs '
     def median: sort | if length % 2 == 1 then .[length / 2 | floor]
                        else (.[length / 2 - 1] + .[length / 2]) / 2 end;
     def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
-    group_by(.figure)[] | select(.[0].figure | startswith("reporters")) |
+    group_by(.figure)[] | select(.[0].figure | startswith($prefix)) | '"$2" --arg prefix "$1" \
+    "$results" >&2
+}
+
+# The medians of what reporters_runs measured, one line per figure, on stderr.
+reporters_summary() {
+  summary reporters '
     "\(.[0].figure): \(length) runs, \(.[0].reporters.count) reporters counted as " +
     "\(.[0].reporters.counted_as); CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
     "(\(map(.cpu_per_event_us) | range))" +
     (if .[0].kind == "latency" then ", p99 \(map(.p99_us) | median * 10 | round / 10) us"
      else ", lost to the subscriber \(map(.lost_records) | median)" end)
-  ' "$results" >&2
+  '
 }
 
 # The 1-device storm, journal off, with port health off and on: off, on, off, on, ..., off, so
@@ -487,11 +495,7 @@ counters_runs() {  # RUN
 }
 
 counters_summary() {
-  jq -rs '
-    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
-                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
-    group_by(.figure)[] | select(.[0].figure | startswith("counters")) |
+  summary counters '
     "\(.[0].figure): \(length) runs of \(.[0].seconds | round) s, \(.[0].ports) ports; " +
     "samples \(map(.samples) | median), reads \(map(.counter_reads) | median), " +
     "daemon CPU \(map(.daemon_cpu_s * 1000) | median * 100 | round / 100) ms " +
@@ -501,7 +505,7 @@ counters_summary() {
     "poller: \(map(.poller_reads) | median) reads, " +
     "\(map(.poller_cpu_per_read_us) | median * 100 | round / 100) us per read " +
     "(\(map(.poller_cpu_per_read_us) | range))"
-  ' "$results" >&2
+  '
 }
 
 if [ "$only" = counters ]; then
@@ -542,25 +546,21 @@ devlink_runs() {  # RUN
 }
 
 devlink_summary() {
-  jq -rs '
-    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
-                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
-    group_by(.figure)[] | select(.[0].figure | startswith("devlink")) |
+  summary devlink '
     if .[0].figure == "devlink.idle" then
       "devlink.idle: \(length) runs of \(.[0].seconds) s, devlink followed " +
       "\(all(.devlink_available)); context switches \(map(.switches | tostring) | join(", "))"
     else
-    "\(.[0].figure): \(length) runs of \(.[0].events) \(.[0].inject) at \(.[0].rate)/s; " +
-    "p50 \(map(.p50_us) | median * 10 | round / 10) us (\(map(.p50_us) | range)), " +
-    "p99 \(map(.p99_us) | median * 10 | round / 10) us (\(map(.p99_us) | range)), " +
-    "max \(map(.max_us) | max * 10 | round / 10) us; " +
-    "daemon CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
-    "(\(map(.cpu_per_event_us) | range)); samples \(map(.samples) | min) of " +
-    "\(.[0].samples_expected), lost \(map(.lost_records + .missing) | add), " +
-    "complete \(all(.complete))"
+      "\(.[0].figure): \(length) runs of \(.[0].events) \(.[0].inject) at \(.[0].rate)/s; " +
+      "p50 \(map(.p50_us) | median * 10 | round / 10) us (\(map(.p50_us) | range)), " +
+      "p99 \(map(.p99_us) | median * 10 | round / 10) us (\(map(.p99_us) | range)), " +
+      "max \(map(.max_us) | max * 10 | round / 10) us; " +
+      "daemon CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
+      "(\(map(.cpu_per_event_us) | range)); samples \(map(.samples) | min) of " +
+      "\(.[0].samples_expected), lost \(map(.lost_records + .missing) | add), " +
+      "complete \(all(.complete))"
     end
-  ' "$results" >&2
+  '
 }
 
 if [ "$only" = devlink ]; then

@@ -153,10 +153,17 @@ err=$("$here/bench/run.sh" --only reporters,idle --no-build --build-dir "$build"
 [ "$status" = 64 ] && [[ $err == *"--only reporters runs alone"* ]] ||
   fail "--only reporters,idle: exit $status, '$err'; expected exit 64 and why"
 before=$(sha256sum "$here/docs/benchmarks.md")
-"$here/bench/run.sh" --smoke --only reporters --reporters 5 --no-build --build-dir "$build" \
-  --results "$tmp/reporters.jsonl" >"$tmp/reporters.log" 2>&1 ||
-  { cat "$tmp/reporters.log" >&2; fail "--only reporters failed"; }
-[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only reporters wrote a report"
+# run_alone SECTION [OPTIONS...]: bench/run.sh --smoke --only SECTION, its results in
+# $tmp/SECTION.jsonl and its output in $tmp/SECTION.log; it must succeed and write no report.
+run_alone() {
+  local section=$1
+  shift
+  "$here/bench/run.sh" --smoke --only "$section" "$@" --no-build --build-dir "$build" \
+    --results "$tmp/$section.jsonl" >"$tmp/$section.log" 2>&1 ||
+    { cat "$tmp/$section.log" >&2; fail "--only $section failed"; }
+  [ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only $section wrote a report"
+}
+run_alone reporters --reporters 5
 got=$(jq -s -r 'map("\(.figure) \(.reporters.count) \(.reporters.counted_as) \(.complete)") | sort | join(",")' \
   "$tmp/reporters.jsonl")
 [ "$got" = "reporters.events 5 events true,reporters.none 0 none true,reporters.report 5 report true,reporters_storm.events 5 events true,reporters_storm.none 0 none true,reporters_storm.report 5 report true" ] ||
@@ -165,10 +172,7 @@ grep -q '^reporters.report: 1 runs, 5 reporters counted as report; CPU per event
   fail "--only reporters printed no summary"
 # --only counters: the daemon reading its counters every second, then with link health off,
 # each followed by the 1 s poller; a summary on stderr, no report.
-"$here/bench/run.sh" --smoke --only counters --counter-seconds 2 --no-build --build-dir "$build" \
-  --results "$tmp/counters.jsonl" >"$tmp/counters.log" 2>&1 ||
-  { cat "$tmp/counters.log" >&2; fail "--only counters failed"; }
-[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only counters wrote a report"
+run_alone counters --counter-seconds 2
 got=$(jq -s -r 'map("\(.figure) \(.ports) \(.samples > 0) \(.poller_reads > 0)") | sort | join(",")' \
   "$tmp/counters.jsonl")
 [ "$got" = "counters.1s 32 true true,counters.off 0 false false" ] ||
@@ -177,10 +181,7 @@ grep -q '^counters.1s: 1 runs of 2 s, 32 ports; samples ' "$tmp/counters.log" ||
   fail "--only counters printed no summary"
 # --only devlink: the reports reached the subscriber as devlink_health records, one each, and
 # so did the port_err events beside them; no report.
-"$here/bench/run.sh" --smoke --only devlink --no-build --build-dir "$build" \
-  --results "$tmp/devlink.jsonl" >"$tmp/devlink.log" 2>&1 ||
-  { cat "$tmp/devlink.log" >&2; fail "--only devlink failed"; }
-[ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only devlink wrote a report"
+run_alone devlink
 got=$(jq -s -r 'map(select(.kind == "latency") | "\(.figure) \(.inject) \(.records) \(.samples) \(.complete)") | sort | join(",")' \
   "$tmp/devlink.jsonl")
 [ "$got" = "devlink.port_err port_err 200 200 true,devlink.report devlink 200 200 true" ] ||

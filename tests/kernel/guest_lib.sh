@@ -120,3 +120,12 @@ make_netdevs() {
   ip link add veth0 address 02:00:00:00:00:01 type veth peer name veth1 address 02:00:00:00:00:02 &&
     ip link set veth1 up && ip link set veth0 up
 }
+
+# socket_inodes PID: the inodes of PID's sockets, space-separated.
+socket_inodes() { ls -l /proc/$1/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | paste -sd' '; }
+# netlink_drops PROTOCOL INODES: the notifications the kernel dropped on those of the sockets
+# INODES that are netlink sockets of PROTOCOL (16 generic, 20 RDMA): /proc/net/netlink's Drops.
+netlink_drops() {
+  awk -v proto="$1" -v inodes=" $2 " \
+    '$2 == proto && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' /proc/net/netlink
+}

@@ -202,11 +202,8 @@ scenario_monitor_overrun() {
     { fail monitor_overrun "the daemon does not follow the monitor: $(cat $dir/daemon.log)"; kill $pid; return; }
   kill -STOP $pid
   local inodes
-  inodes=$(ls -l /proc/$pid/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | paste -sd' ')
-  rdma_drops() {
-    awk -v inodes=" $inodes " '$2 == 20 && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' \
-      /proc/net/netlink
-  }
+  inodes=$(socket_inodes $pid)
+  rdma_drops() { netlink_drops 20 "$inodes"; }
   local t0
   t0=$(now)
   while [ "$(rdma_drops)" = 0 ] && [ $cycles -lt 40 ]; do

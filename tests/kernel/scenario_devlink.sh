@@ -386,11 +386,8 @@ scenario_devlink_overrun() {
   fi
   kill -STOP $pid
   local inodes
-  inodes=$(ls -l /proc/$pid/fd | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' | paste -sd' ')
-  genl_drops() {
-    awk -v inodes=" $inodes " '$2 == 16 && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' \
-      /proc/net/netlink
-  }
+  inodes=$(socket_inodes $pid)
+  genl_drops() { netlink_drops 16 "$inodes"; }
   local drops_before
   drops_before=$(genl_drops)
   while [ "$(genl_drops)" -le "$drops_before" ] && [ $breaks -lt 6000 ]; do
