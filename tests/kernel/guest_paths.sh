@@ -2,7 +2,7 @@
 # kernel.paths' guest (paths_test.sh): PID 1 of a guest booted with its directories in the places
 # where the guest has a tmpfs of its own or its share. It checks that each is seen at its own
 # path with the host's contents (the marker files hold TOKEN), that the build's programs run
-# from there, and that the guest's own tmpfs are still writable beside them; one line a check
+# from there, that netdevsim built under a path with a space loads (NETDEVSIM_KO), and that the guest's own tmpfs are still writable beside them; one line a check
 # in /mnt/results, and /mnt/status 0 when all passed.
 set -u
 . /mnt/env
@@ -25,6 +25,8 @@ check "the guest script's directory under /tmp, with a space in its name: $GUEST
   test -r "$GUEST_DIR/wait_lib.sh"
 check "the source tree is seen: $SOURCE_DIR" test -r "$SOURCE_DIR/CMakeLists.txt"
 check "the build's rdma-eventctl runs from $BUILD_DIR" "$BUILD_DIR/bin/rdma-eventctl" --version
+check "netdevsim, built under a directory with a space in its name, loads: $NETDEVSIM_KO" \
+  sh -c 'modprobe psample && insmod "$1"' _ "$NETDEVSIM_KO"
 check "the guest's /tmp is its own and writable" touch /tmp/written
 check "the guest's /root is its own and writable" touch /root/written
 echo $((failures == 0 ? 0 : 1)) >/mnt/status

@@ -47,14 +47,26 @@ fi
 
 start=$EPOCHREALTIME
 rm -rf "$dir/src" "$dir/key"
-mkdir -p "$dir/src"
-xz -dc "$tarball" | tar -x -C "$dir/src" --strip-components=1 "linux-source-$series/drivers/net/netdevsim"
+# kbuild cannot take a path with white space in M= (it reads two modules: "building multiple
+# external modules is not supported"): a clone under such a path builds in a directory of its
+# own under /var/tmp, and the module is copied to DIR.
+src=$dir/src
+if [[ $dir =~ [[:space:]] ]]; then
+  src=$(mktemp -d /var/tmp/rdma-eventd-netdevsim.XXXXXX)
+  trap 'rm -rf "$src"' EXIT
+fi
+mkdir -p "$src"
+xz -dc "$tarball" | tar -x -C "$src" --strip-components=1 "linux-source-$series/drivers/net/netdevsim"
 extracted=$EPOCHREALTIME
-make -s -C "$headers" M="$dir/src/drivers/net/netdevsim" CONFIG_NETDEVSIM=m -j2 modules >"$dir/build.log" 2>&1 || {
+make -s -C "$headers" M="$src/drivers/net/netdevsim" CONFIG_NETDEVSIM=m -j2 modules >"$dir/build.log" 2>&1 || {
   cat "$dir/build.log" >&2
   echo "netdevsim: the module did not build against $headers" >&2
   exit 1
 }
+if [ "$src" != "$dir/src" ]; then
+  mkdir -p "$(dirname "$ko")"
+  cp "$src/drivers/net/netdevsim/netdevsim.ko" "$ko"
+fi
 # The module must load into the guest's kernel: same vermagic as the kernel's own modules
 # (psample, which netdevsim needs, is one of them).
 want=$(modinfo -k "$kver" -F vermagic psample)

@@ -4,7 +4,8 @@
 # guest runs from visible at their own paths over them. This boots a guest (guest_paths.sh)
 # whose script is in a directory under /tmp with a space in its name, whose output is under
 # /root, and which must see directories under /root and /var/tmp (--keep) with the host's
-# contents, and run the build's programs.
+# contents, and run the build's programs; and which loads netdevsim built from a directory with a
+# space in its name (kbuild cannot build there: netdevsim_build.sh builds elsewhere and copies).
 #   tests/kernel/paths_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -21,6 +22,7 @@ echo "$token" >"$vartmp_dir/marker"
 rc=0
 bash "$here/run.sh" --build-dir "$build" --out "$root_dir/out" \
   --guest "$tmp_dir/guest dir/guest_paths.sh" --keep "$root_dir" --keep "$vartmp_dir" \
+  --netdevsim "$tmp_dir/netdevsim dir" \
   --timeout 150 TOKEN="$token" SEE_ROOT="$root_dir" SEE_VARTMP="$vartmp_dir" || rc=$?
 cat "$root_dir/out/share/results" 2>/dev/null || echo "kernel.paths: the guest wrote no results" >&2
 exit "$rc"
