@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The newcomer's entry point on a fresh Debian 12 machine (run as root, or through sudo):
-#   scripts/bootstrap.sh demo   install what is needed, build, run the main job
-#   scripts/bootstrap.sh test   install what is needed, build, run every test
+#   scripts/bootstrap.sh demo   install what the demo runs, build it, run the main job
+#   scripts/bootstrap.sh test   install the test bench, build everything, run every test
 # Each step is idempotent: a second run skips what is already installed or built.
 # `scripts/bootstrap.sh package` builds the Debian packages (docs/packaging.md).
+# Packages are installed without starting or enabling their services (install_packages).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,13 +15,19 @@ usage() {
 Usage: scripts/bootstrap.sh COMMAND
 
 Commands:
-  deps            install the Debian 12 packages the build and the tests need (apt-get), and
-                  fetch Linux 6.12 for kernel.monitor, unpacked, not installed
-  build           deps, then configure and build into ./build (warnings as errors)
-  demo            build, then run the main job: the daemon on the simulated fabric
-                  (or on the real RDMA devices when this host has them)
-  demo --kernel   build, then boot Debian's own kernel under QEMU with a Soft-RoCE device and
-                  show the daemon's records for real link and address changes (~20 s)
+  demo            install what the demo runs (the build's compilers and libraries, ibverbs-utils,
+                  socat, jq: README.md says how much), build the daemon, rdma-eventctl and the
+                  simulator into ./build (not the tests), then run the main job: the daemon on
+                  the simulated fabric (or on the real RDMA devices when this host has them);
+                  `demo --once` stops after the scripted events instead of running on
+  demo --kernel   the same, plus QEMU and Debian's kernel image; boots that kernel under QEMU
+                  with a Soft-RoCE device and shows the daemon's records for real link and
+                  address changes (~20 s)
+  deps            install the whole test bench: the demo's packages, the kernel's, and what the
+                  tests run (Slurm, Prometheus, Chromium, lintian, ...), the guest kernel's
+                  headers and source, and fetch Linux 6.12 for kernel.monitor (unpacked, not
+                  installed)
+  build           deps, then configure and build everything into ./build (warnings as errors)
   test            build, then run every test with ctest; meanwhile the Debian packages are
                   built in the background at idle priority (`package`) for their test, which
                   runs last, and the container tests' root file system is fetched
@@ -33,7 +40,14 @@ Commands:
                   that run the daemon's threads (unit, integration, subscribers, faults)
   fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
                   FUZZ_SECONDS (default 40): scripts/fuzz.sh, docs/fuzzing.md
+  packages SET    print the Debian packages of SET, one a line: demo, kernel (what
+                  `demo --kernel` adds), bench (what `test` adds to both) or test (all three)
+  install PKG...  install Debian packages the way every command does: only those missing, and
+                  none of their services started or enabled (the system.test_bench test runs it)
   help            this text
+
+No command starts, enables or leaves running a service of a package it installs; a service
+that was there before is left as it was.
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
@@ -48,8 +62,22 @@ need_root() {
   fi
 }
 
-# The packages, one list for every command: the build's libraries, rdma-core's own utilities that
-# the tests run against the simulator, journald/systemd tools and the small helpers the tests use.
+# The packages, in three sets: each command installs only the sets it runs.
+# DEMO_PACKAGES: the build's compilers and libraries, and what the simulated demo itself runs:
+# rdma-core's ibv_devices, systemd-journald and journalctl (systemd), unshare and mount
+# (util-linux), socat and jq.
+DEMO_PACKAGES=(
+  cmake g++ make pkg-config
+  libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
+  nlohmann-json3-dev
+  systemd util-linux procps socat jq
+)
+# KERNEL_PACKAGES: `demo --kernel` and the kernel tests (tests/kernel, label kernel) boot
+# Debian's own kernel under QEMU with Soft-RoCE, udevd and the rdma and ip tools in the guest;
+# the kernel's postinst also builds an initrd, which they do not use. (The kernel tests also
+# build netdevsim against the kernel's headers and source: kernel_packages, below, in `deps`.)
+KERNEL_PACKAGES=(qemu-system-x86 linux-image-amd64 busybox-static kmod iproute2 udev)
+# TEST_PACKAGES: the test bench. GoogleTest; git (a package is built from the tracked files);
 # systemd-container, debootstrap and its keyring boot systemd as PID 1 in a container for the
 # service's tests (tests/system); udev checks the udev rule. scdoc builds the manual pages and
 # man-db checks them; debhelper, dpkg-dev, fakeroot and lintian build and check the Debian
@@ -59,15 +87,8 @@ need_root() {
 # prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
 # namespace's loopback) and the alert rules' checks. valgrind: the benchmark harness's
 # instruction counts (bench/run.sh --instructions), which its smoke test runs.
-# qemu-system-x86, linux-image-amd64, busybox-static and kmod: the kernel tests (tests/kernel,
-# label kernel) and `demo --kernel` boot Debian's own kernel under QEMU with Soft-RoCE; the
-# kernel's postinst also builds an initrd, which they do not use. The kernel's headers and
-# source follow (kernel_packages, below).
-PACKAGES=(
-  cmake g++ make pkg-config git
-  libibverbs-dev ibverbs-utils libevent-dev libspdlog-dev libsystemd-dev libudev-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev
-  systemd udev util-linux iproute2 procps socat jq
+TEST_PACKAGES=(
+  git libgtest-dev libgmock-dev
   systemd-container debootstrap debian-archive-keyring
   scdoc man-db
   debhelper dpkg-dev fakeroot lintian
@@ -79,23 +100,41 @@ PACKAGES=(
   abigail-tools
   # chromium: history --html's page loaded headless (tests/integration/incidents_test.cc)
   chromium
-  qemu-system-x86 linux-image-amd64 busybox-static kmod
   slurmctld slurmd slurm-client munge  # rdma-eventd-slurm against the real Slurm (system.slurm)
 )
 
+packages_of() { # SET: the packages of demo, kernel, bench or test (test: all three)
+  case $1 in
+    demo) printf '%s\n' "${DEMO_PACKAGES[@]}" ;;
+    kernel) printf '%s\n' "${KERNEL_PACKAGES[@]}" ;;
+    bench) printf '%s\n' "${TEST_PACKAGES[@]}" ;;
+    test) printf '%s\n' "${DEMO_PACKAGES[@]}" "${KERNEL_PACKAGES[@]}" "${TEST_PACKAGES[@]}" ;;
+    *) echo "bootstrap: no package set '$1' (demo, kernel, bench, test)" >&2; return 2 ;;
+  esac
+}
+
 deps() {
   need_root deps
-  install_missing "${PACKAGES[@]}"
+  install_packages "${DEMO_PACKAGES[@]}" "${KERNEL_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
   # linux-image-amd64 is there now: its kernel's headers and source (kernel_packages).
   local kernel
   read -ra kernel < <(kernel_packages)
-  install_missing "${kernel[@]}"
+  install_packages "${kernel[@]}"
   kernel_6_12
 }
 
-# install_missing PACKAGE...: apt-get installs those not installed yet.
-install_missing() {
-  local missing=()
+# install_packages PACKAGE...: apt-get installs those not installed yet, and none of their
+# services (nor those of the packages they pull in) starts or stays enabled:
+# - while apt runs, a policy-rc.d of ours answers 101 ("action forbidden") for every service:
+#   invoke-rc.d and deb-systemd-invoke, which the packages' maintainer scripts start their
+#   services with, ask it first (Debian policy, 9.3.3.1); one that was there is put back after;
+# - then each unit that the install enabled is disabled again (deb-systemd-helper, which keeps
+#   it disabled across the packages' upgrades too), and each init script's boot links likewise
+#   (update-rc.d), so that a reboot does not start them either.
+# Only the packages that this install added are touched: a service that was there before, running
+# or not, enabled or not, is left as it was. system.test_bench checks it under systemd.
+install_packages() {
+  local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
@@ -104,10 +143,66 @@ install_missing() {
     return
   fi
   echo "bootstrap: installing ${missing[*]}"
-  local start=$SECONDS
+  local start=$SECONDS before added
+  before=$(installed_packages)
   apt-get update
+  hold_services
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-  echo "bootstrap: the packages installed in $((SECONDS - start)) s"
+  release_services
+  mapfile -t added < <(comm -13 <(echo "$before") <(installed_packages))
+  disable_services_of "${added[@]}"
+  echo "bootstrap: ${#added[@]} packages installed in $((SECONDS - start)) s"
+}
+
+installed_packages() { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '/^ii/ {print $2}' | sort; }
+
+policy=/usr/sbin/policy-rc.d
+policy_saved=$policy.rdma-eventd-saved
+policy_mark="# rdma-eventd's scripts/bootstrap.sh is installing packages: no service starts"
+services_held=0
+hold_services() {
+  # One of ours left by a run that was killed is not the one to put back.
+  if [ -e "$policy" ] && ! grep -qxF "$policy_mark" "$policy" && [ ! -e "$policy_saved" ]; then
+    mv "$policy" "$policy_saved"
+  fi
+  printf '#!/bin/sh\n%s\nexit 101\n' "$policy_mark" >"$policy.new"
+  chmod 755 "$policy.new"
+  mv "$policy.new" "$policy"
+  services_held=1
+  trap release_services EXIT # apt failing ends the script: the host's policy comes back
+}
+release_services() {
+  [ "$services_held" = 1 ] || return 0
+  rm -f "$policy"
+  if [ -e "$policy_saved" ]; then mv "$policy_saved" "$policy"; fi
+  services_held=0
+  trap - EXIT
+}
+
+# disable_services_of PACKAGE...: their enabled units and init scripts, disabled (see above).
+# deb-systemd-helper acts for a package's maintainer scripts only (DPKG_MAINTSCRIPT_PACKAGE):
+# it is called here on behalf of that package. The init system itself and its device manager
+# (systemd, udev: every Debian host has them; a bare root may get them from the demo's set) are
+# the system's, not a service of the tests.
+disable_services_of() {
+  local p files unit script
+  for p in "$@"; do
+    case $p in systemd | systemd-sysv | udev | dbus) continue ;; esac
+    files=$(dpkg-query -L "$p" 2>/dev/null || true)
+    for unit in $(sed -nE 's#^/(usr/)?lib/systemd/system/([^/@]+\.(service|socket|timer|path))$#\2#p' \
+      <<<"$files" | sort -u); do
+      if DPKG_MAINTSCRIPT_PACKAGE=$p deb-systemd-helper --quiet is-enabled "$unit"; then
+        DPKG_MAINTSCRIPT_PACKAGE=$p deb-systemd-helper disable "$unit"
+        echo "bootstrap: $unit ($p) disabled: installed for the tests, not as a service of this host"
+      fi
+    done
+    for script in $(sed -nE 's#^/etc/init\.d/([^/]+)$#\1#p' <<<"$files" | sort -u); do
+      if compgen -G "/etc/rc[2-5].d/S??$script" >/dev/null; then
+        update-rc.d "$script" disable >/dev/null 2>&1 || true
+        echo "bootstrap: the init script $script ($p) disabled: installed for the tests"
+      fi
+    done
+  done
 }
 
 # The kernel tests' devlink scenario builds netdevsim for the kernel that the guest boots
@@ -136,8 +231,10 @@ kernel_6_12() {
   pkg=$(newest_6_12)
   [ -n "$pkg" ] || { apt-get update && pkg=$(newest_6_12); }
   if [ -z "$pkg" ]; then
-    echo "bootstrap: no linux-image-6.12.*+deb12-amd64 in the package lists (bookworm-security)" >&2
-    return 1
+    # One test needs it: the rest of the suite runs, and that test fails saying what is missing.
+    echo "bootstrap: no linux-image-6.12.*+deb12-amd64 in the package lists (is bookworm-security" \
+      "among apt's sources?): the test kernel.monitor needs it and will fail; every other test runs" >&2
+    return 0
   fi
   local dir=$KERNEL_CACHE/$pkg kver=${pkg#linux-image-}
   if [ -r "$dir/lib/modules/$kver/modules.dep" ]; then
@@ -166,15 +263,33 @@ configure_and_build() {
 # tables (-g1) rather than full debug information. Backtraces, sanitizers, perf and valgrind
 # name the file, line and function from them; full -g only adds what a debugger shows of
 # variables, and makes this build, the first thing CI does, a fifth slower. For a debugger,
-# build by hand (README.md, "Building by hand"). The test programs are compiled as unity
-# sources (RDMA_EVENTD_UNITY_TESTS, tests/CMakeLists.txt): GoogleTest's and nlohmann-json's
-# templates are then compiled once per few files rather than in every one, which takes their
-# compile time from 478 to 218 CPU seconds (docs/testing.md). The ThreadSanitizer build
-# compiles them one by one (test-tsan, below).
+# build by hand (README.md, "Building by hand").
+release_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+
+# The whole build, tests included. The test programs are compiled as unity sources
+# (RDMA_EVENTD_UNITY_TESTS, tests/CMakeLists.txt): GoogleTest's and nlohmann-json's templates
+# are then compiled once per few files rather than in every one, which takes their compile time
+# from 478 to 218 CPU seconds (docs/testing.md). The ThreadSanitizer build compiles them one by
+# one (test-tsan, below). A ./build that the demo configured gets its tests here.
 build() {
   deps
-  configure_and_build build -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DRDMA_EVENTD_UNITY_TESTS=ON
+  configure_and_build build "${release_flags[@]}" -DRDMA_EVENTD_UNITY_TESTS=ON \
+    -DBUILD_TESTING=ON -DRDMA_EVENTD_BENCH=ON
+}
+
+# The demo's build: only the programs it runs, the daemon, rdma-eventctl and the simulator (with
+# its stand-in libraries), so that the first records show a few minutes after the command on a
+# fresh machine. A ./build configured before (by `test`) is kept as it is; a new one is
+# configured without the tests and the benchmark harness, which need GoogleTest.
+build_demo() {
+  local start=$SECONDS
+  if [ ! -e build/CMakeCache.txt ]; then
+    cmake -S . -B build -DRDMA_EVENTD_WERROR=ON "${release_flags[@]}" -DBUILD_TESTING=OFF \
+      -DRDMA_EVENTD_BENCH=OFF
+  fi
+  cmake --build build -j "${JOBS:-$(nproc)}" --target rdma-eventd rdma-eventctl rdma-sim
+  echo "bootstrap: the demo's programs built in $((SECONDS - start)) s"
 }
 
 run_tests() {
@@ -305,10 +420,18 @@ case "${1:-help}" in
   deps) deps ;;
   build) build ;;
   demo)
-    build
-    [ "${2:-}" = --kernel ] && exec scripts/demo_kernel.sh build
-    exec scripts/demo.sh build
+    need_root demo
+    if [ "${2:-}" = --kernel ]; then
+      install_packages "${DEMO_PACKAGES[@]}" "${KERNEL_PACKAGES[@]}"
+      build_demo
+      exec scripts/demo_kernel.sh build
+    fi
+    install_packages "${DEMO_PACKAGES[@]}"
+    build_demo
+    exec scripts/demo.sh build "${@:2}"
     ;;
+  packages) packages_of "${2:-}" ;;
+  install) need_root install; shift; install_packages "$@" ;;
   test)
     need_root test
     start=$SECONDS
@@ -325,11 +448,12 @@ case "${1:-help}" in
     deps
     configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON "${checking_build[@]}" \
       -DRDMA_EVENTD_UNITY_TESTS=ON
-    # Not the packages' test: they are built without sanitizers, and `test` tests them. Not the
+    # Not the packages' test: they are built without sanitizers, and `test` tests them; nor the
+    # test bench's install (system.test_bench), which runs no program of this build. Not the
     # kernel tests: the guest runs under software emulation, where a sanitized daemon is several
     # times slower, and what they check of the daemon's own code the simulator's tests check
     # here (docs/kernel-tests.md).
-    run_tests build-sanitize -E '^system\.package$' -LE '^kernel$'
+    run_tests build-sanitize -E '^system\.(package|test_bench)$' -LE '^kernel$'
     ;;
   test-tsan)
     deps

@@ -66,9 +66,8 @@ deps() {
     echo "fuzz: missing packages: ${missing[*]} (apt-get install them, or run this as root)" >&2
     exit 1
   fi
-  echo "fuzz: installing ${missing[*]}"
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  # As every command of bootstrap.sh installs: no service of theirs started or enabled.
+  "$here/scripts/bootstrap.sh" install "${missing[@]}"
 }
 
 build_targets() {
