@@ -3,7 +3,7 @@
 # says how long it took: how docs/testing.md measures the README's commands as a newcomer meets
 # them, without the packages a previous run installed, on a machine that has them.
 #
-#   scripts/fresh_run.sh [--packages FILE] [--clone-to PATH] [--] [COMMAND...]
+#   scripts/fresh_run.sh [--packages FILE] [--clone-to PATH] [--demo] [--] [COMMAND...]
 #
 # The fresh root is made once (debootstrap --variant=minbase bookworm, then the packages named
 # in FILE, one a line: those a fresh machine of yours comes with, such as the compiler, cmake
@@ -14,20 +14,28 @@
 # scripts/bootstrap.sh test) runs there as root, in a mount namespace whose root is the fresh
 # one, with the host's /dev, /proc and /sys.
 # The command's output goes to standard output; the last line is its exit status and wall time.
+# --demo runs `scripts/bootstrap.sh demo --once` and says how long after the command its first
+# record showed (the monitor's first line), then checks that it installed none of the packages
+# that only `demo --kernel` and `test` need (bootstrap.sh's sets kernel and bench): one that it
+# did fails the run.
 # Needs root, debootstrap and a network that reaches the Debian archive.
 set -euo pipefail
 
-packages= clone_to=/root/rdma-eventd
+packages= clone_to=/root/rdma-eventd demo=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --demo) demo=1; shift ;;
     --packages) packages=$2; shift 2 ;;
     --clone-to) clone_to=$2; shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fresh_run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
+if [ $demo = 1 ]; then
+  set -- scripts/bootstrap.sh demo --once
+fi
 [ $# -gt 0 ] || set -- scripts/bootstrap.sh test
 [ "$(id -u)" = 0 ] || { echo "fresh_run.sh: needs root (chroot, mounts)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "fresh_run.sh: install debootstrap" >&2; exit 1; }
@@ -92,6 +100,25 @@ echo "fresh_run: $* in $clone_to (a fresh clone of $(git -C "$here" rev-parse --
   "on a fresh Debian 12 root, $(nproc) CPUs"
 start=$(date +%s)
 rc=0
+installed() { # the packages installed in the fresh root, one a line, sorted
+  dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${db:Status-Abbrev} ${Package}\n' |
+    awk '/^ii/ {print $2}' | sort
+}
+before=$(installed)
+# demo_timing: passes the output on, and says when the monitor's first record showed (its lines
+# begin with the record's time, 2026-11-22T03:15:50.104626Z).
+demo_timing() {
+  local line first=0
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [ $first = 0 ] && [[ $line =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z ]]; then
+      first=1
+      echo "fresh_run: the demo's first record $(($(date +%s) - start)) s after the command"
+    fi
+  done
+}
+[ $demo = 1 ] || demo_timing() { cat; }
+set -o pipefail
 # A mount namespace of its own whose root is the fresh root (pivot_root, not chroot: tools that
 # enter other namespaces, nsenter and ip netns exec, would otherwise see the host's root).
 unshare --mount --propagation private -- bash -c '
@@ -104,6 +131,14 @@ unshare --mount --propagation private -- bash -c '
   shift
   exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 CI="$CI" bash -c "cd \"\$1\" && shift && exec \"\$@\"" _ "$@"
-' _ "$root" "$clone_to" "$@" || rc=$?
+' _ "$root" "$clone_to" "$@" | demo_timing || rc=$?
 echo "fresh_run: exit status $rc after $(($(date +%s) - start)) s"
+if [ $demo = 1 ]; then
+  # What the demo installed of what only the kernel demo and the tests need.
+  mapfile -t extra < <(comm -12 <(comm -13 <(echo "$before") <(installed)) \
+    <({ "$here/scripts/bootstrap.sh" packages kernel; "$here/scripts/bootstrap.sh" packages bench; } | sort))
+  echo "fresh_run: the demo installed $(comm -13 <(echo "$before") <(installed) | wc -l) packages;" \
+    "of the test bench's (bootstrap.sh packages kernel, bench): ${extra[*]:-none}"
+  [ ${#extra[@]} = 0 ] || rc=1
+fi
 exit "$rc"
