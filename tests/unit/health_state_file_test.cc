@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/port_health.h"
+#include "state_file_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -50,27 +51,20 @@ std::vector<DeviceHealthState> sample() {
           {"mlx5_1", "0c42:a103:006d:0b3a", {never_up}}};
 }
 
-std::string rejection(const HealthStateResult& r) {
-  return std::holds_alternative<HealthStateRejected>(r) ? std::get<HealthStateRejected>(r).reason
-                                                        : "(accepted)";
-}
-
 // Why the daemon, now, rejects `text`.
 std::string rejection_of(const std::string& text) {
-  return rejection(health_state_from_json(text, kBoot, kLater));
+  return why_rejected(health_state_from_json(text, kBoot, kLater));
 }
 
 // The sample document with one change made to its JSON.
 std::string edited(void (*edit)(nlohmann::json&)) {
-  nlohmann::json doc = nlohmann::json::parse(health_state_to_json(sample(), kBoot, kSaved));
-  edit(doc);
-  return doc.dump();
+  return edited_json(health_state_to_json(sample(), kBoot, kSaved), edit);
 }
 
 TEST(HealthStateFile, WhatIsWrittenIsReadBackWhole) {
   const std::string text = health_state_to_json(sample(), kBoot, kSaved);
   const HealthStateResult r = health_state_from_json(text, kBoot, kLater);
-  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
+  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << why_rejected(r);
   EXPECT_EQ(std::get<std::vector<DeviceHealthState>>(r), sample());
 }
 
@@ -85,7 +79,7 @@ TEST(HealthStateFile, AModelsStateSurvivesTheRoundTrip) {
   model.observe_port("mlx5_0", "0c42:a103:00f6:5e44", p, kSaved, t);
   const std::string text = health_state_to_json(model.export_state(), kBoot, kSaved);
   const auto r = health_state_from_json(text, kBoot, kLater);
-  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
+  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << why_rejected(r);
   PortHealthModel restored{HealthConfig{}};
   restored.restore(std::get<std::vector<DeviceHealthState>>(r), kLater);
   EXPECT_EQ(restored.verdicts(kLater), model.verdicts(kLater));
@@ -142,8 +136,8 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
             "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
   const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(rejection(health_state_from_json(text, kBoot,
-                                             {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
+  EXPECT_EQ(why_rejected(health_state_from_json(
+                text, kBoot, {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }
 

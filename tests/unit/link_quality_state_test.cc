@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/link_quality.h"
+#include "state_file_fixture.h"
 
 namespace rdma_eventd::daemon {
 // Named, not anonymous: the unity build puts several test files in one translation unit.
@@ -52,20 +53,12 @@ std::vector<DeviceLinkQualityState> saved_state() {
           {"mlx5_1", "0c42:a103:006d:0b3a", {}}};
 }
 
-std::string why_rejected(const LinkQualityStateResult& r) {
-  return std::holds_alternative<StateRejected>(r) ? std::get<StateRejected>(r).reason
-                                                  : "(accepted)";
-}
-
 std::string why_now(const std::string& text) {
   return why_rejected(link_quality_state_from_json(text, kThisBoot, kNow));
 }
 
 std::string saved_with(void (*edit)(nlohmann::json&)) {
-  nlohmann::json doc =
-      nlohmann::json::parse(link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt));
-  edit(doc);
-  return doc.dump();
+  return edited_json(link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt), edit);
 }
 
 TEST(LinkQualityStateFile, WhatIsWrittenIsReadBackWhole) {
