@@ -100,6 +100,16 @@ std::vector<Message> decoded(const std::vector<uint8_t>& bytes, uint16_t family 
   return out;
 }
 
+// A family's one multicast group, nested as the controller's answer has it.
+void add_mcast_group(Msg& m, uint32_t id, const std::string& name) {
+  m.begin(CTRL_ATTR_MCAST_GROUPS)
+      .begin(1)
+      .u32(CTRL_ATTR_MCAST_GRP_ID, id)
+      .str(CTRL_ATTR_MCAST_GRP_NAME, name)
+      .end()
+      .end();
+}
+
 // The kind of the first message `bytes` decode to.
 MessageKind first_kind(const std::vector<uint8_t>& bytes, uint16_t family = kFamilyId) {
   return decoded(bytes, family)[0].kind;
@@ -127,12 +137,7 @@ TEST(DevlinkDecode, TheControllersAnswerGivesTheFamilyAndItsConfigGroup) {
   Msg m(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
   m.str(CTRL_ATTR_FAMILY_NAME, "devlink").u16(CTRL_ATTR_FAMILY_ID, kFamilyId);
   m.u32(CTRL_ATTR_VERSION, 1).u32(CTRL_ATTR_HDRSIZE, 0).u32(CTRL_ATTR_MAXATTR, 180);
-  m.begin(CTRL_ATTR_MCAST_GROUPS)
-      .begin(1)
-      .u32(CTRL_ATTR_MCAST_GRP_ID, 9)
-      .str(CTRL_ATTR_MCAST_GRP_NAME, "config")
-      .end()
-      .end();
+  add_mcast_group(m, 9, "config");
   const auto out = decoded(m.done(), 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kFamily);
@@ -143,12 +148,7 @@ TEST(DevlinkDecode, TheControllersAnswerGivesTheFamilyAndItsConfigGroup) {
 TEST(DevlinkDecode, AFamilyWithoutTheConfigGroupHasNone) {
   Msg m(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
   m.u16(CTRL_ATTR_FAMILY_ID, kFamilyId).str(CTRL_ATTR_FAMILY_NAME, "devlink");
-  m.begin(CTRL_ATTR_MCAST_GROUPS)
-      .begin(1)
-      .u32(CTRL_ATTR_MCAST_GRP_ID, 4)
-      .str(CTRL_ATTR_MCAST_GRP_NAME, "other")
-      .end()
-      .end();
+  add_mcast_group(m, 4, "other");
   const auto out = decoded(m.done(), 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kFamily);
