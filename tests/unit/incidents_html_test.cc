@@ -39,8 +39,8 @@ Incident one_port(const std::string& host, int64_t at) {
   return i;
 }
 
-// A record of port 1 of mlx5_0 on `host`, `at` microseconds into the page. It views `host` and
-// `event`: it is for the expression that makes them.
+// A record of port 1 of mlx5_0 on `host`, `at` microseconds into the page. Like FaultInput it
+// views `host` and `event`: it is used within the expression that makes them.
 FaultInput port_fault(std::string_view host, int64_t at, std::string_view event = "port_err") {
   return {.time_us = kPageT0 + at, .host = host, .event = event, .device = "mlx5_0", .port = 1};
 }
