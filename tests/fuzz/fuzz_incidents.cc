@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "escape.h"
@@ -51,6 +52,14 @@ IncidentOptions options_from(uint8_t b) {
   o.runs_per_stream = (b & 0x40) ? 2 : 64;
   return o;
 }
+
+// The fields read as they are, and the member of the entry each goes to.
+const std::pair<std::string_view, std::string JournalEntry::*> kTextFields[] = {
+    {"_HOSTNAME", &JournalEntry::hostname}, {"RDMA_EVENT", &JournalEntry::event},
+    {"RDMA_DEVICE", &JournalEntry::device}, {"RDMA_PORT", &JournalEntry::port},
+    {"RDMA_HEALTH", &JournalEntry::health}, {"RDMA_LINK_CHANGE", &JournalEntry::link_change},
+    {"RDMA_STREAM", &JournalEntry::stream},
+};
 
 // Reads journal export format into entries; stops at the first malformed field.
 std::vector<JournalEntry> parse_export(std::string_view in) {
@@ -86,22 +95,12 @@ std::vector<JournalEntry> parse_export(std::string_view in) {
     const std::string text(value);
     if (name == "__REALTIME_TIMESTAMP") {
       e.realtime_us = static_cast<int64_t>(std::strtoull(text.c_str(), nullptr, 10));
-    } else if (name == "_HOSTNAME") {
-      e.hostname = text;
-    } else if (name == "RDMA_EVENT") {
-      e.event = text;
-    } else if (name == "RDMA_DEVICE") {
-      e.device = text;
-    } else if (name == "RDMA_PORT") {
-      e.port = text;
-    } else if (name == "RDMA_HEALTH") {
-      e.health = text;
-    } else if (name == "RDMA_LINK_CHANGE") {
-      e.link_change = text;
-    } else if (name == "RDMA_STREAM") {
-      e.stream = text;
     } else if (name == "RDMA_SEQ") {
       e.seq = std::strtoull(text.c_str(), nullptr, 10);
+    } else {
+      for (const auto& [field, member] : kTextFields) {
+        if (name == field) e.*member = text;
+      }
     }
   }
   if (any) entries.push_back(e);

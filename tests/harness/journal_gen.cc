@@ -77,6 +77,14 @@ std::string hex_id(uint64_t a, uint64_t b) {
   return text;
 }
 
+// An event of port 1 (`event_type`, from enum ibv_event_type), with the port before and after.
+void port_event(Record& r, int event_type, bool was_active, bool is_active) {
+  r.event_type = event_type;
+  r.port = 1;
+  r.port_info = port_block(is_active);
+  r.previous = port_block(was_active);
+}
+
 Record make_record(const Happening& h) {
   Record r;
   r.event = h.event;
@@ -85,28 +93,21 @@ Record make_record(const Happening& h) {
       h.device == 0 ? "0c42:a103:00f6:5e44" : "0c42:a103:00f6:5e4" + std::to_string(h.device);
   switch (h.event) {
     case EventKind::kPortErr:
-      r.event_type = 10;
-      r.port = 1;
-      r.port_info = port_block(false);
-      r.previous = port_block(true);
+      port_event(r, 10, true, false);
       break;
     case EventKind::kPortActive:
-      r.event_type = 9;
-      r.port = 1;
-      r.port_info = port_block(true);
-      r.previous = port_block(false);
+      port_event(r, 9, false, true);
       break;
     case EventKind::kSmChange:
     case EventKind::kLidChange:
     case EventKind::kClientReregister:
       // enum ibv_event_type: IBV_EVENT_LID_CHANGE 11, IBV_EVENT_SM_CHANGE 13,
       // IBV_EVENT_CLIENT_REREGISTER 17.
-      r.event_type = h.event == EventKind::kSmChange    ? 13
-                     : h.event == EventKind::kLidChange ? 11
-                                                        : 17;
-      r.port = 1;
-      r.port_info = port_block(true);
-      r.previous = port_block(true);
+      port_event(r,
+                 h.event == EventKind::kSmChange    ? 13
+                 : h.event == EventKind::kLidChange ? 11
+                                                    : 17,
+                 true, true);
       break;
     case EventKind::kDeviceFatal:
       // IBV_EVENT_DEVICE_FATAL; the ports as last known, before the device died: up.

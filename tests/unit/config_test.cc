@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "config_fixture.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
@@ -14,18 +16,6 @@ std::vector<DevicePattern> patterns(std::initializer_list<std::string_view> text
   for (auto t : texts)
     out.push_back(*DevicePattern::parse(t, nullptr));
   return out;
-}
-
-ConfigError error_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
-  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r) : ConfigError{};
-}
-
-Config config_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
-  return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
 }
 
 TEST(Config, TheShippedDefaultFileIsValidAndMatchesTheBuiltInDefaults) {
@@ -72,26 +62,26 @@ TEST(Config, EveryKeyIsRead) {
 }
 
 TEST(Config, ErrorsNameTheFileTheKeyAndTheReason) {
-  EXPECT_EQ(error_of(R"({"log_levle": "info"})").message(),
+  EXPECT_EQ(config_error(R"({"log_levle": "info"})").message(),
             "test.json: log_levle: unknown key (known: log_level, devices, severity, journal, "
             "socket, health, reports, link_health, devlink_health)");
-  EXPECT_EQ(error_of(R"({"devices": {"include": "mlx5_0"}})").message(),
+  EXPECT_EQ(config_error(R"({"devices": {"include": "mlx5_0"}})").message(),
             "test.json: devices.include: expected an array of strings, got a string");
-  EXPECT_EQ(error_of(R"({"devices": {"exclude": ["ok", 3]}})").message(),
+  EXPECT_EQ(config_error(R"({"devices": {"exclude": ["ok", 3]}})").message(),
             "test.json: devices.exclude[1]: expected a string, got a number");
-  EXPECT_EQ(error_of(R"({"devices": {"include": ["mlx5_*", ""]}})").message(),
+  EXPECT_EQ(config_error(R"({"devices": {"include": ["mlx5_*", ""]}})").message(),
             "test.json: devices.include[1]: empty pattern");
-  EXPECT_EQ(error_of(R"({"severity": {"port_down": "error"}})").message(),
+  EXPECT_EQ(config_error(R"({"severity": {"port_down": "error"}})").message(),
             "test.json: severity.port_down: unknown event name (see docs/records.md for the list)");
-  EXPECT_EQ(error_of(R"({"severity": {"port_err": "loud"}})").message(),
+  EXPECT_EQ(config_error(R"({"severity": {"port_err": "loud"}})").message(),
             "test.json: severity.port_err: unknown severity 'loud' (debug, info, notice, warning, "
             "error, critical)");
-  EXPECT_EQ(error_of(R"({"log_level": "chatty"})").message(),
+  EXPECT_EQ(config_error(R"({"log_level": "chatty"})").message(),
             "test.json: log_level: unknown level 'chatty' (trace, debug, info, warning, error, "
             "critical, off)");
-  EXPECT_EQ(error_of(R"({"journal": {"enabled": "yes"}})").message(),
+  EXPECT_EQ(config_error(R"({"journal": {"enabled": "yes"}})").message(),
             "test.json: journal.enabled: expected a boolean, got a string");
-  EXPECT_EQ(error_of("[]").message(),
+  EXPECT_EQ(config_error("[]").message(),
             "test.json: expected a JSON object at the top level, got an array");
 }
 
@@ -106,27 +96,27 @@ TEST(Config, TheSocketSectionIsRead) {
 }
 
 TEST(Config, SocketErrorsNameTheKey) {
-  EXPECT_EQ(error_of(R"({"socket": {"path": "run/e.sock"}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"path": "run/e.sock"}})").message(),
             "test.json: socket.path: must be an absolute path");
-  EXPECT_EQ(error_of(R"({"socket": {"path": "/)" + std::string(120, 'x') + R"("}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"path": "/)" + std::string(120, 'x') + R"("}})").message(),
             "test.json: socket.path: longer than 107 bytes, the limit of a Unix socket address");
-  EXPECT_EQ(error_of(R"({"socket": {"mode": "0998"}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"mode": "0998"}})").message(),
             "test.json: socket.mode: '0998' is not a permission mode like \"0660\"");
-  EXPECT_EQ(error_of(R"({"socket": {"mode": 660}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"mode": 660}})").message(),
             "test.json: socket.mode: expected a string of octal digits, got a number");
-  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers": 0}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_subscribers": 0}})").message(),
             "test.json: socket.max_subscribers: must be from 1 to 65536");
-  EXPECT_EQ(error_of(R"({"socket": {"max_queued_bytes": -5}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_queued_bytes": -5}})").message(),
             "test.json: socket.max_queued_bytes: expected an unsigned integer, got a number");
   // "-0" is 0, as it reads back when the value is written out again.
-  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers": -0}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_subscribers": -0}})").message(),
             "test.json: socket.max_subscribers: must be from 1 to 65536");
   EXPECT_EQ(std::get<Config>(parse_config(R"({"socket": {"ring_records": -0}})", "test.json"))
                 .socket.ring_records,
             0u);
-  EXPECT_EQ(error_of(R"({"socket": {"max_request_bytes": 100}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_request_bytes": 100}})").message(),
             "test.json: socket.max_request_bytes: must be from 256 to 1048576");
-  EXPECT_EQ(error_of(R"({"socket": {"ring": 5}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"ring": 5}})").message(),
             "test.json: socket.ring: unknown key (known: enabled, path, mode, group, "
             "max_subscribers, max_queued_bytes, max_request_bytes, ring_records, allow_users, "
             "allow_groups, max_subscribers_per_user, max_filters, max_requests_per_second)");
@@ -143,19 +133,19 @@ TEST(Config, AllowListsTakeNamesAndNumericIdsAndResolveTheNames) {
 }
 
 TEST(Config, AllowListErrorsNameTheKeyAndTheName) {
-  EXPECT_EQ(error_of(R"({"socket": {"allow_users": ["nobody", "no-such-user-x"]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_users": ["nobody", "no-such-user-x"]}})").message(),
             "test.json: socket.allow_users[1]: no user named 'no-such-user-x'");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": ["no-such-group-x"]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_groups": ["no-such-group-x"]}})").message(),
             "test.json: socket.allow_groups[0]: no group named 'no-such-group-x'");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_users": [-1]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_users": [-1]}})").message(),
             "test.json: socket.allow_users[0]: a numeric id is an integer from 0 to 4294967294");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_users": [4294967295]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_users": [4294967295]}})").message(),
             "test.json: socket.allow_users[0]: a numeric id is an integer from 0 to 4294967294");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": [true]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_groups": [true]}})").message(),
             "test.json: socket.allow_groups[0]: expected a name or a numeric id, got a boolean");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_groups": [""]}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_groups": [""]}})").message(),
             "test.json: socket.allow_groups[0]: empty name");
-  EXPECT_EQ(error_of(R"({"socket": {"allow_users": "nobody"}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"allow_users": "nobody"}})").message(),
             "test.json: socket.allow_users: expected an array of names and numeric ids, got a "
             "string");
 }
@@ -170,16 +160,16 @@ TEST(Config, TheNewLimitsAreReadAndBounded) {
   EXPECT_EQ(defaults.max_subscribers_per_user, 128u);
   EXPECT_EQ(defaults.max_filters, 256u);
   EXPECT_EQ(defaults.max_requests_per_second, 100u);
-  EXPECT_EQ(error_of(R"({"socket": {"max_subscribers_per_user": 0}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_subscribers_per_user": 0}})").message(),
             "test.json: socket.max_subscribers_per_user: must be from 1 to 65536");
-  EXPECT_EQ(error_of(R"({"socket": {"max_filters": 65537}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_filters": 65537}})").message(),
             "test.json: socket.max_filters: must be from 1 to 65536");
-  EXPECT_EQ(error_of(R"({"socket": {"max_requests_per_second": 0}})").message(),
+  EXPECT_EQ(config_error(R"({"socket": {"max_requests_per_second": 0}})").message(),
             "test.json: socket.max_requests_per_second: must be from 1 to 1000000");
 }
 
 TEST(Config, InvalidJsonSaysWhere) {
-  const ConfigError e = error_of("{\n  \"log_level\": \"info\",\n}");
+  const ConfigError e = config_error("{\n  \"log_level\": \"info\",\n}");
   EXPECT_EQ(e.key, "");
   EXPECT_NE(e.reason.find("invalid JSON: parse error at line 3"), std::string::npos) << e.reason;
 }

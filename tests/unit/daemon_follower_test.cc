@@ -8,10 +8,7 @@
 namespace daemon_follower_test {
 
 using namespace std::chrono_literals;
-using follower_fakes::drive;
-using follower_fakes::FakeConnector;
-using follower_fakes::FakeDaemon;
-using follower_fakes::FakeTime;
+using namespace follower_fakes;
 using rdma_eventd::DaemonFollower;
 using rdma_eventd::FollowerEvent;
 using rdma_eventd::FollowerOptions;

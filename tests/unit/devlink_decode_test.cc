@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rdma_eventd::daemon::devlink {
@@ -99,6 +100,32 @@ std::vector<Message> decoded(const std::vector<uint8_t>& bytes, uint16_t family 
   return out;
 }
 
+// A family's one multicast group, nested as the controller's answer has it.
+void add_mcast_group(Msg& m, uint32_t id, const std::string& name) {
+  m.begin(CTRL_ATTR_MCAST_GROUPS)
+      .begin(1)
+      .u32(CTRL_ATTR_MCAST_GRP_ID, id)
+      .str(CTRL_ATTR_MCAST_GRP_NAME, name)
+      .end()
+      .end();
+}
+
+// The kind of the first message `bytes` decode to.
+MessageKind first_kind(const std::vector<uint8_t>& bytes, uint16_t family = kFamilyId) {
+  return decoded(bytes, family)[0].kind;
+}
+
+// A well-formed message (fw on port 1 recovered) for the tests that break it.
+std::vector<uint8_t> fw_recovery() {
+  return reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "fw", 1, 1, 0).done();
+}
+
+// `message` with the length in its header (nlmsg_len) made `len`.
+std::vector<uint8_t> with_length(std::vector<uint8_t> message, uint32_t len) {
+  std::memcpy(message.data(), &len, 4);
+  return message;
+}
+
 std::vector<uint8_t> concat(std::vector<std::vector<uint8_t>> parts) {
   std::vector<uint8_t> out;
   for (const auto& p : parts)
@@ -110,12 +137,7 @@ TEST(DevlinkDecode, TheControllersAnswerGivesTheFamilyAndItsConfigGroup) {
   Msg m(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
   m.str(CTRL_ATTR_FAMILY_NAME, "devlink").u16(CTRL_ATTR_FAMILY_ID, kFamilyId);
   m.u32(CTRL_ATTR_VERSION, 1).u32(CTRL_ATTR_HDRSIZE, 0).u32(CTRL_ATTR_MAXATTR, 180);
-  m.begin(CTRL_ATTR_MCAST_GROUPS)
-      .begin(1)
-      .u32(CTRL_ATTR_MCAST_GRP_ID, 9)
-      .str(CTRL_ATTR_MCAST_GRP_NAME, "config")
-      .end()
-      .end();
+  add_mcast_group(m, 9, "config");
   const auto out = decoded(m.done(), 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kFamily);
@@ -126,12 +148,7 @@ TEST(DevlinkDecode, TheControllersAnswerGivesTheFamilyAndItsConfigGroup) {
 TEST(DevlinkDecode, AFamilyWithoutTheConfigGroupHasNone) {
   Msg m(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
   m.u16(CTRL_ATTR_FAMILY_ID, kFamilyId).str(CTRL_ATTR_FAMILY_NAME, "devlink");
-  m.begin(CTRL_ATTR_MCAST_GROUPS)
-      .begin(1)
-      .u32(CTRL_ATTR_MCAST_GRP_ID, 4)
-      .str(CTRL_ATTR_MCAST_GRP_NAME, "other")
-      .end()
-      .end();
+  add_mcast_group(m, 4, "other");
   const auto out = decoded(m.done(), 0);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kFamily);
@@ -139,7 +156,7 @@ TEST(DevlinkDecode, AFamilyWithoutTheConfigGroupHasNone) {
   // Another family's answer is not devlink's.
   Msg other(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY);
   other.u16(CTRL_ATTR_FAMILY_ID, 30).str(CTRL_ATTR_FAMILY_NAME, "nl80211");
-  EXPECT_EQ(decoded(other.done(), 0)[0].kind, MessageKind::kMalformed);
+  EXPECT_EQ(first_kind(other.done(), 0), MessageKind::kMalformed);
 }
 
 TEST(DevlinkDecode, ANotificationGivesTheWholeReporter) {
@@ -217,33 +234,23 @@ TEST(DevlinkDecode, AnErrorCodeThatIsNotMinusErrnoIsMalformed) {
 TEST(DevlinkDecode, UnknownAttributesCommandsAndFamiliesAreSkipped) {
   Msg m = reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "rx", 0, 1, 1);
   m.u32(400, 7);  // an attribute a newer kernel adds
-  EXPECT_EQ(decoded(m.done())[0].kind, MessageKind::kReporter);
+  EXPECT_EQ(first_kind(m.done()), MessageKind::kReporter);
   // Another devlink command (a port notification), and another family's message.
   Msg port(kFamilyId, DEVLINK_CMD_PORT_NEW);
   port.str(DEVLINK_ATTR_BUS_NAME, "pci");
-  EXPECT_EQ(decoded(port.done())[0].kind, MessageKind::kIgnored);
-  EXPECT_EQ(decoded(reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "fw", 1, 1, 0).done(),
-                    kFamilyId + 1)[0]
-                .kind,
-            MessageKind::kIgnored);
+  EXPECT_EQ(first_kind(port.done()), MessageKind::kIgnored);
+  EXPECT_EQ(first_kind(fw_recovery(), kFamilyId + 1), MessageKind::kIgnored);
 }
 
 TEST(DevlinkDecode, BadLengthsAreMalformedAndNeverReadPastTheBytes) {
-  std::vector<uint8_t> good =
-      reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "fw", 1, 1, 0).done();
+  const std::vector<uint8_t> good = fw_recovery();
   // A message length beyond the datagram.
-  std::vector<uint8_t> longer = good;
-  const uint32_t len = static_cast<uint32_t>(good.size() + 4);
-  std::memcpy(longer.data(), &len, 4);
-  auto out = decoded(longer);
+  auto out = decoded(with_length(good, static_cast<uint32_t>(good.size() + 4)));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, MessageKind::kMalformed);
   EXPECT_NE(out[0].problem.find("message length"), std::string::npos) << out[0].problem;
   // A message length under the header.
-  std::vector<uint8_t> shorter = good;
-  const uint32_t tiny = 8;
-  std::memcpy(shorter.data(), &tiny, 4);
-  EXPECT_EQ(decoded(shorter)[0].kind, MessageKind::kMalformed);
+  EXPECT_EQ(first_kind(with_length(good, 8)), MessageKind::kMalformed);
   // Cut anywhere: never a reporter, never a crash.
   for (size_t cut = 0; cut < good.size(); ++cut) {
     std::vector<uint8_t> part(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -287,20 +294,15 @@ TEST(DevlinkDecode, MissingPartsAndBadValuesAreMalformed) {
     EXPECT_EQ(out[0].problem, "error count has 2 bytes, needs 8");
   }
   // An over-long name.
-  EXPECT_EQ(decoded(reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER,
-                                 std::string(kMaxNameLength + 1, 'x'), 1, 1, 0)
-                        .done())[0]
-                .kind,
+  EXPECT_EQ(first_kind(reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER,
+                                    std::string(kMaxNameLength + 1, 'x'), 1, 1, 0)
+                           .done()),
             MessageKind::kMalformed);
 }
 
 TEST(DevlinkDecode, AMalformedMessageEndsItsDatagramButNotTheOnesBefore) {
-  std::vector<uint8_t> good =
-      reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "fw", 1, 1, 0).done();
-  std::vector<uint8_t> bad = good;
-  const uint32_t len = 0xffff;
-  std::memcpy(bad.data(), &len, 4);
-  const auto out = decoded(concat({good, bad, good}));
+  const std::vector<uint8_t> good = fw_recovery();
+  const auto out = decoded(concat({good, with_length(good, 0xffff), good}));
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].kind, MessageKind::kReporter);
   EXPECT_EQ(out[1].kind, MessageKind::kMalformed);
@@ -368,20 +370,25 @@ TEST(DevlinkDecodeCaptured, TheControllersAnswerOnLinux61) {
 }
 
 TEST(DevlinkDecodeCaptured, ReportsRecoveriesAndDumpsOfNetdevsim) {
-  EXPECT_EQ(reporters_of("report_error"), "netdevsim/netdevsim1 dummy 1 1/0 0 auto;");
-  EXPECT_EQ(reporters_of("recover_ok"), "netdevsim/netdevsim1 dummy 0 1/1 0 auto;");
-  EXPECT_EQ(reporters_of("stuck_report"), "netdevsim/netdevsim1 dummy 1 2/1 0 auto;");
-  EXPECT_EQ(reporters_of("stuck_report_canceled"), "netdevsim/netdevsim1 dummy 1 3/1 0 auto;");
-  EXPECT_EQ(reporters_of("recover_manual"), "netdevsim/netdevsim1 dummy 0 3/2 0 auto;");
-  EXPECT_EQ(reporters_of("second_report_error"), "netdevsim/netdevsim2 dummy 1 1/0 0 auto;");
-  // The dumps: netdevsim's two reporters ("empty" has no recovery), then the end.
-  EXPECT_EQ(reporters_of("dump_healthy"),
-            "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 0 0/0 0 auto;done;");
-  EXPECT_EQ(reporters_of("dump_error_state"),
-            "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 1 2/1 0 auto;done;");
-  // A device's creation and deletion: many messages, none a reporter's, none malformed.
-  EXPECT_EQ(reporters_of("new_device"), "");
-  EXPECT_EQ(reporters_of("del_device"), "");
+  // Each capture and the reporters it decodes to.
+  const std::pair<const char*, const char*> captures[] = {
+      {"report_error", "netdevsim/netdevsim1 dummy 1 1/0 0 auto;"},
+      {"recover_ok", "netdevsim/netdevsim1 dummy 0 1/1 0 auto;"},
+      {"stuck_report", "netdevsim/netdevsim1 dummy 1 2/1 0 auto;"},
+      {"stuck_report_canceled", "netdevsim/netdevsim1 dummy 1 3/1 0 auto;"},
+      {"recover_manual", "netdevsim/netdevsim1 dummy 0 3/2 0 auto;"},
+      {"second_report_error", "netdevsim/netdevsim2 dummy 1 1/0 0 auto;"},
+      // The dumps: netdevsim's two reporters ("empty" has no recovery), then the end.
+      {"dump_healthy",
+       "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 0 0/0 0 auto;done;"},
+      {"dump_error_state",
+       "netdevsim/netdevsim1 empty 0 0/0 0;netdevsim/netdevsim1 dummy 1 2/1 0 auto;done;"},
+      // A device's creation and deletion: many messages, none a reporter's, none malformed.
+      {"new_device", ""},
+      {"del_device", ""},
+  };
+  for (const auto& [capture, reporters] : captures)
+    EXPECT_EQ(reporters_of(capture), reporters) << capture;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "core/stamper.h"
 #include "port_fixtures.h"
+#include "record_fixture.h"
 #include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
@@ -81,6 +82,16 @@ class EnricherTest : public ::testing::Test {
   DeviceView view_;
   RecordStamper stamper_;
 };
+
+// A record as the test's device and stamper make it: the `seq`th of stream-1, made at the batch's
+// time on node17, about mlx5_0 and its port `port` (0: the device).
+Record device_record(uint64_t seq, EventKind event, int event_type, Severity severity,
+                     uint32_t port) {
+  Record r = stamped(record_about(event, severity, "mlx5_0", "248a:0703:00a1:b2c0", port), seq,
+                     "stream-1", 1795342530123456, "node17");
+  r.event_type = event_type;
+  return r;
+}
 
 TEST_F(EnricherTest, PortErrorRecordCarriesStateAndWhatChanged) {
   // Given port 1 went down, the record shows the new state and old -> new for what changed.
@@ -228,17 +239,7 @@ TEST_F(EnricherTest, ADeviceFatalThatIsARemovalBecomesDeviceRemovedWithTheLastKn
   open(2);
   BatchOutcome out = run({{10, 1}, {8, 0}}, FatalMeaning::kRemoval);
   ASSERT_EQ(out.records.size(), 2u);
-  Record expected;
-  expected.seq = 2;
-  expected.stream = "stream-1";
-  expected.time_us = 1795342530123456;
-  expected.host = "node17";
-  expected.event = EventKind::kDeviceRemoved;
-  expected.event_type = -1;
-  expected.severity = Severity::kWarning;
-  expected.device = "mlx5_0";
-  expected.node_guid = "248a:0703:00a1:b2c0";
-  expected.port = 0;
+  Record expected = device_record(2, EventKind::kDeviceRemoved, -1, Severity::kWarning, 0);
   expected.ports = {active_ib(1, 17), active_ib(2, 18)};
   EXPECT_TRUE(out.records[1] == expected) << to_json(out.records[1]);
   EXPECT_EQ(out.records[0].event, EventKind::kPortErr);
@@ -273,17 +274,7 @@ TEST_F(EnricherTest, UnknownTypeIsPublishedWithItsNumberAndPortState) {
 
 // The port_state record the daemon makes for a port whose attributes it found changed.
 Record port_state_record(uint64_t seq, uint32_t port, const PortInfo& was, const PortInfo& now) {
-  Record r;
-  r.seq = seq;
-  r.stream = "stream-1";
-  r.time_us = 1795342530123456;
-  r.host = "node17";
-  r.event = EventKind::kPortState;
-  r.event_type = -1;
-  r.severity = Severity::kInfo;
-  r.device = "mlx5_0";
-  r.node_guid = "248a:0703:00a1:b2c0";
-  r.port = port;
+  Record r = device_record(seq, EventKind::kPortState, -1, Severity::kInfo, port);
   r.previous = was;
   r.port_info = now;
   return r;
@@ -303,17 +294,7 @@ TEST_F(EnricherTest, ASpeedChangeRereadsEveryPortAndReportsEachThatChanged) {
   EXPECT_EQ(dev_->gid_queries, 0);
   EXPECT_TRUE(dev_->pkey_queries.empty());
   ASSERT_EQ(out.records.size(), 3u);
-  Record speed;
-  speed.seq = 1;
-  speed.stream = "stream-1";
-  speed.time_us = 1795342530123456;
-  speed.host = "node17";
-  speed.event = EventKind::kDeviceSpeedChange;
-  speed.event_type = 20;
-  speed.severity = Severity::kNotice;
-  speed.device = "mlx5_0";
-  speed.node_guid = "248a:0703:00a1:b2c0";
-  speed.port = 0;
+  const Record speed = device_record(1, EventKind::kDeviceSpeedChange, 20, Severity::kNotice, 0);
   EXPECT_TRUE(out.records[0] == speed) << to_json(out.records[0]);
   const Record second = port_state_record(2, 2, active_ib(2, 18), dev_->attrs[2].info);
   EXPECT_TRUE(out.records[1] == second) << to_json(out.records[1]);

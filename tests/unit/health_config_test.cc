@@ -2,21 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "config_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
-
-std::string error_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
-  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r).message() : "";
-}
-
-Config config_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
-  return std::holds_alternative<Config>(r) ? std::get<Config>(r) : Config{};
-}
 
 TEST(HealthConfig, TheDefaultsAreTheDocumentedOnes) {
   const Config c = config_of("{}");

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/port_health.h"
+#include "state_file_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
@@ -50,28 +51,12 @@ std::vector<DeviceHealthState> sample() {
           {"mlx5_1", "0c42:a103:006d:0b3a", {never_up}}};
 }
 
-std::string rejection(const HealthStateResult& r) {
-  return std::holds_alternative<HealthStateRejected>(r) ? std::get<HealthStateRejected>(r).reason
-                                                        : "(accepted)";
-}
-
-// Why the daemon, now, rejects `text`.
-std::string rejection_of(const std::string& text) {
-  return rejection(health_state_from_json(text, kBoot, kLater));
-}
-
-// The sample document with one change made to its JSON.
-std::string edited(void (*edit)(nlohmann::json&)) {
-  nlohmann::json doc = nlohmann::json::parse(health_state_to_json(sample(), kBoot, kSaved));
-  edit(doc);
-  return doc.dump();
-}
+// The sample as the tests write it on this boot at kSaved and read it at kLater.
+const StateFile<DeviceHealthState> kFile{
+    health_state_to_json, health_state_from_json, kBoot, kSaved, kLater, sample()};
 
 TEST(HealthStateFile, WhatIsWrittenIsReadBackWhole) {
-  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  const HealthStateResult r = health_state_from_json(text, kBoot, kLater);
-  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
-  EXPECT_EQ(std::get<std::vector<DeviceHealthState>>(r), sample());
+  kFile.expect_sample_read_back_whole();
 }
 
 TEST(HealthStateFile, AModelsStateSurvivesTheRoundTrip) {
@@ -85,76 +70,73 @@ TEST(HealthStateFile, AModelsStateSurvivesTheRoundTrip) {
   model.observe_port("mlx5_0", "0c42:a103:00f6:5e44", p, kSaved, t);
   const std::string text = health_state_to_json(model.export_state(), kBoot, kSaved);
   const auto r = health_state_from_json(text, kBoot, kLater);
-  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << rejection(r);
+  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << why_rejected(r);
   PortHealthModel restored{HealthConfig{}};
   restored.restore(std::get<std::vector<DeviceHealthState>>(r), kLater);
   EXPECT_EQ(restored.verdicts(kLater), model.verdicts(kLater));
 }
 
 TEST(HealthStateFile, ADocumentFromAnotherBootIsRejected) {
-  const std::string text = health_state_to_json(sample(), "another-boot", kSaved);
-  EXPECT_EQ(rejection_of(text), "from another boot (boot id another-boot, this boot is " +
-                                    std::string(kBoot) +
-                                    "): the state of ports does not survive a reboot");
+  kFile.expect_another_boots_rejected();
 }
 
 TEST(HealthStateFile, ADocumentOfANewerVersionIsRejectedBeforeAnythingElseIsRead) {
   const std::string text = R"({"version": 2, "whatever": "a newer daemon writes"})";
-  EXPECT_EQ(rejection_of(text),
+  EXPECT_EQ(kFile.rejection_of(text),
             "written by a newer rdma-eventd (state version 2; this one reads version 1)");
-  EXPECT_EQ(rejection_of(R"({"version": 0})"), "corrupt: version: unknown version");
+  EXPECT_EQ(kFile.rejection_of(R"({"version": 0})"), "corrupt: version: unknown version");
 }
 
 TEST(HealthStateFile, ACorruptDocumentIsRejectedNamingWhatIsWrong) {
-  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(rejection_of(text.substr(0, text.size() / 2)).substr(0, 31),
+  const std::string text = kFile.written();
+  EXPECT_EQ(kFile.rejection_of(text.substr(0, text.size() / 2)).substr(0, 31),
             "corrupt: invalid JSON: parse er");
-  EXPECT_EQ(rejection_of("[]"), "corrupt: expected an object");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][0]["ports"][0].erase("flapping"); })),
+  EXPECT_EQ(kFile.rejection_of("[]"), "corrupt: expected an object");
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][0].erase("flapping"); }),
             "corrupt: devices[0].ports[0].flapping: missing");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][1]["ports"][0]["health"] = "sick"; })),
-            "corrupt: devices[1].ports[0].health: unknown name 'sick'");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][0]["ports"][0]["link_up"] = 1; })),
+  EXPECT_EQ(
+      kFile.rejection_of_edit([](auto& d) { d["devices"][1]["ports"][0]["health"] = "sick"; }),
+      "corrupt: devices[1].ports[0].health: unknown name 'sick'");
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][0]["link_up"] = 1; }),
             "corrupt: devices[0].ports[0].link_up: expected a boolean");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][0]["ports"][1]["port"] = 1; })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][1]["port"] = 1; }),
             "corrupt: devices[0].ports[1].port: ports not in increasing order");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][1]["device"] = "mlx5_0"; })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][1]["device"] = "mlx5_0"; }),
             "corrupt: devices[1].device: listed twice");
   EXPECT_EQ(
-      rejection_of(edited([](auto& d) { d["devices"][0]["ports"][0]["rate"]["width"] = "3x"; })),
+      kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][0]["rate"]["width"] = "3x"; }),
       "corrupt: devices[0].ports[0].rate.width: unknown name '3x'");
 }
 
 TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
-  EXPECT_EQ(rejection_of(edited([](auto& d) {
-              d["devices"][0]["ports"][0]["downs_monotonic_us"][2] = 6000 * kMicrosPerSecond;
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["downs_monotonic_us"][2] = 6000 * kMicrosPerSecond;
+  }),
             "corrupt: devices[0].ports[0].downs_monotonic_us[2]: not a time in order before the "
             "document was saved");
-  EXPECT_EQ(rejection_of(edited([](auto& d) {
-              d["devices"][0]["ports"][0]["downs_monotonic_us"][0] = 3600 * kMicrosPerSecond;
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["downs_monotonic_us"][0] = 3600 * kMicrosPerSecond;
+  }),
             "corrupt: devices[0].ports[0].downs_monotonic_us[1]: not a time in order before the "
             "document was saved");
-  EXPECT_EQ(rejection_of(edited(
-                [](auto& d) { d["devices"][0]["ports"][1]["gone_since_monotonic_us"] = -1; })),
+  EXPECT_EQ(kFile.rejection_of_edit(
+                [](auto& d) { d["devices"][0]["ports"][1]["gone_since_monotonic_us"] = -1; }),
             "corrupt: devices[0].ports[1].gone_since_monotonic_us: not a time before the document "
             "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
-  const std::string text = health_state_to_json(sample(), kBoot, kSaved);
-  EXPECT_EQ(rejection(health_state_from_json(text, kBoot,
-                                             {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
+  const std::string text = kFile.written();
+  EXPECT_EQ(why_rejected(health_state_from_json(
+                text, kBoot, {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }
 
 TEST(HealthStateFile, ADocumentLargerThanTheDaemonWouldWriteIsRejected) {
-  EXPECT_EQ(
-      rejection_of(edited([](auto& d) {
-        for (int i = 0; i < 101; ++i)
-          d["devices"][0]["ports"][0]["downs_monotonic_us"].push_back(4000 * kMicrosPerSecond);
-      })),
-      "corrupt: devices[0].ports[0].downs_monotonic_us: more than 100 entries");
-  EXPECT_EQ(rejection_of(edited([](auto& d) { d["devices"][0]["ports"][0]["port"] = 0; })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    for (int i = 0; i < 101; ++i)
+      d["devices"][0]["ports"][0]["downs_monotonic_us"].push_back(4000 * kMicrosPerSecond);
+  }),
+            "corrupt: devices[0].ports[0].downs_monotonic_us: more than 100 entries");
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][0]["port"] = 0; }),
             "corrupt: devices[0].ports[0].port: not a port number (1 to 255)");
 }
 

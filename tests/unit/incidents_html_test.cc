@@ -6,6 +6,7 @@
 
 #include <regex>
 #include <string>
+#include <string_view>
 
 #include "incidents_output.h"
 
@@ -38,6 +39,12 @@ Incident one_port(const std::string& host, int64_t at) {
   return i;
 }
 
+// A record of port 1 of mlx5_0 on `host`, `at` microseconds into the page. Like FaultInput it
+// views `host` and `event`: it is used within the expression that makes them.
+FaultInput port_fault(std::string_view host, int64_t at, std::string_view event = "port_err") {
+  return {.time_us = kPageT0 + at, .host = host, .event = event, .device = "mlx5_0", .port = 1};
+}
+
 TEST(IncidentsHtml, EscapesWhatAHostNameCanHold) {
   // Markup as entities; control characters and bytes that are not UTF-8 as \xNN (escape.h).
   EXPECT_EQ(html_escape("a<b>&\"c'\n"), "a&lt;b&gt;&amp;&quot;c&#39;\\x0a");
@@ -61,22 +68,14 @@ TEST(IncidentsHtml, EscapesWhatAHostNameCanHold) {
 TEST(IncidentsHtml, OneRowPerHostThenRowsOfSeveral) {
   Timeline few;
   for (int i = 0; i < 50; ++i)
-    few.add(FaultInput{.time_us = kPageT0 + i,
-                       .host = "h" + std::to_string(100 + i),
-                       .event = "port_active",
-                       .device = "mlx5_0",
-                       .port = 1});
+    few.add(port_fault("h" + std::to_string(100 + i), i, "port_active"));
   const std::string small = few.html();
   EXPECT_EQ(occurrences(small, "<g class=\"row\">"), 50u);
   EXPECT_NE(small.find(">h149</text>"), std::string::npos);
 
   Timeline many;
   for (int i = 0; i < 1000; ++i)
-    many.add(FaultInput{.time_us = kPageT0 + i,
-                        .host = "h" + std::to_string(1000 + i),
-                        .event = "port_err",
-                        .device = "mlx5_0",
-                        .port = 1});
+    many.add(port_fault("h" + std::to_string(1000 + i), i));
   const std::string big = many.html();
   EXPECT_EQ(occurrences(big, "<g class=\"row\">"), 50u);
   EXPECT_NE(big.find(">h1000 \u2026 h1019 (20)</text>"), std::string::npos);
@@ -87,11 +86,7 @@ TEST(IncidentsHtml, OneRowPerHostThenRowsOfSeveral) {
 TEST(IncidentsHtml, MarksAreBoundedPerHostAndSaySo) {
   Timeline t(/*marks_per_host=*/10);
   for (int i = 0; i < 25; ++i)
-    t.add(FaultInput{.time_us = kPageT0 + i * 1'000'000LL,
-                     .host = "n1",
-                     .event = "port_err",
-                     .device = "mlx5_0",
-                     .port = 1});
+    t.add(port_fault("n1", i * 1'000'000LL));
   const std::string page = t.html();
   EXPECT_EQ(occurrences(page, "<line class=\"mark down\""), 10u);
   EXPECT_NE(page.find("15 marks not drawn (at most 10 per host)"), std::string::npos);

@@ -3,24 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "config_fixture.h"
 
 namespace rdma_eventd::daemon {
 namespace {
 
-std::string link_error_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  EXPECT_TRUE(std::holds_alternative<ConfigError>(r)) << text;
-  return std::holds_alternative<ConfigError>(r) ? std::get<ConfigError>(r).message() : "";
-}
-
-LinkQualityConfig link_config_of(std::string_view text) {
-  ConfigResult r = parse_config(text, "test.json");
-  if (auto* e = std::get_if<ConfigError>(&r)) ADD_FAILURE() << e->message();
-  return std::holds_alternative<Config>(r) ? std::get<Config>(r).link_health : LinkQualityConfig{};
-}
-
 TEST(LinkHealthConfig, TheDefaultsAreUfmsRules) {
-  const LinkQualityConfig l = link_config_of("{}");
+  const LinkQualityConfig l = config_of("{}").link_health;
   EXPECT_TRUE(l.enabled);
   EXPECT_EQ(l.interval_s, 60u);
   EXPECT_EQ(l.symbol_error, (std::vector<BerWindow>{{1e-14, 720}, {1e-15, 7500}}));
@@ -31,13 +20,14 @@ TEST(LinkHealthConfig, TheDefaultsAreUfmsRules) {
 }
 
 TEST(LinkHealthConfig, EveryKeyIsRead) {
-  const LinkQualityConfig l = link_config_of(R"({"link_health": {
+  const LinkQualityConfig l = config_of(R"({"link_health": {
     "enabled": false, "interval_s": 30, "exclude": ["mlx5_4*", "0c42:a103:00f6:5e44"],
     "bit_errors": [{"ber": 1e-13, "window_s": 600}],
     "link_recoveries": {"count": 2, "window_s": 60},
     "transport": [{"counter": "hw_counters/local_ack_timeout_err", "count": 100,
                    "window_s": 300}, {"counter": "port_rcv_errors", "count": 10, "window_s": 60}],
-    "clean_s": 3600}})");
+    "clean_s": 3600}})")
+                                  .link_health;
   EXPECT_FALSE(l.enabled);
   EXPECT_EQ(l.interval_s, 30u);
   ASSERT_EQ(l.exclude.size(), 2u);
@@ -49,30 +39,29 @@ TEST(LinkHealthConfig, EveryKeyIsRead) {
                                                   {"port_rcv_errors", 10, 60}}));
   EXPECT_EQ(l.clean_s, 3600u);
   // No window at all: no bit error rule.
-  EXPECT_TRUE(link_config_of(R"({"link_health": {"bit_errors": []}})").symbol_error.empty());
+  EXPECT_TRUE(config_of(R"({"link_health": {"bit_errors": []}})").link_health.symbol_error.empty());
 }
 
 TEST(LinkHealthConfig, ErrorsNameTheKeyAndTheReason) {
-  EXPECT_EQ(link_error_of(R"({"link_health": {"interval": 60}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"interval": 60}})"),
             "test.json: link_health.interval: unknown key (known: enabled, interval_s, exclude, "
             "bit_errors, link_recoveries, transport, clean_s)");
-  EXPECT_EQ(link_error_of(R"({"link_health": {"interval_s": 0}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"interval_s": 0}})"),
             "test.json: link_health.interval_s: must be from 1 to 3600");
-  EXPECT_EQ(link_error_of(R"({"link_health": {"bit_errors": [{"ber": 0.5, "window_s": 60}]}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"bit_errors": [{"ber": 0.5, "window_s": 60}]}})"),
             "test.json: link_health.bit_errors[0].ber: must be within 1e-18 .. 1e-6");
-  EXPECT_EQ(link_error_of(R"({"link_health": {"bit_errors": [{"window_s": 60}]}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"bit_errors": [{"window_s": 60}]}})"),
             "test.json: link_health.bit_errors[0].ber: a number is needed (1e-14: one bit in "
             "1e14)");
-  EXPECT_EQ(link_error_of(R"({"link_health": {"transport": [{"count": 1}]}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"transport": [{"count": 1}]}})"),
             "test.json: link_health.transport[0].counter: missing");
-  EXPECT_EQ(
-      link_error_of(R"({"link_health": {"transport": [{"counter": "../../../etc/passwd"}]}})"),
-      "test.json: link_health.transport[0].counter: '../../../etc/passwd' is not a counter's "
-      "name (a file of counters/, or hw_counters/NAME: letters, digits and '_')");
-  EXPECT_EQ(link_error_of(R"({"link_health": {"link_recoveries": {"counter": "x"}}})"),
+  EXPECT_EQ(error_of(R"({"link_health": {"transport": [{"counter": "../../../etc/passwd"}]}})"),
+            "test.json: link_health.transport[0].counter: '../../../etc/passwd' is not a counter's "
+            "name (a file of counters/, or hw_counters/NAME: letters, digits and '_')");
+  EXPECT_EQ(error_of(R"({"link_health": {"link_recoveries": {"counter": "x"}}})"),
             "test.json: link_health.link_recoveries.counter: unknown key (known: count, "
             "window_s)");
-  EXPECT_EQ(link_error_of(R"({"severity": {"link_quality": "error"}})"),
+  EXPECT_EQ(error_of(R"({"severity": {"link_quality": "error"}})"),
             "test.json: severity.link_quality: link_quality records take the severity of their "
             "change (docs/records.md)");
 }

@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "core/link_quality.h"
 #include "core/port_health_types.h"
+#include "link_quality_fixture.h"
 
 namespace rdma_eventd::daemon {
 // Named, not anonymous: the unity build puts several test files in one translation unit.
@@ -56,6 +57,12 @@ class RestartedPort {
     port_ = PortLinkQuality();
     port_.restore(saved);
   }
+  // `name` read as `first` at 0 s and as `then` at 60 s, before the daemon restarts.
+  void read_twice_then_restart(const std::string& name, uint64_t first, uint64_t then) {
+    up(0, {read_of(name, first)});
+    up(60, {read_of(name, then)});
+    restart();
+  }
   std::optional<int64_t> next_deadline() const { return port_.next_deadline(config_); }
   PortLinkQuality& port() { return port_; }
 
@@ -64,17 +71,9 @@ class RestartedPort {
   PortLinkQuality port_;
 };
 
+// A bit error verdict at the port's rate.
 LinkQualityChange bad_symbols(uint64_t count, uint64_t allowed, uint32_t window_s, uint64_t value) {
-  LinkQualityChange c;
-  c.kind = Kind::kBad;
-  c.counter = kSymbolsName;
-  c.fault = LinkFault::kBitErrors;
-  c.count = count;
-  c.allowed = allowed;
-  c.window_s = window_s;
-  c.ber = static_cast<double>(count) / (kNdr.gbps() * 1e9 * window_s);
-  c.value = value;
-  return c;
+  return bad_bits(count, allowed, window_s, kNdr, value);
 }
 
 TEST(LinkQualityRestore, TheWholeStateSurvivesExportAndRestore) {
@@ -111,9 +110,7 @@ TEST(LinkQualityRestore, TheWholeStateSurvivesExportAndRestore) {
 TEST(LinkQualityRestore, ACounterBelowItsSavedValueIsABaselineWithoutAWord) {
   // Reset, or its driver reloaded, while the daemon was away: nothing to report.
   RestartedPort port;
-  port.up(0, {read_of(kSymbolsName, 40)});
-  port.up(60, {read_of(kSymbolsName, 41)});
-  port.restart();
+  port.read_twice_then_restart(kSymbolsName, 40, 41);
   EXPECT_EQ(port.up(3600, {read_of(kSymbolsName, 2)}), Changes{});
   EXPECT_EQ(port.port().last_value(kSymbolsName), 2u);
   // Counted from there: 3 more within 12 minutes is over NDR's 2.88.
@@ -130,9 +127,7 @@ TEST(LinkQualityRestore, GrowthAcrossARestartCountsOnlyInWindowsReachingBackToTh
   // The daemon was away an hour; the counter grew by 4 at some time in that hour. Dated at the
   // saved read, it is no burst in the 12-minute window, but over the 125-minute one (3 allowed).
   RestartedPort port;
-  port.up(0, {read_of(kSymbolsName, 0)});
-  port.up(60, {read_of(kSymbolsName, 0)});
-  port.restart();
+  port.read_twice_then_restart(kSymbolsName, 0, 0);
   EXPECT_EQ(port.up(3660, {read_of(kSymbolsName, 4)}), Changes{bad_symbols(4, 3, 7500, 4)});
   // Watched all along, the same 4 within a minute is over the 12-minute window.
   RestartedPort watched;
@@ -151,9 +146,7 @@ TEST(LinkQualityRestore, GrowthAcrossARestartCountsOnlyInWindowsReachingBackToTh
 
 TEST(LinkQualityRestore, LinkDownedGrowthAcrossARestartIsNoHiddenDown) {
   RestartedPort port;
-  port.up(0, {read_of(kDownedName, 1)});
-  port.up(60, {read_of(kDownedName, 1)});
-  port.restart();
+  port.read_twice_then_restart(kDownedName, 1, 1);
   // Two downs while nobody could see their events.
   EXPECT_EQ(port.up(3600, {read_of(kDownedName, 3)}), Changes{});
   // From then on, one without its port_err is hidden again.
@@ -204,9 +197,7 @@ TEST(LinkQualityRestore, GrowthWhileAwayRestartsTheCleanPeriodOfABadFault) {
   // Errors at an unknown time while the daemon was away are no quiet time: the clean period
   // counts from the read that found them.
   RestartedPort port;
-  port.up(0, {read_of(kSymbolsName, 0)});
-  port.up(60, {read_of(kSymbolsName, 3)});
-  port.restart();
+  port.read_twice_then_restart(kSymbolsName, 0, 3);
   EXPECT_EQ(port.up(3600, {read_of(kSymbolsName, 4)}), Changes{});
   EXPECT_EQ(port.next_deadline(), after(3600 + 7560).mono_us);
 }

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/link_quality.h"
+#include "state_file_fixture.h"
 
 namespace rdma_eventd::daemon {
 // Named, not anonymous: the unity build puts several test files in one translation unit.
@@ -52,27 +53,16 @@ std::vector<DeviceLinkQualityState> saved_state() {
           {"mlx5_1", "0c42:a103:006d:0b3a", {}}};
 }
 
-std::string why_rejected(const LinkQualityStateResult& r) {
-  return std::holds_alternative<StateRejected>(r) ? std::get<StateRejected>(r).reason
-                                                  : "(accepted)";
-}
-
-std::string why_now(const std::string& text) {
-  return why_rejected(link_quality_state_from_json(text, kThisBoot, kNow));
-}
-
-std::string saved_with(void (*edit)(nlohmann::json&)) {
-  nlohmann::json doc =
-      nlohmann::json::parse(link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt));
-  edit(doc);
-  return doc.dump();
-}
+// The saved state as the tests write it on this boot at kSavedAt and read it at kNow.
+const StateFile<DeviceLinkQualityState> kFile{link_quality_state_to_json,
+                                              link_quality_state_from_json,
+                                              kThisBoot,
+                                              kSavedAt,
+                                              kNow,
+                                              saved_state()};
 
 TEST(LinkQualityStateFile, WhatIsWrittenIsReadBackWhole) {
-  const std::string text = link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt);
-  const LinkQualityStateResult r = link_quality_state_from_json(text, kThisBoot, kNow);
-  ASSERT_TRUE(std::holds_alternative<std::vector<DeviceLinkQualityState>>(r)) << why_rejected(r);
-  EXPECT_EQ(std::get<std::vector<DeviceLinkQualityState>>(r), saved_state());
+  kFile.expect_sample_read_back_whole();
 }
 
 TEST(LinkQualityStateFile, APortsStateSurvivesTheRoundTrip) {
@@ -94,82 +84,79 @@ TEST(LinkQualityStateFile, APortsStateSurvivesTheRoundTrip) {
 }
 
 TEST(LinkQualityStateFile, ADocumentFromAnotherBootIsRejected) {
-  const std::string text = link_quality_state_to_json(saved_state(), "another-boot", kSavedAt);
-  EXPECT_EQ(why_now(text), "from another boot (boot id another-boot, this boot is " +
-                               std::string(kThisBoot) +
-                               "): the state of ports does not survive a reboot");
+  kFile.expect_another_boots_rejected();
 }
 
 TEST(LinkQualityStateFile, ADocumentSavedLaterThanNowOrOfANewerVersionIsRejected) {
-  const std::string text = link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt);
+  const std::string text = kFile.written();
   EXPECT_EQ(why_rejected(link_quality_state_from_json(text, kThisBoot, mono(4999))),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
-  EXPECT_EQ(why_now(R"({"version": 2, "whatever": "a newer daemon writes"})"),
+  EXPECT_EQ(kFile.rejection_of(R"({"version": 2, "whatever": "a newer daemon writes"})"),
             "written by a newer rdma-eventd (state version 2; this one reads version 1)");
 }
 
 TEST(LinkQualityStateFile, ACorruptDocumentIsRejectedNamingWhatIsWrong) {
-  const std::string text = link_quality_state_to_json(saved_state(), kThisBoot, kSavedAt);
-  EXPECT_EQ(why_now(text.substr(0, text.size() / 2)).substr(0, 31),
+  const std::string text = kFile.written();
+  EXPECT_EQ(kFile.rejection_of(text.substr(0, text.size() / 2)).substr(0, 31),
             "corrupt: invalid JSON: parse er");
-  EXPECT_EQ(why_now(saved_with([](auto& d) { d["devices"][0]["ports"][0].erase("faults"); })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][0]["ports"][0].erase("faults"); }),
             "corrupt: devices[0].ports[0].faults: missing");
-  EXPECT_EQ(why_now(saved_with(
-                [](auto& d) { d["devices"][0]["ports"][0]["faults"][0]["fault"] = "noise"; })),
+  EXPECT_EQ(kFile.rejection_of_edit(
+                [](auto& d) { d["devices"][0]["ports"][0]["faults"][0]["fault"] = "noise"; }),
             "corrupt: devices[0].ports[0].faults[0].fault: unknown name 'noise'");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][0]["counters"][2]["value"] = 65536;  // 16 bits
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["counters"][2]["value"] = 65536;  // 16 bits
+  }),
             "corrupt: devices[0].ports[0].counters[2].value: more than 65535");
-  EXPECT_EQ(why_now(saved_with(
-                [](auto& d) { d["devices"][0]["ports"][0]["counters"][0]["value"] = -1; })),
+  EXPECT_EQ(kFile.rejection_of_edit(
+                [](auto& d) { d["devices"][0]["ports"][0]["counters"][0]["value"] = -1; }),
             "corrupt: devices[0].ports[0].counters[0].value: expected an integer, not negative");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][0]["counters"][2]["name"] = "link_downed";
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["counters"][2]["name"] = "link_downed";
+  }),
             "corrupt: devices[0].ports[0].counters[2].name: counters listed twice or out of order");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][0]["counters"][2]["steps"][1][0] = 4100 * kS;
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["counters"][2]["steps"][1][0] = 4100 * kS;
+  }),
             "corrupt: devices[0].ports[0].counters[2].steps[1]: not a time in order before the "
             "document was saved");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][0]["counters"][2]["steps"][0] = {4100 * kS};
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["counters"][2]["steps"][0] = {4100 * kS};
+  }),
             "corrupt: devices[0].ports[0].counters[2].steps[0]: expected [monotonic_us, growth]");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][0]["counters"][0]["last_growth_monotonic_us"] = 6000 * kS;
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][0]["counters"][0]["last_growth_monotonic_us"] = 6000 * kS;
+  }),
             "corrupt: devices[0].ports[0].counters[0].last_growth_monotonic_us: not a time before "
             "the document was saved");
-  EXPECT_EQ(why_now(saved_with([](auto& d) { d["devices"][1]["device"] = "mlx5_0"; })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) { d["devices"][1]["device"] = "mlx5_0"; }),
             "corrupt: devices[1].device: listed twice");
 }
 
 TEST(LinkQualityStateFile, ADocumentLargerThanTheDaemonWouldWriteIsRejected) {
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              auto& steps = d["devices"][0]["ports"][0]["counters"][2]["steps"];
-              steps = nlohmann::json::array();
-              for (int64_t i = 0; i <= static_cast<int64_t>(kMaxStateSteps); ++i)
-                steps.push_back({i * kS, 1});
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    auto& steps = d["devices"][0]["ports"][0]["counters"][2]["steps"];
+    steps = nlohmann::json::array();
+    for (int64_t i = 0; i <= static_cast<int64_t>(kMaxStateSteps); ++i)
+      steps.push_back({i * kS, 1});
+  }),
             "corrupt: devices[0].ports[0].counters[2].steps: more than 256 entries");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              auto& counters = d["devices"][0]["ports"][1]["counters"];
-              for (size_t i = 0; i < kMaxStateCounters; ++i)
-                counters.push_back(counters[0]);
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    auto& counters = d["devices"][0]["ports"][1]["counters"];
+    for (size_t i = 0; i < kMaxStateCounters; ++i)
+      counters.push_back(counters[0]);
+  }),
             "corrupt: devices[0].ports[1].counters: more than 64 entries");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              d["devices"][0]["ports"][1]["counters"][0]["name"] = std::string(256, 'x');
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    d["devices"][0]["ports"][1]["counters"][0]["name"] = std::string(256, 'x');
+  }),
             "corrupt: devices[0].ports[1].counters[0].name: not a counter's name (1 to 255 "
             "characters)");
-  EXPECT_EQ(why_now(saved_with([](auto& d) {
-              auto& devices = d["devices"];
-              for (size_t i = 0; i < kMaxStateDevices; ++i)
-                devices.push_back({{"device", "d" + std::to_string(i)}});
-            })),
+  EXPECT_EQ(kFile.rejection_of_edit([](auto& d) {
+    auto& devices = d["devices"];
+    for (size_t i = 0; i < kMaxStateDevices; ++i)
+      devices.push_back({{"device", "d" + std::to_string(i)}});
+  }),
             "corrupt: devices: more than 1024 entries");
 }
 

@@ -12,14 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace rdma_eventd::daemon {
+#include "link_quality_fixture.h"
 
-inline void PrintTo(const LinkQualityChange& c, std::ostream* os) {
-  static constexpr const char* kKinds[] = {"bad", "clean", "pegged", "reset", "hidden_down"};
-  *os << "{" << kKinds[static_cast<int>(c.kind)] << " " << c.counter << " "
-      << link_fault_name(c.fault) << " count " << c.count << " allowed " << c.allowed << " window "
-      << c.window_s << " ber " << c.ber << " value " << c.value << "}";
-}
+namespace rdma_eventd::daemon {
 
 // Named, not anonymous: the unity build puts several test files in one translation unit.
 namespace link_quality_test {
@@ -51,33 +46,6 @@ Instant at(int64_t seconds) {
 
 CounterValue counter(const std::string& name, uint64_t value) {
   return {name, counter_bits(name), value};
-}
-
-LinkQualityChange bad_bits(uint64_t count, uint64_t allowed, uint32_t window_s, LinkRate rate,
-                           uint64_t value) {
-  LinkQualityChange c;
-  c.kind = Kind::kBad;
-  c.counter = kSymbols;
-  c.fault = LinkFault::kBitErrors;
-  c.count = count;
-  c.allowed = allowed;
-  c.window_s = window_s;
-  c.ber = static_cast<double>(count) / (rate.gbps() * 1e9 * window_s);
-  c.value = value;
-  return c;
-}
-
-LinkQualityChange bad_rule(LinkFault fault, const std::string& name, uint64_t count,
-                           uint64_t allowed, uint32_t window_s, uint64_t value) {
-  LinkQualityChange c;
-  c.kind = Kind::kBad;
-  c.counter = name;
-  c.fault = fault;
-  c.count = count;
-  c.allowed = allowed;
-  c.window_s = window_s;
-  c.value = value;
-  return c;
 }
 
 LinkQualityChange clean(LinkFault fault, const std::string& name, uint64_t value) {

@@ -25,6 +25,13 @@ class PortHealthDevlinkTest : public PortHealthTest {
     r.devlink = e;
     return feed(r);
   }
+  // Port 1 of mlx5_0 up at 0 s, then the fw reporter's first error at 10 s: one verdict.
+  void fw_error_at_10() {
+    at(0);
+    up();
+    at(10);
+    EXPECT_EQ(reporter("fw", "error").size(), 1u);
+  }
   bool auto_recover_ = true;
 };
 
@@ -103,10 +110,7 @@ TEST_F(PortHealthDevlinkTest, AStuckReporterHoldsThePortDegradedPastItsQuietPeri
 TEST_F(PortHealthDevlinkTest, AReporterThatCannotRecoverIsJudgedByItsThresholdOnly) {
   // mlx5's fw reporter has no recovery: after its first report it stays in error for good.
   auto_recover_ = false;
-  at(0);
-  up();
-  at(10);
-  EXPECT_EQ(reporter("fw", "error").size(), 1u);
+  fw_error_at_10();
   at(20);
   EXPECT_EQ(reporter("fw", "error_again"), Transitions{});
   at(20 + 3600);
@@ -120,10 +124,7 @@ TEST_F(PortHealthDevlinkTest, AReporterThatCannotRecoverIsJudgedByItsThresholdOn
 }
 
 TEST_F(PortHealthDevlinkTest, ARecoveredFirmwareErrorStillCountsUntilItsQuietPeriodEnds) {
-  at(0);
-  up();
-  at(10);
-  EXPECT_EQ(reporter("fw", "error").size(), 1u);
+  fw_error_at_10();
   at(11);
   // Recovered within the quiet period: the error window still holds the port degraded.
   EXPECT_EQ(reporter("fw", "recovered"), Transitions{});

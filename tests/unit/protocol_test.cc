@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "record_fixture.h"
 #include "schema/protocol_json.h"
 
 namespace rdma_eventd {
@@ -197,12 +198,9 @@ TEST(Filter, PortsMatchTheirPortAndTheirDevicesDeviceWideRecords) {
 }
 
 TEST(Filter, ARenameReachesFiltersOfTheOldNameAndTheNewOne) {
-  Record renamed;
-  renamed.event = EventKind::kDeviceRenamed;
-  renamed.severity = Severity::kNotice;
-  renamed.device = "roce7";
+  Record renamed =
+      record_about(EventKind::kDeviceRenamed, Severity::kNotice, "roce7", "0c42:a103:00f6:5e44");
   renamed.old_name = "mlx5_0";
-  renamed.node_guid = "0c42:a103:00f6:5e44";
   const RecordKey k = key_of(renamed);
   EXPECT_EQ(k.old_name, "mlx5_0");
   for (const char* f :
@@ -223,12 +221,8 @@ TEST(Filter, ARenameReachesFiltersOfTheOldNameAndTheNewOne) {
 }
 
 TEST(Filter, AHealthVerdictMatchesOnlyThePortItIsAbout) {
-  Record verdict;
-  verdict.event = EventKind::kPortHealth;
-  verdict.severity = Severity::kError;
-  verdict.device = "mlx5_1";
-  verdict.node_guid = "0c42:a103:006d:0b3a";
-  verdict.port = 2;
+  Record verdict =
+      record_about(EventKind::kPortHealth, Severity::kError, "mlx5_1", "0c42:a103:006d:0b3a", 2);
   verdict.health = "flapping";
   const RecordKey k = key_of(verdict);
   EXPECT_TRUE(filter_of(R"({"op":"subscribe","ports":["mlx5_1/2"]})").matches(k));
@@ -277,15 +271,10 @@ TEST(SnapshotRecord, HasTheCommonKeysThenThePortBlockAndTheTables) {
 
 TEST(ParseLine, TellsEveryKindApart) {
   std::string error;
-  Record r;
-  r.seq = 5;
-  r.stream = "s";
-  r.host = "h";
-  r.event = EventKind::kDeviceFatal;
+  Record r = stamped(
+      record_about(EventKind::kDeviceFatal, Severity::kCritical, "mlx5_0", "0c42:a103:00f6:5e44"),
+      5, "s", 0, "h");
   r.event_type = 0;
-  r.severity = Severity::kCritical;
-  r.device = "mlx5_0";
-  r.node_guid = "0c42:a103:00f6:5e44";
   auto rec = parse_line(to_json(r), &error);
   ASSERT_TRUE(rec) << error;
   EXPECT_EQ(rec->kind(), MessageKind::kRecord);

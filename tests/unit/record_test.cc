@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "rdma_eventd/internal/small_file.h"
+#include "record_fixture.h"
 #include "schema/raw_values.h"
 #include "schema/record_json.h"
 
@@ -41,17 +42,11 @@ Record read_back(const std::string& text) {
 }
 
 Record port_err_record() {
-  Record r;
-  r.seq = 42;
-  r.stream = "0123456789abcdef0123456789abcdef";
-  r.time_us = 1795342530123456;  // 2026-11-22T10:15:30.123456Z
-  r.host = "node17";
-  r.event = EventKind::kPortErr;
+  // Made at 1795342530123456 us: 2026-11-22T10:15:30.123456Z.
+  Record r = stamped(
+      record_about(EventKind::kPortErr, Severity::kError, "mlx5_0", "248a:0703:00a1:b2c0", 1), 42,
+      "0123456789abcdef0123456789abcdef", 1795342530123456, "node17");
   r.event_type = 10;
-  r.severity = Severity::kError;
-  r.device = "mlx5_0";
-  r.node_guid = "248a:0703:00a1:b2c0";
-  r.port = 1;
   r.previous = hdr_port(PortState::kActive);
   r.port_info = hdr_port(PortState::kDown);
   return r;
@@ -80,16 +75,9 @@ TEST(Record, PortErrSerializesEveryFieldWithTheDocumentedTypes) {
 }
 
 TEST(Record, PortHealthRoundTripsWithAFirstVerdictsNullPrevious) {
-  Record r;
-  r.seq = 4;
-  r.stream = "s";
-  r.time_us = 1'700'000'000'000'000;
-  r.host = "h";
-  r.event = EventKind::kPortHealth;
-  r.severity = Severity::kNotice;
-  r.device = "mlx5_0";
-  r.node_guid = "0c42:a103:00f6:5e44";
-  r.port = 1;
+  Record r = stamped(
+      record_about(EventKind::kPortHealth, Severity::kNotice, "mlx5_0", "0c42:a103:00f6:5e44", 1),
+      4, "s", 1'700'000'000'000'000, "h");
   r.health = "healthy";
   r.reason = "first_seen";
   r.since_us = r.time_us;

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "record_fixture.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -118,22 +120,16 @@ TEST(RecordText, SubjectAndEventMakeTheSentence) {
 }
 
 TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
-  Record r;
-  r.event = EventKind::kLinkQuality;
-  r.event_type = -1;
-  r.device = "mlx5_0";
-  r.port = 1;
-  LinkQualityEvent l;
-  l.change = "bad";
-  l.fault = "bit_errors";
-  l.counter = "symbol_error";
-  l.value = 1812;
-  l.count = 4;
-  l.allowed = 2;
-  l.window_s = 720;
-  l.rate_gbps = 400;
-  l.ber = 4.0 / (400e9 * 720);
-  r.link = l;
+  Record r = record_about(EventKind::kLinkQuality, Severity::kInfo, "mlx5_0", "", 1);
+  r.link = LinkQualityEvent{.change = "bad",
+                            .fault = "bit_errors",
+                            .counter = "symbol_error",
+                            .value = 1812,
+                            .count = 4,
+                            .allowed = 2,
+                            .window_s = 720,
+                            .rate_gbps = 400,
+                            .ber = 4.0 / (400e9 * 720)};
   EXPECT_EQ(describe(r),
             "mlx5_0 port 1: link bad: bit_errors, symbol_error +4 in 720 s (at most 2 at 400 "
             "Gb/s), bit error rate 1.4e-14");
@@ -160,11 +156,7 @@ TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
 }
 
 TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
-  Record r;
-  r.event = EventKind::kPortHealth;
-  r.event_type = -1;
-  r.device = "mlx5_0";
-  r.port = 1;
+  Record r = record_about(EventKind::kPortHealth, Severity::kInfo, "mlx5_0", "", 1);
   r.health = "flapping";
   r.previous_health = "healthy";
   r.reason = "flaps_in_window";

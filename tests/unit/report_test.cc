@@ -8,6 +8,7 @@
 #include "hub/access_policy.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/record.h"
+#include "record_fixture.h"
 #include "schema/protocol_json.h"
 #include "schema/record_text.h"
 
@@ -97,16 +98,10 @@ TEST(ReportRequest, EachMalformedKeyIsNamed) {
 }
 
 Record app_report() {
-  Record r;
-  r.seq = 42;
-  r.stream = "847eff512abbab7d6f447f3d16f8a903";
-  r.time_us = 1764045067513622;
-  r.host = "node17";
-  r.event = EventKind::kAppReport;
+  Record r = stamped(
+      record_about(EventKind::kAppReport, Severity::kError, "mlx5_0", "0c42:a103:00f6:5e44"), 42,
+      "847eff512abbab7d6f447f3d16f8a903", 1764045067513622, "node17");
   r.event_type = 1;
-  r.severity = Severity::kError;
-  r.device = "mlx5_0";
-  r.node_guid = "0c42:a103:00f6:5e44";
   r.object = "qp";
   r.object_id = 4660;
   r.detail = "job 17 rank 3";

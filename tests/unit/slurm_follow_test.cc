@@ -11,10 +11,7 @@
 namespace slurm_follow_test {
 
 using namespace std::chrono_literals;
-using follower_fakes::drive;
-using follower_fakes::FakeConnector;
-using follower_fakes::FakeDaemon;
-using follower_fakes::FakeTime;
+using namespace follower_fakes;
 using rdma_eventd::DaemonFollower;
 using rdma_eventd::HealthReply;
 using rdma_eventd_slurm::CommandResult;
