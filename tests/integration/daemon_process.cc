@@ -44,6 +44,12 @@ std::vector<nlohmann::json> DaemonProcess::journal_entries(size_t count,
   return journal.entries(matches);
 }
 
+void expect_no_records(const std::vector<Record>& records, const std::string& when) {
+  for (const Record& r : records)
+    ADD_FAILURE() << "unexpected record " << when << ": " << event_name(r.event) << " " << r.device
+                  << "/" << r.port << " " << r.health << " " << r.reason;
+}
+
 nlohmann::json journal_entry_of(DaemonProcess& d, const Record& r) {
   const std::vector<std::string> matches = {"RDMA_STREAM=" + d.stream(),
                                             "RDMA_SEQ=" + std::to_string(r.seq)};

@@ -65,6 +65,10 @@ Record next_record_where(DaemonProcess& d, Want want, const std::string& what,
 Record next_port_verdict(DaemonProcess& d, const std::string& port, const std::string& health,
                          std::vector<Record>* skipped = nullptr);
 
+// Fails the test once for each of `records`, none of which should have come `when` ("before the
+// quiet period ended"), naming each.
+void expect_no_records(const std::vector<Record>& records, const std::string& when);
+
 // The journal entry of one of the daemon's records, found by its seq in the daemon's stream
 // (waited for up to 30 s); a failure when there is not exactly one.
 nlohmann::json journal_entry_of(DaemonProcess& d, const Record& r);

@@ -16,6 +16,7 @@
 
 #include "daemon_process.h"
 #include "journal_sandbox.h"
+#include "json_members.h"
 #include "paths.h"
 #include "proc_info.h"
 #include "process.h"
@@ -77,13 +78,37 @@ void wait_following(DaemonProcess& d) {
       << d.status()["devlink"].dump();
 }
 
-TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
+// The two-adapter simulator and one daemon with devlink health on, started once the test has
+// set the simulator up.
+class DevlinkHealth : public ::testing::Test {
+ protected:
+  DaemonProcess& start_with(const DaemonOptions& options) { return d_.emplace(sim_, options); }
+  DaemonProcess& start(json config = json::object()) {
+    return start_with(devlink_options(sim_, state_.path(), config));
+  }
+  // start(), then `port`'s first verdict (healthy) and the daemon following the stand-in.
+  DaemonProcess& start_following(const std::string& port = "mlx5_0/1") {
+    DaemonProcess& d = start();
+    next_port_verdict(d, port, "healthy");
+    wait_following(d);
+    return d;
+  }
+  // mlx5_0's fw_fatal reports an error whose recovery fails: it stays in error, and mlx5_0's
+  // port is fatal.
+  void stick_fw_fatal(DaemonProcess& d) {
+    inject(sim_, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+    next_devlink(d, "fw_fatal", "error");
+    next_port_verdict(d, "mlx5_0/1", "fatal");
+  }
+
+  SimFabric sim_{topology("two-adapters")};
+  rdmatest::TempDir state_{"rdma-devlink"};
+  std::optional<DaemonProcess> d_;
+};
+
+TEST_F(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
+  DaemonProcess& d = start_following();
+  inject(sim_, {"devlink", "report", "mlx5_0", "fw_fatal"});
   // Both notifications may be read in one batch: the records up to the last verdict, in the
   // order the daemon published them, found by what they are.
   std::vector<Record> records;
@@ -131,13 +156,11 @@ TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
   EXPECT_EQ(healthy.cause_seq, recovered.seq);
 
   // Its journal entry, read back with journalctl.
-  const json j = journal_entry_of(d, error);
-  EXPECT_EQ(j.value("RDMA_EVENT", ""), "devlink_health");
-  EXPECT_EQ(j.value("RDMA_DEVLINK_HANDLE", ""), "pci/0000:00:02.0");
-  EXPECT_EQ(j.value("RDMA_DEVLINK_REPORTER", ""), "fw_fatal");
-  EXPECT_EQ(j.value("RDMA_DEVLINK_STATE", ""), "error");
-  EXPECT_EQ(j.value("RDMA_DEVLINK_CHANGE", ""), "error");
-  EXPECT_EQ(j.value("RDMA_DEVICE", ""), "mlx5_0");
+  const json fields = {
+      {"RDMA_EVENT", "devlink_health"},      {"RDMA_DEVLINK_HANDLE", "pci/0000:00:02.0"},
+      {"RDMA_DEVLINK_REPORTER", "fw_fatal"}, {"RDMA_DEVLINK_STATE", "error"},
+      {"RDMA_DEVLINK_CHANGE", "error"},      {"RDMA_DEVICE", "mlx5_0"}};
+  EXPECT_EQ(rdmatest::members_of(journal_entry_of(d, error), fields), fields);
   EXPECT_EQ(journal_entry_of(d, recovered).value("RDMA_DEVLINK_CHANGE", ""), "recovered");
 
   // The status reply's devlink block: both devices' reporters, this one recovered.
@@ -159,19 +182,15 @@ TEST(DevlinkHealth, AFatalReportAndItsRecoveryMakeThePortsFatalThenHealthy) {
   EXPECT_TRUE(seen) << s.dump();
 }
 
-TEST(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
+TEST_F(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
+  DaemonProcess& d = start_following();
   // The firmware's fatal error: mlx5 raises DEVICE_FATAL, then reports fw_fatal.
-  inject(sim, {"fatal", "mlx5_0"});
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  inject(sim_, {"fatal", "mlx5_0"});
+  inject(sim_, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
   std::vector<Record> before;
   next_devlink(d, "fw_fatal", "error", &before);
   // A record after the report, so that every verdict it caused has been read.
-  inject(sim, {"port", "down", "mlx5_1/1"});
+  inject(sim_, {"port", "down", "mlx5_1/1"});
   next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kPortErr && r.device == "mlx5_1"; },
       "port_err of mlx5_1", &before);
@@ -181,23 +200,17 @@ TEST(DevlinkHealth, ADeviceFatalAndTheFatalReportMakeOneVerdict) {
   EXPECT_EQ(fatal, 1);
 }
 
-TEST(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
-  next_devlink(d, "fw_fatal", "error");
-  next_port_verdict(d, "mlx5_0/1", "fatal");
+TEST_F(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
+  DaemonProcess& d = start_following();
+  stick_fw_fatal(d);
   // A further report while in error: counted, no recovery tried.
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal"});
+  inject(sim_, {"devlink", "report", "mlx5_0", "fw_fatal"});
   std::vector<Record> between;
   const Record again = next_devlink(d, "fw_fatal", "error_again", &between);
   EXPECT_EQ(again.devlink->error_count, 2u);
   EXPECT_EQ(again.devlink->new_errors, 1u);
   EXPECT_EQ(again.devlink->state, "error");
-  inject(sim, {"devlink", "recover", "mlx5_0", "fw_fatal"});
+  inject(sim_, {"devlink", "recover", "mlx5_0", "fw_fatal"});
   const Record recovered = next_devlink(d, "fw_fatal", "recovered", &between);
   EXPECT_EQ(recovered.devlink->recover_count, 1u);
   // Fatal all along: no verdict but the last one.
@@ -206,14 +219,10 @@ TEST(DevlinkHealth, AStuckRecoveryStaysFatalUntilRecoveredByHand) {
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "devlink_recovered");
 }
 
-TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_1/2", "healthy");
-  wait_following(d);
+TEST_F(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
+  DaemonProcess& d = start_following("mlx5_1/2");
   // mlx5's fw has no recover operation: it stays in error.
-  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  inject(sim_, {"devlink", "report", "mlx5_1", "fw"});
   const Record error = next_devlink(d, "fw", "error");
   EXPECT_EQ(error.device, "mlx5_1");
   EXPECT_FALSE(error.devlink->auto_recover);
@@ -227,43 +236,39 @@ TEST(DevlinkHealth, FirmwareErrorsMakeEveryPortOfTheDeviceDegraded) {
 
 // The daemon keeps the devices' devlink instances once read (they are sysfs walks); a device
 // added or renamed is read again: the next report names the device as it is now.
-TEST(DevlinkHealth, ReportsNameTheDeviceAsItIsAfterAReplugAndARename) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim, {"unplug", "mlx5_1"});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonOptions o = devlink_options(sim, state.path());
+TEST_F(DevlinkHealth, ReportsNameTheDeviceAsItIsAfterAReplugAndARename) {
+  inject(sim_, {"unplug", "mlx5_1"});
+  DaemonOptions o = devlink_options(sim_, state_.path());
   // Device changes from the RDMA netlink monitor's stand-in: at once, not at the next rescan.
-  o.env["RDMA_EVENTD_RDMA_NETLINK_SOCKET"] = sim.rdma_netlink_socket();
-  DaemonProcess d(sim, o);
+  o.env["RDMA_EVENTD_RDMA_NETLINK_SOCKET"] = sim_.rdma_netlink_socket();
+  DaemonProcess& d = start_with(o);
   next_port_verdict(d, "mlx5_0/1", "healthy");
   wait_following(d);
   // The instances read with mlx5_0 alone.
-  inject(sim, {"devlink", "report", "mlx5_0", "fw"});
+  inject(sim_, {"devlink", "report", "mlx5_0", "fw"});
   EXPECT_EQ(next_devlink(d, "fw", "error").device, "mlx5_0");
 
-  inject(sim, {"replug", "mlx5_1"});
+  inject(sim_, {"replug", "mlx5_1"});
   next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kDeviceAdded; }, "the replug");
-  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  inject(sim_, {"devlink", "report", "mlx5_1", "fw"});
   const Record added = next_devlink(d, "fw", "error");
   EXPECT_EQ(added.device, "mlx5_1");
   EXPECT_EQ(added.devlink->handle, "pci/0000:00:03.0");
 
-  inject(sim, {"rename", "mlx5_0", "ib7"});
+  inject(sim_, {"rename", "mlx5_0", "ib7"});
   next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kDeviceRenamed; }, "the rename");
-  inject(sim, {"devlink", "report", "pci/0000:00:02.0", "fw"});
+  inject(sim_, {"devlink", "report", "pci/0000:00:02.0", "fw"});
   const Record renamed = next_devlink(d, "fw", "error_again");
   EXPECT_EQ(renamed.device, "ib7");
   EXPECT_EQ(renamed.node_guid, "0c42:a103:00f6:5e44");
   EXPECT_EQ(renamed.devlink->error_count, 2u);
 }
 
-TEST(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
+TEST_F(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
+  inject(sim_, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
+  DaemonProcess& d = start();
   const Record found = next_devlink(d, "fw_fatal", "found_in_error");
   EXPECT_EQ(found.device, "mlx5_0");
   EXPECT_EQ(found.devlink->previous_state, "");
@@ -272,13 +277,11 @@ TEST(DevlinkHealth, AReporterAlreadyInErrorAtStartIsFoundInError) {
   EXPECT_EQ(fatal.reason, "device_fatal");
 }
 
-TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
+TEST_F(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) {
+  inject(sim_, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
+  DaemonProcess& d = start();
   wait_following(d);
-  inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
+  inject(sim_, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
   const Record error = next_devlink(d, "dummy", "error");
   EXPECT_EQ(error.device, "");
   EXPECT_EQ(error.port, 0u);
@@ -288,10 +291,10 @@ TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) 
 
   rdmatest::TempDir state2("rdma-devlink");
   DaemonProcess quiet(
-      sim, devlink_options(sim, state2.path(), {{"devlink_health", {{"unmapped", false}}}}));
+      sim_, devlink_options(sim_, state2.path(), {{"devlink_health", {{"unmapped", false}}}}));
   wait_following(quiet);
-  inject(sim, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
-  inject(sim, {"devlink", "report", "mlx5_1", "fw"});
+  inject(sim_, {"devlink", "report", "netdevsim/netdevsim9", "dummy"});
+  inject(sim_, {"devlink", "report", "mlx5_1", "fw"});
   // The mapped report comes through; the unmapped one before it did not.
   const Record next = next_record_where(
       quiet, [](const Record& r) { return r.event == EventKind::kDevlinkHealth; },
@@ -303,37 +306,28 @@ TEST(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff) 
   EXPECT_EQ(quiet.status()["devlink"]["records"], 1);
 }
 
-TEST(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim,
-                  devlink_options(sim, state.path(), {{"devlink_health", {{"enabled", false}}}}));
+TEST_F(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
+  DaemonProcess& d = start({{"devlink_health", {{"enabled", false}}}});
   next_port_verdict(d, "mlx5_0/1", "healthy");
   const json s = d.status()["devlink"];
   EXPECT_EQ(s["enabled"], false);
   EXPECT_EQ(s["available"], false);
-  EXPECT_EQ(sim.stats()["devlink"]["connections"], 0);
+  EXPECT_EQ(sim_.stats()["devlink"]["connections"], 0);
 }
 
 // A reload turns devlink health off: the daemon lets go of the kernel's socket, and what the
 // reporters held goes (no recovery would ever be heard of). Turned on again, it dumps the
 // reporters at once and finds the one still in error.
-TEST(DevlinkHealth, TurnedOffByAReloadItsVerdictsGoAndTurnedOnAgainItFindsTheReporters) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
-  inject(sim, {"devlink", "report", "mlx5_0", "fw_fatal", "--recovery", "fail"});
-  next_devlink(d, "fw_fatal", "error");
-  next_port_verdict(d, "mlx5_0/1", "fatal");
+TEST_F(DevlinkHealth, TurnedOffByAReloadItsVerdictsGoAndTurnedOnAgainItFindsTheReporters) {
+  DaemonProcess& d = start_following();
+  stick_fw_fatal(d);
 
   json off = {{"health", {{"enabled", true}}}, {"devlink_health", {{"enabled", false}}}};
   d.write_config(off.dump());
   d.reload();
   const Record released = next_port_verdict(d, "mlx5_0/1", "healthy");
   EXPECT_EQ(released.reason, "config_changed");
-  ASSERT_TRUE(rdmatest::wait_until([&] { return sim.stats()["devlink"]["connections_open"] == 0; },
+  ASSERT_TRUE(rdmatest::wait_until([&] { return sim_.stats()["devlink"]["connections_open"] == 0; },
                                    std::chrono::seconds(10)));
   const json s = d.status()["devlink"];
   EXPECT_EQ(s["enabled"], false);
@@ -350,12 +344,10 @@ TEST(DevlinkHealth, TurnedOffByAReloadItsVerdictsGoAndTurnedOnAgainItFindsTheRep
   EXPECT_EQ(d.status()["devlink"]["available"], true);
 }
 
-TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinning) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
+TEST_F(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinning) {
+  DaemonProcess& d = start();
   wait_following(d);
-  EXPECT_EQ(sim.ctl_json({"devlink", "close"})["closed"], 1);
+  EXPECT_EQ(sim_.ctl_json({"devlink", "close"})["closed"], 1);
   d.require_log("reading notifications failed");
   ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["devlink"]["available"] == false; },
                                    std::chrono::seconds(10)));
@@ -369,7 +361,7 @@ TEST(DevlinkHealth, WhenTheStandInGoesAwayTheDaemonLogsOnceAndGoesOnWithoutSpinn
     logged += l.find("devlink health:") != std::string::npos &&
               l.find("reading notifications failed") != std::string::npos;
   EXPECT_EQ(logged, 1);
-  inject(sim, {"port", "down", "mlx5_0/1"});
+  inject(sim_, {"port", "down", "mlx5_0/1"});
   next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kPortErr; }, "port_err");
   EXPECT_FALSE(d.status()["devlink"]["unavailable"].get<std::string>().empty());
@@ -386,20 +378,18 @@ DevlinkHealthEvent tx_event(const std::string& handle, int64_t port_index,
                             const std::string& change, const std::string& state,
                             const std::string& previous, uint64_t errors, uint64_t recoveries,
                             uint64_t new_errors, uint64_t new_recoveries, uint64_t grace_ms) {
-  DevlinkHealthEvent e;
-  e.handle = handle;
-  e.port_index = port_index;
-  e.reporter = "tx";
-  e.state = state;
-  e.previous_state = previous;
-  e.change = change;
-  e.error_count = errors;
-  e.recover_count = recoveries;
-  e.new_errors = new_errors;
-  e.new_recoveries = new_recoveries;
-  e.grace_period_ms = grace_ms;
-  e.auto_recover = true;
-  return e;
+  return {.handle = handle,
+          .port_index = port_index,
+          .reporter = "tx",
+          .state = state,
+          .previous_state = previous,
+          .change = change,
+          .error_count = errors,
+          .recover_count = recoveries,
+          .new_errors = new_errors,
+          .new_recoveries = new_recoveries,
+          .grace_period_ms = grace_ms,
+          .auto_recover = true};
 }
 
 // Reports an unmapped reporter (role none) and reads up to its record: every record the
@@ -418,17 +408,13 @@ void read_up_to_a_marker(SimFabric& sim, DaemonProcess& d, std::vector<Record>* 
 // A tx reporter on the devlink port of a one-port device (mlx5_0) is about that port: three
 // queue errors within health.queue_errors' window make it degraded (queue_errors), the first
 // two do not, and the other device's ports are left alone.
-TEST(DevlinkHealth, APortReportersQueueErrorsMakeItsPortDegradedAndNoOther) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim, {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535"});
-  inject(sim, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
+TEST_F(DevlinkHealth, APortReportersQueueErrorsMakeItsPortDegradedAndNoOther) {
+  inject(sim_, {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535"});
+  inject(sim_, {"devlink", "add", "netdevsim/netdevsim9", "dummy"});
+  DaemonProcess& d = start_following();
   std::vector<Record> records;
   for (int i = 0; i < 3; ++i)
-    inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
+    inject(sim_, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
   const Record degraded = next_port_verdict(d, "mlx5_0/1", "degraded", &records);
   // Each report recovered at once (grace period 0): error, recovered, three times. The verdict
   // comes with the third error, not before; the third recovery may be read in the same batch,
@@ -460,7 +446,7 @@ TEST(DevlinkHealth, APortReportersQueueErrorsMakeItsPortDegradedAndNoOther) {
   for (const Record& r : records)
     EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
 
-  read_up_to_a_marker(sim, d, &records);
+  read_up_to_a_marker(sim_, d, &records);
   for (const Record& r : records) {
     if (r.event == EventKind::kPortHealth && r.device == "mlx5_1") {
       EXPECT_EQ(r.health, "healthy") << "mlx5_1/" << r.port << " " << r.reason;
@@ -484,21 +470,17 @@ TEST(DevlinkHealth, APortReportersQueueErrorsMakeItsPortDegradedAndNoOther) {
 // leaves it in error; a second report while in error is `error_again`: the reporter is stuck
 // and holds its port degraded below the error threshold (two errors of three). A recovery by
 // hand releases the hold: healthy (devlink_recovered), two errors being under the threshold.
-TEST(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim,
+TEST_F(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
+  inject(sim_,
          {"devlink", "add", "pci/0000:00:02.0", "tx", "--port", "65535", "--grace-period", "500"});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_0/1", "healthy");
-  wait_following(d);
+  DaemonProcess& d = start_following();
   const std::string h = "pci/0000:00:02.0";
-  inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535", "--recovery", "fail"});
+  inject(sim_, {"devlink", "report", "mlx5_0", "tx", "--port", "65535", "--recovery", "fail"});
   std::vector<Record> between;
   const Record error = next_devlink(d, "tx", "error", &between);
   EXPECT_EQ(*error.devlink, tx_event(h, kPf0Uplink, "error", "error", "healthy", 1, 0, 1, 0, 500));
   EXPECT_EQ(error.port, 1u);
-  inject(sim, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
+  inject(sim_, {"devlink", "report", "mlx5_0", "tx", "--port", "65535"});
   const Record again = next_devlink(d, "tx", "error_again", &between);
   EXPECT_EQ(*again.devlink,
             tx_event(h, kPf0Uplink, "error_again", "error", "error", 2, 0, 1, 0, 500));
@@ -509,7 +491,7 @@ TEST(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
   for (const Record& r : between)
     EXPECT_FALSE(r.event == EventKind::kPortHealth && r.device == "mlx5_0") << r.health;
 
-  inject(sim, {"devlink", "recover", "mlx5_0", "tx", "--port", "65535"});
+  inject(sim_, {"devlink", "recover", "mlx5_0", "tx", "--port", "65535"});
   const Record recovered = next_devlink(d, "tx", "recovered");
   EXPECT_EQ(*recovered.devlink,
             tx_event(h, kPf0Uplink, "recovered", "healthy", "error", 2, 1, 0, 1, 500));
@@ -524,15 +506,11 @@ TEST(DevlinkHealth, AStuckPortReporterHoldsItsPortDegradedUntilItRecovers) {
 // ports go degraded. (A real two-port mlx5 RDMA device is a multi-port RoCE device over two
 // PFs: the second PF's uplink reporter is reached through port 2's netdev alone, but the
 // first PF is the device's own parent, so its reporters judge both ports.)
-TEST(DevlinkHealth, APortReporterOfATwoPortDeviceJudgesTheDevice) {
-  SimFabric sim(topology("two-adapters"));
-  inject(sim, {"devlink", "add", "pci/0000:00:03.0", "tx", "--port", std::to_string(kPf1Uplink)});
-  rdmatest::TempDir state("rdma-devlink");
-  DaemonProcess d(sim, devlink_options(sim, state.path()));
-  next_port_verdict(d, "mlx5_1/2", "healthy");
-  wait_following(d);
+TEST_F(DevlinkHealth, APortReporterOfATwoPortDeviceJudgesTheDevice) {
+  inject(sim_, {"devlink", "add", "pci/0000:00:03.0", "tx", "--port", std::to_string(kPf1Uplink)});
+  DaemonProcess& d = start_following("mlx5_1/2");
   for (int i = 0; i < 3; ++i)
-    inject(sim, {"devlink", "report", "mlx5_1", "tx", "--port", std::to_string(kPf1Uplink)});
+    inject(sim_, {"devlink", "report", "mlx5_1", "tx", "--port", std::to_string(kPf1Uplink)});
   const Record error = next_devlink(d, "tx", "error");
   EXPECT_EQ(error.device, "mlx5_1");
   EXPECT_EQ(error.port, 0u);

@@ -132,17 +132,21 @@ TEST_F(Devx, EveryVendorRecordReachesTheSocketAndTheJournal) {
   ASSERT_EQ(entries.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_EQ(json::parse(entries[i]["RDMA_RECORD"].get<std::string>()), json::parse(lines[i]));
-  EXPECT_EQ(entries[0]["MESSAGE"], "mlx5_0 port 1: module 0 unplugged, port ACTIVE");
-  EXPECT_EQ(entries[0]["MESSAGE_ID"], "d6eece555e194e05b6b2b883c16f2ba5");
-  EXPECT_EQ(entries[0]["RDMA_MODULE"], "0");
-  EXPECT_EQ(entries[3]["MESSAGE"], "mlx5_1 port 2: module 1 error: bad_cable (7), port ACTIVE");
-  EXPECT_EQ(entries[3]["RDMA_MODULE_ERROR"], "bad_cable");
-  EXPECT_EQ(entries[3]["PRIORITY"], "3");
-  EXPECT_EQ(entries[4]["MESSAGE"], "mlx5_0: temperature over threshold on sensors 0, 1, 70");
-  EXPECT_EQ(entries[6]["MESSAGE"], "mlx5_0: firmware live patch");
-  EXPECT_EQ(entries[7]["RDMA_VENDOR_TYPE"], "34");
-  EXPECT_EQ(entries[7]["MESSAGE"],
-            "mlx5_0: vendor event type 0x22 subtype 0x42, data abcd" + std::string(52, '0'));
+  expect_entry_fields(entries,
+                      {{0,
+                        {{"MESSAGE", "mlx5_0 port 1: module 0 unplugged, port ACTIVE"},
+                         {"MESSAGE_ID", "d6eece555e194e05b6b2b883c16f2ba5"},
+                         {"RDMA_MODULE", "0"}}},
+                       {3,
+                        {{"MESSAGE", "mlx5_1 port 2: module 1 error: bad_cable (7), port ACTIVE"},
+                         {"RDMA_MODULE_ERROR", "bad_cable"},
+                         {"PRIORITY", "3"}}},
+                       {4, {{"MESSAGE", "mlx5_0: temperature over threshold on sensors 0, 1, 70"}}},
+                       {6, {{"MESSAGE", "mlx5_0: firmware live patch"}}},
+                       {7,
+                        {{"RDMA_VENDOR_TYPE", "34"},
+                         {"MESSAGE", "mlx5_0: vendor event type 0x22 subtype 0x42, data abcd" +
+                                         std::string(52, '0')}}}});
 
   const json after = devx_of(daemon.status(), "mlx5_0");
   EXPECT_EQ(after["events_read"], 6);

@@ -57,6 +57,29 @@ json comparable(json entry) {
   return out;
 }
 
+// The generator's entry for ARGS, read back through systemd-journal-remote and journalctl.
+json generated_entry(const std::vector<std::string>& args) {
+  rdmatest::TempDir dir("rdma-journal-gen");
+  std::string quoted;
+  for (const auto& a : args)
+    quoted += " '" + a + "'";
+  const CommandResult written = run_command(
+      {"sh", "-c",
+       "\"$0\" --host \"$1\"" + quoted +
+           " | /lib/systemd/systemd-journal-remote --output=\"$2\"/remote-gen.journal -",
+       rdmatest::bin("rdma-journal-gen"), generating_host(), dir.path()});
+  EXPECT_EQ(written.exit_code(), 0) << written.err;
+  const CommandResult read =
+      run_command({"journalctl", "-D", dir.path(), "-o", "json", "--no-pager"});
+  EXPECT_EQ(read.exit_code(), 0) << read.err;
+  const auto lines = read.out_lines();
+  if (lines.size() != 1u) {
+    ADD_FAILURE() << "one entry expected: " << read.out;
+    return json::object();
+  }
+  return json::parse(lines[0]);
+}
+
 TEST(JournalGen, ItsPortErrEntryIsTheDaemonsFieldByField) {
   rdmatest::SimFabric sim(rdmatest::topology("two-adapters"));
   DaemonOptions o;
@@ -70,19 +93,8 @@ TEST(JournalGen, ItsPortErrEntryIsTheDaemonsFieldByField) {
   const json& real = entries[0];
   ASSERT_EQ(real["RDMA_RECORD"], line);
 
-  rdmatest::TempDir dir("rdma-journal-gen");
-  const CommandResult written =
-      run_command({"sh", "-c",
-                   "\"$0\" --entry port_err --host \"$1\" | /lib/systemd/systemd-journal-remote "
-                   "--output=\"$2\"/remote-gen.journal -",
-                   rdmatest::bin("rdma-journal-gen"), generating_host(), dir.path()});
-  ASSERT_EQ(written.exit_code(), 0) << written.err;
-  const CommandResult read =
-      run_command({"journalctl", "-D", dir.path(), "-o", "json", "--no-pager"});
-  ASSERT_EQ(read.exit_code(), 0) << read.err;
-  const auto lines = read.out_lines();
-  ASSERT_EQ(lines.size(), 1u) << read.out;
-  const json generated = json::parse(lines[0]);
+  const json generated = generated_entry({"--entry", "port_err"});
+  ASSERT_TRUE(generated.contains("RDMA_RECORD"));
 
   EXPECT_EQ(comparable(generated), comparable(real));
   // What differs is there in both, in the same form.
@@ -120,29 +132,6 @@ json without_reporter(json entry) {
     if (entry.contains(key) && record.contains("reporter")) entry[key] = "(reporter)";
   }
   return entry;
-}
-
-// The generator's entry for ARGS, read back through systemd-journal-remote and journalctl.
-json generated_entry(const std::vector<std::string>& args) {
-  rdmatest::TempDir dir("rdma-journal-gen");
-  std::string quoted;
-  for (const auto& a : args)
-    quoted += " '" + a + "'";
-  const CommandResult written = run_command(
-      {"sh", "-c",
-       "\"$0\" --host \"$1\"" + quoted +
-           " | /lib/systemd/systemd-journal-remote --output=\"$2\"/remote-gen.journal -",
-       rdmatest::bin("rdma-journal-gen"), generating_host(), dir.path()});
-  EXPECT_EQ(written.exit_code(), 0) << written.err;
-  const CommandResult read =
-      run_command({"journalctl", "-D", dir.path(), "-o", "json", "--no-pager"});
-  EXPECT_EQ(read.exit_code(), 0) << read.err;
-  const auto lines = read.out_lines();
-  if (lines.size() != 1u) {
-    ADD_FAILURE() << "one entry expected: " << read.out;
-    return json::object();
-  }
-  return json::parse(lines[0]);
 }
 
 TEST(JournalGen, EveryKindOfItsEntriesIsTheDaemonsFieldByField) {

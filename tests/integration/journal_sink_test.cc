@@ -24,21 +24,17 @@ using daemon::JournalSink;
 
 // A gid_change with `gids` entries added: a long MESSAGE and a long JSON line.
 Record gid_change(const std::string& stream, uint64_t seq, size_t gids) {
-  Record r;
-  r.seq = seq;
-  r.stream = stream;
-  r.host = "h";
-  r.event = EventKind::kGidChange;
-  r.event_type = 18;
-  r.device = "mlx5_0";
-  r.node_guid = "248a:0703:00a1:b2c0";
-  r.port = 1;
-  PortInfo p;
-  p.port = 1;
-  p.link_layer = LinkLayer::kEthernet;
-  p.state = PortState::kActive;
-  r.port_info = p;
-  r.previous = p;
+  const PortInfo p{.port = 1, .link_layer = LinkLayer::kEthernet, .state = PortState::kActive};
+  Record r{.seq = seq,
+           .stream = stream,
+           .host = "h",
+           .event = EventKind::kGidChange,
+           .event_type = 18,
+           .device = "mlx5_0",
+           .node_guid = "248a:0703:00a1:b2c0",
+           .port = 1,
+           .port_info = p,
+           .previous = p};
   for (size_t i = 0; i < gids; ++i) {
     r.gids_added.push_back(
         {static_cast<uint32_t>(i),

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 
 #include "daemon_process.h"
 #include "journal_sandbox.h"
+#include "json_members.h"
 #include "paths.h"
 #include "proc_info.h"
 #include "process.h"
@@ -63,32 +65,58 @@ Record next_link(DaemonProcess& d, const std::string& port, const std::string& c
       "link_quality " + change + " of " + port, skipped);
 }
 
-TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPeriod) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path()));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+// next_link(), which must be the first link_quality record read: one of any port before it
+// fails the test.
+Record first_link(DaemonProcess& d, const std::string& port, const std::string& change) {
+  std::vector<Record> before;
+  const Record r = next_link(d, port, change, &before);
+  for (const Record& b : before)
+    EXPECT_NE(b.event, EventKind::kLinkQuality)
+        << b.device << "/" << b.port << " " << b.link->change;
+  return r;
+}
+
+// The two-adapter simulator, and a daemon judging its links with its state in a directory of
+// its own.
+class LinkHealth : public ::testing::Test {
+ protected:
+  DaemonProcess& start(json link_health = fast_link_health(), json health = {{"enabled", true}}) {
+    return d_.emplace(sim_, link_options(state_.path(), link_health, health));
+  }
+  // start(), and the first verdict of mlx5_0/1: it is judged from now on.
+  DaemonProcess& start_judged(json link_health = fast_link_health(),
+                              json health = {{"enabled", true}}) {
+    DaemonProcess& d = start(link_health, health);
+    EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+    return d;
+  }
+
+  SimFabric sim_{topology("two-adapters")};
+  rdmatest::TempDir state_{"rdma-link"};
+  std::optional<DaemonProcess> d_;
+};
+
+TEST_F(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPeriod) {
+  DaemonProcess& d = start_judged();
 
   // One error within the allowance: nothing. Then 49 more: over it.
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "49"});
-  std::vector<Record> before;
-  const Record bad = next_link(d, "mlx5_0/1", "bad", &before);
-  for (const Record& r : before)
-    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "49"});
+  const Record bad = first_link(d, "mlx5_0/1", "bad");
   ASSERT_TRUE(bad.link);
-  LinkQualityEvent want;
-  want.change = "bad";
-  want.fault = "bit_errors";
-  want.counter = "symbol_error";
-  want.value = 50;
-  want.allowed = 1;
-  want.window_s = 5;
-  want.rate_gbps = 200;
-  // Whether the two additions fall in one sample or two, both are within the window.
-  want.count = 50;
   EXPECT_DOUBLE_EQ(bad.link->ber, 50 / (200e9 * 5));
-  want.ber = bad.link->ber;
+  const LinkQualityEvent want{
+      .change = "bad",
+      .fault = "bit_errors",
+      .counter = "symbol_error",
+      .value = 50,
+      // Whether the two additions fall in one sample or two, both are within the window.
+      .count = 50,
+      .allowed = 1,
+      .window_s = 5,
+      .rate_gbps = 200,
+      .ber = bad.link->ber,
+  };
   EXPECT_EQ(*bad.link, want);
   EXPECT_EQ(bad.severity, Severity::kWarning);
   EXPECT_EQ(bad.node_guid, "0c42:a103:00f6:5e44");
@@ -104,11 +132,12 @@ TEST(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheCleanPe
 
   // The same record in the journal, with fields to filter on.
   const json j = journal_entry_of(d, bad);
-  EXPECT_EQ(j.value("RDMA_EVENT", ""), "link_quality");
-  EXPECT_EQ(j.value("RDMA_LINK_CHANGE", ""), "bad");
-  EXPECT_EQ(j.value("RDMA_LINK_FAULT", ""), "bit_errors");
-  EXPECT_EQ(j.value("RDMA_LINK_COUNTER", ""), "symbol_error");
-  EXPECT_EQ(j.value("PRIORITY", ""), "4");
+  const json fields = {{"RDMA_EVENT", "link_quality"},
+                       {"RDMA_LINK_CHANGE", "bad"},
+                       {"RDMA_LINK_FAULT", "bit_errors"},
+                       {"RDMA_LINK_COUNTER", "symbol_error"},
+                       {"PRIORITY", "4"}};
+  EXPECT_EQ(rdmatest::members_of(j, fields), fields);
 
   // No more errors: clean again after 3 s, by the daemon's timer.
   const Record clean = next_link(d, "mlx5_0/1", "clean");
@@ -144,16 +173,14 @@ int64_t link_test_wall_now_us() {
       .count();
 }
 
-TEST(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeTheRestart) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
+TEST_F(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeTheRestart) {
   json link = fast_link_health();
   link["clean_s"] = 8;  // long enough to restart within it
   Record bad;
   {
-    DaemonProcess d(sim, link_options(state.path(), link));
+    DaemonProcess d(sim_, link_options(state_.path(), link));
     EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
-    inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+    inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
     bad = next_link(d, "mlx5_0/1", "bad");
     EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
     // Stopped well after the bad read (3 s, three timer periods): a clean period counted from
@@ -163,15 +190,15 @@ TEST(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeTheRe
                              std::chrono::seconds(10)));
     EXPECT_EQ(d.stop().code, 0);
   }
-  std::ifstream saved(state.file("link-quality.json"));
-  ASSERT_TRUE(saved) << "no link quality state in " << state.path();
+  std::ifstream saved(state_.file("link-quality.json"));
+  ASSERT_TRUE(saved) << "no link quality state in " << state_.path();
   const json doc = json::parse(saved);
   const json& port = doc["devices"][0]["ports"][0];
   EXPECT_EQ(doc["devices"][0]["device"], "mlx5_0");
   EXPECT_EQ(port["faults"], json::parse(R"([{"fault":"bit_errors","counters":["symbol_error"]}])"));
 
   const int64_t restarted_us = link_test_wall_now_us();
-  DaemonProcess d(sim, link_options(state.path(), link));
+  DaemonProcess d(sim_, link_options(state_.path(), link));
   EXPECT_TRUE(d.logged("link quality: restored")) << d.log_tail();
   // Right after the restart the port is still degraded, for its bit errors.
   const auto health =
@@ -191,39 +218,29 @@ TEST(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeTheRe
   EXPECT_EQ(healthy.reason, "clean_period_elapsed");
   EXPECT_EQ(healthy.previous_health, "degraded");
   // Nothing else before it: no first verdict again, no link record (no reset, no bad again).
-  for (const Record& r : before)
-    ADD_FAILURE() << "unexpected record before the clean period ended: " << event_name(r.event)
-                  << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
+  expect_no_records(before, "before the clean period ended");
 }
 
-TEST(LinkHealth, TheAllowanceScalesWithTheRateAPortRetrainedToRunsAt) {
+TEST_F(LinkHealth, TheAllowanceScalesWithTheRateAPortRetrainedToRunsAt) {
   // mlx5_1/1 is EDR 4x (100 Gb/s): 1e-12 * 100e9 * 5 = 0.5 symbol errors allowed, so one is
   // over; mlx5_0/1 at HDR 4x is allowed one.
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path()));
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
-  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "1"});
-  std::vector<Record> before;
-  const Record bad = next_link(d, "mlx5_1/1", "bad", &before);
+  DaemonProcess& d = start();
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
+  inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "1"});
+  const Record bad = first_link(d, "mlx5_1/1", "bad");
   EXPECT_EQ(bad.link->rate_gbps, 100);
   EXPECT_EQ(bad.link->allowed, 0u);
   EXPECT_EQ(bad.link->count, 1u);
-  for (const Record& r : before)
-    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.device << " " << r.link->change;
 }
 
-TEST(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
+TEST_F(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
   // An allowance large enough that the climb to the maximum is not itself over it.
   json link = fast_link_health();
   link["bit_errors"] = json::array({{{"ber", 1e-6}, {"window_s", 5}}});
-  DaemonProcess d(sim, link_options(state.path(), link));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  DaemonProcess& d = start_judged(link);
 
   // At 65535 the 16-bit symbol_error counts nothing more: reported once.
-  inject(sim, {"counter", "set", "mlx5_0/1", "symbol_error", "65535"});
+  inject(sim_, {"counter", "set", "mlx5_0/1", "symbol_error", "65535"});
   const Record pegged = next_link(d, "mlx5_0/1", "pegged");
   EXPECT_EQ(pegged.link->counter, "symbol_error");
   EXPECT_EQ(pegged.link->value, 65535u);
@@ -231,7 +248,7 @@ TEST(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
   EXPECT_EQ(pegged.severity, Severity::kWarning);
 
   // Someone resets the counters: a new baseline, said once, no verdict either way.
-  inject(sim, {"counter", "reset", "mlx5_0/1"});
+  inject(sim_, {"counter", "reset", "mlx5_0/1"});
   std::vector<Record> between;
   const Record reset = next_link(d, "mlx5_0/1", "reset", &between);
   EXPECT_EQ(reset.link->counter, "symbol_error");
@@ -239,7 +256,7 @@ TEST(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
   EXPECT_EQ(reset.link->pegged, std::vector<std::string>{});
   EXPECT_EQ(reset.severity, Severity::kInfo);
   // Then real growth over the rule: the one record that follows is bad, nothing before it.
-  inject(sim, {"counter", "add", "mlx5_0/1", "link_error_recovery", "3"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "link_error_recovery", "3"});
   const Record bad = next_link(d, "mlx5_0/1", "bad", &between);
   EXPECT_EQ(bad.link->fault, "link_recoveries");
   EXPECT_EQ(bad.link->count, 3u);
@@ -250,23 +267,17 @@ TEST(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "link_recoveries");
 }
 
-TEST(LinkHealth, ALinkDownTooBriefForAnEventCountsAsADown) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path(), fast_link_health(),
-                                    {{"enabled", true}, {"flap_downs", 3}, {"flap_window_s", 60}}));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+TEST_F(LinkHealth, ALinkDownTooBriefForAnEventCountsAsADown) {
+  DaemonProcess& d = start_judged(fast_link_health(),
+                                  {{"enabled", true}, {"flap_downs", 3}, {"flap_window_s", 60}});
   // A real down and up: link_downed steps with the port_err the daemon saw: tied, not hidden.
-  inject(sim, {"port", "down", "mlx5_0/1"});
-  inject(sim, {"port", "up", "mlx5_0/1"});
+  inject(sim_, {"port", "down", "mlx5_0/1"});
+  inject(sim_, {"port", "up", "mlx5_0/1"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "down").reason, "link_down");
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "link_up");
   // Two downs no event told of.
-  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "2"});
-  std::vector<Record> before;
-  const Record hidden = next_link(d, "mlx5_0/1", "hidden_down", &before);
-  for (const Record& r : before)
-    EXPECT_NE(r.event, EventKind::kLinkQuality) << r.link->change;
+  inject(sim_, {"counter", "add", "mlx5_0/1", "link_downed", "2"});
+  const Record hidden = first_link(d, "mlx5_0/1", "hidden_down");
   EXPECT_EQ(hidden.link->counter, "link_downed");
   EXPECT_EQ(hidden.link->count, 2u);
   EXPECT_EQ(hidden.link->value, 3u);
@@ -276,17 +287,14 @@ TEST(LinkHealth, ALinkDownTooBriefForAnEventCountsAsADown) {
   EXPECT_EQ(flapping.downs_in_window, 3u);
 }
 
-TEST(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
+TEST_F(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
   // A burst of flaps: the counter shows three downs before the daemon has read their three
   // events (queued, read in a later batch). They are explained once read: no hidden_down. A
   // fourth step of the counter with no event at all is one, counted alone.
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
   // Read every 5 s, and at a port's link event when its last read is a second old or more.
   json link = fast_link_health();
   link["interval_s"] = 5;
-  DaemonProcess d(sim, link_options(state.path(), link, {{"enabled", true}, {"flap_downs", 10}}));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  DaemonProcess& d = start_judged(link, {{"enabled", true}, {"flap_downs", 10}});
   // Just after a timer's reads, and a second more: the first port_err's record reads the
   // counters again, while the other two events still wait to be read.
   const uint64_t samples = d.status()["link_health"]["samples"].get<uint64_t>();
@@ -294,10 +302,10 @@ TEST(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
       [&] { return d.status()["link_health"]["samples"].get<uint64_t>() > samples; },
       std::chrono::seconds(10)));
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "3"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "link_downed", "3"});
   for (int i = 0; i < 3; ++i)
-    inject(sim, {"event", "mlx5_0/1", "port_err"});
-  inject(sim, {"counter", "add", "mlx5_0/1", "link_downed", "1"});
+    inject(sim_, {"event", "mlx5_0/1", "port_err"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "link_downed", "1"});
   std::vector<Record> before;
   const Record hidden = next_link(d, "mlx5_0/1", "hidden_down", &before);
   EXPECT_EQ(hidden.link->count, 1u);
@@ -310,15 +318,12 @@ TEST(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
   EXPECT_EQ(port_errs, 3u);
 }
 
-TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilOpenedAgain) {
+TEST_F(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilOpenedAgain) {
   // Each way a counter file fails is unit-tested (SysfsCounters.*); here the daemon's handling.
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path()));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
-  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  DaemonProcess& d = start_judged();
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
   const std::string line = d.require_log("mlx5_0/1: cannot read its counters");
-  EXPECT_NE(line.find(sim.dir() +
+  EXPECT_NE(line.find(sim_.dir() +
                       "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error: Is a "
                       "directory): link quality is not judged on mlx5_0 until it is opened again"),
             std::string::npos)
@@ -326,20 +331,20 @@ TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilO
   EXPECT_EQ(d.status()["link_health"]["read_failures"], 1);
   // Left alone while the other device is still read: its errors make it bad, and its clean
   // period (3 s, three of the timer's periods) passes without another line about mlx5_0.
-  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
+  inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
   EXPECT_EQ(next_link(d, "mlx5_1/1", "bad").link->counter, "symbol_error");
   EXPECT_EQ(next_link(d, "mlx5_1/1", "clean").link->counter, "symbol_error");
   EXPECT_EQ(d.status()["link_health"]["read_failures"], 1);
 
   // Fixed and opened again (a replug, found by the rescan SIGUSR1 asks for): read again, from
   // a new baseline.
-  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
-  inject(sim, {"unplug", "mlx5_0"});
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  inject(sim_, {"unplug", "mlx5_0"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "gone").reason, "device_removed");
-  inject(sim, {"replug", "mlx5_0"});
+  inject(sim_, {"replug", "mlx5_0"});
   ::kill(d.process().pid(), SIGUSR1);
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "device_added");
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   EXPECT_EQ(next_link(d, "mlx5_0/1", "bad").link->count, 50u);
   // One line for the failure, never one per read.
   const std::string log = d.log_tail(400);
@@ -350,13 +355,11 @@ TEST(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilO
   EXPECT_EQ(lines, 1u);
 }
 
-TEST(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsAgain) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonOptions o = link_options(state.path());
-  DaemonProcess d(sim, o);
+TEST_F(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsAgain) {
+  const DaemonOptions o = link_options(state_.path());
+  DaemonProcess d(sim_, o);
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
   // Off: nothing judges its counters any more, so nothing would ever clean it.
   json off = json::parse(o.config_json);
@@ -373,23 +376,23 @@ TEST(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsA
   d.reload();
   ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["link_health"]["ports"].size() == 3; },
                                    std::chrono::seconds(10)));
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   const Record bad = next_link(d, "mlx5_0/1", "bad");
   EXPECT_EQ(bad.link->count, 50u);
   EXPECT_EQ(bad.link->value, 100u);
 }
 
-TEST(LinkHealth, ASweepOfManyPortsReadsThemAllAFewAtATurn) {
+TEST_F(LinkHealth, ASweepOfManyPortsReadsThemAllAFewAtATurn) {
   // 16 devices x 2 ports: a sweep takes 8 turns of the loop (4 ports each), and reaches them
   // all within the period: the last port's errors and the first's are both found.
-  SimFabric sim(topology("sixteen-devices"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path(), fast_link_health(), {{"enabled", false}}));
+  // A fabric of its own (the two-adapter one stays idle).
+  SimFabric sixteen(topology("sixteen-devices"));
+  DaemonProcess d(sixteen, link_options(state_.path(), fast_link_health(), {{"enabled", false}}));
   const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
   const uint64_t at_start = samples();
   EXPECT_EQ(at_start, 32u);  // each port's first read, at start
-  inject(sim, {"counter", "add", "mlx5_15/2", "symbol_error", "50"});
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sixteen, {"counter", "add", "mlx5_15/2", "symbol_error", "50"});
+  inject(sixteen, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   std::vector<Record> bad = {next_record_where(
       d, [](const Record& r) { return r.event == EventKind::kLinkQuality; }, "link_quality")};
   bad.push_back(next_record_where(
@@ -405,14 +408,12 @@ TEST(LinkHealth, ASweepOfManyPortsReadsThemAllAFewAtATurn) {
       rdmatest::wait_until([&] { return samples() >= at_start + 64; }, std::chrono::seconds(10)));
 }
 
-TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
+TEST_F(LinkHealth, ExcludedDevicesAreNeverRead) {
   json link = fast_link_health();
   link["exclude"] = json::array({"mlx5_0"});
-  DaemonProcess d(sim, link_options(state.path(), link));
-  inject(sim, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
-  inject(sim, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
+  DaemonProcess& d = start(link);
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
   std::vector<Record> before;
   next_link(d, "mlx5_1/1", "bad", &before);
   // Two more sweeps of the timer (each reads mlx5_1's two ports, never mlx5_0's).
@@ -427,19 +428,16 @@ TEST(LinkHealth, ExcludedDevicesAreNeverRead) {
     EXPECT_NE(p["device"], "mlx5_0") << p;
 }
 
-TEST(LinkHealth, ABadLinkWhoseDeviceIsRepluggedIsCleanAfterItsCleanPeriod) {
+TEST_F(LinkHealth, ABadLinkWhoseDeviceIsRepluggedIsCleanAfterItsCleanPeriod) {
   // Port health takes a replugged device's history back, its link fault with it; the counters
   // start from a new baseline, and the fault cleans when its clean period ends.
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
-  DaemonProcess d(sim, link_options(state.path()));
-  EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
-  inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  DaemonProcess& d = start_judged();
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   const Record bad = next_link(d, "mlx5_0/1", "bad");
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
-  inject(sim, {"unplug", "mlx5_0"});
+  inject(sim_, {"unplug", "mlx5_0"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "gone").reason, "device_removed");
-  inject(sim, {"replug", "mlx5_0"});
+  inject(sim_, {"replug", "mlx5_0"});
   ::kill(d.process().pid(), SIGUSR1);
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
   const Record clean = next_link(d, "mlx5_0/1", "clean");
@@ -450,32 +448,23 @@ TEST(LinkHealth, ABadLinkWhoseDeviceIsRepluggedIsCleanAfterItsCleanPeriod) {
   EXPECT_EQ(healthy.previous_health, "degraded");
 }
 
-TEST(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePerPeriod) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-link");
+TEST_F(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePerPeriod) {
   auto wakeups_over = [](DaemonProcess& d, std::chrono::milliseconds span) {
     const pid_t pid = d.process().pid();
     // Settled first: the status request of the harness and the start are over.
-    uint64_t before = rdmatest::main_thread_wakeups(pid);
-    EXPECT_TRUE(rdmatest::wait_until(
-        [&] {
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-          const uint64_t now = rdmatest::main_thread_wakeups(pid);
-          return std::exchange(before, now) == now;
-        },
-        std::chrono::seconds(10)));
+    const uint64_t before = settled_wakeups(pid, std::chrono::milliseconds(200));
     std::this_thread::sleep_for(span);
     return rdmatest::main_thread_wakeups(pid) - before;
   };
   json off = fast_link_health();
   off["enabled"] = false;
-  DaemonProcess quiet(sim, link_options(state.path(), off, {{"enabled", false}}));
+  DaemonProcess quiet(sim_, link_options(state_.path(), off, {{"enabled", false}}));
   EXPECT_EQ(wakeups_over(quiet, std::chrono::milliseconds(3500)), 0u);
 
   rdmatest::TempDir state2("rdma-link");
   json on = fast_link_health();
   on["interval_s"] = 2;
-  DaemonProcess sampling(sim, link_options(state2.path(), on, {{"enabled", false}}));
+  DaemonProcess sampling(sim_, link_options(state2.path(), on, {{"enabled", false}}));
   const uint64_t woken = wakeups_over(sampling, std::chrono::milliseconds(7000));
   // Every 2 s: three or four periods in 7 s, a wakeup or two each (the timer, and the
   // journal writer's wakeup when a record is written: none is).

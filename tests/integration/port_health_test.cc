@@ -149,9 +149,7 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
   EXPECT_EQ(healthy.previous_health, "flapping");
   EXPECT_EQ(healthy.reason, "quiet_period_elapsed");
   // Every port is known from before: none gets a first verdict again, none changes.
-  for (const Record& r : before)
-    ADD_FAILURE() << "unexpected record before the quiet period ended: " << event_name(r.event)
-                  << " " << r.device << "/" << r.port << " " << r.health << " " << r.reason;
+  expect_no_records(before, "before the quiet period ended");
 }
 
 // A verdict is saved before its record goes out: a daemon killed (SIGKILL: no exit path runs)

@@ -12,6 +12,7 @@
 
 #include "daemon_process.h"
 #include "journal_sandbox.h"
+#include "json_members.h"
 #include "paths.h"
 #include "process.h"
 #include "temp_dir.h"
@@ -32,13 +33,14 @@ DaemonOptions health_on(const std::string& state_dir) {
 }
 
 // Waits (on the daemon's output) for the first verdict of every port, so that port health knows
-// each port's healthy rate before the test changes one.
-void wait_for_first_verdicts(DaemonProcess& d) {
+// each port's healthy rate before the test changes one; returns `d`.
+DaemonProcess& wait_for_first_verdicts(DaemonProcess& d) {
   int verdicts = 0;
   while (verdicts < 3) {
     const Record r = d.next_record();
     if (r.event == EventKind::kPortHealth && r.reason == "first_seen") ++verdicts;
   }
+  return d;
 }
 
 // A subscriber to mlx5_1's records, subscribed before anything is injected.
@@ -80,25 +82,32 @@ void expect_next_is_the_marker(const SimFabric& sim, Mlx51Subscriber& sub, uint6
   EXPECT_EQ(marker.seq, seq + 1) << line;
 }
 
-TEST(SpeedChange, ALowerRateIsTheDeviceRecordThenThePortsStateThenDegraded) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-speed");
-  DaemonProcess d(sim, health_on(state.path()));
-  wait_for_first_verdicts(d);
-  Mlx51Subscriber sub(d);
+// The two-adapter simulator, the daemon with port health on, once it has judged every port,
+// and a subscriber to mlx5_1's records, subscribed before anything is injected.
+class SpeedChange : public ::testing::Test {
+ protected:
+  // The subscriber subscribes once the daemon has given every port its first verdict.
+  SpeedChange() : d_(sim_, health_on(state_.path())), sub_(wait_for_first_verdicts(d_)) {}
 
+  SimFabric sim_{topology("two-adapters")};
+  rdmatest::TempDir state_{"rdma-speed"};
+  DaemonProcess d_;
+  Mlx51Subscriber sub_;
+};
+
+TEST_F(SpeedChange, ALowerRateIsTheDeviceRecordThenThePortsStateThenDegraded) {
   // Port 2 of the dual-port RoCE adapter (4x EDR, 100 Gb/s) is down to 1x: 25 Gb/s.
-  inject(sim, {"speed-change", "mlx5_1", "--ports", "2", "--width", "1x"});
+  inject(sim_, {"speed-change", "mlx5_1", "--ports", "2", "--width", "1x"});
 
-  const auto [speed_line, speed_json, speed] = sub.next();
+  const auto [speed_line, speed_json, speed] = sub_.next();
   EXPECT_EQ(stable_part(speed_json), record("device_speed_change", 20, "notice", "mlx5_1", 0));
-  const auto [state_line, state_json, port_state] = sub.next();
+  const auto [state_line, state_json, port_state] = sub_.next();
   EXPECT_EQ(stable_part(state_json),
             port_record("port_state", -1, "info", "mlx5_1", 2,
                         roce_port({{"width", "1x"}, {"rate_gbps", 25}}),
                         {{"width", change("4x", "1x")}, {"rate_gbps", change(100, 25)}}));
   EXPECT_EQ(port_state.seq, speed.seq + 1);
-  const auto [health_line, health_json, degraded] = sub.next();
+  const auto [health_line, health_json, degraded] = sub_.next();
   EXPECT_EQ(degraded.event, EventKind::kPortHealth) << health_line;
   EXPECT_EQ(degraded.port, 2u);
   EXPECT_EQ(degraded.health, "degraded");
@@ -107,25 +116,26 @@ TEST(SpeedChange, ALowerRateIsTheDeviceRecordThenThePortsStateThenDegraded) {
   EXPECT_EQ(degraded.cause_seq, port_state.seq);
   EXPECT_EQ(degraded.severity, Severity::kWarning);
   // Port 1 did not change: the next record of mlx5_1 is the marker's.
-  expect_next_is_the_marker(sim, sub, degraded.seq);
+  expect_next_is_the_marker(sim_, sub_, degraded.seq);
 
   // The journal: the device record with its own message, and the port_state after it.
-  const json j = journal_entry_of(d, speed);
-  EXPECT_EQ(j.value("MESSAGE", ""), "mlx5_1: device speed change, ports re-read");
-  EXPECT_EQ(j.value("MESSAGE_ID", ""), "bd9de6735e2748138e37a3e132a25f68");
-  EXPECT_EQ(j.value("PRIORITY", ""), "5");
-  EXPECT_EQ(j.value("RDMA_EVENT", ""), "device_speed_change");
-  EXPECT_EQ(j.value("RDMA_EVENT_TYPE", ""), "20");
-  EXPECT_EQ(j.value("RDMA_PORT", ""), "0");
-  EXPECT_EQ(j.value("RDMA_RECORD", ""), speed_line);
+  const json j = journal_entry_of(d_, speed);
+  const json fields = {{"MESSAGE", "mlx5_1: device speed change, ports re-read"},
+                       {"MESSAGE_ID", "bd9de6735e2748138e37a3e132a25f68"},
+                       {"PRIORITY", "5"},
+                       {"RDMA_EVENT", "device_speed_change"},
+                       {"RDMA_EVENT_TYPE", "20"},
+                       {"RDMA_PORT", "0"},
+                       {"RDMA_RECORD", speed_line}};
+  EXPECT_EQ(rdmatest::members_of(j, fields), fields);
   EXPECT_FALSE(j.contains("RDMA_PORT_STATE"));  // a device record: no port block
-  const json js = journal_entry_of(d, port_state);
+  const json js = journal_entry_of(d_, port_state);
   EXPECT_EQ(js.value("MESSAGE", ""),
             "mlx5_1 port 2: ACTIVE, 25 Gb/s 1X EDR, was ACTIVE 100 Gb/s 4X EDR");
 
   // rdma-eventctl: the two records as lines (replayed from the daemon's ring), and the verdict.
   const rdmatest::CommandResult m = rdmatest::run_command(
-      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "monitor", "--since",
+      {rdmatest::bin("rdma-eventctl"), "--socket", d_.socket(), "monitor", "--since",
        std::to_string(speed.seq - 1), "--device", "mlx5_1", "--count", "2", "--color", "never"});
   ASSERT_EQ(m.exit_code(), 0) << m.out << m.err;
   const std::vector<std::string> lines = m.out_lines();
@@ -139,23 +149,17 @@ TEST(SpeedChange, ALowerRateIsTheDeviceRecordThenThePortsStateThenDegraded) {
             "25 Gb/s 1X EDR [seq " +
                 std::to_string(port_state.seq) + "]");
   const rdmatest::CommandResult h =
-      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"});
+      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d_.socket(), "health"});
   EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
   EXPECT_NE(h.out.find("mlx5_1/2 degraded (rate_below_last_healthy)"), std::string::npos) << h.out;
 }
 
-TEST(SpeedChange, WhenNoPortsRateChangedItIsTheDeviceRecordAlone) {
-  SimFabric sim(topology("two-adapters"));
-  rdmatest::TempDir state("rdma-speed");
-  DaemonProcess d(sim, health_on(state.path()));
-  wait_for_first_verdicts(d);
-  Mlx51Subscriber sub(d);
-
-  inject(sim, {"speed-change", "mlx5_1"});
-  const auto [speed_line, speed_json, speed] = sub.next();
+TEST_F(SpeedChange, WhenNoPortsRateChangedItIsTheDeviceRecordAlone) {
+  inject(sim_, {"speed-change", "mlx5_1"});
+  const auto [speed_line, speed_json, speed] = sub_.next();
   EXPECT_EQ(stable_part(speed_json), record("device_speed_change", 20, "notice", "mlx5_1", 0));
   // No port_state, no verdict: the next record of mlx5_1 is the marker's.
-  expect_next_is_the_marker(sim, sub, speed.seq);
+  expect_next_is_the_marker(sim_, sub_, speed.seq);
 }
 
 }  // namespace

@@ -2,12 +2,21 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
+#include <chrono>
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "json_members.h"
 #include "line_client.h"
+#include "proc_info.h"
+#include "process.h"
 #include "sim_fabric.h"
 
 namespace rdma_eventd::test {
@@ -82,6 +91,30 @@ inline nlohmann::json change(nlohmann::json old_value, nlohmann::json new_value)
 using rdmatest::inject;
 using rdmatest::LineClient;
 using rdmatest::reply_to;
+
+// The journal entries (in order) that `want` names by their place have the fields it gives
+// each, compared as a whole.
+inline void expect_entry_fields(const std::vector<nlohmann::json>& entries,
+                                const std::map<size_t, nlohmann::json>& want) {
+  for (const auto& [i, fields] : want) {
+    ASSERT_LT(i, entries.size());
+    EXPECT_EQ(rdmatest::members_of(entries[i], fields), fields) << "journal entry " << i;
+  }
+}
+
+// The wakeups of a daemon's main thread once it has settled (its start, a status request's
+// connection): read `poll` apart until two reads agree, for up to 10 s.
+inline uint64_t settled_wakeups(pid_t pid, std::chrono::milliseconds poll) {
+  uint64_t before = rdmatest::main_thread_wakeups(pid);
+  EXPECT_TRUE(rdmatest::wait_until(
+      [&] {
+        std::this_thread::sleep_for(poll);
+        const uint64_t now = rdmatest::main_thread_wakeups(pid);
+        return std::exchange(before, now) == now;
+      },
+      std::chrono::seconds(10)));
+  return before;
+}
 
 // The simulator's accounting for the contexts a process opened.
 inline std::vector<nlohmann::json> contexts_of(const nlohmann::json& stats, int pid) {

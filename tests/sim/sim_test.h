@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "harness.h"
+#include "json_members.h"
 
 namespace simtest {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+using rdmatest::members_of;
 using rdmatest::Process;
 using rdmatest::SimFabric;
 
@@ -154,15 +156,6 @@ inline DynamicSection dynamic_section(const std::string& lib) {
       d.soname = line.substr(open + 1, close - open - 1);
   }
   return d;
-}
-
-// The members of `object` that `expected` names (null where `object` lacks one), to compare with
-// `expected` as a whole: EXPECT_EQ(members_of(answer, want), want).
-inline json members_of(const json& object, const json& expected) {
-  json out = json::object();
-  for (const auto& [key, value] : expected.items())
-    out[key] = object.contains(key) ? object[key] : json();
-  return out;
 }
 
 // Names of a `list` answer's devices, in order.

@@ -202,12 +202,13 @@ TEST(Counters, PortDownStepsLinkDownedBeforeThePortErrIsQueued) {
   }
 
   // A reader that reads the file as soon as the event arrives sees the link counted.
-  auto [event, read] =
-      port_err_then_read(sh, f.sim, mlx5, "mlx5_0", "ports/1/counters/link_downed");
+  const auto mlx5_link_lost = [&] {
+    return port_err_then_read(sh, f.sim, mlx5, "mlx5_0", "ports/1/counters/link_downed");
+  };
+  auto [event, read] = mlx5_link_lost();
   EXPECT_EQ(event["type"], IBV_EVENT_PORT_ERR);
   EXPECT_EQ(members_of(read, {{"ret", 1}, {"value", "2"}}), json({{"ret", 1}, {"value", "2"}}));
-  std::tie(event, read) =
-      port_err_then_read(sh, f.sim, mlx5, "mlx5_0", "ports/1/counters/link_downed");
+  std::tie(event, read) = mlx5_link_lost();
   EXPECT_EQ(read["value"], "3");
 
   // rxe counts it in hw_counters/ (rxe_port_down()); it has no counters/ to count it in.
@@ -219,11 +220,9 @@ TEST(Counters, PortDownStepsLinkDownedBeforeThePortErrIsQueued) {
 
   // 8 bits: at 255 a link lost says nothing more, and the PORT_ERR still comes.
   ctl_ok(f.sim, {"counter", "set", "mlx5_0/1", "link_downed", "254"});
-  std::tie(event, read) =
-      port_err_then_read(sh, f.sim, mlx5, "mlx5_0", "ports/1/counters/link_downed");
+  std::tie(event, read) = mlx5_link_lost();
   EXPECT_EQ(read["value"], "255");
-  std::tie(event, read) =
-      port_err_then_read(sh, f.sim, mlx5, "mlx5_0", "ports/1/counters/link_downed");
+  std::tie(event, read) = mlx5_link_lost();
   EXPECT_EQ(event["type"], IBV_EVENT_PORT_ERR);
   EXPECT_EQ(read["value"], "255");
 

@@ -90,6 +90,19 @@ Bytes dump_request(uint32_t seq) {
   return dl::reporter_dump_request(kFamily, seq);
 }
 
+// The two-adapter topology's own reporters (fw and fw_fatal of each PCI function) as a dump
+// answering request `seq` lists them.
+Bytes two_adapter_reporters(uint32_t seq, uint32_t pid) {
+  Bytes out;
+  for (const std::string dev : {"0000:00:02.0", "0000:00:03.0"})
+    for (const std::string name : {"fw", "fw_fatal"}) {
+      const Bytes r =
+          reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, seq, pid, dev, name, 0, 0, 0);
+      out.insert(out.end(), r.begin(), r.end());
+    }
+  return out;
+}
+
 // Every datagram of a dump, up to and with its NLMSG_DONE.
 std::vector<Bytes> read_dump(NetlinkClient& c) {
   std::vector<Bytes> parts;
@@ -158,14 +171,7 @@ TEST(Devlink, TheDumpListsEveryReporterWithTheRequestsSeqThenDoneOnItsOwn) {
   const std::vector<Bytes> parts = read_dump(c);
   ASSERT_EQ(parts.size(), 2u);
   const uint32_t pid = pid_of(parts[0]);
-  Bytes reporters;
-  for (const std::string dev : {"0000:00:02.0", "0000:00:03.0"})
-    for (const std::string name : {"fw", "fw_fatal"}) {
-      const Bytes r =
-          reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, 99, pid, dev, name, 0, 0, 0);
-      reporters.insert(reporters.end(), r.begin(), r.end());
-    }
-  EXPECT_EQ(parts[0], reporters);
+  EXPECT_EQ(parts[0], two_adapter_reporters(99, pid));
   EXPECT_EQ(parts[1], done_message(99, pid));
 
   const auto m = decode(parts[0]);
@@ -329,13 +335,7 @@ TEST(Devlink, APortReporterCarriesItsPortIndexBetweenTheHandleAndTheReporter) {
   const std::vector<Bytes> parts = read_dump(c);
   ASSERT_EQ(parts.size(), 2u);
   const uint32_t pid = pid_of(parts[0]);
-  Bytes want;
-  for (const std::string dev : {"0000:00:02.0", "0000:00:03.0"})
-    for (const std::string name : {"fw", "fw_fatal"}) {
-      const Bytes r =
-          reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, 4, pid, dev, name, 0, 0, 0);
-      want.insert(want.end(), r.begin(), r.end());
-    }
+  Bytes want = two_adapter_reporters(4, pid);
   const Bytes tx =
       port_reporter(DEVLINK_CMD_HEALTH_REPORTER_GET, NLM_F_MULTI, 4, pid, 65535, 0, 0, 0);
   want.insert(want.end(), tx.begin(), tx.end());

@@ -52,6 +52,15 @@ class HubDaemon : public rdmatest::DaemonProcess {
   explicit HubDaemon(const rdmatest::SimFabric& sim, const HubOptions& options = {});
 };
 
+// A client of the daemon's socket whose hello has been read, for the tests that do not look at
+// it.
+class GreetedClient : public LineClient {
+ public:
+  explicit GreetedClient(const HubDaemon& d) : LineClient(d.socket()) {
+    require_json(10s, "the hello");
+  }
+};
+
 // Lets other users reach the daemon's socket: its directory 0755 (the socket's own mode is the
 // configuration's, e.g. "mode": "0666").
 void open_directory_to_everyone(const HubDaemon& d);

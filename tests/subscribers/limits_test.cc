@@ -17,8 +17,7 @@ json status_of(LineClient& c, int id) {
 TEST(Limits, ASubscribeOverMaxFiltersIsRefusedAndTheFilterInForceStays) {
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim, {.socket = R"("max_filters": 4)"});
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   c.send(R"({"op":"subscribe","id":1,"events":["port_err"],"ports":["mlx5_0/1","mlx5_1/1"]})"
          "\n");
   EXPECT_EQ(c.require_json(10s)["filter"],
@@ -50,9 +49,7 @@ TEST(Limits, RequestsOverTheRateAreRefusedNotExecutedAndTheConnectionStays) {
   // subscribe is refused with its id and op and not executed.
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim, {.socket = R"("max_requests_per_second": 5)"});
-  LineClient c(d.socket()), observer(d.socket());
-  c.require_json(10s);
-  observer.require_json(10s);
+  GreetedClient c(d), observer(d);
   std::string burst;
   for (int id = 1; id <= 5; ++id)
     burst += json{{"op", "ping"}, {"id", id}}.dump() + "\n";

@@ -156,8 +156,7 @@ TEST(Requests, SnapshotGivesEveryPortAsItIsNowThenTheLiveStream) {
 TEST(Requests, SinceReplaysFromTheRingOrSaysItCannotAndSendsASnapshot) {
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim, {.socket = R"("ring_records": 16)"});
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   storm(sim, 40, "mlx5_0/1");
   c.read_until(record_with_seq(40), 20s);
 
@@ -202,8 +201,7 @@ TEST(Requests, SinceReplaysFromTheRingOrSaysItCannotAndSendsASnapshot) {
 TEST(Requests, SinceReplaysOnlyWhatTheFilterSelects) {
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim);
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   storm(sim, 10, "mlx5_0/1,mlx5_1/1");
   std::vector<uint64_t> on_mlx5_1;
   for (const json& r : live_records(c.read_until(record_with_seq(10), 20s))) {
@@ -241,9 +239,7 @@ TEST(Requests, StatusReportsDaemonDevicesCountersAndSubscribers) {
   rdmatest::set_udev_running(true);
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim);
-  LineClient me(d.socket()), other(d.socket());
-  me.require_json(10s);
-  other.require_json(10s);
+  GreetedClient me(d), other(d);
   other.send(R"({"op":"subscribe","id":1,"events":["lid_change"]})"
              "\n");
   other.read_until(reply_to(1), 10s);
@@ -306,9 +302,7 @@ TEST(Requests, StatusReportsDaemonDevicesCountersAndSubscribers) {
 TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim);
-  LineClient bad(d.socket()), bystander(d.socket());
-  bad.require_json(10s);
-  bystander.require_json(10s);
+  GreetedClient bad(d), bystander(d);
   // {"type":"error", "op" (when known), "id" (when valid), "error", "message"}
   auto error = [](std::string op, json id, std::string code, std::string message) {
     json e = {{"type", "error"}, {"error", code}, {"message", message}};
@@ -376,12 +370,10 @@ TEST(Requests, ALineOverTheSizeLimitIsRefusedAndThenTheConnectionCloses) {
   const json too_long = json::parse(
       R"({"type":"error","error":"request_too_long","message":"a request line is longer than )"
       R"(socket.max_request_bytes (256 bytes); closing"})");
-  LineClient bystander(d.socket());
-  bystander.require_json(10s);
+  GreetedClient bystander(d);
   {
     // A whole line over the limit: the request before it is still answered.
-    LineClient c(d.socket());
-    c.require_json(10s);
+    GreetedClient c(d);
     c.send(R"({"op":"ping","id":1})"
            "\n" +
            std::string(300, ' ') + "{}\n");
@@ -391,8 +383,7 @@ TEST(Requests, ALineOverTheSizeLimitIsRefusedAndThenTheConnectionCloses) {
   }
   {
     // A line that never ends: refused as soon as it passes the limit.
-    LineClient c(d.socket());
-    c.require_json(10s);
+    GreetedClient c(d);
     c.send(std::string(1000, 'x'));
     EXPECT_EQ(c.read_to_eof(10s), std::vector<json>{too_long});
   }
@@ -405,8 +396,7 @@ TEST(Requests, AClientThatStopsSendingGetsItsRepliesThenTheEnd) {
   HubDaemon d(sim);
   storm(sim, 5, "mlx5_0/1");
   wait_for_seq(d.socket(), 5);
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   c.send(R"({"op":"since","seq":2})"
          "\n"
          R"({"op":"ping"})");  // the last line may end at end of file

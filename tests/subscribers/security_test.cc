@@ -29,8 +29,7 @@ TEST(Security, GarbageBytesAreErrorsNeverACrashAndTheConnectionSurvives) {
   // then gets the next record.
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim);
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   const std::string deep = std::string(2000, '[') + std::string(2000, ']');
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{\"op\":\"ping\",\"id\":\"\xff\xfe\"}", "invalid_json"},

@@ -27,8 +27,7 @@ TEST(Stream, SnapshotsTakenDuringAStormJoinTheLiveStreamWithNoGapAndNoDuplicate)
   // and the first record after its snapshot records is S + 1.
   SimFabric sim(topology("two-adapters"));
   HubDaemon d(sim, {.socket = R"("max_queued_bytes": 268435456)"});  // nothing is lost here
-  LineClient c(d.socket());
-  c.require_json(10s);
+  GreetedClient c(d);
   constexpr uint64_t kEvents = 100000;
   storm(sim, kEvents, "mlx5_0/1,mlx5_1/2");
 
@@ -145,9 +144,7 @@ TEST(Stream, ASlowSubscriberLosesItsBacklogAndIsToldExactlyWhatWhileAFastOneGets
   SimFabric sim(topology("two-adapters"));
   // Queues of 1 MiB, about 2,500 records: the storm is sixteen times that.
   HubDaemon d(sim, {.socket = R"("max_queued_bytes": 1048576)"});
-  LineClient fast(d.socket()), slow(d.socket());
-  fast.require_json(10s);
-  slow.require_json(10s);
+  GreetedClient fast(d), slow(d);
   constexpr uint64_t kEvents = 40000;
   constexpr uint64_t kChunk = 1000;  // about 410 KB of records: the fast one's queue never fills
   FastReader reader(fast.fd(), kEvents);
