@@ -5,10 +5,15 @@
 #include <iterator>
 #include <utility>
 
+#include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/pma_counter_widths.h"
 
 namespace rdma_eventd::daemon {
 namespace {
+
+// In LinkFault's order: on the wire and in the state document.
+constexpr std::array<std::string_view, kLinkFaultCount> kLinkFaultNames = {
+    "bit_errors", "link_recoveries", "transport_errors"};
 
 uint64_t add_saturating(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -64,15 +69,11 @@ uint8_t counter_bits(std::string_view name) {
 }
 
 std::string_view link_fault_name(LinkFault f) {
-  switch (f) {
-    case LinkFault::kBitErrors:
-      return "bit_errors";
-    case LinkFault::kLinkRecoveries:
-      return "link_recoveries";
-    case LinkFault::kTransportErrors:
-      return "transport_errors";
-  }
-  return "unknown";
+  return internal::enum_name(kLinkFaultNames, f, "unknown");
+}
+
+std::optional<LinkFault> link_fault_from_name(std::string_view name) {
+  return internal::enum_from_name<LinkFault>(kLinkFaultNames, name);
 }
 
 void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& s, Instant now,

@@ -1,8 +1,6 @@
 #include "core/link_quality_state.h"
 
-#include <array>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <set>
 #include <utility>
 
@@ -16,16 +14,6 @@ using state_document::rate_json;
 using state_document::read_instant;
 using state_document::read_rate;
 using state_document::Reader;
-
-constexpr std::array<LinkFault, 3> kFaults = {LinkFault::kBitErrors, LinkFault::kLinkRecoveries,
-                                              LinkFault::kTransportErrors};
-
-std::optional<LinkFault> fault_from_name(std::string_view name) {
-  for (LinkFault f : kFaults) {
-    if (link_fault_name(f) == name) return f;
-  }
-  return std::nullopt;
-}
 
 json counter_json(const LinkQualityState::Counter& c) {
   json steps = json::array();
@@ -102,10 +90,10 @@ LinkQualityState::Counter read_counter(const Reader& r, int64_t saved_us) {
 
 std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
   std::vector<LinkQualityState::Fault> faults;
-  const json& list = r.array("faults", kFaults.size());
+  const json& list = r.array("faults", kLinkFaultCount);
   for (size_t i = 0; i < list.size(); ++i) {
     const Reader f(list[i], r.key("faults") + "[" + std::to_string(i) + "]");
-    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &fault_from_name), {}};
+    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &link_fault_from_name), {}};
     if (i > 0 && fault.fault <= faults.back().fault) {
       throw Corrupt{f.key("fault"), "faults listed twice or out of order"};
     }

@@ -3,6 +3,7 @@
 #include <linux/netlink.h>
 
 #include "core/netlink_wire.h"
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdma_eventd::daemon::rdma_netlink {
 namespace {
@@ -103,21 +104,11 @@ void decode_one(std::span<const uint8_t> payload, Message& m) {
 }  // namespace
 
 std::string event_name(uint8_t type) {
-  switch (static_cast<EventType>(type)) {
-    case EventType::kRegister:
-      return "register";
-    case EventType::kUnregister:
-      return "unregister";
-    case EventType::kNetdevAttach:
-      return "netdev_attach";
-    case EventType::kNetdevDetach:
-      return "netdev_detach";
-    case EventType::kRename:
-      return "rename";
-    case EventType::kNetdevRename:
-      return "netdev_rename";
-  }
-  return "event " + std::to_string(type);
+  // In EventType's order.
+  static constexpr std::string_view kNames[] = {"register",      "unregister", "netdev_attach",
+                                                "netdev_detach", "rename",     "netdev_rename"};
+  const std::string_view name = internal::enum_name(kNames, type, std::string_view());
+  return name.empty() ? "event " + std::to_string(type) : std::string(name);
 }
 
 std::string describe(const Notice& n) {
