@@ -11,7 +11,6 @@
 
 #include "app/state_files.h"
 #include "core/health_state_file.h"
-#include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/small_file.h"
 
@@ -236,11 +235,7 @@ void PortHealthMonitor::save() {
   dirty_ = false;
   const std::string text =
       health_state_to_json(model_.export_state(), boot_id_, clock_.now()) + "\n";
-  // Never more than restore() reads back.
-  const int err =
-      text.size() > kMaxStateBytes
-          ? EFBIG
-          : internal::write_file_atomically(state_path_, text, {.mode = 0644, .sync = true});
+  const int err = write_state_file(state_path_, text);
   if (err != 0) ++save_failures_;
   if (err != 0 && !save_failing_) {
     spdlog::warn("port health: cannot write {}: {} (the state will not survive a restart)",
