@@ -168,7 +168,6 @@ HealthReply PortHealthMonitor::reply(Instant now) const {
 }
 
 void PortHealthMonitor::on_deadline() {
-  armed_for_.reset();  // one-shot
   const Instant now = clock_.now();
   model_.advance(now, pending_);
   dirty_ = true;
@@ -211,15 +210,7 @@ void PortHealthMonitor::after_change(Instant now) {
 
 // Armed at the model's earliest deadline, only while it has one.
 void PortHealthMonitor::arm_deadline(Instant now) {
-  const std::optional<int64_t> deadline = model_.next_deadline();
-  if (!deadline) {
-    if (armed_for_) deadline_timer_.cancel();
-    armed_for_.reset();
-    return;
-  }
-  if (armed_for_ == deadline) return;
-  deadline_timer_.arm(std::chrono::microseconds(std::max<int64_t>(0, *deadline - now.mono_us)));
-  armed_for_ = deadline;
+  deadline_timer_.arm_at(model_.next_deadline(), now.mono_us);
 }
 
 void PortHealthMonitor::save_now() {
