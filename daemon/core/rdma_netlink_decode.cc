@@ -79,11 +79,7 @@ void decode_monitor(std::span<const uint8_t> attrs, Message& m) {
   const char* missing = !has_event                     ? "event type"
                         : !has_index && !netdev_rename ? "device index"
                                                        : nullptr;
-  if (missing) {
-    m.kind = MessageKind::kMalformed;
-    m.problem = std::string("no ") + missing;
-    return;
-  }
+  if (netlink_wire::malformed_if_missing(m, missing)) return;
   m.kind = MessageKind::kMonitor;
   m.notice = std::move(n);
 }
