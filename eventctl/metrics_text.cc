@@ -87,6 +87,15 @@ Labels port_labels(const std::string& device, uint32_t port) {
   return {{"device", device}, {"port", std::to_string(port)}};
 }
 
+// A gauge of one sample per port of `ports` (each with its device and port), `value(port)`.
+template <typename Ports, typename Value>
+void port_gauge(Exposition& e, std::string_view name, std::string_view help, const Ports& ports,
+                Value value) {
+  e.family(name, "gauge", help);
+  for (const auto& p : ports)
+    e.sample(name, port_labels(p.device, p.port), value(p));
+}
+
 void daemon_metrics(Exposition& e, const StatusReply& s) {
   e.single("rdma_eventd_up", "gauge", "1 when the daemon answered, 0 when it cannot be reached.",
            1);
@@ -180,20 +189,16 @@ void health_metrics(Exposition& e, const HealthReply& h) {
     l.emplace_back("reason", p.reason);
     e.sample("rdma_eventd_port_health", l, 1);
   }
-  e.family("rdma_eventd_port_in_service", "gauge",
-           "1 when the port has been up since the daemon first saw it, so its health counts.");
-  for (const HealthReply::Port& p : h.ports)
-    e.sample("rdma_eventd_port_in_service", port_labels(p.device, p.port), p.counted ? 1 : 0);
-  e.family("rdma_eventd_port_health_since_seconds", "gauge",
-           "When the port got its verdict, in seconds since the Unix epoch.");
-  for (const HealthReply::Port& p : h.ports) {
-    e.sample("rdma_eventd_port_health_since_seconds", port_labels(p.device, p.port),
-             decimal(static_cast<double>(p.since_us) / 1e6));
-  }
-  e.family("rdma_eventd_port_downs_in_window", "gauge",
-           "Times the port went down within the health model's flap window.");
-  for (const HealthReply::Port& p : h.ports)
-    e.sample("rdma_eventd_port_downs_in_window", port_labels(p.device, p.port), p.downs_in_window);
+  port_gauge(e, "rdma_eventd_port_in_service",
+             "1 when the port has been up since the daemon first saw it, so its health counts.",
+             h.ports, [](const HealthReply::Port& p) { return p.counted ? 1 : 0; });
+  port_gauge(
+      e, "rdma_eventd_port_health_since_seconds",
+      "When the port got its verdict, in seconds since the Unix epoch.", h.ports,
+      [](const HealthReply::Port& p) { return decimal(static_cast<double>(p.since_us) / 1e6); });
+  port_gauge(e, "rdma_eventd_port_downs_in_window",
+             "Times the port went down within the health model's flap window.", h.ports,
+             [](const HealthReply::Port& p) { return p.downs_in_window; });
 }
 
 // "a,b" -> {"a", "b"}; "" -> {}.
@@ -221,10 +226,9 @@ void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
   e.single("rdma_eventd_link_read_failures_total", "counter",
            "Devices whose error counters could not be read (not read again until reopened).",
            l.read_failures);
-  e.family("rdma_eventd_link_bad", "gauge",
-           "1 when the port's error counters make its link bad (docs/health.md, Link quality).");
-  for (const StatusReply::LinkPort& p : l.ports)
-    e.sample("rdma_eventd_link_bad", port_labels(p.device, p.port), p.bad ? 1 : 0);
+  port_gauge(e, "rdma_eventd_link_bad",
+             "1 when the port's error counters make its link bad (docs/health.md, Link quality).",
+             l.ports, [](const StatusReply::LinkPort& p) { return p.bad ? 1 : 0; });
   e.family("rdma_eventd_link_fault", "gauge",
            "1 for each fault that makes the port's link bad, 0 for the others, by fault.");
   for (const StatusReply::LinkPort& p : l.ports) {
@@ -243,12 +247,10 @@ void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
       }
     }
   }
-  e.family("rdma_eventd_link_ber_estimate", "gauge",
-           "symbol_error growth per bit over the longest bit error window: the bit error rate "
-           "after FEC.");
-  for (const StatusReply::LinkPort& p : l.ports)
-    e.sample("rdma_eventd_link_ber_estimate", port_labels(p.device, p.port),
-             shortest(p.ber_estimate));
+  port_gauge(e, "rdma_eventd_link_ber_estimate",
+             "symbol_error growth per bit over the longest bit error window: the bit error rate "
+             "after FEC.",
+             l.ports, [](const StatusReply::LinkPort& p) { return shortest(p.ber_estimate); });
   e.family("rdma_eventd_link_pegged", "gauge",
            "1 for each error counter at its maximum: its errors are unknown until it is reset.");
   for (const StatusReply::LinkPort& p : l.ports) {

@@ -3,6 +3,7 @@
 
 #include "faults.h"
 #include "incident.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd_fleet {
@@ -159,19 +160,9 @@ std::string not_fabric_prefix(const Incident& incident, const IncidentOptions& o
 }  // namespace
 
 std::string_view class_name(IncidentClass c) {
-  switch (c) {
-    case IncidentClass::kFabric:
-      return "fabric";
-    case IncidentClass::kHost:
-      return "host";
-    case IncidentClass::kPort:
-      return "port";
-    case IncidentClass::kSm:
-      return "sm";
-    case IncidentClass::kApplication:
-      return "application";
-  }
-  return "port";
+  // In IncidentClass's order.
+  static constexpr std::string_view kNames[] = {"fabric", "host", "port", "sm", "application"};
+  return rdma_eventd::internal::enum_name(kNames, c, "port");
 }
 
 std::string incident_time(int64_t us) {

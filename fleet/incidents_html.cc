@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "escape.h"
+#include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd_fleet {
@@ -20,19 +21,10 @@ constexpr int kBottom = 26;
 constexpr size_t kHostsInTable = 8;
 
 std::string_view class_color(IncidentClass c) {
-  switch (c) {
-    case IncidentClass::kFabric:
-      return "#c0392b";
-    case IncidentClass::kHost:
-      return "#8e44ad";
-    case IncidentClass::kPort:
-      return "#d68910";
-    case IncidentClass::kSm:
-      return "#16a085";
-    case IncidentClass::kApplication:
-      return "#2471a3";
-  }
-  return "#555";
+  // In IncidentClass's order: fabric, host, port, sm, application.
+  static constexpr std::string_view kColors[] = {"#c0392b", "#8e44ad", "#d68910", "#16a085",
+                                                 "#2471a3"};
+  return rdma_eventd::internal::enum_name(kColors, c, "#555");
 }
 
 std::string_view verdict_color(std::string_view verdict) {

@@ -15,6 +15,20 @@ namespace rdma_eventd::daemon {
 
 namespace rn = rdma_netlink;
 
+namespace {
+
+// The kernel dropped messages of `monitor`: whatever they said, the device list says it now.
+// Counted in `times`; logged at warning the first time, then at debug.
+void log_lost_events(std::string_view monitor, uint64_t& times) {
+  ++times;
+  spdlog::log(times == 1 ? spdlog::level::warn : spdlog::level::debug,
+              "hot-plug: {} overflowed and lost events ({} time{} so far); resynchronizing from "
+              "the device list",
+              monitor, times, times == 1 ? "" : "s");
+}
+
+}  // namespace
+
 HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in)
     : loop_(loop),
       on_change_(std::move(on_change)),
@@ -150,12 +164,7 @@ void HotplugSource::on_netlink_readable() {
     const int err = netlink_.receive(buf_, &size, &from_kernel);
     if (err == EAGAIN) break;
     if (err == ENOBUFS) {
-      // The kernel dropped notifications: whatever they said, the device list says it now.
-      ++stats_.netlink_overruns;
-      spdlog::log(stats_.netlink_overruns == 1 ? spdlog::level::warn : spdlog::level::debug,
-                  "hot-plug: the RDMA netlink monitor's socket overflowed and lost events ({} "
-                  "time{} so far); resynchronizing from the device list",
-                  stats_.netlink_overruns, stats_.netlink_overruns == 1 ? "" : "s");
+      log_lost_events("the RDMA netlink monitor's socket", stats_.netlink_overruns);
       lost = true;
       continue;
     }
@@ -204,12 +213,7 @@ void HotplugSource::on_udev_readable() {
     const auto r = monitor_->receive(ev, &err);
     if (r == udev::UdevMonitor::Result::kEmpty) break;
     if (r == udev::UdevMonitor::Result::kOverflow) {
-      // The kernel dropped messages: whatever they said, the device list says it now.
-      ++stats_.overflows;
-      spdlog::log(stats_.overflows == 1 ? spdlog::level::warn : spdlog::level::debug,
-                  "hot-plug: the udev monitor overflowed and lost events ({} time{} so far); "
-                  "resynchronizing from the device list",
-                  stats_.overflows, stats_.overflows == 1 ? "" : "s");
+      log_lost_events("the udev monitor", stats_.overflows);
       lost = true;
       continue;
     }

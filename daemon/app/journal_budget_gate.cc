@@ -1,7 +1,5 @@
 #include "app/journal_budget_gate.h"
 
-#include <algorithm>
-#include <chrono>
 #include <utility>
 
 namespace rdma_eventd::daemon {
@@ -37,7 +35,6 @@ void JournalBudgetGate::flush(Instant now) {
 }
 
 void JournalBudgetGate::on_timer() {
-  armed_for_.reset();  // one-shot: it is not armed any more
   const Instant now = clock_.now();
   std::vector<BudgetSummary> summaries;
   budget_.take_due(now, summaries);
@@ -52,18 +49,10 @@ void JournalBudgetGate::write(std::vector<BudgetSummary>& summaries) {
   }
 }
 
-// One timer for every port: armed at the earliest deadline, only while there is one. A batch
-// that leaves the deadline as it was does not touch the timer.
+// One timer for every port, at the earliest deadline. A batch that leaves the deadline as it
+// was does not touch the timer.
 void JournalBudgetGate::arm(Instant now) {
-  const std::optional<int64_t> deadline = budget_.next_deadline();
-  if (!deadline) {
-    if (armed_for_) timer_.cancel();
-    armed_for_.reset();
-    return;
-  }
-  if (armed_for_ == deadline) return;
-  timer_.arm(std::chrono::microseconds(std::max<int64_t>(0, *deadline - now.mono_us)));
-  armed_for_ = deadline;
+  timer_.arm_at(budget_.next_deadline(), now.mono_us);
 }
 
 }  // namespace rdma_eventd::daemon

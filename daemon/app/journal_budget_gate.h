@@ -15,7 +15,7 @@
 
 #include "core/clock.h"
 #include "core/journal_budget.h"
-#include "loop/event_loop.h"
+#include "loop/deadline_timer.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -52,7 +52,7 @@ class JournalBudgetGate {
   const JournalBudgetStats& stats() const { return stats_; }
   const JournalBudgetConfig& config() const { return budget_.config(); }
   // When the timer fires next (CLOCK_MONOTONIC µs); none while it is not armed.
-  std::optional<int64_t> armed_for() const { return armed_for_; }
+  std::optional<int64_t> armed_for() const { return timer_.armed_for(); }
 
  private:
   void on_timer();
@@ -62,8 +62,7 @@ class JournalBudgetGate {
   JournalBudget budget_;
   const Clock& clock_;
   WriteSummary write_;
-  Timer timer_;
-  std::optional<int64_t> armed_for_;
+  DeadlineTimer timer_;
   JournalBudgetStats stats_;
 };
 

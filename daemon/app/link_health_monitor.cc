@@ -11,7 +11,6 @@
 
 #include "app/state_files.h"
 #include "counters/sysfs_counters.h"
-#include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
@@ -456,9 +455,7 @@ void LinkHealthMonitor::save() {
   } else {
     const std::string text =
         link_quality_state_to_json(export_state(), boot_id_, clock_.now()) + "\n";
-    err = text.size() > kMaxStateBytes
-              ? EFBIG
-              : internal::write_file_atomically(state_path_, text, {.mode = 0644, .sync = true});
+    err = write_state_file(state_path_, text);
   }
   if (err != 0) ++stats_.state_write_failures;
   if (err != 0 && !save_failing_) {

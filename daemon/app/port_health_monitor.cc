@@ -11,7 +11,6 @@
 
 #include "app/state_files.h"
 #include "core/health_state_file.h"
-#include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/small_file.h"
 
@@ -169,7 +168,6 @@ HealthReply PortHealthMonitor::reply(Instant now) const {
 }
 
 void PortHealthMonitor::on_deadline() {
-  armed_for_.reset();  // one-shot
   const Instant now = clock_.now();
   model_.advance(now, pending_);
   dirty_ = true;
@@ -212,15 +210,7 @@ void PortHealthMonitor::after_change(Instant now) {
 
 // Armed at the model's earliest deadline, only while it has one.
 void PortHealthMonitor::arm_deadline(Instant now) {
-  const std::optional<int64_t> deadline = model_.next_deadline();
-  if (!deadline) {
-    if (armed_for_) deadline_timer_.cancel();
-    armed_for_.reset();
-    return;
-  }
-  if (armed_for_ == deadline) return;
-  deadline_timer_.arm(std::chrono::microseconds(std::max<int64_t>(0, *deadline - now.mono_us)));
-  armed_for_ = deadline;
+  deadline_timer_.arm_at(model_.next_deadline(), now.mono_us);
 }
 
 void PortHealthMonitor::save_now() {
@@ -236,11 +226,7 @@ void PortHealthMonitor::save() {
   dirty_ = false;
   const std::string text =
       health_state_to_json(model_.export_state(), boot_id_, clock_.now()) + "\n";
-  // Never more than restore() reads back.
-  const int err =
-      text.size() > kMaxStateBytes
-          ? EFBIG
-          : internal::write_file_atomically(state_path_, text, {.mode = 0644, .sync = true});
+  const int err = write_state_file(state_path_, text);
   if (err != 0) ++save_failures_;
   if (err != 0 && !save_failing_) {
     spdlog::warn("port health: cannot write {}: {} (the state will not survive a restart)",

@@ -19,6 +19,7 @@
 #include "core/device_view.h"
 #include "core/port_health.h"
 #include "core/stamper.h"
+#include "loop/deadline_timer.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/record.h"
 #include "schema/health_reply.h"
@@ -90,8 +91,7 @@ class PortHealthMonitor {
   Publish publish_;
   PortHealthModel::Transitions pending_;
   bool dirty_ = false;
-  Timer deadline_timer_;
-  std::optional<int64_t> armed_for_;
+  DeadlineTimer deadline_timer_;
   Timer save_timer_;
   bool save_armed_ = false;
   bool save_failing_ = false;  // logged once until a write succeeds

@@ -1,7 +1,10 @@
 #include "app/state_files.h"
 
+#include <cerrno>
 #include <cstdlib>
 
+#include "core/state_document.h"
+#include "rdma_eventd/internal/atomic_file.h"
 #include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
@@ -18,6 +21,11 @@ std::string state_file_path(std::string_view name) {
 std::string read_boot_id() {
   std::string id = internal::read_small_file("/proc/sys/kernel/random/boot_id", 64).text;
   return id.substr(0, id.find('\n'));
+}
+
+int write_state_file(const std::string& path, std::string_view text) {
+  if (text.size() > kMaxStateBytes) return EFBIG;
+  return internal::write_file_atomically(path, text, {.mode = 0644, .sync = true});
 }
 
 }  // namespace rdma_eventd::daemon

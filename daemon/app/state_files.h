@@ -15,4 +15,8 @@ std::string state_file_path(std::string_view name);
 // something only on the boot that wrote them.
 std::string read_boot_id();
 
+// Writes a state document whole or not at all (a temporary file beside it, fsync, rename), never
+// larger than a reader takes (kMaxStateBytes: EFBIG). 0, or the errno.
+int write_state_file(const std::string& path, std::string_view text);
+
 }  // namespace rdma_eventd::daemon

@@ -40,6 +40,14 @@ void expect(const json& v, json::value_t t, std::string_view want, const std::st
   if (v.type() != t) throw Bad{key, "expected " + std::string(want) + ", got " + type_name(v)};
 }
 
+// `v` as expect() takes it, and of at most `max` entries: "at most <max> <entries>".
+const json& expect_at_most(const json& v, json::value_t t, std::string_view want,
+                           const std::string& key, size_t max, std::string_view entries) {
+  expect(v, t, want, key);
+  if (v.size() > max) throw Bad{key, "at most " + std::to_string(max) + " " + std::string(entries)};
+  return v;
+}
+
 void reject_unknown(const json& obj, std::initializer_list<std::string_view> known,
                     const std::string& prefix) {
   for (const auto& [k, v] : obj.items()) {
@@ -327,10 +335,9 @@ void parse_health(const json& v, HealthConfig& h) {
   }
   if (v.contains("devlink_reporters")) {
     // Replaces the defaults whole: what is not named is judged as nothing.
-    const json& m = v["devlink_reporters"];
-    expect(m, json::value_t::object, "an object of reporter names and roles",
-           "health.devlink_reporters");
-    if (m.size() > 64) throw Bad{"health.devlink_reporters", "at most 64 reporters"};
+    const json& m = expect_at_most(v["devlink_reporters"], json::value_t::object,
+                                   "an object of reporter names and roles",
+                                   "health.devlink_reporters", 64, "reporters");
     h.devlink_roles.clear();
     for (const auto& [name, role] : m.items()) {
       const std::string key = "health.devlink_reporters." + name;
@@ -401,10 +408,9 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
   read_bounded(v, "link_health.", "clean_s", l.clean_s, 1, kWeek);
   if (v.contains("exclude")) l.exclude = pattern_list(v["exclude"], "link_health.exclude");
   if (v.contains("bit_errors")) {
-    const json& a = v["bit_errors"];
-    expect(a, json::value_t::array, "an array of {\"ber\", \"window_s\"}",
-           "link_health.bit_errors");
-    if (a.size() > 4) throw Bad{"link_health.bit_errors", "at most 4 windows"};
+    const json& a =
+        expect_at_most(v["bit_errors"], json::value_t::array, "an array of {\"ber\", \"window_s\"}",
+                       "link_health.bit_errors", 4, "windows");
     l.symbol_error.clear();
     for (size_t i = 0; i < a.size(); ++i) {
       const std::string key = "link_health.bit_errors[" + std::to_string(i) + "]";
@@ -425,9 +431,8 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
     l.link_error_recovery.counter = std::string(kLinkErrorRecovery);
   }
   if (v.contains("transport")) {
-    const json& a = v["transport"];
-    expect(a, json::value_t::array, "an array of rules", "link_health.transport");
-    if (a.size() > 32) throw Bad{"link_health.transport", "at most 32 rules"};
+    const json& a = expect_at_most(v["transport"], json::value_t::array, "an array of rules",
+                                   "link_health.transport", 32, "rules");
     l.transport.clear();
     for (size_t i = 0; i < a.size(); ++i)
       l.transport.push_back(

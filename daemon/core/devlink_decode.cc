@@ -95,11 +95,7 @@ void decode_reporter(std::span<const uint8_t> attrs, Message& m) {
                         : r.name.empty()   ? "reporter name"
                         : r.state < 0      ? "reporter state"
                                            : nullptr;
-  if (missing) {
-    m.kind = MessageKind::kMalformed;
-    m.problem = std::string("no ") + missing;
-    return;
-  }
+  if (netlink_wire::malformed_if_missing(m, missing)) return;
   m.kind = MessageKind::kReporter;
   m.reporter = std::move(r);
 }

@@ -1,18 +1,13 @@
 #include "core/health_state_file.h"
 
 #include <nlohmann/json.hpp>
-#include <set>
-#include <utility>
 
 namespace rdma_eventd::daemon {
 namespace {
 
 using nlohmann::json;
-using state_document::Corrupt;
 using state_document::instant_json;
 using state_document::rate_json;
-using state_document::read_instant;
-using state_document::read_rate;
 using state_document::Reader;
 
 constexpr std::string_view kErrorSourceNames[kErrorSourceCount] = {"application", "module",
@@ -49,16 +44,14 @@ json port_json(const PortHealthState& s) {
 
 PortHealthState read_port(const Reader& r, int64_t saved_us) {
   PortHealthState s;
-  const int64_t port = r.integer("port");
-  if (port < 1 || port > 255) throw Corrupt{r.key("port"), "not a port number (1 to 255)"};
-  s.port = static_cast<uint32_t>(port);
+  s.port = r.port_number("port");
   s.health = r.name<PortHealth>("health", &health_from_name);
   s.reason = r.name<HealthReason>("reason", &reason_from_name);
-  s.since = read_instant(r, "since", saved_us);
+  s.since = r.instant("since", saved_us);
   s.ever_up = r.boolean("ever_up");
   s.link_up = r.boolean("link_up");
-  s.rate = read_rate(r, "rate");
-  s.last_healthy = read_rate(r, "last_healthy");
+  s.rate = r.rate("rate");
+  s.last_healthy = r.rate("last_healthy");
   s.downs_mono_us = r.times("downs_monotonic_us", kMaxFlapDowns, saved_us);
   s.flapping = r.boolean("flapping");
   s.quiet_since_mono_us = r.time("quiet_since_monotonic_us", saved_us);
@@ -85,17 +78,12 @@ PortHealthState read_port(const Reader& r, int64_t saved_us) {
 
 std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
                                  std::string_view boot_id, Instant saved_at) {
-  return state_document::document(kHealthStateVersion, boot_id, saved_at,
-                                  state_document::devices_json(devices, port_json))
-      .dump();
+  return state_document::write(kHealthStateVersion, devices, boot_id, saved_at, port_json);
 }
 
 HealthStateResult health_state_from_json(std::string_view text, std::string_view boot_id,
                                          Instant now) {
-  return state_document::read<std::vector<DeviceHealthState>>(
-      text, kHealthStateVersion, boot_id, now, [](const Reader& root, int64_t saved_us) {
-        return state_document::read_devices<DeviceHealthState>(root, saved_us, read_port);
-      });
+  return state_document::read<PortHealthState>(text, kHealthStateVersion, boot_id, now, read_port);
 }
 
 }  // namespace rdma_eventd::daemon

@@ -5,31 +5,15 @@
 #include <iterator>
 #include <utility>
 
+#include "rdma_eventd/internal/enum_names.h"
+#include "rdma_eventd/internal/pma_counter_widths.h"
+
 namespace rdma_eventd::daemon {
 namespace {
 
-struct CounterWidth {
-  std::string_view name;
-  uint8_t bits;
-};
-
-// PORT_PMA_ATTR of Linux drivers/infiniband/core/sysfs.c. The data and packet counters are
-// read as the extended (64-bit) PMA attributes and are left to the default.
-constexpr std::array<CounterWidth, 13> kCounterWidths = {{
-    {"symbol_error", 16},
-    {"link_error_recovery", 8},
-    {"link_downed", 8},
-    {"port_rcv_errors", 16},
-    {"port_rcv_remote_physical_errors", 16},
-    {"port_rcv_switch_relay_errors", 16},
-    {"port_xmit_discards", 16},
-    {"port_xmit_constraint_errors", 8},
-    {"port_rcv_constraint_errors", 8},
-    {"local_link_integrity_errors", 4},
-    {"excessive_buffer_overrun_errors", 4},
-    {"VL15_dropped", 16},
-    {"port_xmit_wait", 32},
-}};
+// In LinkFault's order: on the wire and in the state document.
+constexpr std::array<std::string_view, kLinkFaultCount> kLinkFaultNames = {
+    "bit_errors", "link_recoveries", "transport_errors"};
 
 uint64_t add_saturating(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -74,23 +58,22 @@ bool read_by_a_rule(const LinkQualityConfig& config, std::string_view name) {
 
 }  // namespace
 
+// The data and packet counters are read as the extended (64-bit) PMA attributes and are left to
+// the default.
 uint8_t counter_bits(std::string_view name) {
-  for (const CounterWidth& w : kCounterWidths) {
+  for (const internal::CounterWidth& w : internal::kPmaErrorCounterWidths) {
     if (w.name == name) return w.bits;
   }
+  if (name == internal::kPortXmitWaitWidth.name) return internal::kPortXmitWaitWidth.bits;
   return 64;
 }
 
 std::string_view link_fault_name(LinkFault f) {
-  switch (f) {
-    case LinkFault::kBitErrors:
-      return "bit_errors";
-    case LinkFault::kLinkRecoveries:
-      return "link_recoveries";
-    case LinkFault::kTransportErrors:
-      return "transport_errors";
-  }
-  return "unknown";
+  return internal::enum_name(kLinkFaultNames, f, "unknown");
+}
+
+std::optional<LinkFault> link_fault_from_name(std::string_view name) {
+  return internal::enum_from_name<LinkFault>(kLinkFaultNames, name);
 }
 
 void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& s, Instant now,

@@ -94,7 +94,9 @@ enum class LinkFault : uint8_t {
   kLinkRecoveries,   // link_error_recovery over its rule
   kTransportErrors,  // a transport rule of hw_counters/
 };
+inline constexpr size_t kLinkFaultCount = 3;
 std::string_view link_fault_name(LinkFault f);  // "bit_errors", "link_recoveries", ...
+std::optional<LinkFault> link_fault_from_name(std::string_view name);
 
 // One sample of one port.
 struct PortSample {

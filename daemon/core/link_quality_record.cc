@@ -1,37 +1,29 @@
 #include "core/link_quality_record.h"
 
-namespace rdma_eventd::daemon {
+#include <iterator>
 
-std::string_view link_change_name(LinkQualityChange::Kind k) {
-  using Kind = LinkQualityChange::Kind;
-  switch (k) {
-    case Kind::kBad:
-      return "bad";
-    case Kind::kClean:
-      return "clean";
-    case Kind::kPegged:
-      return "pegged";
-    case Kind::kReset:
-      return "reset";
-    case Kind::kHiddenDown:
-      return "hidden_down";
-  }
-  return "unknown";
+#include "rdma_eventd/internal/enum_names.h"
+
+namespace rdma_eventd::daemon {
+namespace {
+
+using Kind = LinkQualityChange::Kind;
+
+// In Kind's order: the record's `change`, and its severity.
+constexpr std::string_view kChangeNames[] = {"bad", "clean", "pegged", "reset", "hidden_down"};
+constexpr Severity kChangeSeverities[] = {Severity::kWarning, Severity::kNotice, Severity::kWarning,
+                                          Severity::kInfo, Severity::kWarning};
+static_assert(std::size(kChangeNames) == static_cast<size_t>(Kind::kHiddenDown) + 1);
+static_assert(std::size(kChangeSeverities) == std::size(kChangeNames));
+
+}  // namespace
+
+std::string_view link_change_name(Kind k) {
+  return internal::enum_name(kChangeNames, k, "unknown");
 }
 
-Severity link_change_severity(LinkQualityChange::Kind k) {
-  using Kind = LinkQualityChange::Kind;
-  switch (k) {
-    case Kind::kClean:
-      return Severity::kNotice;
-    case Kind::kReset:
-      return Severity::kInfo;
-    case Kind::kBad:
-    case Kind::kPegged:
-    case Kind::kHiddenDown:
-      break;
-  }
-  return Severity::kWarning;
+Severity link_change_severity(Kind k) {
+  return internal::enum_name(kChangeSeverities, k, Severity::kWarning);
 }
 
 Record link_quality_record(std::string_view device, std::string_view node_guid, uint32_t port,

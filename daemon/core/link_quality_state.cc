@@ -1,9 +1,6 @@
 #include "core/link_quality_state.h"
 
-#include <array>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <set>
 #include <utility>
 
 namespace rdma_eventd::daemon {
@@ -13,19 +10,7 @@ using nlohmann::json;
 using state_document::Corrupt;
 using state_document::instant_json;
 using state_document::rate_json;
-using state_document::read_instant;
-using state_document::read_rate;
 using state_document::Reader;
-
-constexpr std::array<LinkFault, 3> kFaults = {LinkFault::kBitErrors, LinkFault::kLinkRecoveries,
-                                              LinkFault::kTransportErrors};
-
-std::optional<LinkFault> fault_from_name(std::string_view name) {
-  for (LinkFault f : kFaults) {
-    if (link_fault_name(f) == name) return f;
-  }
-  return std::nullopt;
-}
 
 json counter_json(const LinkQualityState::Counter& c) {
   json steps = json::array();
@@ -73,7 +58,7 @@ std::vector<GrowthStep> read_steps(const Reader& r, int64_t saved_us) {
   std::vector<GrowthStep> steps;
   const json& list = r.array("steps", kMaxStateSteps);
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string key = r.key("steps") + "[" + std::to_string(i) + "]";
+    const std::string key = r.key("steps", i);
     const json& v = list[i];
     if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_unsigned()) {
       throw Corrupt{key, "expected [monotonic_us, growth]"};
@@ -102,18 +87,17 @@ LinkQualityState::Counter read_counter(const Reader& r, int64_t saved_us) {
 
 std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
   std::vector<LinkQualityState::Fault> faults;
-  const json& list = r.array("faults", kFaults.size());
+  const json& list = r.array("faults", kLinkFaultCount);
   for (size_t i = 0; i < list.size(); ++i) {
-    const Reader f(list[i], r.key("faults") + "[" + std::to_string(i) + "]");
-    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &fault_from_name), {}};
+    const Reader f(list[i], r.key("faults", i));
+    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &link_fault_from_name), {}};
     if (i > 0 && fault.fault <= faults.back().fault) {
       throw Corrupt{f.key("fault"), "faults listed twice or out of order"};
     }
     const json& counters = f.array("counters", kMaxStateCounters);
     if (counters.empty()) throw Corrupt{f.key("counters"), "a bad fault of no counter"};
     for (size_t j = 0; j < counters.size(); ++j) {
-      fault.counters.push_back(
-          counter_name(counters[j], f.key("counters") + "[" + std::to_string(j) + "]"));
+      fault.counters.push_back(counter_name(counters[j], f.key("counters", j)));
     }
     faults.push_back(std::move(fault));
   }
@@ -122,29 +106,23 @@ std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
 
 PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
   PortLinkQualityState p;
-  const int64_t port = r.integer("port");
-  if (port < 1 || port > 255) throw Corrupt{r.key("port"), "not a port number (1 to 255)"};
-  p.port = static_cast<uint32_t>(port);
+  p.port = r.port_number("port");
   LinkQualityState& s = p.state;
   s.sampled = true;  // only a port sampled is written
-  s.since = read_instant(r, "since", saved_us);
-  s.first_sample = read_instant(r, "first_sample", saved_us);
-  s.last_sample = read_instant(r, "last_sample", saved_us);
+  s.since = r.instant("since", saved_us);
+  s.first_sample = r.instant("first_sample", saved_us);
+  s.last_sample = r.instant("last_sample", saved_us);
   if (s.last_sample.mono_us < s.first_sample.mono_us) {
     throw Corrupt{r.key("last_sample"), "before first_sample"};
   }
-  s.last_rate = read_rate(r, "rate");
+  s.last_rate = r.rate("rate");
   s.ber_window_s = static_cast<uint32_t>(r.unsigned_integer("ber_window_s", UINT32_MAX));
   s.downs_seen_pending = static_cast<uint32_t>(r.unsigned_integer("downs_pending", UINT32_MAX));
   s.faults = read_faults(r);
-  const json& counters = r.array("counters", kMaxStateCounters);
-  for (size_t i = 0; i < counters.size(); ++i) {
-    const Reader c(counters[i], r.key("counters") + "[" + std::to_string(i) + "]");
-    s.counters.push_back(read_counter(c, saved_us));
-    if (i > 0 && s.counters[i].name <= s.counters[i - 1].name) {
-      throw Corrupt{c.key("name"), "counters listed twice or out of order"};
-    }
-  }
+  s.counters = state_document::read_ordered<LinkQualityState::Counter>(
+      r, "counters", kMaxStateCounters, [&](const Reader& c) { return read_counter(c, saved_us); },
+      "name", [](const LinkQualityState::Counter& c) -> const std::string& { return c.name; },
+      "counters listed twice or out of order");
   return p;
 }
 
@@ -152,17 +130,13 @@ PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
 
 std::string link_quality_state_to_json(const std::vector<DeviceLinkQualityState>& devices,
                                        std::string_view boot_id, Instant saved_at) {
-  return state_document::document(kLinkQualityStateVersion, boot_id, saved_at,
-                                  state_document::devices_json(devices, port_json))
-      .dump();
+  return state_document::write(kLinkQualityStateVersion, devices, boot_id, saved_at, port_json);
 }
 
 LinkQualityStateResult link_quality_state_from_json(std::string_view text, std::string_view boot_id,
                                                     Instant now) {
-  return state_document::read<std::vector<DeviceLinkQualityState>>(
-      text, kLinkQualityStateVersion, boot_id, now, [](const Reader& root, int64_t saved_us) {
-        return state_document::read_devices<DeviceLinkQualityState>(root, saved_us, read_port);
-      });
+  return state_document::read<PortLinkQualityState>(text, kLinkQualityStateVersion, boot_id, now,
+                                                    read_port);
 }
 
 }  // namespace rdma_eventd::daemon

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/device_state.h"
 #include "core/link_quality.h"
 #include "core/state_document.h"
 
@@ -35,12 +36,7 @@ struct PortLinkQualityState {
   friend bool operator==(const PortLinkQualityState&, const PortLinkQualityState&) = default;
 };
 
-struct DeviceLinkQualityState {
-  std::string device;
-  std::string node_guid;
-  std::vector<PortLinkQualityState> ports;  // by port number
-  friend bool operator==(const DeviceLinkQualityState&, const DeviceLinkQualityState&) = default;
-};
+using DeviceLinkQualityState = DeviceState<PortLinkQualityState>;
 
 // One line of JSON.
 std::string link_quality_state_to_json(const std::vector<DeviceLinkQualityState>& devices,

@@ -147,6 +147,16 @@ void decode_messages(std::span<const uint8_t> datagram, std::vector<Message>& ou
       });
 }
 
+// A message that lacks what `missing` names (nullptr when it has all it needs) is kMalformed,
+// its problem "no <missing>": true if so.
+template <typename Message>
+bool malformed_if_missing(Message& m, const char* missing) {
+  if (!missing) return false;
+  m.kind = decltype(m.kind)::kMalformed;
+  m.problem = std::string("no ") + missing;
+  return true;
+}
+
 // Appends an attribute, padded to 4 bytes.
 void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size);
 // A request's header (its length set by finish()).

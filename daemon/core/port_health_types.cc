@@ -58,17 +58,11 @@ std::optional<HealthReason> reason_from_name(std::string_view name) {
 }
 
 HealthReason error_reason(ErrorSource s) {
-  switch (s) {
-    case ErrorSource::kApplication:
-      return HealthReason::kApplicationErrors;
-    case ErrorSource::kModule:
-      return HealthReason::kModuleErrors;
-    case ErrorSource::kFirmware:
-      return HealthReason::kFirmwareErrors;
-    case ErrorSource::kQueue:
-      break;
-  }
-  return HealthReason::kQueueErrors;
+  // In ErrorSource's order.
+  static constexpr std::array<HealthReason, kErrorSourceCount> kReasons = {
+      HealthReason::kApplicationErrors, HealthReason::kModuleErrors, HealthReason::kFirmwareErrors,
+      HealthReason::kQueueErrors};
+  return internal::enum_name(kReasons, s, HealthReason::kQueueErrors);
 }
 
 std::string_view devlink_role_name(DevlinkRole r) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/device_state.h"
 #include "rdma_eventd/protocol.h"
 #include "rdma_eventd/types.h"
 
@@ -179,12 +180,7 @@ struct PortHealthState {
   friend bool operator==(const PortHealthState&, const PortHealthState&) = default;
 };
 
-struct DeviceHealthState {
-  std::string device;
-  std::string node_guid;
-  std::vector<PortHealthState> ports;  // by port number
-  friend bool operator==(const DeviceHealthState&, const DeviceHealthState&) = default;
-};
+using DeviceHealthState = DeviceState<PortHealthState>;
 
 // A port's verdict changed: the stuff of one port_health record.
 struct HealthTransition {

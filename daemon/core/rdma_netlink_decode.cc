@@ -3,6 +3,7 @@
 #include <linux/netlink.h>
 
 #include "core/netlink_wire.h"
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdma_eventd::daemon::rdma_netlink {
 namespace {
@@ -78,11 +79,7 @@ void decode_monitor(std::span<const uint8_t> attrs, Message& m) {
   const char* missing = !has_event                     ? "event type"
                         : !has_index && !netdev_rename ? "device index"
                                                        : nullptr;
-  if (missing) {
-    m.kind = MessageKind::kMalformed;
-    m.problem = std::string("no ") + missing;
-    return;
-  }
+  if (netlink_wire::malformed_if_missing(m, missing)) return;
   m.kind = MessageKind::kMonitor;
   m.notice = std::move(n);
 }
@@ -103,21 +100,11 @@ void decode_one(std::span<const uint8_t> payload, Message& m) {
 }  // namespace
 
 std::string event_name(uint8_t type) {
-  switch (static_cast<EventType>(type)) {
-    case EventType::kRegister:
-      return "register";
-    case EventType::kUnregister:
-      return "unregister";
-    case EventType::kNetdevAttach:
-      return "netdev_attach";
-    case EventType::kNetdevDetach:
-      return "netdev_detach";
-    case EventType::kRename:
-      return "rename";
-    case EventType::kNetdevRename:
-      return "netdev_rename";
-  }
-  return "event " + std::to_string(type);
+  // In EventType's order.
+  static constexpr std::string_view kNames[] = {"register",      "unregister", "netdev_attach",
+                                                "netdev_detach", "rename",     "netdev_rename"};
+  const std::string_view name = internal::enum_name(kNames, type, std::string_view());
+  return name.empty() ? "event " + std::to_string(type) : std::string(name);
 }
 
 std::string describe(const Notice& n) {

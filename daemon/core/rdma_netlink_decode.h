@@ -5,9 +5,8 @@
 // drivers/infiniband/core/nldev.c). Whether a kernel has the monitor shows in its answer to
 // the system query: the monitor-mode attribute is there from 6.12 on.
 //
-// NETLINK_RDMA messages carry their attributes right after the netlink header (no generic
-// netlink header); the type is RDMA_NL_GET_TYPE(client, operation). The numbers below are the
-// kernel's uapi (<rdma/rdma_netlink.h>): Debian 12's header predates the monitor.
+// The kernel's numbers are in rdma_eventd/internal/rdma_netlink_uapi.h, shared with rdma-sim's
+// stand-in.
 #pragma once
 
 #include <cstddef>
@@ -16,34 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "rdma_eventd/internal/rdma_netlink_uapi.h"
+
 namespace rdma_eventd::daemon::rdma_netlink {
 
-inline constexpr int kProtocol = 20;             // NETLINK_RDMA
-inline constexpr uint32_t kNotifyGroup = 4;      // RDMA_NL_GROUP_NOTIFY
-inline constexpr uint16_t kClientNldev = 5;      // RDMA_NL_NLDEV
-inline constexpr uint16_t kCommandSysGet = 6;    // RDMA_NLDEV_CMD_SYS_GET
-inline constexpr uint16_t kCommandMonitor = 28;  // RDMA_NLDEV_CMD_MONITOR
-inline constexpr uint16_t kSysGetType = (kClientNldev << 10) + kCommandSysGet;
-inline constexpr uint16_t kMonitorType = (kClientNldev << 10) + kCommandMonitor;
+using namespace internal::rdma_netlink_uapi;
 
-// enum rdma_nldev_attr
-inline constexpr uint16_t kAttrDevIndex = 1;       // u32
-inline constexpr uint16_t kAttrDevName = 2;        // string
-inline constexpr uint16_t kAttrPortIndex = 3;      // u32
-inline constexpr uint16_t kAttrNdevIndex = 50;     // u32
-inline constexpr uint16_t kAttrNdevName = 51;      // string
-inline constexpr uint16_t kAttrEventType = 102;    // u8
-inline constexpr uint16_t kAttrMonitorMode = 103;  // u8, in the system query's answer
+inline constexpr uint16_t kClientNldev = kNldevClient;  // RDMA_NL_NLDEV
+inline constexpr uint16_t kSysGetType = nldev_type(kCmdSysGet);
+inline constexpr uint16_t kMonitorType = nldev_type(kCmdMonitor);
 
-// enum rdma_nl_notify_event_type; numbers a newer kernel adds are kept as they come.
-enum class EventType : uint8_t {
-  kRegister = 0,
-  kUnregister = 1,
-  kNetdevAttach = 2,
-  kNetdevDetach = 3,
-  kRename = 4,        // Linux 6.13
-  kNetdevRename = 5,  // Linux 6.14
-};
 // "register", "unregister", "netdev_attach", "netdev_detach", "rename", "netdev_rename", or
 // "event N".
 std::string event_name(uint8_t type);

@@ -23,6 +23,10 @@ std::string Reader::key(std::string_view name) const {
   return path_.empty() ? std::string(name) : path_ + "." + std::string(name);
 }
 
+std::string Reader::key(std::string_view name, size_t index) const {
+  return key(name) + "[" + std::to_string(index) + "]";
+}
+
 const json& Reader::at(std::string_view name) const {
   auto it = object_.find(name);
   if (it == object_.end()) throw Corrupt{key(name), "missing"};
@@ -72,7 +76,7 @@ std::vector<int64_t> Reader::times(std::string_view name, size_t max, int64_t sa
   std::vector<int64_t> out;
   const json& v = array(name, max);
   for (size_t i = 0; i < v.size(); ++i) {
-    const std::string item = key(name) + "[" + std::to_string(i) + "]";
+    const std::string item = key(name, i);
     if (!v[i].is_number_integer()) throw Corrupt{item, "expected an integer"};
     out.push_back(v[i].get<int64_t>());
     if (out.back() < 0 || out.back() > saved_us || (i > 0 && out.back() < out[i - 1])) {
@@ -82,12 +86,18 @@ std::vector<int64_t> Reader::times(std::string_view name, size_t max, int64_t sa
   return out;
 }
 
+uint32_t Reader::port_number(std::string_view name) const {
+  const int64_t port = integer(name);
+  if (port < 1 || port > 255) throw Corrupt{key(name), "not a port number (1 to 255)"};
+  return static_cast<uint32_t>(port);
+}
+
 json instant_json(const Instant& t) {
   return {{"monotonic_us", t.mono_us}, {"wall", format_rfc3339_us(t.wall_us)}};
 }
 
-Instant read_instant(const Reader& parent, std::string_view name, int64_t saved_us) {
-  const Reader r(parent.at(name), parent.key(name));
+Instant Reader::instant(std::string_view name, int64_t saved_us) const {
+  const Reader r(at(name), key(name));
   Instant t{.wall_us = 0, .mono_us = r.time("monotonic_us", saved_us)};
   auto wall = parse_rfc3339_us(r.string("wall"));
   if (!wall) throw Corrupt{r.key("wall"), "not an RFC 3339 time"};
@@ -99,8 +109,8 @@ json rate_json(const LinkRate& r) {
   return {{"width", width_name(r.lanes)}, {"speed", link_speed_name(r.speed)}};
 }
 
-LinkRate read_rate(const Reader& parent, std::string_view name) {
-  const Reader r(parent.at(name), parent.key(name));
+LinkRate Reader::rate(std::string_view name) const {
+  const Reader r(at(name), key(name));
   const uint32_t lanes = r.name<uint32_t>("width", &lanes_from_name);
   return {lanes, r.name<LinkSpeed>("speed", &link_speed_from_name)};
 }
@@ -136,7 +146,7 @@ std::optional<StateRejected> check_header(const Reader& root, int version, std::
     return StateRejected{"from another boot (boot id " + saved_boot + ", this boot is " +
                          std::string(boot_id) + "): the state of ports does not survive a reboot"};
   }
-  const Instant saved = read_instant(root, "saved_at", std::numeric_limits<int64_t>::max());
+  const Instant saved = root.instant("saved_at", std::numeric_limits<int64_t>::max());
   if (saved.mono_us > now.mono_us) {
     throw Corrupt{"saved_at.monotonic_us", "later than now on this boot's monotonic clock"};
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/device_state.h"
 #include "core/port_health_types.h"
 
 namespace rdma_eventd::daemon {
@@ -49,6 +50,7 @@ class Reader {
   Reader(const json& object, std::string path);
 
   std::string key(std::string_view name) const;
+  std::string key(std::string_view name, size_t index) const;  // "name[index]"
   const json& at(std::string_view name) const;
   int64_t integer(std::string_view name) const;
   uint64_t unsigned_integer(std::string_view name, uint64_t max) const;
@@ -59,6 +61,12 @@ class Reader {
   const json& array(std::string_view name, size_t max) const;
   // Monotonic times in order, none after the document was saved.
   std::vector<int64_t> times(std::string_view name, size_t max, int64_t saved_us) const;
+  // An instant_json() read back, its monotonic time as time()'s.
+  Instant instant(std::string_view name, int64_t saved_us) const;
+  // A rate_json() read back.
+  LinkRate rate(std::string_view name) const;
+  // A port number, 1 to 255.
+  uint32_t port_number(std::string_view name) const;
 
   template <typename T>
   T name(std::string_view name, std::optional<T> (*from_name)(std::string_view)) const {
@@ -74,57 +82,44 @@ class Reader {
 };
 
 json instant_json(const Instant& t);
-Instant read_instant(const Reader& parent, std::string_view name, int64_t saved_us);
 json rate_json(const LinkRate& r);
-LinkRate read_rate(const Reader& parent, std::string_view name);
+
+// The objects of the array `name` (at most `max`), each read by `read_one(reader)`, in strictly
+// increasing order of `order(item)`: an item out of order is corrupt at its key `order_key`,
+// `out_of_order` saying how.
+template <typename T, typename ReadOne, typename Order>
+std::vector<T> read_ordered(const Reader& parent, std::string_view name, size_t max,
+                            ReadOne read_one, std::string_view order_key, Order order,
+                            const char* out_of_order) {
+  std::vector<T> items;
+  const json& list = parent.array(name, max);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Reader r(list[i], parent.key(name, i));
+    items.push_back(read_one(r));
+    if (i > 0 && order(items[i]) <= order(items[i - 1])) {
+      throw Corrupt{r.key(order_key), out_of_order};
+    }
+  }
+  return items;
+}
 
 // The document's header: {"version": V, "boot_id": ..., "saved_at": {...}, "devices": D}.
 json document(int version, std::string_view boot_id, Instant saved_at, json devices);
 
-// The devices of a document, [{"device", "node_guid", "ports": [...]}], each port written by
-// `port_json`. Device: {device, node_guid, ports}, its ports with a `port` number.
-template <typename Device, typename PortJson>
-json devices_json(const std::vector<Device>& devices, PortJson port_json) {
+// The whole document of `devices`, one line of JSON: [{"device", "node_guid", "ports": [...]}],
+// each port written by `port_json`.
+template <typename Port, typename PortJson>
+std::string write(int version, const std::vector<DeviceState<Port>>& devices,
+                  std::string_view boot_id, Instant saved_at, PortJson port_json) {
   json list = json::array();
-  for (const Device& d : devices) {
+  for (const DeviceState<Port>& d : devices) {
     json ports = json::array();
-    for (const auto& p : d.ports)
+    for (const Port& p : d.ports)
       ports.push_back(port_json(p));
     list.push_back({{"device", d.device}, {"node_guid", d.node_guid}, {"ports", ports}});
   }
-  return list;
+  return document(version, boot_id, saved_at, std::move(list)).dump();
 }
-
-// The same read back: devices named once and not empty, ports in increasing order, each port
-// read by `read_port(reader, saved_us)`.
-template <typename Device, typename ReadPort>
-std::vector<Device> read_devices(const Reader& root, int64_t saved_us, ReadPort read_port) {
-  std::vector<Device> devices;
-  std::set<std::string> names;
-  const json& list = root.array("devices", kMaxStateDevices);
-  for (size_t i = 0; i < list.size(); ++i) {
-    const Reader d(list[i], "devices[" + std::to_string(i) + "]");
-    Device device{d.string("device"), d.string("node_guid"), {}};
-    if (device.device.empty()) throw Corrupt{d.key("device"), "empty"};
-    if (!names.insert(device.device).second) throw Corrupt{d.key("device"), "listed twice"};
-    const json& ports = d.array("ports", kMaxStatePorts);
-    for (size_t j = 0; j < ports.size(); ++j) {
-      const Reader p(ports[j], d.key("ports") + "[" + std::to_string(j) + "]");
-      device.ports.push_back(read_port(p, saved_us));
-      if (j > 0 && device.ports[j].port <= device.ports[j - 1].port) {
-        throw Corrupt{p.key("port"), "ports not in increasing order"};
-      }
-    }
-    devices.push_back(std::move(device));
-  }
-  return devices;
-}
-
-// Parses `text`, checks its header, and hands the root and the saved monotonic time to
-// `read_body`, whose Corrupt (or a number too large for its type) becomes the rejection.
-template <typename T, typename ReadBody>
-std::variant<T, StateRejected> read(std::string_view text, int version, std::string_view boot_id,
-                                    Instant now, ReadBody read_body);
 
 // The header's checks; the rejection, or none and the root's saved monotonic time.
 std::optional<StateRejected> check_header(const Reader& root, int version, std::string_view boot_id,
@@ -133,16 +128,40 @@ std::optional<StateRejected> parse(std::string_view text, json& doc);
 StateRejected rejected(const Corrupt& c);
 StateRejected rejected(const json::exception& e);
 
-template <typename T, typename ReadBody>
-std::variant<T, StateRejected> read(std::string_view text, int version, std::string_view boot_id,
-                                    Instant now, ReadBody read_body) {
+// The devices of a document read back: named once and not empty, ports in increasing order,
+// each port read by `read_port(reader, saved_us)`.
+template <typename Port, typename ReadPort>
+std::vector<DeviceState<Port>> read_devices(const Reader& root, int64_t saved_us,
+                                            ReadPort read_port) {
+  std::vector<DeviceState<Port>> devices;
+  std::set<std::string> names;
+  const json& list = root.array("devices", kMaxStateDevices);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Reader d(list[i], root.key("devices", i));
+    DeviceState<Port> device{d.string("device"), d.string("node_guid"), {}};
+    if (device.device.empty()) throw Corrupt{d.key("device"), "empty"};
+    if (!names.insert(device.device).second) throw Corrupt{d.key("device"), "listed twice"};
+    device.ports = read_ordered<Port>(
+        d, "ports", kMaxStatePorts, [&](const Reader& p) { return read_port(p, saved_us); }, "port",
+        [](const Port& p) { return p.port; }, "ports not in increasing order");
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+// The whole document read back from `text`: its header checked, then its devices
+// (read_devices), whose Corrupt (or a number too large for its type) becomes the rejection.
+template <typename Port, typename ReadPort>
+std::variant<std::vector<DeviceState<Port>>, StateRejected> read(std::string_view text, int version,
+                                                                 std::string_view boot_id,
+                                                                 Instant now, ReadPort read_port) {
   json doc;
   if (auto bad = parse(text, doc)) return *bad;
   try {
     const Reader root(doc, "");
     int64_t saved_mono_us = 0;
     if (auto bad = check_header(root, version, boot_id, now, saved_mono_us)) return *bad;
-    return read_body(root, saved_mono_us);
+    return read_devices<Port>(root, saved_mono_us, read_port);
   } catch (const Corrupt& c) {
     return rejected(c);
   } catch (const json::exception& e) {  // a number too large for its type

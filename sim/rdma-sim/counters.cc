@@ -1,36 +1,24 @@
 #include "counters.h"
 
+#include "rdma_eventd/internal/pma_counter_widths.h"
+
 namespace rdmasim {
 namespace {
 
-struct CounterDef {
-  const char* name;
-  uint8_t bits;
-};
+using rdma_eventd::internal::CounterWidth;
+using rdma_eventd::internal::kPortXmitWaitWidth;
 
-// Linux drivers/infiniband/core/sysfs.c: PORT_PMA_ATTR widths, in pma_attrs[] order. The error
-// counters have these widths in every table; only the data and packet counters grow to 64 bits.
-constexpr CounterDef kPmaErrors[] = {{"symbol_error", 16},
-                                     {"link_error_recovery", 8},
-                                     {"link_downed", 8},
-                                     {"port_rcv_errors", 16},
-                                     {"port_rcv_remote_physical_errors", 16},
-                                     {"port_rcv_switch_relay_errors", 16},
-                                     {"port_xmit_discards", 16},
-                                     {"port_xmit_constraint_errors", 8},
-                                     {"port_rcv_constraint_errors", 8},
-                                     {"local_link_integrity_errors", 4},
-                                     {"excessive_buffer_overrun_errors", 4},
-                                     {"VL15_dropped", 16}};
-constexpr CounterDef kPmaBasicData[] = {{"port_xmit_data", 32},
-                                        {"port_rcv_data", 32},
-                                        {"port_xmit_packets", 32},
-                                        {"port_rcv_packets", 32},
-                                        {"port_xmit_wait", 32}};
+// Linux drivers/infiniband/core/sysfs.c: PORT_PMA_ATTR widths, in pma_attrs[] order: the error
+// counters (rdma_eventd::internal::kPmaErrorCounterWidths, the daemon's too), then these.
+constexpr CounterWidth kPmaBasicData[] = {{"port_xmit_data", 32},
+                                          {"port_rcv_data", 32},
+                                          {"port_xmit_packets", 32},
+                                          {"port_rcv_packets", 32},
+                                          kPortXmitWaitWidth};
 // pma_attrs_ext[]: PortCountersExtended's 64-bit counters; port_xmit_wait stays 32.
-constexpr CounterDef kPmaExtendedData[] = {
+constexpr CounterWidth kPmaExtendedData[] = {
     {"port_xmit_data", 64},       {"port_rcv_data", 64},         {"port_xmit_packets", 64},
-    {"port_xmit_wait", 32},       {"port_rcv_packets", 64},      {"unicast_rcv_packets", 64},
+    kPortXmitWaitWidth,           {"port_rcv_packets", 64},      {"unicast_rcv_packets", 64},
     {"unicast_xmit_packets", 64}, {"multicast_rcv_packets", 64}, {"multicast_xmit_packets", 64}};
 
 // A ConnectX-6's port counters (drivers/infiniband/hw/mlx5/counters.c: the Q counters, the
@@ -107,14 +95,14 @@ std::vector<Counter> make_port_counters(CounterSets sets) {
     out.push_back(Counter{name, group, bits});
   };
   if (sets.pma != PmaCounters::kNone) {
-    for (const CounterDef& d : kPmaErrors)
-      add(d.name, CounterGroup::kPma, d.bits);
+    for (const CounterWidth& d : rdma_eventd::internal::kPmaErrorCounterWidths)
+      add(d.name.data(), CounterGroup::kPma, d.bits);
     if (sets.pma == PmaCounters::kBasic)
-      for (const CounterDef& d : kPmaBasicData)
-        add(d.name, CounterGroup::kPma, d.bits);
+      for (const CounterWidth& d : kPmaBasicData)
+        add(d.name.data(), CounterGroup::kPma, d.bits);
     else
-      for (const CounterDef& d : kPmaExtendedData)
-        add(d.name, CounterGroup::kPma, d.bits);
+      for (const CounterWidth& d : kPmaExtendedData)
+        add(d.name.data(), CounterGroup::kPma, d.bits);
   }
   if (sets.hw == HwCounters::kMlx5)
     for (const char* name : kMlx5Hw)

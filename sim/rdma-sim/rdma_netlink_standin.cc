@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "netlink_wire.h"
+#include "rdma_eventd/internal/enum_names.h"
 
 namespace rdmasim {
 
@@ -108,25 +109,17 @@ void RdmaNetlinkStandIn::ib_device_renamed(const std::string&, const DeviceModel
   notify(m);
 }
 
+// In Kernel's order.
+constexpr const char* kKernelNames[] = {"monitor", "rename-less", "none"};
+
 bool parse_rdma_netlink_kernel(const std::string& text, rdma_netlink_wire::Kernel* kernel) {
-  for (Kernel k : {Kernel::kMonitor, Kernel::kRenameLess, Kernel::kNone})
-    if (text == rdma_netlink_kernel_name(k)) {
-      *kernel = k;
-      return true;
-    }
-  return false;
+  const auto k = rdma_eventd::internal::enum_from_name<Kernel>(kKernelNames, text);
+  if (k) *kernel = *k;
+  return k.has_value();
 }
 
 const char* rdma_netlink_kernel_name(rdma_netlink_wire::Kernel kernel) {
-  switch (kernel) {
-    case Kernel::kMonitor:
-      return "monitor";
-    case Kernel::kRenameLess:
-      return "rename-less";
-    case Kernel::kNone:
-      return "none";
-  }
-  return "?";
+  return rdma_eventd::internal::enum_name(kKernelNames, kernel, "?");
 }
 
 }  // namespace rdmasim

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma_eventd/internal/rdma_netlink_uapi.h"
+
 namespace rdmasim::rdma_netlink_wire {
 
 // Which kernel the stand-in answers as.
@@ -18,36 +20,9 @@ enum class Kernel {
   kNone,        // 6.1 (Debian 12): no monitor
 };
 
-// include/uapi/rdma/rdma_netlink.h of 6.13 (the installed headers may be older).
-inline constexpr uint16_t kNldevClient = 5;  // RDMA_NL_NLDEV
-inline constexpr uint16_t kNumClients = 6;   // RDMA_NL_NUM_CLIENTS
-inline constexpr uint16_t kCmdSysGet = 6;    // RDMA_NLDEV_CMD_SYS_GET
-inline constexpr uint16_t kCmdMonitor = 28;  // RDMA_NLDEV_CMD_MONITOR
-inline constexpr uint32_t kNotifyGroup = 4;  // RDMA_NL_GROUP_NOTIFY
-
-inline constexpr uint16_t kAttrDevIndex = 1;         // u32
-inline constexpr uint16_t kAttrDevName = 2;          // string
-inline constexpr uint16_t kAttrPortIndex = 3;        // u32
-inline constexpr uint16_t kAttrNdevIndex = 50;       // u32
-inline constexpr uint16_t kAttrNdevName = 51;        // string
-inline constexpr uint16_t kAttrNetnsMode = 66;       // u8, RDMA_NLDEV_SYS_ATTR_NETNS_MODE
-inline constexpr uint16_t kAttrCopyOnFork = 93;      // u8, RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK
-inline constexpr uint16_t kAttrPrivilegedQkey = 96;  // u8, ..._PRIVILEGED_QKEY_MODE (6.7)
-inline constexpr uint16_t kAttrEventType = 102;      // u8, RDMA_NLDEV_ATTR_EVENT_TYPE
-inline constexpr uint16_t kAttrMonitorMode = 103;    // u8, RDMA_NLDEV_SYS_ATTR_MONITOR_MODE
-
-// enum rdma_nl_notify_event_type.
-enum class Event : uint8_t {
-  kRegister = 0,
-  kUnregister = 1,
-  kNetdevAttach = 2,
-  kNetdevDetach = 3,
-  kRename = 4,  // 6.13
-};
-
-constexpr uint16_t nldev_type(uint16_t op) {
-  return static_cast<uint16_t>((kNldevClient << 10) + op);  // RDMA_NL_GET_TYPE
-}
+// The kernel's numbers, shared with the daemon's decoder.
+using namespace rdma_eventd::internal::rdma_netlink_uapi;
+using Event = EventType;
 
 // RDMA_NLDEV_NUM_OPS and RDMA_NLDEV_ATTR_MAX - 1 of the kernel: beyond them a request is EINVAL.
 uint16_t nldev_ops(Kernel k);
