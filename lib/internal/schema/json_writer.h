@@ -16,24 +16,10 @@ class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
 
-  void begin_object() {
-    value_prefix();
-    out_ += '{';
-    first_ = true;
-  }
-  void end_object() {
-    out_ += '}';
-    first_ = false;
-  }
-  void begin_array() {
-    value_prefix();
-    out_ += '[';
-    first_ = true;
-  }
-  void end_array() {
-    out_ += ']';
-    first_ = false;
-  }
+  void begin_object() { open('{'); }
+  void end_object() { close('}'); }
+  void begin_array() { open('['); }
+  void end_array() { close(']'); }
 
   // Goes on inside an object whose "{" and first members were appended to the string
   // directly: the next key is written after a comma.
@@ -65,6 +51,16 @@ class JsonWriter {
   }
 
  private:
+  // An object or an array: opened where a value goes, and closed as a value that was written.
+  void open(char bracket) {
+    value_prefix();
+    out_ += bracket;
+    first_ = true;
+  }
+  void close(char bracket) {
+    out_ += bracket;
+    first_ = false;
+  }
   void value_prefix() {
     if (after_key_) {
       after_key_ = false;
