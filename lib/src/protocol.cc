@@ -236,27 +236,10 @@ void write_id(JsonWriter& w, std::string_view id) {
 }
 
 void write_filter_fields(JsonWriter& w, const Filter& f) {
-  if (!f.events.empty()) {
-    w.key("events");
-    w.begin_array();
-    for (auto e : f.events)
-      w.value(event_name(e));
-    w.end_array();
-  }
-  if (!f.devices.empty()) {
-    w.key("devices");
-    w.begin_array();
-    for (const auto& d : f.devices)
-      w.value(d.text());
-    w.end_array();
-  }
-  if (!f.ports.empty()) {
-    w.key("ports");
-    w.begin_array();
-    for (const auto& p : f.ports)
-      w.value(p.text());
-    w.end_array();
-  }
+  const auto text = [](const auto& pattern) { return pattern.text(); };
+  if (!f.events.empty()) write_array(w, "events", f.events, event_name);
+  if (!f.devices.empty()) write_array(w, "devices", f.devices, text);
+  if (!f.ports.empty()) write_array(w, "ports", f.ports, text);
   if (f.min_severity) w.field("min_severity", severity_name(*f.min_severity));
 }
 

@@ -73,13 +73,7 @@ void write_vendor(JsonWriter& w, EventKind kind, const VendorEvent& v) {
     w.field("error_type", v.error_type);
     w.field("error_code", v.error_code);
   }
-  if (kind == EventKind::kTemperatureWarning) {
-    w.key("sensors");
-    w.begin_array();
-    for (uint32_t s : v.sensors)
-      w.value(s);
-    w.end_array();
-  }
+  if (kind == EventKind::kTemperatureWarning) write_array(w, "sensors", v.sensors);
   w.end_object();
 }
 
@@ -121,11 +115,7 @@ void write_link(JsonWriter& w, const LinkQualityEvent& l) {
   w.field("window_s", l.window_s);
   w.field("rate_gbps", l.rate_gbps);
   w.field("ber", l.ber);
-  w.key("pegged");
-  w.begin_array();
-  for (const std::string& c : l.pegged)
-    w.value(std::string_view(c));
-  w.end_array();
+  write_array(w, "pegged", l.pegged);
   w.end_object();
 }
 
@@ -137,14 +127,8 @@ bool read_link(JsonReader& rd, const json& obj, Record& r) {
       !rd.str(*o, "counter", l.counter) || !rd.u64(*o, "value", l.value) ||
       !rd.u64(*o, "count", l.count) || !rd.u64(*o, "allowed", l.allowed) ||
       !rd.u32(*o, "window_s", l.window_s) || !rd.real(*o, "rate_gbps", l.rate_gbps) ||
-      !rd.real(*o, "ber", l.ber)) {
+      !rd.real(*o, "ber", l.ber) || !rd.strings(*o, "pegged", l.pegged)) {
     return false;
-  }
-  const json* pegged = rd.array_at(*o, "pegged");
-  if (!pegged) return false;
-  for (const json& c : *pegged) {
-    if (!c.is_string()) return rd.fail("pegged", "entry is not a string");
-    l.pegged.push_back(c.get<std::string>());
   }
   r.link = std::move(l);
   return true;
@@ -154,18 +138,10 @@ void write_devlink(JsonWriter& w, const DevlinkHealthEvent& d) {
   w.key("devlink");
   w.begin_object();
   w.field("handle", d.handle);
-  w.key("port_index");
-  if (d.port_index < 0)
-    w.null();
-  else
-    w.value(d.port_index);
+  write_or_null(w, "port_index", d.port_index >= 0, d.port_index);
   w.field("reporter", d.reporter);
   w.field("state", d.state);
-  w.key("previous_state");
-  if (d.previous_state.empty())
-    w.null();
-  else
-    w.value(std::string_view(d.previous_state));
+  write_or_null(w, "previous_state", !d.previous_state.empty(), d.previous_state);
   w.field("change", d.change);
   w.field("error_count", d.error_count);
   w.field("recover_count", d.recover_count);
@@ -189,12 +165,7 @@ bool read_devlink(JsonReader& rd, const json& obj, Record& r) {
   } else {
     d.port_index = port_index->get<int64_t>();
   }
-  const json* previous = rd.find(*o, "previous_state");
-  if (!previous) return false;
-  if (previous->is_string())
-    d.previous_state = previous->get<std::string>();
-  else if (!previous->is_null())
-    return rd.fail("previous_state", "neither a string nor null");
+  if (!rd.str_or_null(*o, "previous_state", d.previous_state)) return false;
   if (!rd.str(*o, "handle", d.handle) || !rd.str(*o, "reporter", d.reporter) ||
       !rd.str(*o, "state", d.state) || !rd.str(*o, "change", d.change) ||
       !rd.u64(*o, "error_count", d.error_count) || !rd.u64(*o, "recover_count", d.recover_count) ||
@@ -289,12 +260,8 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
   }
   if (r.event == EventKind::kPortHealth) {
-    const json* previous = rd.find(obj, "previous_health");
-    if (!previous) return false;
-    if (!previous->is_null() && !previous->is_string())
-      return rd.fail("previous_health", "neither a string nor null");
-    if (previous->is_string()) r.previous_health = previous->get<std::string>();
-    return rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
+    return rd.str_or_null(obj, "previous_health", r.previous_health) &&
+           rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
            rd.time(obj, "since", r.since_us) && rd.u32(obj, "downs_in_window", r.downs_in_window) &&
            rd.u32(obj, "errors_in_window", r.errors_in_window) &&
            rd.u32(obj, "window_s", r.window_s) && rd.u32(obj, "quiet_s", r.quiet_s) &&
@@ -370,11 +337,7 @@ void append_json(std::string& out, const Record& r) {
   if (r.event == EventKind::kAppReport) write_app_report(w, r);
   if (r.event == EventKind::kPortHealth) {
     w.field("health", r.health);
-    w.key("previous_health");
-    if (r.previous_health.empty())
-      w.null();
-    else
-      w.value(std::string_view(r.previous_health));
+    write_or_null(w, "previous_health", !r.previous_health.empty(), r.previous_health);
     w.field("reason", r.reason);
     w.field("since", format_rfc3339_us(r.since_us));
     w.field("downs_in_window", r.downs_in_window);

@@ -262,11 +262,7 @@ void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
     w.field("faults", p.faults);
     w.field("ber_estimate", p.ber_estimate);
     w.field("pegged", p.pegged);
-    w.key("counters");
-    w.begin_object();
-    for (const auto& [name, value] : p.counters)
-      w.field(name, value);
-    w.end_object();
+    write_named_counts(w, "counters", p.counters);
   });
   w.end_object();
 }
@@ -288,21 +284,13 @@ void write_devlink(JsonWriter& w, const Status::Devlink& d) {
   write_fields(w, d, kDevlinkFields);
   write_object_array(w, "reporters", d.reporters, [&](const Status::DevlinkReporter& r) {
     w.field("handle", r.handle);
-    w.key("port_index");
-    if (r.port_index < 0)
-      w.null();
-    else
-      w.value(r.port_index);
+    write_or_null(w, "port_index", r.port_index >= 0, r.port_index);
     w.field("reporter", r.reporter);
     w.field("state", r.state);
     w.field("error_count", r.error_count);
     w.field("recover_count", r.recover_count);
     w.field("since", format_rfc3339_us(r.since_us));
-    w.key("ports");
-    w.begin_array();
-    for (const std::string& p : r.ports)
-      w.value(std::string_view(p));
-    w.end_array();
+    write_array(w, "ports", r.ports);
   });
   w.end_object();
 }
@@ -374,14 +362,8 @@ bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
       !rd.str(o, "pegged", p.pegged)) {
     return false;
   }
-  if (!rd.real(o, "ber_estimate", p.ber_estimate)) return false;
-  const json* counters = rd.object_at(o, "counters");
-  if (!counters) return false;
-  for (const auto& [name, value] : counters->items()) {
-    if (!value.is_number_unsigned()) return rd.fail("counters." + name, "not a count");
-    p.counters.emplace_back(name, value.get<uint64_t>());
-  }
-  return true;
+  return rd.real(o, "ber_estimate", p.ber_estimate) &&
+         read_named_counts(rd, o, "counters", p.counters);
 }
 
 bool read_devx(JsonReader& rd, const json& device, Status::Devx& x) {
@@ -472,13 +454,7 @@ bool read_devlink_reporter(JsonReader& rd, const json& o, Status::DevlinkReporte
       !rd.u64(o, "recover_count", r.recover_count) || !rd.time(o, "since", r.since_us)) {
     return false;
   }
-  const json* ports = rd.array_at(o, "ports");
-  if (!ports) return false;
-  for (const json& p : *ports) {
-    if (!p.is_string()) return rd.fail("ports", "entry is not a string");
-    r.ports.push_back(p.get<std::string>());
-  }
-  return true;
+  return rd.strings(o, "ports", r.ports);
 }
 
 // Optional: absent from an older daemon's reply.

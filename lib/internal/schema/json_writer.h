@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -87,6 +88,26 @@ void write_object_array(JsonWriter& w, std::string_view key, const Entries& entr
     w.end_object();
   }
   w.end_array();
+}
+
+// "key": [value(entry), ...]: one value per entry of `entries`, the entry itself by default.
+template <typename Entries, typename Value = std::identity>
+void write_array(JsonWriter& w, std::string_view key, const Entries& entries, Value value = {}) {
+  w.key(key);
+  w.begin_array();
+  for (const auto& e : entries)
+    w.value(value(e));
+  w.end_array();
+}
+
+// "key": v, or null where the value is not known.
+template <typename T>
+void write_or_null(JsonWriter& w, std::string_view key, bool known, const T& v) {
+  w.key(key);
+  if (known)
+    w.value(v);
+  else
+    w.null();
 }
 
 // Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD so
