@@ -470,6 +470,15 @@ std::string object_json(const Fields& fields) {
   return out;
 }
 
+// A line from the daemon: {"type":TYPE, then the members `fields` writes}.
+template <typename Fields>
+std::string daemon_line_json(std::string_view type, const Fields& fields) {
+  return object_json([&](JsonWriter& w) {
+    w.field("type", type);
+    fields(w);
+  });
+}
+
 }  // namespace
 
 std::string request_json(const Request& r) {
@@ -492,8 +501,7 @@ std::string filter_json(const Filter& f) {
 // --- lines from the daemon --------------------------------------------------------------------
 
 std::string hello_json(const Hello& h) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "hello");
+  return daemon_line_json("hello", [&](JsonWriter& w) {
     w.field("protocol", h.protocol);
     w.field("version", h.version);
     w.field("stream", h.stream);
@@ -509,8 +517,7 @@ std::string hello_json(const Hello& h) {
 }
 
 std::string lost_json(const Lost& l) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "lost");
+  return daemon_line_json("lost", [&](JsonWriter& w) {
     w.field("first_seq", l.first_seq);
     w.field("last_seq", l.last_seq);
     w.field("records", l.records);
@@ -518,8 +525,7 @@ std::string lost_json(const Lost& l) {
 }
 
 std::string error_json(const RequestError& e) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "error");
+  return daemon_line_json("error", [&](JsonWriter& w) {
     if (!e.op.empty()) w.field("op", e.op);
     write_id(w, e.id);
     w.field("error", error_code_name(e.code));
