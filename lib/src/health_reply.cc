@@ -2,13 +2,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include "field_table.h"
 #include "json_reader.h"
-#include "rdma_eventd/record.h"
 
 namespace rdma_eventd {
 namespace {
 
 using nlohmann::json;
+using Health = HealthReply;
+
+const Fields<Health, 4> kHealthFields = {{
+    {"enabled", &Health::enabled},
+    {"host", &Health::host},
+    {"not_counted", &Health::not_counted},
+    {"state_write_failures", &Health::state_write_failures},
+}};
+
+// Before "window_s", which older daemons leave out.
+const Fields<Health::Port, 8> kPortFields = {{
+    {"device", &Health::Port::device},
+    {"node_guid", &Health::Port::node_guid},
+    {"port", &Health::Port::port},
+    {"health", &Health::Port::health},
+    {"reason", &Health::Port::reason},
+    {"since", TimeMember<Health::Port>{&Health::Port::since_us}},
+    {"link_up", &Health::Port::link_up},
+    {"downs_in_window", &Health::Port::downs_in_window},
+}};
 
 // "window_s" came after the first health replies: a daemon without it leaves 0 (unknown).
 bool read_window(JsonReader& rd, const json& item, HealthReply::Port& p) {
@@ -16,11 +36,7 @@ bool read_window(JsonReader& rd, const json& item, HealthReply::Port& p) {
 }
 
 bool read_port(JsonReader& rd, const json& item, HealthReply::Port& p) {
-  return rd.str(item, "device", p.device) && rd.str(item, "node_guid", p.node_guid) &&
-         rd.u32(item, "port", p.port) && rd.str(item, "health", p.health) &&
-         rd.str(item, "reason", p.reason) && rd.time(item, "since", p.since_us) &&
-         rd.boolean(item, "link_up", p.link_up) &&
-         rd.u32(item, "downs_in_window", p.downs_in_window) && read_window(rd, item, p) &&
+  return read_fields(rd, item, p, kPortFields) && read_window(rd, item, p) &&
          rd.boolean(item, "counted", p.counted);
 }
 
@@ -29,19 +45,9 @@ bool read_port(JsonReader& rd, const json& item, HealthReply::Port& p) {
 void write_health(JsonWriter& w, const HealthReply& h) {
   w.key("health");
   w.begin_object();
-  w.field("enabled", h.enabled);
-  w.field("host", h.host);
-  w.field("not_counted", h.not_counted);
-  w.field("state_write_failures", h.state_write_failures);
+  write_fields(w, h, kHealthFields);
   write_object_array(w, "ports", h.ports, [&](const HealthReply::Port& p) {
-    w.field("device", p.device);
-    w.field("node_guid", p.node_guid);
-    w.field("port", p.port);
-    w.field("health", p.health);
-    w.field("reason", p.reason);
-    w.field("since", format_rfc3339_us(p.since_us));
-    w.field("link_up", p.link_up);
-    w.field("downs_in_window", p.downs_in_window);
+    write_fields(w, p, kPortFields);
     w.field("window_s", p.window_s);
     w.field("counted", p.counted);
   });
@@ -56,9 +62,7 @@ std::optional<HealthReply> health_from_json(std::string_view reply_line, std::st
   const json* body = nullptr;
   const bool ok =
       rd.object(reply_line, "health reply", reply) && (body = rd.object_at(reply, "health")) &&
-      rd.boolean(*body, "enabled", h.enabled) && rd.str(*body, "host", h.host) &&
-      rd.u32(*body, "not_counted", h.not_counted) &&
-      rd.u64(*body, "state_write_failures", h.state_write_failures) &&
+      read_fields(rd, *body, h, kHealthFields) &&
       rd.entries(*body, "ports", h.ports,
                  [&](const json& item, HealthReply::Port& p) { return read_port(rd, item, p); });
   if (ok) return h;

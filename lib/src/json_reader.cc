@@ -98,12 +98,30 @@ bool JsonReader::str(const json& obj, std::string_view key, std::string& out) {
   return v != nullptr;
 }
 
+bool JsonReader::str_or_null(const json& obj, std::string_view key, std::string& out) {
+  const json* v = find(obj, key);
+  if (!v) return false;
+  if (!v->is_null() && !v->is_string()) return fail(key, "neither a string nor null");
+  out = v->is_string() ? v->get<std::string>() : std::string();
+  return true;
+}
+
 bool JsonReader::time(const json& obj, std::string_view key, int64_t& out_us) {
   std::string text;
   if (!str(obj, key, text)) return false;
   const auto t = parse_rfc3339_us(text);
   if (!t) return fail(key, "not an RFC 3339 UTC time with microseconds: '" + text + "'");
   out_us = *t;
+  return true;
+}
+
+bool JsonReader::strings(const json& obj, std::string_view key, std::vector<std::string>& out) {
+  const json* v = array_at(obj, key);
+  if (!v) return false;
+  for (const json& s : *v) {
+    if (!s.is_string()) return fail(key, "entry is not a string");
+    out.push_back(s.get<std::string>());
+  }
   return true;
 }
 

@@ -38,8 +38,12 @@ class JsonReader {
   // A finite number, 0 or more (a rate, an estimate).
   bool real(const nlohmann::json& obj, std::string_view key, double& out);
   bool str(const nlohmann::json& obj, std::string_view key, std::string& out);
+  // A string or null (read as "": a value not known).
+  bool str_or_null(const nlohmann::json& obj, std::string_view key, std::string& out);
   // An RFC 3339 time with microseconds, as the daemon writes it.
   bool time(const nlohmann::json& obj, std::string_view key, int64_t& out_us);
+  // An array of strings.
+  bool strings(const nlohmann::json& obj, std::string_view key, std::vector<std::string>& out);
 
   // Every port-block key (link_layer ... rate_gbps); `where` prefixes the key in errors.
   bool port_block(const nlohmann::json& obj, PortInfo& p, std::string_view where);

@@ -236,27 +236,10 @@ void write_id(JsonWriter& w, std::string_view id) {
 }
 
 void write_filter_fields(JsonWriter& w, const Filter& f) {
-  if (!f.events.empty()) {
-    w.key("events");
-    w.begin_array();
-    for (auto e : f.events)
-      w.value(event_name(e));
-    w.end_array();
-  }
-  if (!f.devices.empty()) {
-    w.key("devices");
-    w.begin_array();
-    for (const auto& d : f.devices)
-      w.value(d.text());
-    w.end_array();
-  }
-  if (!f.ports.empty()) {
-    w.key("ports");
-    w.begin_array();
-    for (const auto& p : f.ports)
-      w.value(p.text());
-    w.end_array();
-  }
+  const auto text = [](const auto& pattern) { return pattern.text(); };
+  if (!f.events.empty()) write_array(w, "events", f.events, event_name);
+  if (!f.devices.empty()) write_array(w, "devices", f.devices, text);
+  if (!f.ports.empty()) write_array(w, "ports", f.ports, text);
   if (f.min_severity) w.field("min_severity", severity_name(*f.min_severity));
 }
 
@@ -487,6 +470,15 @@ std::string object_json(const Fields& fields) {
   return out;
 }
 
+// A line from the daemon: {"type":TYPE, then the members `fields` writes}.
+template <typename Fields>
+std::string daemon_line_json(std::string_view type, const Fields& fields) {
+  return object_json([&](JsonWriter& w) {
+    w.field("type", type);
+    fields(w);
+  });
+}
+
 }  // namespace
 
 std::string request_json(const Request& r) {
@@ -509,8 +501,7 @@ std::string filter_json(const Filter& f) {
 // --- lines from the daemon --------------------------------------------------------------------
 
 std::string hello_json(const Hello& h) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "hello");
+  return daemon_line_json("hello", [&](JsonWriter& w) {
     w.field("protocol", h.protocol);
     w.field("version", h.version);
     w.field("stream", h.stream);
@@ -526,8 +517,7 @@ std::string hello_json(const Hello& h) {
 }
 
 std::string lost_json(const Lost& l) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "lost");
+  return daemon_line_json("lost", [&](JsonWriter& w) {
     w.field("first_seq", l.first_seq);
     w.field("last_seq", l.last_seq);
     w.field("records", l.records);
@@ -535,8 +525,7 @@ std::string lost_json(const Lost& l) {
 }
 
 std::string error_json(const RequestError& e) {
-  return object_json([&](JsonWriter& w) {
-    w.field("type", "error");
+  return daemon_line_json("error", [&](JsonWriter& w) {
     if (!e.op.empty()) w.field("op", e.op);
     write_id(w, e.id);
     w.field("error", error_code_name(e.code));

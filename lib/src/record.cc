@@ -1,16 +1,14 @@
 // Records and snapshot records: writing them (schema/record_json.h) and reading them back
-// (record.h), both driven by the port-field table so the two always agree.
+// (record.h), both driven by the port-field table so the two always agree. The common keys and
+// the port block, the part every record repeats, are rendered by record_common.cc.
 #include "rdma_eventd/record.h"
 
-#include <array>
-#include <cassert>
-#include <charconv>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "json_reader.h"
 #include "port_fields.h"
 #include "rdma_eventd/protocol.h"
+#include "record_common.h"
 #include "schema/record_json.h"
 
 namespace rdma_eventd {
@@ -50,287 +48,6 @@ void write_pkeys(JsonWriter& w, std::string_view key, const std::vector<PkeyEntr
   });
 }
 
-// Writes through a pointer into a buffer its caller sized for everything it will write: a
-// record's common part is some twenty small pieces, and appending each to the string would
-// cost a capacity check and a library call.
-class FlatWriter {
- public:
-  explicit FlatWriter(char* p) : p_(p) {}
-  char* end() const { return p_; }
-
-  // A string literal, its terminating NUL left out: a copy of known size, inlined.
-  template <size_t N>
-  void literal(const char (&text)[N]) {
-    std::memcpy(p_, text, N - 1);
-    p_ += N - 1;
-  }
-  void text(std::string_view s) {
-    if (!s.empty()) std::memcpy(p_, s.data(), s.size());
-    p_ += s.size();
-  }
-  // A name of the schema's own vocabulary (event_name, severity_name: lowercase letters,
-  // digits and '_', which Record.SchemaNamesNeedNoEscaping checks), quoted without being
-  // scanned for characters to escape.
-  void schema_name(std::string_view name) {
-    *p_++ = '"';
-    text(name);
-    *p_++ = '"';
-  }
-  void string(std::string_view s) { p_ = write_json_string(p_, s); }
-  template <typename Int>
-  void number(Int v) {
-    p_ = std::to_chars(p_, p_ + kNumberBound, v).ptr;
-  }
-  void time(int64_t time_us) { p_ = write_rfc3339_us(p_, time_us); }
-
-  static constexpr size_t kNumberBound = 20;  // the digits of any 64-bit integer, and a sign
-
- private:
-  char* p_;
-};
-
-// Writes what `write` writes into `out`, given the most bytes it may write: in a buffer on the
-// stack when that bound fits (every record but those with huge names), appended at once.
-// The bounds are counted by hand (identity_bound, common_bound, StreamCache): a key added to
-// what is written without its bytes in the bound stops the Debug builds (the sanitizers'
-// tests) here.
-template <typename Write>
-void append_flat(std::string& out, size_t bound, Write write) {
-  char stack[2048];
-  if (bound <= sizeof stack) {
-    FlatWriter w(stack);
-    write(w);
-    assert(static_cast<size_t>(w.end() - stack) <= bound);
-    out.append(stack, static_cast<size_t>(w.end() - stack));
-    return;
-  }
-  const size_t at = out.size();
-  out.resize(at + bound);
-  FlatWriter w(out.data() + at);
-  write(w);
-  assert(static_cast<size_t>(w.end() - (out.data() + at)) <= bound);
-  out.resize(static_cast<size_t>(w.end() - out.data()));
-}
-
-// Whether two short texts are the same: 8 bytes at a time, the last 8 overlapping the ones
-// before, inlined where a cache checks its key for every record (a call to memcmp per string
-// costs more than the compare).
-inline bool same_text(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  const char* p = a.data();
-  const char* q = b.data();
-  const auto load8 = [](const char* s) {
-    uint64_t v;
-    std::memcpy(&v, s, sizeof v);
-    return v;
-  };
-  const auto load4 = [](const char* s) {
-    uint32_t v;
-    std::memcpy(&v, s, sizeof v);
-    return v;
-  };
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8)
-      if (load8(p + i) != load8(q + i)) return false;
-    return load8(p + n - 8) == load8(q + n - 8);
-  }
-  if (n >= 4) return load4(p) == load4(q) && load4(p + n - 4) == load4(q + n - 4);
-  for (size_t i = 0; i < n; ++i)
-    if (p[i] != q[i]) return false;
-  return true;
-}
-
-// The keys every record and snapshot record begins with, up to "port" and its value.
-struct CommonKeys {
-  uint64_t seq;
-  const std::string& stream;
-  int64_t time_us;
-  const std::string& host;
-  std::string_view event;
-  int event_type;
-  Severity severity;
-  const std::string& device;
-  const std::string& node_guid;
-  uint32_t port;
-};
-
-// The most bytes write_identity writes: its literal text (79 bytes, counted as 96), two numbers,
-// the two names and the three strings, each escaped at worst.
-size_t identity_bound(const CommonKeys& k) {
-  return 96 + 2 * FlatWriter::kNumberBound + k.event.size() + severity_name(k.severity).size() +
-         json_string_bound(k.host) + json_string_bound(k.device) + json_string_bound(k.node_guid);
-}
-
-// From the time's closing quote to the port's number: "\",\"host\":...,\"port\":N". These keys
-// name where the record comes from and what happened, and repeat from record to record.
-void write_identity(FlatWriter& w, const CommonKeys& k) {
-  w.literal("\",\"host\":");
-  w.string(k.host);
-  w.literal(",\"event\":");
-  w.schema_name(k.event);
-  w.literal(",\"event_type\":");
-  w.number(k.event_type);
-  w.literal(",\"severity\":");
-  w.schema_name(severity_name(k.severity));
-  w.literal(",\"device\":");
-  w.string(k.device);
-  w.literal(",\"node_guid\":");
-  w.string(k.node_guid);
-  w.literal(",\"port\":");
-  w.number(k.port);
-}
-
-// write_identity's text, rendered once per port and event and reused: a storm repeats the same
-// few ports' same events thousands of times, and comparing the keys costs less than scanning
-// and escaping three strings. 128 slots, chosen by a hash of the port, the event and the
-// device's name, hold the events of a large host's ports; a slot holding other keys is
-// rendered again.
-class IdentityCache {
- public:
-  const std::string& text(const CommonKeys& k) {
-    Slot& slot = slots_[slot_of(k)];
-    if (slot.text.empty() || !slot.holds(k)) {
-      slot.text.clear();
-      append_flat(slot.text, identity_bound(k), [&](FlatWriter& w) { write_identity(w, k); });
-      slot.host = k.host;
-      slot.event = k.event;
-      slot.event_type = k.event_type;
-      slot.severity = k.severity;
-      slot.device = k.device;
-      slot.node_guid = k.node_guid;
-      slot.port = k.port;
-    }
-    return slot.text;
-  }
-
- private:
-  struct Slot {
-    std::string host;
-    std::string event;
-    int event_type = 0;
-    Severity severity = Severity::kInfo;
-    std::string device;
-    std::string node_guid;
-    uint32_t port = 0;
-    std::string text;  // empty: the slot was never used (a rendered text never is)
-
-    bool holds(const CommonKeys& k) const {
-      return port == k.port && event_type == k.event_type && severity == k.severity &&
-             same_text(event, k.event) && same_text(device, k.device) &&
-             same_text(node_guid, k.node_guid) && same_text(host, k.host);
-    }
-  };
-  static constexpr size_t kSlots = 128;
-
-  static size_t slot_of(const CommonKeys& k) {
-    // The device's name by its length and last byte, where the names of one host differ
-    // (mlx5_0, mlx5_1, ..., mlx5_10).
-    size_t h = k.device.size();
-    if (!k.device.empty()) h = h * 31 + static_cast<unsigned char>(k.device.back());
-    h = h * 31 + k.port;
-    h = h * 31 + static_cast<uint32_t>(k.event_type);
-    h = h * 31 + static_cast<uint32_t>(k.severity);
-    return h % kSlots;
-  }
-
-  std::array<Slot, kSlots> slots_;
-};
-
-// ",\"stream\":...,\"time\":\"", rendered once per stream: a daemon's records all carry the one
-// stream id of its run, 32 hex digits.
-class StreamCache {
- public:
-  const std::string& text(const std::string& stream) {
-    if (text_.empty() || !same_text(stream_, stream)) {
-      text_.clear();
-      append_flat(text_, 32 + json_string_bound(stream), [&](FlatWriter& w) {
-        w.literal(",\"stream\":");
-        w.string(stream);
-        w.literal(",\"time\":\"");
-      });
-      stream_ = stream;
-    }
-    return text_;
-  }
-
- private:
-  std::string stream_;
-  std::string text_;  // empty: nothing rendered yet (a rendered text never is)
-};
-
-// The two cached texts of a record's common keys (this thread's caches).
-struct CommonTexts {
-  const std::string& stream;    // StreamCache's
-  const std::string& identity;  // IdentityCache's
-};
-
-// The bound of write_common: its literal text (18 bytes, counted as 24), the seq, the time and
-// the two texts as rendered.
-size_t common_bound(const CommonTexts& t) {
-  return 24 + FlatWriter::kNumberBound + kRfc3339UsSize + t.stream.size() + t.identity.size();
-}
-
-// "{" and the common keys, as runs of literal text between the values: the keys and their
-// order never change, and this is every record's longest part (the bytes are JsonWriter's,
-// docs/records.md). `t` holds the texts of the same keys.
-void write_common(FlatWriter& w, const CommonKeys& k, const CommonTexts& t) {
-  static_assert(kSchemaVersion == 1, "the literal below writes the schema version");
-  w.literal("{\"schema\":1,\"seq\":");
-  w.number(k.seq);
-  w.text(t.stream);
-  w.time(k.time_us);  // digits and separators: nothing to escape
-  w.text(t.identity);
-}
-
-// The cached texts of `k`, from this thread's caches: valid until its next call.
-CommonTexts common_texts(const CommonKeys& k) {
-  thread_local StreamCache streams;
-  thread_local IdentityCache identities;
-  return CommonTexts{streams.text(k.stream), identities.text(k)};
-}
-
-// The port block's text, each key with its leading comma (",\"link_layer\":...,\"rate_gbps\":N"),
-// rendered once per port state and reused: a port's attributes change rarely, and a storm's
-// records repeat the same ones thousands of times. A few dozen slots, chosen by a hash of the
-// attributes, hold the ports of a large host; a slot whose port differs is rendered again.
-class PortBlockCache {
- public:
-  const std::string& text(const PortInfo& p) {
-    Slot& slot = slots_[slot_of(p)];
-    if (slot.text.empty() || !(slot.port == p)) {
-      slot.text.clear();
-      JsonWriter w(slot.text);
-      w.resume_object();
-      write_port_block(w, p);
-      slot.port = p;
-    }
-    return slot.text;
-  }
-
- private:
-  struct Slot {
-    PortInfo port;
-    std::string text;  // empty: the slot was never used (a rendered block never is)
-  };
-  static constexpr size_t kSlots = 64;
-
-  static size_t slot_of(const PortInfo& p) {
-    // Written out rather than looped over: this runs for every port record.
-    size_t h = p.port;
-    h = h * 31 + static_cast<uint32_t>(p.state);
-    h = h * 31 + static_cast<uint32_t>(p.phys_state);
-    h = h * 31 + p.lid;
-    h = h * 31 + p.sm_lid;
-    h = h * 31 + p.lanes;
-    h = h * 31 + static_cast<uint32_t>(p.speed);
-    h = h * 31 + static_cast<uint32_t>(p.link_layer);
-    return h % kSlots;
-  }
-
-  std::array<Slot, kSlots> slots_;
-};
-
 // Device-wide records that carry the last known state of every port.
 bool has_ports_array(EventKind kind) {
   return kind == EventKind::kDeviceFatal || kind == EventKind::kDeviceRemoved;
@@ -356,13 +73,7 @@ void write_vendor(JsonWriter& w, EventKind kind, const VendorEvent& v) {
     w.field("error_type", v.error_type);
     w.field("error_code", v.error_code);
   }
-  if (kind == EventKind::kTemperatureWarning) {
-    w.key("sensors");
-    w.begin_array();
-    for (uint32_t s : v.sensors)
-      w.value(s);
-    w.end_array();
-  }
+  if (kind == EventKind::kTemperatureWarning) write_array(w, "sensors", v.sensors);
   w.end_object();
 }
 
@@ -404,11 +115,7 @@ void write_link(JsonWriter& w, const LinkQualityEvent& l) {
   w.field("window_s", l.window_s);
   w.field("rate_gbps", l.rate_gbps);
   w.field("ber", l.ber);
-  w.key("pegged");
-  w.begin_array();
-  for (const std::string& c : l.pegged)
-    w.value(std::string_view(c));
-  w.end_array();
+  write_array(w, "pegged", l.pegged);
   w.end_object();
 }
 
@@ -420,14 +127,8 @@ bool read_link(JsonReader& rd, const json& obj, Record& r) {
       !rd.str(*o, "counter", l.counter) || !rd.u64(*o, "value", l.value) ||
       !rd.u64(*o, "count", l.count) || !rd.u64(*o, "allowed", l.allowed) ||
       !rd.u32(*o, "window_s", l.window_s) || !rd.real(*o, "rate_gbps", l.rate_gbps) ||
-      !rd.real(*o, "ber", l.ber)) {
+      !rd.real(*o, "ber", l.ber) || !rd.strings(*o, "pegged", l.pegged)) {
     return false;
-  }
-  const json* pegged = rd.array_at(*o, "pegged");
-  if (!pegged) return false;
-  for (const json& c : *pegged) {
-    if (!c.is_string()) return rd.fail("pegged", "entry is not a string");
-    l.pegged.push_back(c.get<std::string>());
   }
   r.link = std::move(l);
   return true;
@@ -437,18 +138,10 @@ void write_devlink(JsonWriter& w, const DevlinkHealthEvent& d) {
   w.key("devlink");
   w.begin_object();
   w.field("handle", d.handle);
-  w.key("port_index");
-  if (d.port_index < 0)
-    w.null();
-  else
-    w.value(d.port_index);
+  write_or_null(w, "port_index", d.port_index >= 0, d.port_index);
   w.field("reporter", d.reporter);
   w.field("state", d.state);
-  w.key("previous_state");
-  if (d.previous_state.empty())
-    w.null();
-  else
-    w.value(std::string_view(d.previous_state));
+  write_or_null(w, "previous_state", !d.previous_state.empty(), d.previous_state);
   w.field("change", d.change);
   w.field("error_count", d.error_count);
   w.field("recover_count", d.recover_count);
@@ -472,12 +165,7 @@ bool read_devlink(JsonReader& rd, const json& obj, Record& r) {
   } else {
     d.port_index = port_index->get<int64_t>();
   }
-  const json* previous = rd.find(*o, "previous_state");
-  if (!previous) return false;
-  if (previous->is_string())
-    d.previous_state = previous->get<std::string>();
-  else if (!previous->is_null())
-    return rd.fail("previous_state", "neither a string nor null");
+  if (!rd.str_or_null(*o, "previous_state", d.previous_state)) return false;
   if (!rd.str(*o, "handle", d.handle) || !rd.str(*o, "reporter", d.reporter) ||
       !rd.str(*o, "state", d.state) || !rd.str(*o, "change", d.change) ||
       !rd.u64(*o, "error_count", d.error_count) || !rd.u64(*o, "recover_count", d.recover_count) ||
@@ -572,12 +260,8 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
            rd.u64(obj, "downtime_ms", r.downtime_ms) && rd.u64(obj, "fatal_seq", r.fatal_seq);
   }
   if (r.event == EventKind::kPortHealth) {
-    const json* previous = rd.find(obj, "previous_health");
-    if (!previous) return false;
-    if (!previous->is_null() && !previous->is_string())
-      return rd.fail("previous_health", "neither a string nor null");
-    if (previous->is_string()) r.previous_health = previous->get<std::string>();
-    return rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
+    return rd.str_or_null(obj, "previous_health", r.previous_health) &&
+           rd.str(obj, "health", r.health) && rd.str(obj, "reason", r.reason) &&
            rd.time(obj, "since", r.since_us) && rd.u32(obj, "downs_in_window", r.downs_in_window) &&
            rd.u32(obj, "errors_in_window", r.errors_in_window) &&
            rd.u32(obj, "window_s", r.window_s) && rd.u32(obj, "quiet_s", r.quiet_s) &&
@@ -623,17 +307,10 @@ void append_json(std::string& out, const Record& r) {
                           r.event_type, r.severity, r.device,  r.node_guid, r.port};
   // A port record's block, rendered once per port state; "changes" is empty when the record
   // changes nothing it shows, which is most of them.
-  thread_local PortBlockCache port_blocks;
-  const std::string* block = r.port_info ? &port_blocks.text(*r.port_info) : nullptr;
+  const std::string* block = r.port_info ? &port_block_text(*r.port_info) : nullptr;
   const bool no_changes = block && (!r.previous || *r.previous == *r.port_info);
-  static constexpr char kNoChanges[] = ",\"changes\":{}";
-  const CommonTexts texts = common_texts(common);
-  const size_t bound = common_bound(texts) + (block ? block->size() + sizeof kNoChanges : 0);
-  append_flat(out, bound, [&](FlatWriter& w) {
-    write_common(w, common, texts);
-    if (block) w.text(*block);
-    if (no_changes) w.literal(kNoChanges);
-  });
+  append_common_keys(out, common,
+                     {block ? std::string_view(*block) : "", no_changes ? ",\"changes\":{}" : ""});
   JsonWriter w(out);
   w.resume_object();
   if (block && !no_changes) write_changes(w, *r.previous, *r.port_info);
@@ -660,11 +337,7 @@ void append_json(std::string& out, const Record& r) {
   if (r.event == EventKind::kAppReport) write_app_report(w, r);
   if (r.event == EventKind::kPortHealth) {
     w.field("health", r.health);
-    w.key("previous_health");
-    if (r.previous_health.empty())
-      w.null();
-    else
-      w.value(std::string_view(r.previous_health));
+    write_or_null(w, "previous_health", !r.previous_health.empty(), r.previous_health);
     w.field("reason", r.reason);
     w.field("since", format_rfc3339_us(r.since_us));
     w.field("downs_in_window", r.downs_in_window);
@@ -721,8 +394,7 @@ std::string to_json(const PortSnapshot& s) {
   out.reserve(1024);
   const CommonKeys common{s.seq, s.stream,        s.time_us, s.host,      kSnapshotEvent,
                           -1,    Severity::kInfo, s.device,  s.node_guid, s.port.port};
-  const CommonTexts texts = common_texts(common);
-  append_flat(out, common_bound(texts), [&](FlatWriter& w) { write_common(w, common, texts); });
+  append_common_keys(out, common);
   JsonWriter w(out);
   w.resume_object();
   write_port_block(w, s.port);

@@ -1,13 +1,12 @@
-// The status reply's blocks, each described once by a table of its fields (wire name and
-// member), which drives both writing and reading, so that the two cannot disagree. What a table
+// The status reply's blocks, each described once by a table of its fields (field_table.h),
+// which drives both writing and reading, so that the two cannot disagree. What a table
 // cannot say (the hot-plug source, "refused_by", the lists of subscribers and their filters and
 // of reporters, the devices with their port blocks) is written and read next to it.
 #include "schema/status_reply.h"
 
-#include <array>
 #include <nlohmann/json.hpp>
-#include <variant>
 
+#include "field_table.h"
 #include "json_reader.h"
 #include "schema/protocol_json.h"
 #include "schema/record_json.h"
@@ -18,23 +17,6 @@ namespace {
 
 using nlohmann::json;
 using Status = StatusReply;
-
-// A time in microseconds since the epoch, written as RFC 3339.
-template <typename Block>
-struct TimeMember {
-  int64_t Block::*us;
-};
-
-template <typename Block>
-struct Field {
-  std::string_view name;
-  std::variant<uint64_t Block::*, int64_t Block::*, bool Block::*, std::string Block::*,
-               TimeMember<Block>>
-      member;
-};
-
-template <typename Block, size_t N>
-using Fields = std::array<Field<Block>, N>;
 
 const Fields<Status::Daemon, 7> kDaemonFields = {{
     {"version", &Status::Daemon::version},
@@ -176,48 +158,6 @@ const Fields<Status::Reporter, 8> kReporterFields = {{
     {"bytes_sent", &Status::Reporter::bytes_sent},
 }};
 
-template <typename... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <typename... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-template <typename Block, size_t N>
-void write_fields(JsonWriter& w, const Block& b, const Fields<Block, N>& fields) {
-  for (const auto& f : fields) {
-    w.key(f.name);
-    std::visit(Overloaded{[&](TimeMember<Block> t) { w.value(format_rfc3339_us(b.*t.us)); },
-                          [&](auto member) { w.value(b.*member); }},
-               f.member);
-  }
-}
-
-template <typename Block, size_t N>
-bool read_fields(JsonReader& rd, const json& o, Block& b, const Fields<Block, N>& fields) {
-  for (const auto& f : fields) {
-    const bool ok =
-        std::visit(Overloaded{[&](uint64_t Block::*m) { return rd.u64(o, f.name, b.*m); },
-                              [&](int64_t Block::*m) { return rd.i64(o, f.name, b.*m); },
-                              [&](bool Block::*m) { return rd.boolean(o, f.name, b.*m); },
-                              [&](std::string Block::*m) { return rd.str(o, f.name, b.*m); },
-                              [&](TimeMember<Block> t) { return rd.time(o, f.name, b.*t.us); }},
-                   f.member);
-    if (!ok) return false;
-  }
-  return true;
-}
-
-// "key": {fields}
-template <typename Block, size_t N>
-void write_object(JsonWriter& w, std::string_view key, const Block& b,
-                  const Fields<Block, N>& fields) {
-  w.key(key);
-  w.begin_object();
-  write_fields(w, b, fields);
-  w.end_object();
-}
-
 void write_subscribers(JsonWriter& w, const Status::Subscribers& s) {
   w.key("subscribers");
   w.begin_object();
@@ -251,22 +191,23 @@ const Fields<Status::LinkHealth, 5> kLinkHealthFields = {{
     {"read_failures", &Status::LinkHealth::read_failures},
 }};
 
+// Before "ber_estimate" and "pegged" (read in the other order) and "counters".
+const Fields<Status::LinkPort, 4> kLinkPortFields = {{
+    {"device", &Status::LinkPort::device},
+    {"port", &Status::LinkPort::port},
+    {"bad", &Status::LinkPort::bad},
+    {"faults", &Status::LinkPort::faults},
+}};
+
 void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
   w.key("link_health");
   w.begin_object();
   write_fields(w, l, kLinkHealthFields);
   write_object_array(w, "ports", l.ports, [&](const Status::LinkPort& p) {
-    w.field("device", p.device);
-    w.field("port", p.port);
-    w.field("bad", p.bad);
-    w.field("faults", p.faults);
+    write_fields(w, p, kLinkPortFields);
     w.field("ber_estimate", p.ber_estimate);
     w.field("pegged", p.pegged);
-    w.key("counters");
-    w.begin_object();
-    for (const auto& [name, value] : p.counters)
-      w.field(name, value);
-    w.end_object();
+    write_named_counts(w, "counters", p.counters);
   });
   w.end_object();
 }
@@ -282,30 +223,35 @@ const Fields<Status::Devlink, 8> kDevlinkFields = {{
     {"records", &Status::Devlink::records},
 }};
 
+// After "handle" and "port_index", before "ports".
+const Fields<Status::DevlinkReporter, 5> kDevlinkReporterFields = {{
+    {"reporter", &Status::DevlinkReporter::reporter},
+    {"state", &Status::DevlinkReporter::state},
+    {"error_count", &Status::DevlinkReporter::error_count},
+    {"recover_count", &Status::DevlinkReporter::recover_count},
+    {"since", TimeMember<Status::DevlinkReporter>{&Status::DevlinkReporter::since_us}},
+}};
+
 void write_devlink(JsonWriter& w, const Status::Devlink& d) {
   w.key("devlink");
   w.begin_object();
   write_fields(w, d, kDevlinkFields);
   write_object_array(w, "reporters", d.reporters, [&](const Status::DevlinkReporter& r) {
     w.field("handle", r.handle);
-    w.key("port_index");
-    if (r.port_index < 0)
-      w.null();
-    else
-      w.value(r.port_index);
-    w.field("reporter", r.reporter);
-    w.field("state", r.state);
-    w.field("error_count", r.error_count);
-    w.field("recover_count", r.recover_count);
-    w.field("since", format_rfc3339_us(r.since_us));
-    w.key("ports");
-    w.begin_array();
-    for (const std::string& p : r.ports)
-      w.value(std::string_view(p));
-    w.end_array();
+    write_or_null(w, "port_index", r.port_index >= 0, r.port_index);
+    write_fields(w, r, kDevlinkReporterFields);
+    write_array(w, "ports", r.ports);
   });
   w.end_object();
 }
+
+const Fields<Status::Devx, 5> kDevxFields = {{
+    {"state", &Status::Devx::state},
+    {"events", &Status::Devx::events},
+    {"reason", &Status::Devx::reason},
+    {"events_read", &Status::Devx::events_read},
+    {"events_lost", &Status::Devx::events_lost},
+}};
 
 void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
   write_object_array(w, "devices", devices, [&](const Status::Device& d) {
@@ -317,14 +263,7 @@ void write_devices(JsonWriter& w, const std::vector<Status::Device>& devices) {
       w.field("gids", p.gids);
       w.field("pkeys", p.pkeys);
     });
-    w.key("devx");
-    w.begin_object();
-    w.field("state", d.devx.state);
-    w.field("events", d.devx.events);
-    w.field("reason", d.devx.reason);
-    w.field("events_read", d.devx.events_read);
-    w.field("events_lost", d.devx.events_lost);
-    w.end_object();
+    write_object(w, "devx", d.devx, kDevxFields);
   });
 }
 
@@ -369,26 +308,14 @@ bool read_reporters(JsonReader& rd, const json& o, Status::Reporters& r) {
 }
 
 bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
-  if (!rd.str(o, "device", p.device) || !rd.u32(o, "port", p.port) ||
-      !rd.boolean(o, "bad", p.bad) || !rd.str(o, "faults", p.faults) ||
-      !rd.str(o, "pegged", p.pegged)) {
-    return false;
-  }
-  if (!rd.real(o, "ber_estimate", p.ber_estimate)) return false;
-  const json* counters = rd.object_at(o, "counters");
-  if (!counters) return false;
-  for (const auto& [name, value] : counters->items()) {
-    if (!value.is_number_unsigned()) return rd.fail("counters." + name, "not a count");
-    p.counters.emplace_back(name, value.get<uint64_t>());
-  }
-  return true;
+  return read_fields(rd, o, p, kLinkPortFields) && rd.str(o, "pegged", p.pegged) &&
+         rd.real(o, "ber_estimate", p.ber_estimate) &&
+         read_named_counts(rd, o, "counters", p.counters);
 }
 
 bool read_devx(JsonReader& rd, const json& device, Status::Devx& x) {
   const json* o = rd.object_at(device, "devx");
-  return o && rd.str(*o, "state", x.state) && rd.str(*o, "events", x.events) &&
-         rd.str(*o, "reason", x.reason) && rd.u64(*o, "events_read", x.events_read) &&
-         rd.u64(*o, "events_lost", x.events_lost);
+  return o && read_fields(rd, *o, x, kDevxFields);
 }
 
 bool read_device(JsonReader& rd, const json& o, Status::Device& d) {
@@ -467,18 +394,8 @@ bool read_devlink_reporter(JsonReader& rd, const json& o, Status::DevlinkReporte
     if (!rd.i64(o, "port_index", r.port_index)) return false;
     if (r.port_index < 0) return rd.fail("port_index", "neither a port number nor null");
   }
-  if (!rd.str(o, "handle", r.handle) || !rd.str(o, "reporter", r.reporter) ||
-      !rd.str(o, "state", r.state) || !rd.u64(o, "error_count", r.error_count) ||
-      !rd.u64(o, "recover_count", r.recover_count) || !rd.time(o, "since", r.since_us)) {
-    return false;
-  }
-  const json* ports = rd.array_at(o, "ports");
-  if (!ports) return false;
-  for (const json& p : *ports) {
-    if (!p.is_string()) return rd.fail("ports", "entry is not a string");
-    r.ports.push_back(p.get<std::string>());
-  }
-  return true;
+  return rd.str(o, "handle", r.handle) && read_fields(rd, o, r, kDevlinkReporterFields) &&
+         rd.strings(o, "ports", r.ports);
 }
 
 // Optional: absent from an older daemon's reply.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,24 +17,10 @@ class JsonWriter {
  public:
   explicit JsonWriter(std::string& out) : out_(out) {}
 
-  void begin_object() {
-    value_prefix();
-    out_ += '{';
-    first_ = true;
-  }
-  void end_object() {
-    out_ += '}';
-    first_ = false;
-  }
-  void begin_array() {
-    value_prefix();
-    out_ += '[';
-    first_ = true;
-  }
-  void end_array() {
-    out_ += ']';
-    first_ = false;
-  }
+  void begin_object() { open('{'); }
+  void end_object() { close('}'); }
+  void begin_array() { open('['); }
+  void end_array() { close(']'); }
 
   // Goes on inside an object whose "{" and first members were appended to the string
   // directly: the next key is written after a comma.
@@ -65,6 +52,16 @@ class JsonWriter {
   }
 
  private:
+  // An object or an array: opened where a value goes, and closed as a value that was written.
+  void open(char bracket) {
+    value_prefix();
+    out_ += bracket;
+    first_ = true;
+  }
+  void close(char bracket) {
+    out_ += bracket;
+    first_ = false;
+  }
   void value_prefix() {
     if (after_key_) {
       after_key_ = false;
@@ -91,6 +88,26 @@ void write_object_array(JsonWriter& w, std::string_view key, const Entries& entr
     w.end_object();
   }
   w.end_array();
+}
+
+// "key": [value(entry), ...]: one value per entry of `entries`, the entry itself by default.
+template <typename Entries, typename Value = std::identity>
+void write_array(JsonWriter& w, std::string_view key, const Entries& entries, Value value = {}) {
+  w.key(key);
+  w.begin_array();
+  for (const auto& e : entries)
+    w.value(value(e));
+  w.end_array();
+}
+
+// "key": v, or null where the value is not known.
+template <typename T>
+void write_or_null(JsonWriter& w, std::string_view key, bool known, const T& v) {
+  w.key(key);
+  if (known)
+    w.value(v);
+  else
+    w.null();
 }
 
 // Appends s as a JSON string literal (quotes included). Invalid UTF-8 bytes become U+FFFD so
