@@ -415,52 +415,8 @@ latency_runs() {  # RUN
   done
 }
 
-# Idle reporters (--only reporters): the fan-out at 1,000 events/s and in a storm, with one
-# subscriber and --reporters idle reporters of the client library connected: on the report
-# socket; on the events socket, as every reporter was before the report socket (its path is
-# removed once the daemon listens, so the library finds none, as with an older daemon); and
-# with none. Each on a daemon of its own, in turn within a run. Each result says where the
-# daemon counted its reporters ("counted_as"): a daemon from before the report socket counts
-# them as subscribers in both runs with reporters.
-reporters_runs() {  # RUN
-  local where n
-  for where in none report events; do
-    n=$reporters
-    [ $where != none ] || n=0
-    start_daemon "$sixteen" all "reporters-$where" --no-journal
-    [ $where != events ] || rm -f "$sock.report"
-    measure latency --figure "reporters.$where" --run "$1" --sim "$sixteen" --socket "$sock" \
-      --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
-      --target mlx5_0/1 --reporters "$n"
-    measure storm --figure "reporters_storm.$where" --run "$1" --sim "$sixteen" \
-      --socket "$sock" --daemon-pid "$daemon_pid" --count "$fanout_count" --targets all \
-      --subscribers 1 --reporters "$n"
-    stop_pid "$daemon_pid"
-  done
-}
-
-# summary PREFIX EXPR: for each figure named PREFIX..., its runs (a jq array) made into one line
-# by EXPR, which may use median and range (min-max, two decimals); on stderr. The summaries of
-# the sections that run alone.
-summary() {
-  jq -rs '
-    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
-                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-    def range: "\(min * 100 | round / 100)-\(max * 100 | round / 100)";
-    group_by(.figure)[] | select(.[0].figure | startswith($prefix)) | '"$2" --arg prefix "$1" \
-    "$results" >&2
-}
-
-# The medians of what reporters_runs measured, one line per figure, on stderr.
-reporters_summary() {
-  summary reporters '
-    "\(.[0].figure): \(length) runs, \(.[0].reporters.count) reporters counted as " +
-    "\(.[0].reporters.counted_as); CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
-    "(\(map(.cpu_per_event_us) | range))" +
-    (if .[0].kind == "latency" then ", p99 \(map(.p99_us) | median * 10 | round / 10) us"
-     else ", lost to the subscriber \(map(.lost_records) | median)" end)
-  '
-}
+# shellcheck source=bench/lib_alone.sh
+. "$here/bench/lib_alone.sh"
 
 # The 1-device storm, journal off, with port health off and on: off, on, off, on, ..., off, so
 # that each run with health on lies between two with it off (run r's and run r+1's) and load
@@ -479,107 +435,11 @@ health_storm() {  # RUN off|on
   stop_pid "$daemon_pid"
 }
 
-# What link quality costs (--only counters): the daemon on the 16 devices x 2 ports fabric,
-# left alone with every port up, reading its counters every second, then with link health off;
-# each followed by the bench program reading the same files every second as a 1 s poller does.
-counters_runs() {  # RUN
-  local conf fig
-  for conf in counters-1s idle-quiet; do
-    fig=counters.1s
-    [ $conf = counters-1s ] || fig=counters.off
-    on_fabric "$sixteen" "$bench" counters --figure "$fig" --run "$1" --results "$results" \
-      --seconds "$counter_seconds" --socket "$work/$fig.sock" --sysfs "$sixteen/sys" \
-      -- "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$work/$fig.sock" --no-journal \
-      </dev/null >/dev/null
-  done
-}
-
-counters_summary() {
-  summary counters '
-    "\(.[0].figure): \(length) runs of \(.[0].seconds | round) s, \(.[0].ports) ports; " +
-    "samples \(map(.samples) | median), reads \(map(.counter_reads) | median), " +
-    "daemon CPU \(map(.daemon_cpu_s * 1000) | median * 100 | round / 100) ms " +
-    "(\(map(.daemon_cpu_s * 1000) | range)), per sample " +
-    "\(map(.daemon_cpu_per_sample_us) | median * 100 | round / 100) us " +
-    "(\(map(.daemon_cpu_per_sample_us) | range)), wakeups \(map(.voluntary) | median); " +
-    "poller: \(map(.poller_reads) | median) reads, " +
-    "\(map(.poller_cpu_per_read_us) | median * 100 | round / 100) us per read " +
-    "(\(map(.poller_cpu_per_read_us) | range))"
-  '
-}
-
-if [ "$only" = counters ]; then
-  for run in $(seq 1 "$runs"); do
-    log "run $run/$runs: link quality: counters read every second, then link health off (${counter_seconds} s each, and as long for the 1 s poller)"
-    counters_runs "$run"
-  done
-  counters_summary
-  exit 0
-fi
-
-# devlink health (--only devlink): mlx5_0's fw reporter (mlx5's never recovers: each report
-# is one notification, one devlink_health record) reported at 1,000/s through the
-# simulator's devlink stand-in, with the daemon watching the 16 devices x 2 ports (a report is
-# mapped to its RDMA device among them), read by one subscriber; then as many raw port_err on
-# mlx5_0/1 on the same daemon, the verbs path to compare with.
-devlink_runs() {  # RUN
-  export RDMA_EVENTD_DEVLINK_SOCKET=$sixteen/devlink.sock
-  start_daemon "$sixteen" all devlink --no-journal
-  unset RDMA_EVENTD_DEVLINK_SOCKET
-  measure latency --figure devlink.report --run "$1" --sim "$sixteen" --socket "$sock" \
-    --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
-    --inject devlink --target mlx5_0 --devlink-reporter fw
-  measure latency --figure devlink.port_err --run "$1" --sim "$sixteen" --socket "$sock" \
-    --daemon-pid "$daemon_pid" --subscribers 1 --events "$latency_events" --rate 1000 \
-    --target mlx5_0/1
-  stop_pid "$daemon_pid"
-  # Idle with devlink followed (its two sockets in the loop, no timer): as the idle section's
-  # rows with the watchdog off (udev "running", link quality off), for --idle-seconds.
-  mkdir -p /run/udev && : >/run/udev/control
-  env RDMA_SIM_DIR="$sixteen" LD_LIBRARY_PATH="$simlib" \
-    RDMA_EVENTD_DEVLINK_SOCKET="$sixteen/devlink.sock" \
-    "$bench" idle --figure devlink.idle --run "$1" --results "$results" \
-    --seconds "$idle_seconds" --socket "$work/devlink-idle.sock" \
-    -- "$bin/rdma-eventd" -f -c "$work/idle-quiet.json" --socket "$work/devlink-idle.sock" \
-    </dev/null >/dev/null
-  rm -f /run/udev/control
-}
-
-devlink_summary() {
-  summary devlink '
-    if .[0].figure == "devlink.idle" then
-      "devlink.idle: \(length) runs of \(.[0].seconds) s, devlink followed " +
-      "\(all(.devlink_available)); context switches \(map(.switches | tostring) | join(", "))"
-    else
-      "\(.[0].figure): \(length) runs of \(.[0].events) \(.[0].inject) at \(.[0].rate)/s; " +
-      "p50 \(map(.p50_us) | median * 10 | round / 10) us (\(map(.p50_us) | range)), " +
-      "p99 \(map(.p99_us) | median * 10 | round / 10) us (\(map(.p99_us) | range)), " +
-      "max \(map(.max_us) | max * 10 | round / 10) us; " +
-      "daemon CPU per event \(map(.cpu_per_event_us) | median * 100 | round / 100) us " +
-      "(\(map(.cpu_per_event_us) | range)); samples \(map(.samples) | min) of " +
-      "\(.[0].samples_expected), lost \(map(.lost_records + .missing) | add), " +
-      "complete \(all(.complete))"
-    end
-  '
-}
-
-if [ "$only" = devlink ]; then
-  for run in $(seq 1 "$runs"); do
-    log "run $run/$runs: devlink health: $latency_events reports, then $latency_events port_err, at 1,000/s"
-    devlink_runs "$run"
-  done
-  devlink_summary
-  exit 0
-fi
-
-if [ "$only" = reporters ]; then
-  for run in $(seq 1 "$runs"); do
-    log "run $run/$runs: idle reporters ($reporters): none, on the report socket, on the events socket"
-    reporters_runs "$run"
-  done
-  reporters_summary
-  exit 0
-fi
+case $only in
+  counters) run_alone counters "link quality: counters read every second, then link health off (${counter_seconds} s each, and as long for the 1 s poller)" ;;
+  devlink) run_alone devlink "devlink health: $latency_events reports, then $latency_events port_err, at 1,000/s" ;;
+  reporters) run_alone reporters "idle reporters ($reporters): none, on the report socket, on the events socket" ;;
+esac
 
 for run in $(seq 1 "$runs"); do
   # What a system call costs here, for "This run": the ratios to the bare loops follow it.
@@ -651,155 +511,14 @@ if wants idle; then
   idle_runs no_udev off
 fi
 
-# Stops `perf record` as Ctrl-C does. Again until it has gone: a SIGINT that comes while perf is
-# still setting up (a short storm) is lost.
-stop_perf() {  # PID
-  while kill -INT "$1" 2>/dev/null; do
-    sleep 0.1
-    kill -0 "$1" 2>/dev/null || break
-  done
-  wait "$1" || true
-  forget "$1"
-}
-
-# One storm under `perf record`, journal off; its profile goes to the profile file.
-profile_storm() {  # FABRIC CONFIG COUNT TARGETS TITLE
-  local fab=$1 conf=$2 count=$3 targets=$4 title=$5
-  start_daemon "$fab" "$conf" profile --no-journal
-  perf record ${PERF_G:-} -F 4999 -o "$work/perf.data" -p "$daemon_pid" </dev/null >/dev/null 2>"$work/perf.log" &
-  perf_pid=$!
-  pids+=($perf_pid)
-  wait_until 20 "perf record" test -s "$work/perf.data"
-  "$bench" storm --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
-    --count "$count" --targets "$targets" >"$work/profile-storm.json"
-  stop_perf "$perf_pid"
-  stop_pid "$daemon_pid"
-  {
-    echo "# perf profile of rdma-eventd in a $title storm of $count events, journal off"
-    echo "# storm: $(cat "$work/profile-storm.json")"
-    perf report -i "$work/perf.data" --stdio ${PERF_REP:---sort dso,symbol} --percent-limit 0.5 2>/dev/null |
-      grep -v '^$' | sed 's/  */ /g'
-    echo
-  } >>"$profile"
-}
-
-# One storm with the daemon under callgrind, journal off: the instructions it runs per event in
-# user space (its own code and its libraries'; not the kernel's), counted from the storm's
-# start to its end. A count, not a time: it does not move with the machine's load.
-# The count per event also goes into the results as FIGURE ("per_event"), for the report's
-# targets.
-count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL FIGURE (RATE: "" for a storm)
-  local fab=$1 conf=$2 count=$3 targets=$4 title=$5 rate=$6 journal=$7 figure=$8
-  local out=$work/callgrind.out
-  local no_journal=--no-journal
-  [ "$journal" = off ] || no_journal=
-  # The last count's log goes first: its "ready:" would otherwise be read as this daemon's.
-  rm -f "$out"* "$work/instructions.log"
-  sock=$work/instructions.sock
-  env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" valgrind --tool=callgrind --instr-atstart=no \
-    --callgrind-out-file="$out" "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$sock" \
-    $no_journal </dev/null >/dev/null 2>"$work/instructions.log" &
-  daemon_pid=$!
-  pids+=($daemon_pid)
-  wait_until 120 "the daemon under callgrind" grep -q "ready:" "$work/instructions.log"
-  callgrind_control -i on "$daemon_pid" >/dev/null 2>&1
-  if [ -n "$rate" ]; then  # events one by one, at a rate, as the latency runs inject them
-    "$bench" latency --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
-      --subscribers 1 --events "$count" --rate "$rate" --target "$targets" \
-      >"$work/instructions-storm.json"
-  else
-    "$bench" storm --sim "$fab" --socket "$sock" --daemon-pid "$daemon_pid" \
-      --count "$count" --targets "$targets" --max-queued-bytes "$storm_queued_bytes" \
-      >"$work/instructions-storm.json"
-  fi
-  # The journal's entries are sent by its writer thread, after the records: all of them.
-  [ "$journal" = off ] || journalctl --sync
-  callgrind_control -i off "$daemon_pid" >/dev/null 2>&1
-  stop_pid "$daemon_pid"
-  local total
-  total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
-  {
-    echo "# instructions of rdma-eventd in a $title of $count events, journal $journal: $total," \
-      "$(awk -v t="$total" -v n="$count" 'BEGIN { printf "%.0f", t / n }') per event"
-    echo "# storm: $(cat "$work/instructions-storm.json")"
-    callgrind_annotate --inclusive=no "$out" 2>/dev/null | grep -v '^-*$' | sed -n '1,75p'
-    echo
-  } >>"$instructions"
-  jq -cn --arg figure "$figure" --argjson total "$total" --argjson count "$count" \
-    '{figure: $figure, run: 1, instructions: $total, count: $count, per_event: ($total / $count)}' \
-    >>"$results"
-  # For callgrind_annotate, line by line: FILE.1-device-storm-journal-off.callgrind and so on.
-  cp "$out" "$instructions.$(printf "%s journal %s" "$title" "$journal" | tr -cs "A-Za-z0-9" "-").callgrind"
-}
+# shellcheck source=bench/lib_profile.sh
+. "$here/bench/lib_profile.sh"
 
 if [ -n "$profile" ]; then
-  : >"$profile"
-  log "profile: one more 1-device storm under perf record"
-  profile_storm "$one" mlx5_0 "$storm_count" mlx5_0/1 1-device
-  log "profile: one more 16-device storm under perf record"
-  profile_storm "$sixteen" storm-all "$storm16_count" all "16-device"
-
-  # The same with the journal on (every thread of the daemon: the loop and the journal
-  # writer), a tenth of the events: journald sets the pace. journald's own CPU time over the
-  # storm, from /proc (utime + stime, in clock ticks), goes next to the daemon's.
-  log "profile: one more 1-device storm with the journal on, under perf record"
-  journal_count=$((storm_count / 10))
-  start_daemon "$one" storm-mlx5_0 profile-journal
-  perf record -F 4999 -o "$work/perf-journal.data" -p "$daemon_pid" </dev/null >/dev/null \
-    2>"$work/perf-journal.log" &
-  perf_pid=$!
-  pids+=($perf_pid)
-  wait_until 20 "perf record" test -s "$work/perf-journal.data"
-  ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-  journald_before=$(ticks "$journald_pid")
-  "$bench" storm --sim "$one" --socket "$sock" --daemon-pid "$daemon_pid" \
-    --count "$journal_count" --targets mlx5_0/1 >"$work/profile-journal-storm.json"
-  # The records are read back from the socket before journald has stored them all.
-  journalctl --sync
-  journald_after=$(ticks "$journald_pid")
-  stop_perf "$perf_pid"
-  stop_pid "$daemon_pid"
-  hz=$(getconf CLK_TCK)
-  {
-    echo "# perf profile of rdma-eventd in a 1-device storm of $journal_count events, journal on"
-    echo "# storm: $(cat "$work/profile-journal-storm.json")"
-    awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
-      'BEGIN { printf "# journald: %.2f s of CPU over the storm, %.2f us per record\n", t / hz, t / hz / n * 1e6 }'
-    perf report -i "$work/perf-journal.data" --stdio --sort comm,dso,symbol --percent-limit 0.5 \
-      2>/dev/null | grep -v '^$' | sed 's/  */ /g'
-  } >>"$profile"
-
-  # The floor under the journal: the same number of entries of the daemon's shape, sent to the
-  # same journald by a bare sender (bench/journal_floor.cc), journald's CPU time around it.
-  log "profile: the journal floor, $journal_count entries"
-  line_bytes=$(jq -r '(.bytes / ([.records, 1] | max)) | floor' "$work/profile-journal-storm.json")
-  journald_before=$(ticks "$journald_pid")
-  "$bench" journal-floor --count "$journal_count" --line-bytes "$line_bytes" \
-    >"$work/journal-floor.json"
-  journalctl --sync
-  journald_after=$(ticks "$journald_pid")
-  {
-    echo
-    echo "# journal floor: $(cat "$work/journal-floor.json")"
-    awk -v t=$((journald_after - journald_before)) -v hz="$hz" -v n="$journal_count" \
-      'BEGIN { printf "# journald: %.2f s of CPU over the floor, %.2f us per entry\n", t / hz, t / hz / n * 1e6 }'
-  } >>"$profile"
+  profile_runs
 fi
-
 if [ -n "$instructions" ]; then
-  : >"$instructions"
-  log "instructions: a 1-device storm under callgrind ($instructions_count events)"
-  count_instructions "$one" storm-mlx5_0 "$instructions_count" mlx5_0/1 "1-device storm" "" off \
-    instructions.storm.one.journal_off
-  log "instructions: a 16-device storm under callgrind ($instructions_count events)"
-  count_instructions "$sixteen" storm-all "$instructions_count" all "16-device storm" "" off \
-    instructions.storm.sixteen.journal_off
-  log "instructions: $((instructions_count / 50)) events at 1,000 events/s, 1 subscriber, under callgrind"
-  count_instructions "$sixteen" all "$((instructions_count / 50))" mlx5_0/1 \
-    "run at 1,000 events/s, 16-device fabric, 1 subscriber," 1000 off instructions.rate1000
-  log "instructions: a 1-device storm with the journal on, under callgrind ($((instructions_count / 5)) events)"
-  count_instructions "$one" storm-mlx5_0 "$((instructions_count / 5))" mlx5_0/1 "1-device storm" "" on \
-    instructions.storm.one.journal_on
+  instructions_runs
 fi
 
 if [ $measures_none = 1 ] && [ $out_given = 0 ]; then

@@ -163,33 +163,34 @@ run_alone() {
     { cat "$tmp/$section.log" >&2; fail "--only $section failed"; }
   [ "$(sha256sum "$here/docs/benchmarks.md")" = "$before" ] || fail "--only $section wrote a report"
 }
+# measured SECTION EXPR EXPECTED: what --only SECTION measured, each result made into one line
+# by EXPR (jq), sorted and joined with commas, is EXPECTED.
+measured() {
+  local got
+  got=$(jq -s -r "map($2) | sort | join(\",\")" "$tmp/$1.jsonl")
+  [ "$got" = "$3" ] || fail "--only $1 measured: $got"
+}
+# summarized SECTION PATTERN: --only SECTION printed its summary, a line that PATTERN (grep)
+# matches.
+summarized() { grep -q "$2" "$tmp/$1.log" || fail "--only $1 printed no summary"; }
 run_alone reporters --reporters 5
-got=$(jq -s -r 'map("\(.figure) \(.reporters.count) \(.reporters.counted_as) \(.complete)") | sort | join(",")' \
-  "$tmp/reporters.jsonl")
-[ "$got" = "reporters.events 5 events true,reporters.none 0 none true,reporters.report 5 report true,reporters_storm.events 5 events true,reporters_storm.none 0 none true,reporters_storm.report 5 report true" ] ||
-  fail "--only reporters measured: $got"
-grep -q '^reporters.report: 1 runs, 5 reporters counted as report; CPU per event ' "$tmp/reporters.log" ||
-  fail "--only reporters printed no summary"
+measured reporters '"\(.figure) \(.reporters.count) \(.reporters.counted_as) \(.complete)"' \
+  "reporters.events 5 events true,reporters.none 0 none true,reporters.report 5 report true,reporters_storm.events 5 events true,reporters_storm.none 0 none true,reporters_storm.report 5 report true"
+summarized reporters '^reporters.report: 1 runs, 5 reporters counted as report; CPU per event '
 # --only counters: the daemon reading its counters every second, then with link health off,
 # each followed by the 1 s poller; a summary on stderr, no report.
 run_alone counters --counter-seconds 2
-got=$(jq -s -r 'map("\(.figure) \(.ports) \(.samples > 0) \(.poller_reads > 0)") | sort | join(",")' \
-  "$tmp/counters.jsonl")
-[ "$got" = "counters.1s 32 true true,counters.off 0 false false" ] ||
-  fail "--only counters measured: $got"
-grep -q '^counters.1s: 1 runs of 2 s, 32 ports; samples ' "$tmp/counters.log" ||
-  fail "--only counters printed no summary"
+measured counters '"\(.figure) \(.ports) \(.samples > 0) \(.poller_reads > 0)"' \
+  "counters.1s 32 true true,counters.off 0 false false"
+summarized counters '^counters.1s: 1 runs of 2 s, 32 ports; samples '
 # --only devlink: the reports reached the subscriber as devlink_health records, one each, and
 # so did the port_err events beside them; no report.
 run_alone devlink
-got=$(jq -s -r 'map(select(.kind == "latency") | "\(.figure) \(.inject) \(.records) \(.samples) \(.complete)") | sort | join(",")' \
-  "$tmp/devlink.jsonl")
-[ "$got" = "devlink.port_err port_err 200 200 true,devlink.report devlink 200 200 true" ] ||
-  fail "--only devlink measured: $got"
+measured devlink 'select(.kind == "latency") | "\(.figure) \(.inject) \(.records) \(.samples) \(.complete)"' \
+  "devlink.port_err port_err 200 200 true,devlink.report devlink 200 200 true"
 # ... and an idle daemon following devlink, measured (its switches are reported, not checked).
 got=$(jq -s -r 'map(select(.kind == "idle") | "\(.figure) \(.devlink_available)") | join(",")' \
   "$tmp/devlink.jsonl")
 [ "$got" = "devlink.idle true" ] || fail "--only devlink's idle daemon: $got"
-grep -q '^devlink.report: 1 runs of 200 devlink at 1000/s; p50 ' "$tmp/devlink.log" ||
-  fail "--only devlink printed no summary"
+summarized devlink '^devlink.report: 1 runs of 200 devlink at 1000/s; p50 '
 echo "bench_smoke: the harness ran every measurement; the report has every section"

@@ -5,6 +5,7 @@
 #include "incident.h"
 #include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/record.h"
+#include "text_lists.h"
 
 namespace rdma_eventd_fleet {
 namespace {
@@ -16,22 +17,6 @@ uint64_t count_of(const std::map<std::string, uint64_t>& m, std::string_view key
 
 std::string plural(uint64_t n, std::string_view one, std::string_view many) {
   return std::to_string(n) + " " + std::string(n == 1 ? one : many);
-}
-
-template <typename Container>
-std::string listed(const Container& items) {
-  std::string text;
-  for (const auto& item : items)
-    text += (text.empty() ? "" : ", ") + item;
-  return text;
-}
-
-// "3 port_err, 1 port_health flapping" for one host.
-std::string counts_text(const IncidentHost& h) {
-  std::string text;
-  for (const auto& [name, n] : h.events)
-    text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-  return text;
 }
 
 // "2 sm_change, 1 client_reregister": the SM notices of the incident, or "".
@@ -63,22 +48,23 @@ bool has_sm_notices(const IncidentHost& h) {
 // a subnet manager's failover reaches every rail of a host). Empty when none.
 std::string host_evidence(const std::string& name, const IncidentHost& h) {
   if (count_of(h.events, "device_fatal") || count_of(h.events, "port_health fatal")) {
-    return name + ": device fatal (" + listed(h.devices) + "): the adapter failed";
+    return name + ": device fatal (" + joined(h.devices, ", ") + "): the adapter failed";
   }
   // The adapter's own health reporters (devlink): its firmware or its queues reported errors.
   if (count_of(h.events, "devlink_health error") ||
       count_of(h.events, "devlink_health error_again") ||
       count_of(h.events, "devlink_health found_in_error")) {
     return name + ": adapter health reporters in error (" +
-           (h.devices.empty() ? std::string("no RDMA device") : listed(h.devices)) +
+           (h.devices.empty() ? std::string("no RDMA device") : joined(h.devices, ", ")) +
            "): the adapter's firmware or queues (devlink health)";
   }
   if (count_of(h.events, "device_removed") || count_of(h.events, "port_health gone")) {
-    return name + ": device gone (" + listed(h.devices) + "): the adapter or its driver went away";
+    return name + ": device gone (" + joined(h.devices, ", ") +
+           "): the adapter or its driver went away";
   }
   if (h.ports.size() >= 2) {
-    return name + ": " + std::to_string(h.ports.size()) + " ports at once (" + listed(h.ports) +
-           "): the host or its adapter";
+    return name + ": " + std::to_string(h.ports.size()) + " ports at once (" +
+           joined(h.ports, ", ") + "): the host or its adapter";
   }
   return {};
 }
@@ -87,7 +73,7 @@ std::string port_evidence(const std::string& name, const IncidentHost& h) {
   const std::string where = !h.ports.empty()     ? *h.ports.begin()
                             : !h.devices.empty() ? *h.devices.begin()
                                                  : std::string("-");
-  std::string text = name + " " + where + ": " + counts_text(h);
+  std::string text = name + " " + where + ": " + counts_text(h.events);
   // Downs the counters saw (link_downed) are downs like those with an event.
   const uint64_t hidden_downs = count_of(h.events, "link_quality hidden_down");
   const uint64_t downs = count_of(h.events, "port_err") + hidden_downs;
@@ -106,7 +92,7 @@ std::string port_evidence(const std::string& name, const IncidentHost& h) {
 }
 
 std::string sm_evidence(const std::string& name, const IncidentHost& h) {
-  return name + " " + listed(h.sm_ports) + ": " + counts_text(h) +
+  return name + " " + joined(h.sm_ports, ", ") + ": " + counts_text(h.events) +
          ": the subnet manager changed the port's SM, LID or registration; no link lost";
 }
 

@@ -2,37 +2,41 @@
 
 #include <algorithm>
 
+#include "rdma_eventd/types.h"
+
 namespace rdma_eventd_fleet {
 namespace {
 
-constexpr std::string_view kPortErr = "port_err";
-constexpr std::string_view kPortHealth = "port_health";
-constexpr std::string_view kLinkQuality = "link_quality";
-constexpr std::string_view kDeviceFatal = "device_fatal";
-constexpr std::string_view kDeviceRemoved = "device_removed";
-constexpr std::string_view kSmChange = "sm_change";
-constexpr std::string_view kLidChange = "lid_change";
-constexpr std::string_view kClientReregister = "client_reregister";
-constexpr std::string_view kModuleError = "module_error";
-constexpr std::string_view kModuleDisabled = "module_disabled";
-constexpr std::string_view kAppReport = "app_report";
-constexpr std::string_view kDevlinkHealth = "devlink_health";
+using rdma_eventd::EventKind;
+
+// A record's RDMA_EVENT, from the records' one table of names (rdma_eventd/types.h).
+std::string_view name(EventKind kind) {
+  return rdma_eventd::event_name(kind);
+}
 
 }  // namespace
 
 const std::vector<std::string_view>& fault_events() {
-  static const std::vector<std::string_view> events = {
-      kPortErr,   kPortHealth,       kLinkQuality, kDeviceFatal,    kDeviceRemoved, kSmChange,
-      kLidChange, kClientReregister, kModuleError, kModuleDisabled, kAppReport,     kDevlinkHealth};
+  static const std::vector<std::string_view> events = [] {
+    std::vector<std::string_view> names;
+    for (const EventKind kind :
+         {EventKind::kPortErr, EventKind::kPortHealth, EventKind::kLinkQuality,
+          EventKind::kDeviceFatal, EventKind::kDeviceRemoved, EventKind::kSmChange,
+          EventKind::kLidChange, EventKind::kClientReregister, EventKind::kModuleError,
+          EventKind::kModuleDisabled, EventKind::kAppReport, EventKind::kDevlinkHealth})
+      names.push_back(name(kind));
+    return names;
+  }();
   return events;
 }
 
 bool is_fault(std::string_view event, std::string_view health, std::string_view link_change) {
-  if (event == kPortHealth) return !health.empty() && health != "healthy";
+  if (event == name(EventKind::kPortHealth)) return !health.empty() && health != "healthy";
   // clean, pegged (errors unknown from then on, not errors seen) and reset are not faults.
-  if (event == kLinkQuality) return link_change == "bad" || link_change == "hidden_down";
+  if (event == name(EventKind::kLinkQuality))
+    return link_change == "bad" || link_change == "hidden_down";
   // An adapter's reporter in error; a recovery is not a fault.
-  if (event == kDevlinkHealth) {
+  if (event == name(EventKind::kDevlinkHealth)) {
     return link_change == "error" || link_change == "error_again" ||
            link_change == "found_in_error";
   }
@@ -51,18 +55,20 @@ uint32_t port_of(std::string_view field) {
 }
 
 bool is_link_loss(std::string_view event) {
-  return event == kPortErr;
+  return event == name(EventKind::kPortErr);
 }
 
 bool is_sm_notice(std::string_view event) {
-  return event == kSmChange || event == kLidChange || event == kClientReregister;
+  return event == name(EventKind::kSmChange) || event == name(EventKind::kLidChange) ||
+         event == name(EventKind::kClientReregister);
 }
 
 Subject subject_of(std::string_view event) {
   if (is_sm_notice(event)) return Subject::kSmNotice;
-  if (event == kDeviceFatal || event == kDeviceRemoved || event == kDevlinkHealth)
+  if (event == name(EventKind::kDeviceFatal) || event == name(EventKind::kDeviceRemoved) ||
+      event == name(EventKind::kDevlinkHealth))
     return Subject::kDevice;
-  if (event == kAppReport) return Subject::kApplication;
+  if (event == name(EventKind::kAppReport)) return Subject::kApplication;
   return Subject::kPort;
 }
 
@@ -72,8 +78,9 @@ bool is_port_fault(std::string_view event, uint32_t port) {
 
 std::string counted_name(std::string_view event, std::string_view health,
                          std::string_view link_change) {
-  if (event == kPortHealth) return std::string(kPortHealth) + " " + std::string(health);
-  if (event == kLinkQuality || event == kDevlinkHealth)
+  if (event == name(EventKind::kPortHealth))
+    return std::string(name(EventKind::kPortHealth)) + " " + std::string(health);
+  if (event == name(EventKind::kLinkQuality) || event == name(EventKind::kDevlinkHealth))
     return std::string(event) + " " + std::string(link_change);
   return std::string(event);
 }

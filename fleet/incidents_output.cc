@@ -5,24 +5,10 @@
 
 #include "escape.h"
 #include "rdma_eventd/record.h"
+#include "text_lists.h"
 
 namespace rdma_eventd_fleet {
 namespace {
-
-template <typename Container>
-std::string joined(const Container& items) {
-  std::string text;
-  for (const auto& item : items)
-    text += (text.empty() ? "" : ",") + item;
-  return text;
-}
-
-std::string counts(const std::map<std::string, uint64_t>& events) {
-  std::string text;
-  for (const auto& [name, n] : events)
-    text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-  return text;
-}
 
 template <typename Container>
 nlohmann::ordered_json json_names(const Container& names) {
@@ -61,9 +47,9 @@ std::string format_incident(const Incident& incident, size_t max_hosts) {
     // The ports with faults or SM notices, else the devices (device-wide records).
     std::set<std::string> ports = h.ports;
     ports.insert(h.sm_ports.begin(), h.sm_ports.end());
-    const std::string where = ports.empty() ? joined(h.devices) : joined(ports);
+    const std::string where = ports.empty() ? joined(h.devices, ",") : joined(ports, ",");
     text += "  " + (name.empty() ? std::string("-") : printable(name)) + "  " + printable(where) +
-            "  " + printable(counts(h.events)) + "\n";
+            "  " + printable(counts_text(h.events)) + "\n";
   }
   return text;
 }

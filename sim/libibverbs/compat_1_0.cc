@@ -1,39 +1,23 @@
 // The IBVERBS_1.0 variants of the core calls. They use the pre-2006 ABI (struct ibv_device_1_0
 // wrappers) that only programs linked against libibverbs 1.0 reference. They exist so such a
 // program loads; its calls fail with EOPNOTSUPP, and its device list is NULL.
-#include <errno.h>
-
 #include "standin.h"
 
-namespace {
-
-void* fail_ptr() {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-int fail_rc() {
-  errno = EOPNOTSUPP;
-  return EOPNOTSUPP;
-}
-// The calls that report failure as -1 and errno.
-int fail_minus_one() {
-  errno = EOPNOTSUPP;
-  return -1;
-}
-
-}  // namespace
+using standin::unsupported;
+using standin::unsupported_minus_one;
+using standin::unsupported_rc;
 
 #define STANDIN_COMPAT_PTR(sym)                                               \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") void* standin_##sym##_1_0() { \
-    return fail_ptr();                                                        \
+    return unsupported<void>();                                               \
   }
 #define STANDIN_COMPAT_INT(sym)                                             \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") int standin_##sym##_1_0() { \
-    return fail_rc();                                                       \
+    return unsupported_rc();                                                \
   }
 #define STANDIN_COMPAT_MINUS_ONE(sym)                                       \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") int standin_##sym##_1_0() { \
-    return fail_minus_one();                                                \
+    return unsupported_minus_one();                                         \
   }
 #define STANDIN_COMPAT_VOID(sym) \
   extern "C" STANDIN_COMPAT(sym, "IBVERBS_1.0") void standin_##sym##_1_0() {}

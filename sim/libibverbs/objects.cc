@@ -9,20 +9,9 @@
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
 
-namespace {
-
-template <typename T>
-T* unsupported() {
-  errno = EOPNOTSUPP;
-  return nullptr;
-}
-
-int unsupported_rc() {
-  errno = EOPNOTSUPP;
-  return EOPNOTSUPP;
-}
-
-}  // namespace
+using standin::unsupported;
+using standin::unsupported_minus_one;
+using standin::unsupported_rc;
 
 extern "C" {
 
@@ -57,8 +46,7 @@ STANDIN_EXPORT STANDIN_LATEST(ibv_destroy_cq, "IBVERBS_1.1") int standin_destroy
 STANDIN_EXPORT STANDIN_LATEST(ibv_get_cq_event,
                               "IBVERBS_1.1") int standin_get_cq_event_1_1(ibv_comp_channel*,
                                                                           ibv_cq**, void**) {
-  errno = EOPNOTSUPP;
-  return -1;
+  return unsupported_minus_one();
 }
 STANDIN_EXPORT STANDIN_LATEST(ibv_ack_cq_events,
                               "IBVERBS_1.1") void standin_ack_cq_events_1_1(ibv_cq*, unsigned int) {
@@ -138,15 +126,13 @@ STANDIN_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, in
   return unsupported<ibv_mr>();
 }
 STANDIN_EXPORT int ibv_init_ah_from_wc(ibv_context*, uint8_t, ibv_wc*, ibv_grh*, ibv_ah_attr*) {
-  errno = EOPNOTSUPP;
-  return -1;
+  return unsupported_minus_one();
 }
 STANDIN_EXPORT ibv_ah* ibv_create_ah_from_wc(ibv_pd*, ibv_wc*, ibv_grh*, uint8_t) {
   return unsupported<ibv_ah>();
 }
 STANDIN_EXPORT int ibv_resolve_eth_l2_from_gid(ibv_context*, ibv_ah_attr*, uint8_t*, uint16_t*) {
-  errno = EOPNOTSUPP;
-  return -1;
+  return unsupported_minus_one();
 }
 STANDIN_EXPORT ibv_qp_ex* ibv_qp_to_qp_ex(ibv_qp*) {
   return unsupported<ibv_qp_ex>();

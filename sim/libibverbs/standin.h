@@ -6,6 +6,7 @@
 // an errno, as in the real library.
 #pragma once
 
+#include <errno.h>
 #include <infiniband/verbs.h>
 #include <limits.h>
 #include <pthread.h>
@@ -23,6 +24,22 @@
 #define STANDIN_EXPORT __attribute__((visibility("default")))
 
 namespace standin {
+
+// A call the stand-in does not model fails with errno EOPNOTSUPP and the call's own failure
+// value: NULL, the error number itself, or -1 (the calls that report failure as -1 and errno).
+template <typename T>
+T* unsupported() {
+  errno = EOPNOTSUPP;
+  return nullptr;
+}
+inline int unsupported_rc() {
+  errno = EOPNOTSUPP;
+  return EOPNOTSUPP;
+}
+inline int unsupported_minus_one() {
+  errno = EOPNOTSUPP;
+  return -1;
+}
 
 // One mapped state file. A fabric stays mapped while any device or context refers to it, so a
 // context opened before the simulator restarted keeps a valid (if frozen) view.

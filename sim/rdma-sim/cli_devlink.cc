@@ -36,6 +36,21 @@ std::string recovery(const Args& a) {
   return r;
 }
 
+// devlink report and devlink recover: the reporter's ACTION, the recovery it starts ending as
+// --recovery says (ok or fail).
+Spec recovery_command(const std::string& action) {
+  return {"devlink " + action,
+          2,
+          2,
+          {"--recovery", "--port"},
+          {},
+          [action](const Global& g, const Args& a) {
+            json req = reporter_request(action, a);
+            req["recovery"] = recovery(a);
+            return send(g, req);
+          }};
+}
+
 // Grace periods are milliseconds, as devlink(8) takes them.
 uint64_t grace(const std::string& text) {
   return number(text, "--grace-period", UINT64_MAX / 2);
@@ -58,26 +73,8 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
          put_port(req, a);
          return send(g, req);
        }},
-      {"devlink report",
-       2,
-       2,
-       {"--recovery", "--port"},
-       {},
-       [](const Global& g, const Args& a) {
-         json req = reporter_request("report", a);
-         req["recovery"] = recovery(a);
-         return send(g, req);
-       }},
-      {"devlink recover",
-       2,
-       2,
-       {"--recovery", "--port"},
-       {},
-       [](const Global& g, const Args& a) {
-         json req = reporter_request("recover", a);
-         req["recovery"] = recovery(a);
-         return send(g, req);
-       }},
+      recovery_command("report"),
+      recovery_command("recover"),
       {"devlink set",
        2,
        2,

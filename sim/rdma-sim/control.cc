@@ -107,15 +107,15 @@ json Simulator::stats() const {
   s["udev_messages"] = udev_ ? udev_->sent() : 0;
   const DevlinkStandIn::Stats dl = devlink_socket_->stats();
   s["devlink"] = {{"connections_open", devlink_socket_->open_connections()},
-                  {"connections", dl.connections},
-                  {"requests", dl.requests},
+                  {"connections", devlink_socket_->connections()},
+                  {"requests", devlink_socket_->requests()},
                   {"dumps", dl.dumps},
                   {"notifications", dl.notifications}};
   const RdmaNetlinkStandIn::Stats nl = rdma_netlink_->stats();
   s["rdma_netlink"] = {{"kernel", rdma_netlink_kernel_name(rdma_netlink_->kernel())},
                        {"connections_open", rdma_netlink_->open_connections()},
-                       {"connections", nl.connections},
-                       {"requests", nl.requests},
+                       {"connections", rdma_netlink_->connections()},
+                       {"requests", rdma_netlink_->requests()},
                        {"errors", nl.errors},
                        {"notifications", nl.notifications}};
   json devx = channels_.stats();

@@ -20,23 +20,7 @@ namespace wire = devlink_wire;
 
 DevlinkStandIn::DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health,
                                bool pad_u64)
-    : health_(health),
-      pad_u64_(pad_u64),
-      server_(loop, std::move(path),
-              [this](const Peer& c, std::span<const uint8_t> d) { on_datagram(c, d); }) {}
-
-DevlinkStandIn::Stats DevlinkStandIn::stats() const {
-  Stats s = stats_;
-  s.connections = server_.accepted();
-  return s;
-}
-
-void DevlinkStandIn::on_datagram(const Peer& c, std::span<const uint8_t> datagram) {
-  netlink_wire::for_each_message(datagram, [&](std::span<const uint8_t> message) {
-    ++stats_.requests;
-    on_message(c, message);
-  });
-}
+    : NetlinkStandIn(loop, std::move(path)), health_(health), pad_u64_(pad_u64) {}
 
 void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message) {
   wire::Header h;

@@ -18,44 +18,32 @@
 
 #include "devlink_health.h"
 #include "event_loop.h"
-#include "seqpacket_server.h"
+#include "netlink_standin.h"
 
 namespace rdmasim {
 
-class DevlinkStandIn {
+class DevlinkStandIn final : public NetlinkStandIn {
  public:
   // Listens on `path`; throws std::exception with a message when it cannot.
   DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health, bool pad_u64);
-  DevlinkStandIn(const DevlinkStandIn&) = delete;
-  DevlinkStandIn& operator=(const DevlinkStandIn&) = delete;
 
   // A notification to the config group: to every connection.
   void notify(const DevlinkFill& f);
-  // Ends every connection, as if the kernel side went away (its readers see the end of the
-  // stream); new connections are still accepted. Returns how many there were.
-  size_t close_all() { return server_.close_all(); }
-  // Closes connections that went away (after a dispatch round).
-  void reap() { server_.reap(); }
 
+  // Besides the connections and requests (NetlinkStandIn).
   struct Stats {
-    uint64_t connections = 0;    // accepted, ever
-    uint64_t requests = 0;       // messages received
     uint64_t dumps = 0;          // reporter dumps answered
     uint64_t notifications = 0;  // notifications made (each to every connection)
   };
-  Stats stats() const;
-  size_t open_connections() const { return server_.open_connections(); }
+  const Stats& stats() const { return stats_; }
 
  private:
-  using Peer = SeqpacketServer::Peer;
-  void on_datagram(const Peer& c, std::span<const uint8_t> datagram);
-  void on_message(const Peer& c, std::span<const uint8_t> message);
+  void on_message(const Peer& c, std::span<const uint8_t> message) override;
   void dump(const Peer& c, uint32_t seq);
 
   const DevlinkHealth& health_;
   bool pad_u64_;
   Stats stats_;
-  SeqpacketServer server_;
 };
 
 }  // namespace rdmasim

@@ -162,6 +162,12 @@ class Fabric {
 
  private:
   DeviceEntry& modifiable(const std::string& name);  // present and not in fatal state
+  // The port `target` names, with its device (modifiable): where a port change starts.
+  struct PortRef {
+    DeviceEntry& device;
+    int port;
+  };
+  PortRef modifiable_port(const std::string& target);
   // The RoCE port `target` names (modifiable) and `ip` as a GID: where gid add-ip and del-ip
   // start.
   struct IpGid {
@@ -171,6 +177,8 @@ class Fabric {
   };
   IpGid ip_gid(const std::string& target, const std::string& ip);
   void publish(const DeviceEntry& e);
+  // publish(e), then the sysfs files of its port `port`.
+  void publish_port(const DeviceEntry& e, int port);
   Delivery deliver(const DeviceEntry& e, uint32_t type, uint64_t element);
   // A port event that the firmware raises as PORT_CHANGE: DEVX first, then the verbs event.
   Delivery deliver_port(const DeviceEntry& e, int port, uint32_t type, uint8_t subtype);

@@ -34,28 +34,30 @@ class HotplugFanout final : public HotplugObserver {
  public:
   void add(HotplugObserver* o) { observers_.push_back(o); }
   void ib_device_added(const DeviceModel& d, int32_t index) override {
-    for (HotplugObserver* o : observers_)
-      o->ib_device_added(d, index);
+    each(&HotplugObserver::ib_device_added, d, index);
   }
   void uverbs_added(const DeviceModel& d, uint32_t uverbs) override {
-    for (HotplugObserver* o : observers_)
-      o->uverbs_added(d, uverbs);
+    each(&HotplugObserver::uverbs_added, d, uverbs);
   }
   void uverbs_removed(const DeviceModel& d, uint32_t uverbs) override {
-    for (HotplugObserver* o : observers_)
-      o->uverbs_removed(d, uverbs);
+    each(&HotplugObserver::uverbs_removed, d, uverbs);
   }
   void ib_device_removed(const DeviceModel& d, int32_t index) override {
-    for (HotplugObserver* o : observers_)
-      o->ib_device_removed(d, index);
+    each(&HotplugObserver::ib_device_removed, d, index);
   }
   void ib_device_renamed(const std::string& old_name, const DeviceModel& d,
                          int32_t index) override {
-    for (HotplugObserver* o : observers_)
-      o->ib_device_renamed(old_name, d, index);
+    each(&HotplugObserver::ib_device_renamed, old_name, d, index);
   }
 
  private:
+  // The change `change` with these arguments, to every observer in the order they were added.
+  template <typename... Params, typename... Args>
+  void each(void (HotplugObserver::*change)(Params...), const Args&... args) {
+    for (HotplugObserver* o : observers_)
+      (o->*change)(args...);
+  }
+
   std::vector<HotplugObserver*> observers_;
 };
 

@@ -37,6 +37,16 @@ void require_lid(uint16_t lid, const char* field) {
 
 }  // namespace
 
+Fabric::PortRef Fabric::modifiable_port(const std::string& target) {
+  auto [found, p] = port(target);
+  return {modifiable(found->model.name), p};
+}
+
+void Fabric::publish_port(const DeviceEntry& e, int port) {
+  publish(e);
+  sysfs_.write_port(e.model, port);
+}
+
 Delivery Fabric::deliver_port(const DeviceEntry& e, int port, uint32_t type, uint8_t subtype) {
   std::optional<DevxDelivery> eqe;
   if (e.model.devx.has_devx()) {
@@ -56,8 +66,7 @@ Delivery Fabric::gid_changed(const DeviceEntry& e, int port) {
 }
 
 std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional<uint8_t> phys) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   Port& port = e.model.ports[p - 1];
   ibv_port_attr& a = port.attr;
   // Link lost: the port is DOWN. An IB port polls for a peer and loses its SM-assigned LID and
@@ -70,16 +79,14 @@ std::vector<Delivery> Fabric::port_down(const std::string& target, std::optional
     a.lid = 0;
     a.sm_lid = 0;
   }
-  publish(e);
-  sysfs_.write_port(e.model, p);
+  publish_port(e, p);
   count_link_down(e, p);
   return {deliver_port(e, p, IBV_EVENT_PORT_ERR, kPortChangeDown)};
 }
 
 std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<uint16_t> lid,
                                       std::optional<uint16_t> sm_lid, Retrain retrain) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   Port& port = e.model.ports[p - 1];
   if (port.is_ethernet() && (lid || sm_lid))
     throw CommandError(port_name(e, p) + " is an Ethernet (RoCE) port: it has no LID or SM LID");
@@ -99,27 +106,23 @@ std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<u
     a.lid = port.saved_lid;
     a.sm_lid = port.saved_sm_lid;
   }
-  publish(e);
-  sysfs_.write_port(e.model, p);
+  publish_port(e, p);
   return {deliver_port(e, p, IBV_EVENT_PORT_ACTIVE, kPortChangeActive)};
 }
 
 std::vector<Delivery> Fabric::set_lid(const std::string& target, uint16_t lid) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   require_ib(e, p, "LID");
   require_lid(lid, "LID");
   Port& port = e.model.ports[p - 1];
   port.attr.lid = lid;
   port.saved_lid = lid;
-  publish(e);
-  sysfs_.write_port(e.model, p);
+  publish_port(e, p);
   return {deliver_port(e, p, IBV_EVENT_LID_CHANGE, kPortChangeLid)};
 }
 
 std::vector<Delivery> Fabric::set_active_mtu(const std::string& target, uint32_t mtu_bytes) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   Port& port = e.model.ports[p - 1];
   if (!port.is_ethernet())
     throw CommandError(port_name(e, p) + " is an InfiniBand port: its MTU is the SM's to set");
@@ -139,15 +142,13 @@ std::vector<Delivery> Fabric::set_active_mtu(const std::string& target, uint32_t
   // A netdev's MTU change reaches the RDMA port's active MTU with no event (rxe_set_mtu; mlx5
   // likewise): the next query shows it.
   port.attr.active_mtu = mtu;
-  publish(e);
-  sysfs_.write_port(e.model, p);
+  publish_port(e, p);
   return {};
 }
 
 std::vector<Delivery> Fabric::set_sm(const std::string& target, uint16_t sm_lid,
                                      std::optional<uint8_t> sl) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   require_ib(e, p, "subnet manager");
   require_lid(sm_lid, "SM LID");
   if (sl && *sl > 15)
@@ -156,21 +157,18 @@ std::vector<Delivery> Fabric::set_sm(const std::string& target, uint16_t sm_lid,
   port.attr.sm_lid = sm_lid;
   port.saved_sm_lid = sm_lid;
   if (sl) port.attr.sm_sl = *sl;
-  publish(e);
-  sysfs_.write_port(e.model, p);
+  publish_port(e, p);
   return {deliver(e, IBV_EVENT_SM_CHANGE, static_cast<uint64_t>(p))};
 }
 
 std::vector<Delivery> Fabric::reregister(const std::string& target) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   require_ib(e, p, "subnet manager to ask for a client reregistration");
   return {deliver_port(e, p, IBV_EVENT_CLIENT_REREGISTER, kPortChangeClientRereg)};
 }
 
 std::vector<Delivery> Fabric::set_pkey(const std::string& target, int index, uint16_t value) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   require_ib(e, p, "configurable P_Key table");
   Port& port = e.model.ports[p - 1];
   if (index < 0 || index >= static_cast<int>(port.pkeys.size()))
@@ -187,8 +185,7 @@ std::vector<Delivery> Fabric::gid_add(const std::string& target, const std::stri
                                       std::optional<int> index,
                                       std::optional<std::string> type_name,
                                       std::optional<std::string> netdev) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   Port& port = e.model.ports[p - 1];
   Gid gid;
   gid.valid = true;
@@ -234,8 +231,7 @@ std::vector<Delivery> Fabric::gid_add(const std::string& target, const std::stri
 }
 
 std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   Port& port = e.model.ports[p - 1];
   if (index < 0 || index >= static_cast<int>(port.gids.size()))
     throw CommandError("GID index " + std::to_string(index) + " is outside the table of " +
@@ -250,8 +246,7 @@ std::vector<Delivery> Fabric::gid_del(const std::string& target, int index) {
 }
 
 Fabric::IpGid Fabric::ip_gid(const std::string& target, const std::string& ip) {
-  auto [found, p] = port(target);
-  DeviceEntry& e = modifiable(found->model.name);
+  auto [e, p] = modifiable_port(target);
   if (!e.model.ports[p - 1].is_ethernet())
     throw CommandError(port_name(e, p) + " is an InfiniBand port: IP-based GIDs are RoCE only");
   std::array<uint8_t, 16> raw{};

@@ -16,23 +16,7 @@ using Kernel = wire::Kernel;
 using wire::Event;
 
 RdmaNetlinkStandIn::RdmaNetlinkStandIn(EventLoop& loop, std::string path, Kernel kernel)
-    : kernel_(kernel),
-      server_(loop, std::move(path),
-              [this](const Peer& c, std::span<const uint8_t> d) { on_datagram(c, d); }) {}
-
-RdmaNetlinkStandIn::Stats RdmaNetlinkStandIn::stats() const {
-  Stats s = stats_;
-  s.connections = server_.accepted();
-  return s;
-}
-
-void RdmaNetlinkStandIn::on_datagram(const Peer& c, std::span<const uint8_t> datagram) {
-  // rdma_nl_rcv_skb walks a datagram as netlink_rcv_skb does.
-  netlink_wire::for_each_message(datagram, [&](std::span<const uint8_t> message) {
-    ++stats_.requests;
-    on_message(c, message);
-  });
-}
+    : NetlinkStandIn(loop, std::move(path)), kernel_(kernel) {}
 
 void RdmaNetlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message) {
   netlink_wire::Header h;

@@ -18,12 +18,12 @@
 
 #include "event_loop.h"
 #include "hotplug.h"
+#include "netlink_standin.h"
 #include "rdma_netlink_wire.h"
-#include "seqpacket_server.h"
 
 namespace rdmasim {
 
-class RdmaNetlinkStandIn final : public HotplugObserver {
+class RdmaNetlinkStandIn final : public NetlinkStandIn, public HotplugObserver {
  public:
   using Kernel = rdma_netlink_wire::Kernel;
   // Listens on `path`; throws std::exception with a message when it cannot.
@@ -34,29 +34,21 @@ class RdmaNetlinkStandIn final : public HotplugObserver {
   void ib_device_renamed(const std::string& old_name, const DeviceModel& device,
                          int32_t index) override;
 
-  size_t close_all() { return server_.close_all(); }
-  void reap() { server_.reap(); }
-
+  // Besides the connections and requests (NetlinkStandIn).
   struct Stats {
-    uint64_t connections = 0;    // accepted, ever
-    uint64_t requests = 0;       // messages received
     uint64_t errors = 0;         // requests answered with an error
     uint64_t notifications = 0;  // notifications made (each to every connection)
   };
-  Stats stats() const;
-  size_t open_connections() const { return server_.open_connections(); }
+  const Stats& stats() const { return stats_; }
   Kernel kernel() const { return kernel_; }
 
  private:
-  using Peer = SeqpacketServer::Peer;
-  void on_datagram(const Peer& c, std::span<const uint8_t> datagram);
-  void on_message(const Peer& c, std::span<const uint8_t> message);
+  void on_message(const Peer& c, std::span<const uint8_t> message) override;
   int answer(const Peer& c, std::span<const uint8_t> message);
   void notify(const std::vector<uint8_t>& message);
 
   Kernel kernel_;
   Stats stats_;
-  SeqpacketServer server_;
 };
 
 // "monitor", "rename-less", "none"; false for anything else.

@@ -129,3 +129,12 @@ netlink_drops() {
   awk -v proto="$1" -v inodes=" $2 " \
     '$2 == proto && index(inodes, " " $10 " ") { d += $9 } END { print d + 0 }' /proc/net/netlink
 }
+# stall PID PROTOCOL: stops PID (SIGSTOP; kill -CONT continues it), so that what the kernel
+# sends to its netlink sockets of PROTOCOL piles up until the kernel drops it; stalled_drops
+# then prints how many notifications the kernel dropped on those sockets.
+stall() {
+  kill -STOP "$1"
+  stalled_inodes=$(socket_inodes "$1")
+  stalled_protocol=$2
+}
+stalled_drops() { netlink_drops "$stalled_protocol" "$stalled_inodes"; }

@@ -200,24 +200,21 @@ scenario_monitor_overrun() {
   grep -q "following the kernel's RDMA netlink monitor" $dir/daemon.log &&
     wait_for 20 test -S $dir/events.sock ||
     { fail monitor_overrun "the daemon does not follow the monitor: $(cat $dir/daemon.log)"; kill $pid; return; }
-  kill -STOP $pid
-  local inodes
-  inodes=$(socket_inodes $pid)
-  rdma_drops() { netlink_drops 20 "$inodes"; }
+  stall $pid 20
   local t0
   t0=$(now)
-  while [ "$(rdma_drops)" = 0 ] && [ $cycles -lt 40 ]; do
+  while [ "$(stalled_drops)" = 0 ] && [ $cycles -lt 40 ]; do
     rdma link add rxe$((cycles % 8)) type rxe netdev veth0 && rdma link delete rxe$((cycles % 8)) ||
       { fail monitor_overrun "rdma link add/delete failed"; kill -CONT $pid; kill $pid; return; }
     cycles=$((cycles + 1))
   done
   took overrun_cycles_s "$(since "$t0")"
-  log "monitor_overrun: $cycles add/delete cycles, the kernel dropped $(rdma_drops) notifications"
+  log "monitor_overrun: $cycles add/delete cycles, the kernel dropped $(stalled_drops) notifications"
   rdma link add rxe9 type rxe netdev veth0 || { fail monitor_overrun "rdma link add rxe9 failed"; kill -CONT $pid; kill $pid; return; }
   kill -CONT $pid
   added() { jq -r 'select(.event == "device_added") | .device' $out; }
   local ok=1 h
-  if [ "$(rdma_drops)" = 0 ]; then
+  if [ "$(stalled_drops)" = 0 ]; then
     fail monitor_overrun "$cycles cycles and no notification dropped"
     ok=0
   elif ! wait_for 15 eval '[ "$(added)" = rxe9 ]'; then

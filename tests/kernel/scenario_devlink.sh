@@ -384,20 +384,17 @@ scenario_devlink_overrun() {
     wait $pid
     return
   fi
-  kill -STOP $pid
-  local inodes
-  inodes=$(socket_inodes $pid)
-  genl_drops() { netlink_drops 16 "$inodes"; }
+  stall $pid 16
   local drops_before
-  drops_before=$(genl_drops)
-  while [ "$(genl_drops)" -le "$drops_before" ] && [ $breaks -lt 6000 ]; do
+  drops_before=$(stalled_drops)
+  while [ "$(stalled_drops)" -le "$drops_before" ] && [ $breaks -lt 6000 ]; do
     for _ in $(seq 100); do
       err=$(break_health netdevsim1) || { fail devlink_overrun "break $breaks: $err"; break 2; }
       breaks=$((breaks + 1))
     done
   done
   kill -CONT $pid
-  log "devlink_overrun: $breaks breaks, the kernel dropped $(($(genl_drops) - drops_before)) notifications"
+  log "devlink_overrun: $breaks breaks, the kernel dropped $(($(stalled_drops) - drops_before)) notifications"
   last_counts() {
     jq -r 'select(.event == "devlink_health" and .devlink.handle == "netdevsim/netdevsim1")
       | "\(.devlink.state) \(.devlink.error_count) \(.devlink.recover_count)"' $out | tail -n 1
@@ -410,7 +407,7 @@ scenario_devlink_overrun() {
     grep -q '"event":"devlink_events_lost"' $out && [ "$(last_counts)" = "$(shown_counts)" ]
   }
   local ok=1
-  if [ "$(genl_drops)" -le "$drops_before" ]; then
+  if [ "$(stalled_drops)" -le "$drops_before" ]; then
     fail devlink_overrun "$breaks breaks and no notification dropped"
     ok=0
   elif ! wait_for 30 settled; then

@@ -25,9 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 hosts=(1 2 3)
 receiver_ip=10.77.0.1
 port=19532
-bin=$BUILD_DIR/bin
-eventctl=$bin/rdma-eventctl
-topology=$SOURCE_DIR/sim/topologies/two-adapters.json
+build_under_test
 
 require_root_and_tools "fleet test" namespaces \
   /lib/systemd/systemd-journal-remote /lib/systemd/systemd-journal-upload

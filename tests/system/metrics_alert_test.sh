@@ -21,9 +21,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
-bin=$BUILD_DIR/bin
-eventctl=$bin/rdma-eventctl
-topology=$SOURCE_DIR/sim/topologies/two-adapters.json
+build_under_test
 rules=$SOURCE_DIR/config/prometheus/rdma-eventd.rules.yml
 node_port=19100
 prom_port=19090

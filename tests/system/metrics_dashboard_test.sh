@@ -22,9 +22,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
-bin=$BUILD_DIR/bin
-eventctl=$bin/rdma-eventctl
-topology=$SOURCE_DIR/sim/topologies/two-adapters.json
+build_under_test
 dashboard=$SOURCE_DIR/config/grafana/rdma-eventd.json
 queries_tool=$SOURCE_DIR/tests/unit/grafana_dashboard.sh
 prom_port=19290

@@ -4,8 +4,8 @@
 # (loopback, and a veth pair so that Slurm's getaddrinfo finds an address), munged, slurmctld -D
 # and slurmd -D on 127.0.0.1 with scratch directories; the daemon on the simulator; the node as
 # Slurm has it, read back with scontrol. Sourced, after `set -euo pipefail` and test_lib.sh; the
-# test sets bin, scratch and node first, and writes $scratch/daemon.json before start_daemon.
-# shellcheck disable=SC2154  # bin, scratch and node are the test's
+# test sets scratch first, and writes $scratch/daemon.json before start_daemon.
+# shellcheck disable=SC2154  # scratch is the test's
 
 # slurm_enter_namespaces TEST [TOOL...]: exits unless this runs as root with Slurm's tools (and
 # the TOOLs given); the first time, runs the test again in network and UTS namespaces of its
@@ -17,6 +17,13 @@ slurm_enter_namespaces() {
     exec unshare --net --uts env RDMA_SLURM_TEST_NS=1 bash "$0"
   fi
 }
+
+# The build's programs (test_lib.sh), the follower among them, and the node: the host name in
+# the test's UTS namespace, and the one node Slurm has.
+build_under_test
+# shellcheck disable=SC2034  # the tests run it
+follower_bin=$bin/rdma-eventd-slurm
+node=rdmanode
 
 munged_pid=
 ctld_pid=

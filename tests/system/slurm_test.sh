@@ -34,11 +34,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 
 slurm_enter_namespaces "slurm test" sinfo sbatch scancel
 
-bin=$BUILD_DIR/bin
-eventctl=$bin/rdma-eventctl
-follower_bin=$bin/rdma-eventd-slurm
-topology=$SOURCE_DIR/sim/topologies/two-adapters.json
-node=rdmanode
 scratch=$(mktemp -d /tmp/rdma-slurm-XXXXXX)
 chmod 755 "$scratch"
 follower_pid=

@@ -21,8 +21,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 
 slurm_enter_namespaces "slurm unit test"
 
-bin=$BUILD_DIR/bin
-node=rdmanode
 container_setup
 scratch=$container_scratch
 chmod 755 "$scratch"

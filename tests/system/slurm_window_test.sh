@@ -29,9 +29,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/slurm_lib.sh"
 
 slurm_enter_namespaces "slurm window test"
 
-bin=$BUILD_DIR/bin
-follower_bin=$bin/rdma-eventd-slurm
-node=rdmanode
 scratch=$(mktemp -d /tmp/rdma-slurm-window-XXXXXX)
 chmod 755 "$scratch"
 follower_pid=

@@ -3,6 +3,15 @@
 # bounded waits, stopping a process it started, and checking for root and tools. Sourced, after
 # `set -euo pipefail`; container_lib.sh sources it for the tests that boot a container.
 
+# build_under_test: sets bin (the build's programs), eventctl and topology (the simulator's two
+# adapters), from ctest's BUILD_DIR and SOURCE_DIR: what the tests that run the build start.
+# shellcheck disable=SC2034  # the tests use them
+build_under_test() {
+  bin=$BUILD_DIR/bin
+  eventctl=$bin/rdma-eventctl
+  topology=$SOURCE_DIR/sim/topologies/two-adapters.json
+}
+
 # step TEXT: the test's next step, with the seconds since the test started, so that its log
 # (ctest's LastTest.log keeps every test's) shows where the time goes (docs/testing.md).
 step() { echo "== [${SECONDS} s] $*"; }
