@@ -99,11 +99,8 @@ SimState::Counters SimState::sum(const std::vector<int>& slots) const {
   for (int i : slots) {
     const rdmasim::ShmContext& ctx = fabric_->contexts[i];
     ++c.contexts;
-    c.read += rdmasim::load_relaxed(ctx.read);
-    c.acked += rdmasim::load_relaxed(ctx.acked);
-    c.port_queries += rdmasim::load_relaxed(ctx.port_queries);
-    c.gid_queries += rdmasim::load_relaxed(ctx.gid_queries);
-    c.pkey_queries += rdmasim::load_relaxed(ctx.pkey_queries);
+    for (size_t k = 0; k < std::size(kCountedCalls); ++k)
+      c.calls[k] += rdmasim::load_relaxed(ctx.*kCountedCalls[k].count);
   }
   return c;
 }

@@ -5,16 +5,16 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/shm_layout.h"
 #include "util.h"
 
-namespace rdmasim {
-struct ShmFabric;
-}
 
 namespace rdma_eventd::bench {
 
@@ -67,14 +67,25 @@ class SimState {
   SimState(const SimState&) = delete;
   SimState& operator=(const SimState&) = delete;
 
-  // Sums over the contexts opened by `pids`.
+  // The calls the simulator counts for each context (rdmasim::ShmContext), by name: the events
+  // read and acked, and the port, GID and P_Key queries.
+  struct CountedCall {
+    const char* name;
+    uint64_t rdmasim::ShmContext::*count;
+  };
+  static constexpr CountedCall kCountedCalls[] = {
+      {"read", &rdmasim::ShmContext::read},
+      {"acked", &rdmasim::ShmContext::acked},
+      {"port_queries", &rdmasim::ShmContext::port_queries},
+      {"gid_queries", &rdmasim::ShmContext::gid_queries},
+      {"pkey_queries", &rdmasim::ShmContext::pkey_queries},
+  };
+  // Sums over the contexts opened by `pids`: how many, and each counted call, in
+  // kCountedCalls' order.
   struct Counters {
     int contexts = 0;
-    uint64_t read = 0;
-    uint64_t acked = 0;
-    uint64_t port_queries = 0;
-    uint64_t gid_queries = 0;
-    uint64_t pkey_queries = 0;
+    std::array<uint64_t, std::size(kCountedCalls)> calls{};
+    uint64_t acked() const { return calls[1]; }
   };
   Counters of(const std::vector<pid_t>& pids) const { return sum(slots(pids)); }
   // The context slots of `pids`, found once, then summed cheaply as often as needed.

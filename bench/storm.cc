@@ -44,21 +44,16 @@ std::vector<std::string> targets_of(const Args& a) {
 }
 
 json counters_json(const SimState::Counters& c) {
-  return {{"contexts", c.contexts},
-          {"read", c.read},
-          {"acked", c.acked},
-          {"port_queries", c.port_queries},
-          {"gid_queries", c.gid_queries},
-          {"pkey_queries", c.pkey_queries}};
+  json j = {{"contexts", c.contexts}};
+  for (size_t k = 0; k < std::size(SimState::kCountedCalls); ++k)
+    j[SimState::kCountedCalls[k].name] = c.calls[k];
+  return j;
 }
 
+// The calls counted between b and a; the contexts, a's.
 SimState::Counters minus(const SimState::Counters& a, const SimState::Counters& b) {
   SimState::Counters d = a;
-  d.read -= b.read;
-  d.acked -= b.acked;
-  d.port_queries -= b.port_queries;
-  d.gid_queries -= b.gid_queries;
-  d.pkey_queries -= b.pkey_queries;
+  for (size_t k = 0; k < d.calls.size(); ++k) d.calls[k] -= b.calls[k];
   return d;
 }
 
@@ -211,7 +206,7 @@ int cmd_consumers(int argc, char** argv) {
     }
     if (complete) continue;
     now = state.sum(slots);
-    if (now.acked - before.acked >= count) {
+    if (now.acked() - before.acked() >= count) {
       t1 = mono_ns();
       complete = true;
     } else if (mono_ns() > deadline) {
