@@ -126,7 +126,7 @@ void LinkHealthMonitor::restore(const std::vector<const DeviceView*>& views, Ins
                                 : std::string(std::strerror(file.error)));
     return;
   }
-  LinkQualityStateResult result = link_quality_state_from_json(file.text, boot_id_, now);
+  LinkQualityStateResult result = kLinkQualityStateFile.from_json(file.text, boot_id_, now);
   if (auto* rejected = std::get_if<StateRejected>(&result)) {
     spdlog::warn("link quality: ignoring {}: {}; every port starts from a new baseline",
                  state_path_, rejected->reason);
@@ -454,7 +454,7 @@ void LinkHealthMonitor::save() {
     if (::unlink(state_path_.c_str()) != 0 && errno != ENOENT) err = errno;
   } else {
     const std::string text =
-        link_quality_state_to_json(export_state(), boot_id_, clock_.now()) + "\n";
+        kLinkQualityStateFile.to_json(export_state(), boot_id_, clock_.now()) + "\n";
     err = write_state_file(state_path_, text);
   }
   if (err != 0) ++stats_.state_write_failures;

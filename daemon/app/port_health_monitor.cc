@@ -70,7 +70,7 @@ void PortHealthMonitor::restore(Instant now) {
                  std::strerror(file.error));
     return;
   }
-  HealthStateResult result = health_state_from_json(file.text, boot_id_, now);
+  HealthStateResult result = kHealthStateFile.from_json(file.text, boot_id_, now);
   if (auto* rejected = std::get_if<HealthStateRejected>(&result)) {
     spdlog::warn("port health: ignoring {}: {}; starting fresh", state_path_, rejected->reason);
     return;
@@ -225,7 +225,7 @@ void PortHealthMonitor::save() {
   if (!dirty_) return;
   dirty_ = false;
   const std::string text =
-      health_state_to_json(model_.export_state(), boot_id_, clock_.now()) + "\n";
+      kHealthStateFile.to_json(model_.export_state(), boot_id_, clock_.now()) + "\n";
   const int err = write_state_file(state_path_, text);
   if (err != 0) ++save_failures_;
   if (err != 0 && !save_failing_) {

@@ -76,14 +76,7 @@ PortHealthState read_port(const Reader& r, int64_t saved_us) {
 
 }  // namespace
 
-std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
-                                 std::string_view boot_id, Instant saved_at) {
-  return state_document::write(kHealthStateVersion, devices, boot_id, saved_at, port_json);
-}
-
-HealthStateResult health_state_from_json(std::string_view text, std::string_view boot_id,
-                                         Instant now) {
-  return state_document::read<PortHealthState>(text, kHealthStateVersion, boot_id, now, read_port);
-}
+const state_document::Format<PortHealthState> kHealthStateFile{kHealthStateVersion, port_json,
+                                                               read_port};
 
 }  // namespace rdma_eventd::daemon

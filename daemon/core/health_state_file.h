@@ -25,16 +25,11 @@ inline constexpr int kHealthStateVersion = 1;
 // Beyond core/state_document's limits: the error times kept per port and source.
 inline constexpr size_t kMaxStateErrorTimes = 10000;
 
-// One line of JSON.
-std::string health_state_to_json(const std::vector<DeviceHealthState>& devices,
-                                 std::string_view boot_id, Instant saved_at);
-
 using HealthStateRejected = StateRejected;
 using HealthStateResult = std::variant<std::vector<DeviceHealthState>, HealthStateRejected>;
 
-// Accepts only a document of this version, written on this boot (`boot_id`), no later than
-// `now` on the monotonic clock, and whole: every key present with its type.
-HealthStateResult health_state_from_json(std::string_view text, std::string_view boot_id,
-                                         Instant now);
+// The document: kHealthStateFile.to_json(devices, boot_id, saved_at), one line of JSON, and
+// kHealthStateFile.from_json(text, boot_id, now), a HealthStateResult.
+extern const state_document::Format<PortHealthState> kHealthStateFile;
 
 }  // namespace rdma_eventd::daemon

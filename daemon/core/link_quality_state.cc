@@ -128,15 +128,7 @@ PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
 
 }  // namespace
 
-std::string link_quality_state_to_json(const std::vector<DeviceLinkQualityState>& devices,
-                                       std::string_view boot_id, Instant saved_at) {
-  return state_document::write(kLinkQualityStateVersion, devices, boot_id, saved_at, port_json);
-}
-
-LinkQualityStateResult link_quality_state_from_json(std::string_view text, std::string_view boot_id,
-                                                    Instant now) {
-  return state_document::read<PortLinkQualityState>(text, kLinkQualityStateVersion, boot_id, now,
-                                                    read_port);
-}
+const state_document::Format<PortLinkQualityState> kLinkQualityStateFile{
+    kLinkQualityStateVersion, port_json, read_port};
 
 }  // namespace rdma_eventd::daemon

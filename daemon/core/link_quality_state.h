@@ -38,16 +38,11 @@ struct PortLinkQualityState {
 
 using DeviceLinkQualityState = DeviceState<PortLinkQualityState>;
 
-// One line of JSON.
-std::string link_quality_state_to_json(const std::vector<DeviceLinkQualityState>& devices,
-                                       std::string_view boot_id, Instant saved_at);
-
 using LinkQualityStateResult = std::variant<std::vector<DeviceLinkQualityState>, StateRejected>;
 
-// Accepts only a document of this version, written on this boot (`boot_id`), no later than
-// `now` on the monotonic clock, and whole: every key present with its type, within its bounds.
-// Every port read back has been sampled.
-LinkQualityStateResult link_quality_state_from_json(std::string_view text, std::string_view boot_id,
-                                                    Instant now);
+// The document: kLinkQualityStateFile.to_json(devices, boot_id, saved_at), one line of JSON, and
+// kLinkQualityStateFile.from_json(text, boot_id, now), a LinkQualityStateResult; every port read
+// back has been sampled.
+extern const state_document::Format<PortLinkQualityState> kLinkQualityStateFile;
 
 }  // namespace rdma_eventd::daemon

@@ -169,5 +169,28 @@ std::variant<std::vector<DeviceState<Port>>, StateRejected> read(std::string_vie
   }
 }
 
+// A state file's format: its version, and how one port's state is written and read back. Each
+// kind of persistent state (port health, link quality) is one of these over the same document.
+template <typename Port>
+struct Format {
+  int version;
+  json (*port_json)(const Port&);
+  Port (*read_port)(const Reader&, int64_t saved_us);
+
+  // One line of JSON.
+  std::string to_json(const std::vector<DeviceState<Port>>& devices, std::string_view boot_id,
+                      Instant saved_at) const {
+    return write(version, devices, boot_id, saved_at, port_json);
+  }
+  // Accepts only a document of this version, written on this boot (`boot_id`), no later than
+  // `now` on the monotonic clock, and whole: every key present with its type, within its
+  // bounds (what read_port checks of a port).
+  std::variant<std::vector<DeviceState<Port>>, StateRejected> from_json(std::string_view text,
+                                                                        std::string_view boot_id,
+                                                                        Instant now) const {
+    return read<Port>(text, version, boot_id, now, read_port);
+  }
+};
+
 }  // namespace state_document
 }  // namespace rdma_eventd::daemon

@@ -52,8 +52,7 @@ std::vector<DeviceHealthState> sample() {
 }
 
 // The sample as the tests write it on this boot at kSaved and read it at kLater.
-const StateFile<DeviceHealthState> kFile{
-    health_state_to_json, health_state_from_json, kBoot, kSaved, kLater, sample()};
+const StateFile<PortHealthState> kFile{kHealthStateFile, kBoot, kSaved, kLater, sample()};
 
 TEST(HealthStateFile, WhatIsWrittenIsReadBackWhole) {
   kFile.expect_sample_read_back_whole();
@@ -68,8 +67,8 @@ TEST(HealthStateFile, AModelsStateSurvivesTheRoundTrip) {
   p.lanes = 4;
   p.speed = LinkSpeed::kNdr;
   model.observe_port("mlx5_0", "0c42:a103:00f6:5e44", p, kSaved, t);
-  const std::string text = health_state_to_json(model.export_state(), kBoot, kSaved);
-  const auto r = health_state_from_json(text, kBoot, kLater);
+  const std::string text = kHealthStateFile.to_json(model.export_state(), kBoot, kSaved);
+  const auto r = kHealthStateFile.from_json(text, kBoot, kLater);
   ASSERT_TRUE(std::holds_alternative<std::vector<DeviceHealthState>>(r)) << why_rejected(r);
   PortHealthModel restored{HealthConfig{}};
   restored.restore(std::get<std::vector<DeviceHealthState>>(r), kLater);
@@ -125,7 +124,7 @@ TEST(HealthStateFile, TimesMustComeBeforeTheDocumentWasSavedAndItBeforeNow) {
             "was saved");
   // Saved "after" now on the same boot id: the clock cannot have gone back.
   const std::string text = kFile.written();
-  EXPECT_EQ(why_rejected(health_state_from_json(
+  EXPECT_EQ(why_rejected(kHealthStateFile.from_json(
                 text, kBoot, {.wall_us = 0, .mono_us = 4999 * kMicrosPerSecond})),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
 }

@@ -54,12 +54,8 @@ std::vector<DeviceLinkQualityState> saved_state() {
 }
 
 // The saved state as the tests write it on this boot at kSavedAt and read it at kNow.
-const StateFile<DeviceLinkQualityState> kFile{link_quality_state_to_json,
-                                              link_quality_state_from_json,
-                                              kThisBoot,
-                                              kSavedAt,
-                                              kNow,
-                                              saved_state()};
+const StateFile<PortLinkQualityState> kFile{kLinkQualityStateFile, kThisBoot, kSavedAt, kNow,
+                                            saved_state()};
 
 TEST(LinkQualityStateFile, WhatIsWrittenIsReadBackWhole) {
   kFile.expect_sample_read_back_whole();
@@ -73,9 +69,9 @@ TEST(LinkQualityStateFile, APortsStateSurvivesTheRoundTrip) {
   port.sample(config, {ndr, true, 0, {{"symbol_error", 16, 0}}}, mono(4000), out);
   port.sample(config, {ndr, true, 0, {{"symbol_error", 16, 5}}}, mono(4060), out);
   ASSERT_TRUE(port.bad());
-  const std::string text = link_quality_state_to_json(
+  const std::string text = kLinkQualityStateFile.to_json(
       {{"mlx5_0", "0c42:a103:00f6:5e44", {{1, port.export_state()}}}}, kThisBoot, kSavedAt);
-  const auto r = link_quality_state_from_json(text, kThisBoot, kNow);
+  const auto r = kLinkQualityStateFile.from_json(text, kThisBoot, kNow);
   ASSERT_TRUE(std::holds_alternative<std::vector<DeviceLinkQualityState>>(r)) << why_rejected(r);
   PortLinkQuality restored;
   restored.restore(std::get<std::vector<DeviceLinkQualityState>>(r).at(0).ports.at(0).state);
@@ -89,7 +85,7 @@ TEST(LinkQualityStateFile, ADocumentFromAnotherBootIsRejected) {
 
 TEST(LinkQualityStateFile, ADocumentSavedLaterThanNowOrOfANewerVersionIsRejected) {
   const std::string text = kFile.written();
-  EXPECT_EQ(why_rejected(link_quality_state_from_json(text, kThisBoot, mono(4999))),
+  EXPECT_EQ(why_rejected(kLinkQualityStateFile.from_json(text, kThisBoot, mono(4999))),
             "corrupt: saved_at.monotonic_us: later than now on this boot's monotonic clock");
   EXPECT_EQ(kFile.rejection_of(R"({"version": 2, "whatever": "a newer daemon writes"})"),
             "written by a newer rdma-eventd (state version 2; this one reads version 1)");

@@ -23,19 +23,26 @@ std::string why_rejected(const std::variant<States, StateRejected>& r) {
                                                   : "(accepted)";
 }
 
-// A state file of `State`s: the daemon's writer and reader of it, the boot the tests write it
-// on, when they save it and when they read it, and the states they write.
-template <typename State>
+// A state file of devices' `Port` states: the daemon's format of it (its writer and reader),
+// the boot the tests write it on, when they save it and when they read it, and the states they
+// write.
+template <typename Port>
 struct StateFile {
-  using States = std::vector<State>;
+  using States = std::vector<DeviceState<Port>>;
   using Result = std::variant<States, StateRejected>;
 
-  std::string (*write)(const States& states, std::string_view boot_id, Instant saved_at);
-  Result (*read)(std::string_view text, std::string_view boot_id, Instant now);
+  const state_document::Format<Port>& format;
   std::string_view boot;
   Instant saved;
   Instant now;
   States sample;
+
+  std::string write(const States& states, std::string_view boot_id, Instant saved_at) const {
+    return format.to_json(states, boot_id, saved_at);
+  }
+  Result read(std::string_view text, std::string_view boot_id, Instant at) const {
+    return format.from_json(text, boot_id, at);
+  }
 
   // The sample as the daemon writes it.
   std::string written() const { return write(sample, boot, saved); }
