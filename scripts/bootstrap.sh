@@ -82,7 +82,7 @@ KERNEL_PACKAGES=(qemu-system-x86 linux-image-amd64 busybox-static kmod iproute2 
 # service's tests (tests/system); udev checks the udev rule. scdoc builds the manual pages and
 # man-db checks them; debhelper, dpkg-dev, fakeroot and lintian build and check the Debian
 # packages, which the tests install (debian/control's Build-Depends are the build's libraries
-# above, and scdoc). systemd-journal-remote: the central journal's test (journal-upload on
+# above, and scdoc; dpkg-buildpackage also wants build-essential, which a bare root lacks). systemd-journal-remote: the central journal's test (journal-upload on
 # each simulated host, one journal-remote receiving). prometheus (with promtool),
 # prometheus-node-exporter and curl: the metrics' alert test (its own processes, on a network
 # namespace's loopback) and the alert rules' checks. valgrind: the benchmark harness's
@@ -91,7 +91,7 @@ TEST_PACKAGES=(
   git libgtest-dev libgmock-dev
   systemd-container debootstrap debian-archive-keyring
   scdoc man-db
-  debhelper dpkg-dev fakeroot lintian
+  build-essential debhelper dpkg-dev fakeroot lintian
   systemd-journal-remote
   prometheus prometheus-node-exporter curl
   # jsonnet: the Grafana dashboard's source, generated and checked (config/grafana/generate.sh)
@@ -180,17 +180,22 @@ release_services() {
 }
 
 # disable_services_of PACKAGE...: their enabled units and init scripts, disabled (see above).
-# deb-systemd-helper acts for a package's maintainer scripts only (DPKG_MAINTSCRIPT_PACKAGE):
-# it is called here on behalf of that package. The init system itself and its device manager
-# (systemd, udev: every Debian host has them; a bare root may get them from the demo's set) are
-# the system's, not a service of the tests.
+# Only units that can be enabled: an alias is its unit's other name, and a unit with no
+# WantedBy= or RequiredBy= (a static one, started on demand, D-Bus's or a socket's) is enabled
+# by nothing. deb-systemd-helper acts for a package's maintainer scripts only
+# (DPKG_MAINTSCRIPT_PACKAGE): it is called here on behalf of that package. The init system
+# itself, its device manager and the system bus (systemd, udev, dbus: every Debian host has them;
+# a bare root may get them from the demo's set) are the system's, not a service of the tests.
 disable_services_of() {
-  local p files unit script
+  local p files unit file script
   for p in "$@"; do
-    case $p in systemd | systemd-sysv | udev | dbus) continue ;; esac
+    case $p in systemd | systemd-sysv | udev | dbus | dbus-*) continue ;; esac
     files=$(dpkg-query -L "$p" 2>/dev/null || true)
-    for unit in $(sed -nE 's#^/(usr/)?lib/systemd/system/([^/@]+\.(service|socket|timer|path))$#\2#p' \
-      <<<"$files" | sort -u); do
+    for file in $({ grep -E '^/(usr/)?lib/systemd/system/[^/@]+\.(service|socket|timer|path)$' \
+      <<<"$files" || true; } | sort -u); do
+      [ -L "$file" ] && continue
+      grep -qE '^(WantedBy|RequiredBy)=' "$file" || continue
+      unit=${file##*/}
       if DPKG_MAINTSCRIPT_PACKAGE=$p deb-systemd-helper --quiet is-enabled "$unit"; then
         DPKG_MAINTSCRIPT_PACKAGE=$p deb-systemd-helper disable "$unit"
         echo "bootstrap: $unit ($p) disabled: installed for the tests, not as a service of this host"
