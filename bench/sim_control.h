@@ -15,7 +15,6 @@
 #include "common/shm_layout.h"
 #include "util.h"
 
-
 namespace rdma_eventd::bench {
 
 class SimControl {

@@ -53,7 +53,8 @@ json counters_json(const SimState::Counters& c) {
 // The calls counted between b and a; the contexts, a's.
 SimState::Counters minus(const SimState::Counters& a, const SimState::Counters& b) {
   SimState::Counters d = a;
-  for (size_t k = 0; k < d.calls.size(); ++k) d.calls[k] -= b.calls[k];
+  for (size_t k = 0; k < d.calls.size(); ++k)
+    d.calls[k] -= b.calls[k];
   return d;
 }
 

@@ -128,7 +128,7 @@ PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
 
 }  // namespace
 
-const state_document::Format<PortLinkQualityState> kLinkQualityStateFile{
-    kLinkQualityStateVersion, port_json, read_port};
+const state_document::Format<PortLinkQualityState> kLinkQualityStateFile{kLinkQualityStateVersion,
+                                                                         port_json, read_port};
 
 }  // namespace rdma_eventd::daemon

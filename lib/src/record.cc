@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "port_fields.h"
-#include "record_kinds.h"
 #include "rdma_eventd/protocol.h"
+#include "record_kinds.h"
 #include "schema/record_json.h"
 
 namespace rdma_eventd {
