@@ -118,7 +118,6 @@ demo_timing() {
   done
 }
 [ $demo = 1 ] || demo_timing() { cat; }
-set -o pipefail
 # A mount namespace of its own whose root is the fresh root (pivot_root, not chroot: tools that
 # enter other namespaces, nsenter and ip netns exec, would otherwise see the host's root).
 unshare --mount --propagation private -- bash -c '
