@@ -38,6 +38,8 @@ Commands:
                   (LeakSanitizer included: a daemon that leaks fails the test that stopped it)
   test-tsan       deps, then build into ./build-tsan with ThreadSanitizer and run the tests
                   that run the daemon's threads (unit, integration, subscribers, faults)
+  build-sanitize, build-tsan
+                  only the build of test-sanitize or test-tsan (.ci/run builds them ahead)
   fuzz            build the libFuzzer targets with clang into ./build-fuzz and run each for
                   FUZZ_SECONDS (default 40): scripts/fuzz.sh, docs/fuzzing.md
   packages SET    print the Debian packages of SET, one a line: demo, kernel (what
@@ -51,6 +53,8 @@ that was there before is left as it was.
 
 Environment:
   JOBS            parallel build jobs (default: number of CPUs)
+  TEST_JOBS       tests run at once (default: twice the number of CPUs; most tests wait on
+                  a daemon, a journal or a guest for much of their time)
   FUZZ_SECONDS    seconds per fuzz target (default 40; more in scripts/fuzz.sh)
 USAGE
 }
@@ -258,9 +262,15 @@ kernel_6_12() {
 }
 
 configure_and_build() {
-  local dir=$1 start=$SECONDS; shift
+  local dir=$1 start=$SECONDS lock; shift
+  # One build of a directory at a time: .ci/run builds the later stages' directories ahead, in
+  # the background, and a stage then waits here for that build to end (and finds it done).
+  mkdir -p "$dir"
+  exec {lock}>"$dir/.build-lock"
+  flock "$lock"
   cmake -S . -B "$dir" -DRDMA_EVENTD_WERROR=ON "$@"
   cmake --build "$dir" -j "${JOBS:-$(nproc)}"
+  exec {lock}>&-
   echo "bootstrap: $dir configured and built in $((SECONDS - start)) s"
 }
 
@@ -300,8 +310,11 @@ build_demo() {
 run_tests() {
   local dir=$1 start=$SECONDS rc=0; shift
   # Tests start journald, the simulator and the daemon themselves; they need root for private
-  # mount namespaces. --output-on-failure shows the failing test's whole log.
-  ctest --test-dir "$dir" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 900 "$@" |
+  # mount namespaces. --output-on-failure shows the failing test's whole log. Twice as many
+  # tests as CPUs: most of a test's time is spent waiting (on a daemon, a journal, a guest), and
+  # one test per CPU left 43 % of both CPUs idle (docs/testing.md).
+  local jobs=${TEST_JOBS:-$((2 * $(nproc)))}
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 "$@" |
     tee "$dir/ctest.log" || rc=$?
   # The time, and the slowest tests, so that a slowdown shows in every log (docs/testing.md).
   echo "bootstrap: $dir tested in $((SECONDS - start)) s; its slowest tests (seconds):"
@@ -420,6 +433,17 @@ prepare_in_background() {
 # at -O2). The ThreadSanitizer build compiles each test source of its suites on its own, so that
 # one build still proves that every one compiles with exactly the includes it names.
 checking_build=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1)
+build_sanitize() {
+  configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON "${checking_build[@]}" \
+    -DRDMA_EVENTD_UNITY_TESTS=ON
+}
+# Only the suites test-tsan runs (below): without the simulator's fidelity suite, the system
+# tests and the benchmark harness, whose tests are not among these.
+build_tsan() {
+  configure_and_build build-tsan -DRDMA_EVENTD_TSAN=ON -DRDMA_EVENTD_BENCH=OFF \
+    -DRDMA_EVENTD_TEST_SUITES="harness;unit;integration;subscribers" "${checking_build[@]}" \
+    -DRDMA_EVENTD_UNITY_TESTS=OFF
+}
 
 case "${1:-help}" in
   deps) deps ;;
@@ -449,10 +473,11 @@ case "${1:-help}" in
     exit "$rc"
     ;;
   package) need_root package; deps; package ;;
+  build-sanitize) deps; build_sanitize ;;
+  build-tsan) deps; build_tsan ;;
   test-sanitize)
     deps
-    configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON "${checking_build[@]}" \
-      -DRDMA_EVENTD_UNITY_TESTS=ON
+    build_sanitize
     # Not the packages' test: they are built without sanitizers, and `test` tests them; nor the
     # test bench's install (system.test_bench), which runs no program of this build. Not the
     # kernel tests: the guest runs under software emulation, where a sanitized daemon is several
@@ -462,15 +487,14 @@ case "${1:-help}" in
     ;;
   test-tsan)
     deps
-    # Only the suites it runs (below): without the simulator's fidelity suite, the system tests
-    # and the benchmark harness, whose tests are not among these.
-    configure_and_build build-tsan -DRDMA_EVENTD_TSAN=ON -DRDMA_EVENTD_BENCH=OFF \
-      -DRDMA_EVENTD_TEST_SUITES="harness;unit;integration;subscribers" "${checking_build[@]}" \
-      -DRDMA_EVENTD_UNITY_TESTS=OFF
+    build_tsan
     # The daemon's second thread is the journal writer: every test that runs the daemon with a
     # journal exercises it, the faults tests (journald stopped and frozen) most. The million-event
     # storm and the system tests add nothing for threads and would take long under TSan.
-    run_tests build-tsan -L 'unit|integration|subscribers|long' -E 'Storm'
+    # One test per CPU: under ThreadSanitizer the daemon and its clients are several times
+    # slower and keep the CPUs busy themselves.
+    TEST_JOBS=${TEST_JOBS:-$(nproc)} run_tests build-tsan -L 'unit|integration|subscribers|long' \
+      -E 'Storm'
     ;;
   fuzz) shift; exec scripts/fuzz.sh "$@" ;;
   help | -h | --help) usage ;;

@@ -6,6 +6,8 @@
 #
 #   scripts/fuzz.sh                  every target, FUZZ_SECONDS each
 #   scripts/fuzz.sh fuzz_record      only the targets named
+#   scripts/fuzz.sh --deps-only      install what the build needs, and stop
+#   scripts/fuzz.sh --build-only     install and build, and stop (.ci/run builds ahead so)
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 40, so eight targets took about what six took
@@ -43,6 +45,10 @@ build=$(realpath -m "${FUZZ_BUILD:-build-fuzz}")
 cpus=$(nproc)
 parallel=${FUZZ_PARALLEL:-$((cpus < 4 ? cpus : 4))}
 
+only_step=
+case ${1:-} in
+  --deps-only | --build-only) only_step=${1#--}; shift ;;
+esac
 if [ $# -gt 0 ]; then
   for t in "$@"; do
     [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: unknown target '$t' (${TARGETS[*]})" >&2; exit 2; }
@@ -72,6 +78,12 @@ deps() {
 
 build_targets() {
   local start=$SECONDS
+  # One build of the directory at a time: .ci/run builds it ahead in the background, and a run
+  # then waits here for that build to end.
+  mkdir -p "$build"
+  local lock
+  exec {lock}>"$build/.build-lock"
+  flock "$lock"
   # The compiler is chosen when the directory is first configured: naming it again, even as
   # another name of the same clang, would make CMake start over without the options.
   local compilers=()
@@ -83,6 +95,7 @@ build_targets() {
   local only=()
   [ ${#TARGETS[@]} -lt 5 ] && only=(--target "${TARGETS[@]}")
   cmake --build "$build" -j "${JOBS:-$cpus}" "${only[@]}"
+  exec {lock}>&-
   echo "fuzz: $build configured and built in $((SECONDS - start)) s"
 }
 
@@ -144,7 +157,9 @@ report() {
 }
 
 deps
+[ "$only_step" = deps-only ] && exit 0
 build_targets
+[ "$only_step" = build-only ] && exit 0
 
 echo "fuzz: ${TARGETS[*]}: $seconds s each, $parallel at a time, seed $seed"
 declare -A pid_of rc_of

@@ -13,7 +13,7 @@
 #    the receiver twice;
 #  - rdma-eventctl history --directory reads the receiver's journal: every record exactly
 #    once (copies dropped), --host, --event, --json and --summary;
-#  - history --incidents on it: all three hosts' ports down within a second with an SM
+#  - history --incidents on it: all three hosts' ports down within a few seconds with an SM
 #    failover is one fabric incident of the three, a port of one host flapping a port incident,
 #    a device failing on another a host incident.
 # Needs root and systemd-journal-remote (scripts/bootstrap.sh deps). Run by ctest.
@@ -317,7 +317,7 @@ judged() {
 # socket_has H JQ: one of host H's records satisfies JQ.
 socket_has() { socket_records "$1" | jq -e -s "any(.[]; $2)" >/dev/null; }
 since=$(date +%s.%N)
-# The fabric: every host's link down within a second, and the subnet manager fails over.
+# The fabric: every host's link down at once, and the subnet manager fails over.
 for h in "${hosts[@]}"; do sim "$h" port down mlx5_0/1 >/dev/null; done
 # (host 2's third down in the flap window makes it flapping)
 for h in "${hosts[@]}"; do
@@ -330,8 +330,10 @@ done
 for h in "${hosts[@]}"; do
   wait_for 20 "host $h's sm_change" socket_has "$h" '.event == "sm_change"'
 done
-# Incidents are apart in time: the query below takes a gap of 1 s, and 1.5 s pass between them.
-sleep 1.5
+# Incidents are apart in time: the query below takes a gap of 4 s and a fabric window of 4 s
+# (what a loaded machine takes to drive one incident's steps through three hosts stays well
+# within them: 1 s did not, under ASan beside three other tests), and 4.5 s pass between them.
+sleep 4.5
 # A port of host 1 flaps: three downs make it flapping (flap_downs 3 above).
 for i in 1 2 3; do
   sim 1 port down mlx5_1/1 >/dev/null
@@ -339,7 +341,7 @@ for i in 1 2 3; do
   sim 1 port up mlx5_1/1 >/dev/null
 done
 wait_for 20 "host 1's mlx5_1/1 flapping" socket_has 1 '.event == "port_health" and .device == "mlx5_1" and .port == 1 and .health == "flapping"'
-sleep 1.5
+sleep 4.5
 # Host 3's second adapter fails.
 sim 3 fatal mlx5_1 >/dev/null
 wait_for 20 "host 3's device_fatal" socket_has 3 '.event == "device_fatal" and .device == "mlx5_1"'
@@ -348,13 +350,13 @@ expect_all_records 1
 expect_all_records 2 "$stop_seq"
 expect_all_records 3
 incidents=$("$eventctl" history -D "$scratch/remote" --incidents --json --since "@$since" \
-  --incident-gap 1s | jq -c '[.class, ([.hosts[].host] | join(",")), ([.hosts[].ports[]] | unique | join(","))]' |
+  --incident-gap 4s --fabric-window 4s | jq -c '[.class, ([.hosts[].host] | join(",")), ([.hosts[].ports[]] | unique | join(","))]' |
   paste -sd' ')
 expected='["fabric","fleet-h1,fleet-h2,fleet-h3","mlx5_0/1"] ["port","fleet-h1","mlx5_1/1"] ["host","fleet-h3","mlx5_1/1,mlx5_1/2"]'
 [ "$incidents" = "$expected" ] || fail "history --incidents: $incidents, not $expected"
-fabric=$("$eventctl" history -D "$scratch/remote" --incidents --json --since "@$since" --incident-gap 1s |
+fabric=$("$eventctl" history -D "$scratch/remote" --incidents --json --since "@$since" --incident-gap 4s --fabric-window 4s |
   jq -r 'select(.class == "fabric") | .evidence')
-[[ $fabric =~ ^"3 hosts, 3 ports down within 0."[0-9]" s; 3 sm_change: subnet manager failover"$ ]] ||
+[[ $fabric =~ ^"3 hosts, 3 ports down within "([0-3])\.[0-9]" s; 3 sm_change: subnet manager failover"$ ]] ||
   fail "the fabric incident's evidence: $fabric"
-"$eventctl" history -D "$scratch/remote" --incidents --since "@$since" --incident-gap 1s
+"$eventctl" history -D "$scratch/remote" --incidents --since "@$since" --incident-gap 4s --fabric-window 4s
 echo "PASS"
