@@ -34,8 +34,11 @@ textfile collector, and writes it again (to DIR/.rdma_eventd.prom.tmp, then rena
 whenever the daemon publishes a record; records that arrive while it is reading the daemon's
 state lead to one more rewrite, not one each, and rewrites are at least 0.1 s apart. While the
 daemon cannot be reached the file holds rdma_eventd_up 0, and it connects again (after 0.2 s,
-doubling to 10 s, the backoff of every retry). On SIGTERM or SIGINT it removes the file and
-exits.
+doubling to 10 s, the backoff of every retry; each wait lengthened by up to half at random).
+It also rewrites the file every 60 to 90 s when nothing happened, so that the file's age (node_textfile_mtime_seconds) says the follower is
+alive. A rewrite that fails (a full file system, a directory gone) removes the file, so that
+nothing stale is read as current, and is tried again with the same backoff until it succeeds;
+each different failure is logged once. On SIGTERM or SIGINT it removes the file and exits.
 
 Options:
       --textfile DIR   keep DIR/rdma_eventd.prom up to date
@@ -43,8 +46,8 @@ Options:
   -h, --help           this text
 
 Exit status: 0 printed (or stopped by a signal), 2 the daemon cannot be reached or did not
-answer (rdma_eventd_up 0 is printed), 64 bad command line, 71 the loop failed, 73 DIR cannot
-be written.
+answer (rdma_eventd_up 0 is printed), 64 bad command line, 71 the loop failed, 73 DIR is not
+a directory at the start.
 )";
 
 namespace {
@@ -55,6 +58,10 @@ constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
 constexpr auto kTimeout = std::chrono::seconds(10);
 constexpr const char* kFileName = "rdma_eventd.prom";
 constexpr auto kMinRewriteInterval = std::chrono::milliseconds(100);
+// The file's age is how a reader tells a live follower from a dead one (the shipped rule
+// RDMAEventdMetricsStale): an idle daemon publishes nothing for days, so the follower rewrites
+// the file this often anyway, at the cost of two requests.
+constexpr auto kRefreshInterval = std::chrono::seconds(60);
 
 // The daemon's status and health, rendered. nullopt (and *why) when a request failed.
 std::optional<std::string> read_metrics(Client& client, std::string* why) {
@@ -96,14 +103,13 @@ int print_once(const Global& global) {
 // round trip and a steady trickle keeps the two requests per rewrite within the daemon's request
 // rate; refused over it anyway, the follower retries with its backoff. While the daemon cannot be
 // reached the file says rdma_eventd_up 0 (written once an outage). An idle daemon leaves it
-// blocked on the socket.
+// blocked on the socket but for the refresh.
 class TextfilePolicy final : public FollowerPolicy {
  public:
   TextfilePolicy(const Global& global, std::string file)
       : global_(global), file_(std::move(file)) {}
 
   Outcome act(const std::vector<Message>* replies, std::string* failure) override {
-    // A file that cannot be written stops it: node_exporter would read a stale file forever.
     std::string text;
     if (!replies) {
       text = metrics_text_daemon_down();
@@ -116,8 +122,14 @@ class TextfilePolicy final : public FollowerPolicy {
     }
     const int error = internal::write_file_atomically(file_, text, {.mode = 0644, .sync = false});
     if (error == 0) return Outcome::kDone;
-    say(file_ + ": " + std::strerror(error));
-    return Outcome::kStop;
+    // The file as it was would be read as current for as long as the failure lasts (a full
+    // file system can last days): it goes, which needs no space, and the rewrite is retried.
+    *failure = file_ + ": " + std::strerror(error);
+    if (::unlink(file_.c_str()) == 0 || errno == ENOENT)
+      *failure += "; the file is removed until it can be written";
+    else
+      *failure += std::string("; cannot remove it either: ") + std::strerror(errno);
+    return Outcome::kRetry;
   }
 
   void on_event(const FollowerEvent& e) override {
@@ -135,6 +147,7 @@ class TextfilePolicy final : public FollowerPolicy {
         say(e.text + "; retrying");
         break;
       case FollowerEvent::kActRecovered:
+        say(file_ + " is up to date again");
         break;
     }
   }
@@ -163,11 +176,12 @@ int run_textfile(const Global& global, const std::string& dir) {
   options.initial_backoff = std::chrono::milliseconds(200);
   options.max_backoff = std::chrono::seconds(10);
   options.min_act_interval = kMinRewriteInterval;
+  options.refresh_interval = kRefreshInterval;
+  options.jitter = 0.5;  // a fleet's followers restarted together do not rewrite in step
   const auto connector = socket_connector(global.socket, kTimeout);
   DaemonFollower follower(steady_time(), *connector, policy, options);
   const int error = run_follower(follower, steady_time(), signal_fd);
   ::close(signal_fd);
-  if (error == kFollowerStopped) return kExitCantCreate;  // the policy said why
   ::unlink(file.c_str());
   if (error != 0) {
     std::fprintf(stderr, "%s: poll: %s\n", global.program.c_str(), std::strerror(error));

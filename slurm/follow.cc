@@ -20,6 +20,10 @@ rdma_eventd::FollowerOptions follower_options(const Config& config) {
       std::clamp<std::chrono::milliseconds>(std::chrono::seconds(config.reconcile_interval_s),
                                             o.initial_backoff, std::chrono::seconds(60));
   o.refresh_interval = std::chrono::seconds(config.reconcile_interval_s);
+  // Every node of a cluster runs one: restarted together (an upgrade, a reboot of the racks) or
+  // losing slurmctld together, they would reconcile and retry in the same second, each a call of
+  // scontrol to the one controller. Each wait is lengthened by up to half at random.
+  o.jitter = 0.5;
   return o;
 }
 

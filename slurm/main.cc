@@ -55,7 +55,8 @@ See docs/scheduler.md.
 
 By default it follows the daemon's verdicts as they change, and reconciles at start, when the
 daemon restarts and every reconcile_interval_s seconds; failures are retried with a backoff
-from 0.5 s to reconcile_interval_s (at most 60 s).
+from 0.5 s to reconcile_interval_s (at most 60 s). Each wait is lengthened by up to half at
+random (a retry's never over that cap), so that a cluster's followers do not act in step.
 
 Options:
   -c, --config FILE  the configuration (default /etc/rdma-eventd/slurm.json; optional there)

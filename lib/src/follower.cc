@@ -73,7 +73,17 @@ DaemonFollower::DaemonFollower(const SteadyTime& time, DaemonConnector& connecto
       act_backoff_(options_.initial_backoff, options_.max_backoff),
       reconnect_at_(time.now()),
       act_at_(reconnect_at_),
-      refresh_at_(reconnect_at_) {}
+      refresh_at_(reconnect_at_),
+      random_(options_.jitter_seed != 0 ? options_.jitter_seed : std::random_device{}()) {}
+
+std::chrono::milliseconds DaemonFollower::spread(std::chrono::milliseconds wait,
+                                                 std::chrono::milliseconds at_most) {
+  if (options_.jitter <= 0 || wait.count() <= 0) return wait;
+  std::uniform_real_distribution<double> share(0, options_.jitter);
+  const auto longer = wait + std::chrono::milliseconds(static_cast<int64_t>(
+                                 static_cast<double>(wait.count()) * share(random_)));
+  return std::max(wait, std::min(longer, at_most));
+}
 
 int DaemonFollower::fd() const {
   return connection_ ? connection_->fd() : -1;
@@ -123,7 +133,7 @@ void DaemonFollower::connect(SteadyTimePoint now) {
   }
   if (s != ClientStatus::kOk) {
     ++counts_.connect_failures;
-    reconnect_at_ = now + connect_backoff_.next();
+    reconnect_at_ = now + spread(connect_backoff_.next(), options_.max_backoff);
     if (!away_told_) {
       away_told_ = true;
       dirty_ = true;  // what the daemon's absence asks for is acted on once, then refreshed
@@ -144,7 +154,7 @@ void DaemonFollower::connect(SteadyTimePoint now) {
 void DaemonFollower::lose_connection(SteadyTimePoint now, const std::string& why) {
   connection_.reset();
   ++counts_.connect_failures;
-  reconnect_at_ = now + connect_backoff_.next();
+  reconnect_at_ = now + spread(connect_backoff_.next(), options_.max_backoff);
   dirty_ = true;
   policy_.on_event({FollowerEvent::kConnectionLost, why});
 }
@@ -197,7 +207,7 @@ void DaemonFollower::act(SteadyTimePoint now) {
     if (failure.empty()) failure = "failed";
     if (failure != failure_told_) policy_.on_event({FollowerEvent::kActFailing, failure});
     failure_told_ = failure;
-    act_at_ = after + act_backoff_.next();
+    act_at_ = after + spread(act_backoff_.next(), options_.max_backoff);
     return;
   }
   if (connection_) connect_backoff_.reset();  // the connection proved itself
@@ -206,7 +216,7 @@ void DaemonFollower::act(SteadyTimePoint now) {
   act_backoff_.reset();
   dirty_ = false;
   act_at_ = after + options_.min_act_interval;
-  refresh_at_ = after + options_.refresh_interval;
+  refresh_at_ = after + spread(options_.refresh_interval, std::chrono::milliseconds::max());
 }
 
 int stop_signal_fd() {

@@ -13,7 +13,10 @@
 #  - a storm of 2000 events leads to at most 200 rewrites of the file (coalesced), and the
 #    file ends up counting every record;
 #  - the daemon stopped: the textfile says rdma_eventd_up 0; started again: the follower
-#    reconnects, and the counters the daemon keeps start from the new daemon's.
+#    reconnects, and the counters the daemon keeps start from the new daemon's;
+#  - the textfile directory (a small tmpfs) full: the next rewrite fails, the file is removed
+#    (prometheus no longer has rdma_eventd_up), the failure is logged once and the follower goes
+#    on; space again: the file is back, current, without a restart.
 # Needs root (namespaces) and prometheus, prometheus-node-exporter, curl, jq
 # (scripts/bootstrap.sh deps). Run by ctest.
 set -euo pipefail
@@ -57,6 +60,7 @@ cleanup() {
   "$bin/rdma-sim" --dir "$scratch/sim" stop >/dev/null 2>&1
   stop_pid "$anchor_pid"
   ip netns del "$ns" 2>/dev/null
+  umount "$scratch/textfile" 2>/dev/null
   rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -81,6 +85,11 @@ query() {
 }
 up_is() { [ "$(query rdma_eventd_up)" = "$1" ]; }
 textfile_has() { grep -qxF "$1" "$scratch/textfile/rdma_eventd.prom"; }
+
+# The textfile directory is a file system of its own, small enough to fill (below), mounted
+# before the namespaces are made so that the follower and node_exporter in them see it too.
+mkdir -p "$scratch/textfile"
+mount -t tmpfs -o size=256k,mode=755 rdma-metrics-textfile "$scratch/textfile"
 
 step "network namespace $ns (loopback only) with a journald of its own"
 ip netns add "$ns"
@@ -207,6 +216,34 @@ start_daemon
 wait_for 30 "textfile with rdma_eventd_up 1 again" textfile_has 'rdma_eventd_up 1'
 textfile_has 'rdma_eventd_port_down_transitions_total{device="mlx5_0",port="1"} 0' ||
   fail "the new daemon's counters are not in the textfile"
+
+step "the textfile's file system full: the file goes, the follower goes on; space again: it is back"
+no_space="$scratch/textfile/rdma_eventd.prom: No space left on device; the file is removed until it can be written; retrying"
+# A second link holds the file's blocks, so that removing it frees none: here the next rewrite
+# would otherwise fit exactly in what the removal frees, and succeed at once.
+ln "$scratch/textfile/rdma_eventd.prom" "$scratch/textfile/held"
+dd if=/dev/zero of="$scratch/textfile/filler" bs=4k 2>/dev/null || true
+requests_full=$(follower_requests)
+sim port down mlx5_1/1 >/dev/null
+wait_for 10 "textfile removed" test ! -e "$scratch/textfile/rdma_eventd.prom"
+leftovers=$(ls -A "$scratch/textfile" | paste -sd' ')
+[ "$leftovers" = "filler held" ] || fail "the failed rewrite left files behind: $leftovers"
+wait_for 10 "prometheus without rdma_eventd_up" up_is ""
+sim port up mlx5_1/1 >/dev/null
+# A second failure of the same kind (the port up's rewrite) is not logged again.
+# (each rewrite is two requests)
+requests_reach() { [ "$(follower_requests)" -ge "$1" ]; }
+wait_for 20 "two failed rewrites" requests_reach $((requests_full + 4))
+kill -0 "$follower_pid" 2>/dev/null || fail "the follower exited on a full file system"
+[ "$(grep -cxF "rdma-eventctl: $no_space" "$scratch/follower.log")" = 1 ] ||
+  fail "the full file system not logged once as '$no_space': $(cat "$scratch/follower.log")"
+rm "$scratch/textfile/filler" "$scratch/textfile/held"
+wait_for 20 "textfile back with mlx5_1/1 active" \
+  textfile_has 'rdma_eventd_port_state_id{device="mlx5_1",port="1"} 4'
+textfile_has 'rdma_eventd_up 1' || fail "textfile back without rdma_eventd_up 1"
+grep -qxF "rdma-eventctl: $scratch/textfile/rdma_eventd.prom is up to date again" "$scratch/follower.log" ||
+  fail "the recovery not logged: $(cat "$scratch/follower.log")"
+wait_for 10 "prometheus seeing rdma_eventd_up 1 again" up_is 1
 
 step "SIGTERM: the follower removes the textfile"
 stop_pid "$follower_pid"

@@ -209,4 +209,58 @@ TEST(DaemonFollower, APolicyThatStopsEndsTheFollowing) {
   EXPECT_EQ(rdma_eventd::run_follower(f.follower, f.time, -1), rdma_eventd::kFollowerStopped);
 }
 
+// The waits of a follower whose policy keeps failing, from one act to the next, in seconds.
+std::vector<double> retry_waits(FollowerOptions o, int n) {
+  Fixture f(std::move(o));
+  f.policy.failing = true;
+  f.follower.wake();  // the act at the start fails
+  std::vector<double> waits;
+  for (int i = 0; i < n; ++i) {
+    const auto next = f.follower.next_deadline();
+    waits.push_back(std::chrono::duration<double>(next - f.time.t).count());
+    f.time.t = next;
+    f.follower.wake();
+  }
+  return waits;
+}
+
+TEST(DaemonFollower, WithJitterEachRetryWaitsUpToHalfAgainButNeverOverTheCap) {
+  // Given followers whose controller went away at the same moment (a cluster's, jitter 0.5):
+  // each retry waits the backoff's 0.5, 1, 2 ... s lengthened by up to half, never over the
+  // 60 s cap, and two followers do not retry in step.
+  FollowerOptions o = slurm_like_options();
+  o.jitter = 0.5;
+  o.jitter_seed = 1;
+  const std::vector<double> a = retry_waits(o, 12);
+  o.jitter_seed = 2;
+  const std::vector<double> b = retry_waits(o, 12);
+  const double backoff[] = {0.5, 1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60};
+  int lengthened = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE("retry " + std::to_string(i));
+    const double cap = std::min(backoff[i] * 1.5, 60.0);
+    EXPECT_GE(a[i], backoff[i]);
+    EXPECT_LE(a[i], cap);
+    EXPECT_GE(b[i], backoff[i]);
+    EXPECT_LE(b[i], cap);
+    if (a[i] > backoff[i]) ++lengthened;
+  }
+  EXPECT_GE(lengthened, 5) << "the waits below the cap are lengthened";
+  EXPECT_NE(a, b) << "two followers retry at times of their own";
+  o.jitter = 0;
+  EXPECT_EQ(retry_waits(o, 12), std::vector<double>(std::begin(backoff), std::end(backoff)));
+}
+
+TEST(DaemonFollower, WithJitterAQuietHourRefreshesEvery60To90Seconds) {
+  FollowerOptions o = slurm_like_options();
+  o.jitter = 0.5;
+  o.jitter_seed = 3;
+  Fixture f(o);
+  f.run(1h);
+  // 3600 s of refreshes between 60 and 90 s apart, the act at the start included.
+  EXPECT_GE(f.policy.acts, 3600 / 90 + 1);
+  EXPECT_LT(f.policy.acts, 60) << "some refreshes were lengthened";
+  EXPECT_EQ(f.follower.counts().wakeups, static_cast<uint64_t>(f.policy.acts)) << "and no more";
+}
+
 }  // namespace daemon_follower_test

@@ -127,7 +127,14 @@ struct SlurmFixture {
   FakeSlurm slurm;
   std::vector<std::string> lines;
   SlurmFollowPolicy policy;
-  DaemonFollower follower{time, connector, policy, rdma_eventd_slurm::follower_options(config)};
+  // The schedules below are counted exactly: without the jitter (its own test is
+  // DaemonFollower.WithJitter...).
+  static rdma_eventd::FollowerOptions exact(rdma_eventd::FollowerOptions o) {
+    o.jitter = 0;
+    return o;
+  }
+  DaemonFollower follower{time, connector, policy,
+                          exact(rdma_eventd_slurm::follower_options(config))};
   void run(std::chrono::milliseconds span) { drive(follower, time, daemon, span); }
 };
 
@@ -282,6 +289,7 @@ TEST(SlurmFollow, RetriesWaitAtMostTheReconcileIntervalAndNeverOverAMinute) {
   c.reconcile_interval_s = 2;
   EXPECT_EQ(rdma_eventd_slurm::follower_options(c).max_backoff, 2s);
   EXPECT_EQ(rdma_eventd_slurm::follower_options(c).initial_backoff, 500ms);
+  EXPECT_EQ(rdma_eventd_slurm::follower_options(c).jitter, 0.5) << "a cluster's followers spread";
 }
 
 }  // namespace slurm_follow_test

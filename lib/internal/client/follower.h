@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,13 @@ struct FollowerOptions {
   Duration refresh_interval{
       0};  // act again this long after an act even if nothing changed; 0: never
   Duration min_act_interval{0};  // between the end of one act and the start of the next
+  // Each wait but min_act_interval (a retry's backoff, the refresh) lengthened by a random share
+  // of itself, up to this (0.5: up to half again), so that the followers of a fleet, started
+  // together or losing the same thing at once, spread their retries and refreshes rather than
+  // calling the daemon, the controller or the disk in the same second. A retry still waits no
+  // more than max_backoff (those at the cap were spread by the waits before). 0: exact waits.
+  double jitter = 0;
+  uint64_t jitter_seed = 0;  // the random sequence; 0: a new one for each follower
 };
 
 // What happened, for the program to log: each kind once per change.
@@ -138,6 +146,8 @@ class DaemonFollower {
   void lose_connection(SteadyTimePoint now, const std::string& why);
   void read_messages(SteadyTimePoint now);
   void act(SteadyTimePoint now);
+  std::chrono::milliseconds spread(std::chrono::milliseconds wait,
+                                   std::chrono::milliseconds at_most);
 
   const SteadyTime& time_;
   DaemonConnector& connector_;
@@ -155,6 +165,7 @@ class DaemonFollower {
   SteadyTimePoint refresh_at_;
   FollowerCounts counts_;
   bool stopped_ = false;
+  std::mt19937_64 random_;
 };
 
 // Blocks SIGTERM and SIGINT and returns a signalfd that reads them, for run_follower(); -1 (and
