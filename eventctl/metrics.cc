@@ -30,15 +30,16 @@ LID of every port, the daemon's counts of events by port and event, and its own 
 (docs/metrics.md).
 
 With --textfile DIR it keeps running: it writes DIR/rdma_eventd.prom for node_exporter's
-textfile collector, and writes it again (to DIR/.rdma_eventd.prom.tmp, then renamed over it)
+textfile collector, and writes it again (to a new DIR/.rdma_eventd.prom.XXXXXX, renamed over it)
 whenever the daemon publishes a record; records that arrive while it is reading the daemon's
 state lead to one more rewrite, not one each, and rewrites are at least 0.1 s apart. While the
 daemon cannot be reached the file holds rdma_eventd_up 0, and it connects again (after 0.2 s,
 doubling to 10 s, the backoff of every retry; each wait lengthened by up to half at random).
-It also rewrites the file every 60 to 90 s when nothing happened, so that the file's age (node_textfile_mtime_seconds) says the follower is
-alive. A rewrite that fails (a full file system, a directory gone) removes the file, so that
-nothing stale is read as current, and is tried again with the same backoff until it succeeds;
-each different failure is logged once. On SIGTERM or SIGINT it removes the file and exits.
+It also rewrites the file every 60 to 90 s when nothing happened, so that the file's age
+(node_textfile_mtime_seconds) says the follower is alive. A rewrite that fails (a full file
+system, a directory gone) removes the file, so that nothing stale is read as current, and is
+tried again with the same backoff until it succeeds; each different failure is logged once.
+On SIGTERM or SIGINT it removes the file and exits.
 
 Options:
       --textfile DIR   keep DIR/rdma_eventd.prom up to date

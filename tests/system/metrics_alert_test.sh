@@ -84,6 +84,8 @@ query() {
     jq -r '.data.result[0].value[1] // ""'
 }
 up_is() { [ "$(query rdma_eventd_up)" = "$1" ]; }
+# Prometheus answers that it has no rdma_eventd_up (an empty answer could be no answer at all).
+up_absent() { [ "$(query 'absent(rdma_eventd_up)')" = 1 ]; }
 textfile_has() { grep -qxF "$1" "$scratch/textfile/rdma_eventd.prom"; }
 
 # The textfile directory is a file system of its own, small enough to fill (below), mounted
@@ -228,7 +230,7 @@ sim port down mlx5_1/1 >/dev/null
 wait_for 10 "textfile removed" test ! -e "$scratch/textfile/rdma_eventd.prom"
 leftovers=$(ls -A "$scratch/textfile" | paste -sd' ')
 [ "$leftovers" = "filler held" ] || fail "the failed rewrite left files behind: $leftovers"
-wait_for 10 "prometheus without rdma_eventd_up" up_is ""
+wait_for 10 "prometheus without rdma_eventd_up" up_absent
 sim port up mlx5_1/1 >/dev/null
 # A second failure of the same kind (the port up's rewrite) is not logged again.
 # (each rewrite is two requests)
