@@ -39,7 +39,7 @@ std::string losses(const Results& r, const std::string& fig) {
   return s.empty() ? "none" : s;
 }
 
-bool lossless(const Results& r, const std::string& fig) {
+bool storm_lossless(const Results& r, const std::string& fig) {
   return losses(r, fig) == "none";
 }
 
@@ -226,8 +226,8 @@ void storm_section(std::ostringstream& out, const Results& r, std::vector<Target
   targets.push_back(
       {"storm, 1 device, journal off (events/s)", eps ? grouped(eps->median) : "–",
        spread_only(eps, 0, true), "≥ 300,000",
-       eps ? met_text(eps->median >= kStormTarget && lossless(r, "storm.one.daemon_off")) +
-                 (lossless(r, "storm.one.daemon_off") ? "" : " (records lost)")
+       eps ? met_text(eps->median >= kStormTarget && storm_lossless(r, "storm.one.daemon_off")) +
+                 (storm_lossless(r, "storm.one.daemon_off") ? "" : " (records lost)")
            : met_text(std::nullopt)});
   storm_targets(r, targets);
 }
@@ -264,8 +264,8 @@ void slow_query_section(std::ostringstream& out, const Results& r,
   const auto eps = r.spread(fig, "events_per_second");
   targets.push_back({"storm with 20 µs queries, 16 × 2 ports (events/s)",
                      eps ? grouped(eps->median) : "–", spread_only(eps, 0, true), "≥ 200,000",
-                     eps ? met_text(eps->median >= kSlowQueryTarget && lossless(r, fig)) +
-                               (lossless(r, fig) ? "" : " (records lost)")
+                     eps ? met_text(eps->median >= kSlowQueryTarget && storm_lossless(r, fig)) +
+                               (storm_lossless(r, fig) ? "" : " (records lost)")
                          : met_text(std::nullopt)});
 }
 

@@ -20,7 +20,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitTimeout = 1;       // wait: the port did not reach the state in time
 inline constexpr int kExitUsage = 64;        // EX_USAGE: bad command line
 inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: no daemon, or it went away
+inline constexpr int kExitOsErr = 71;        // EX_OSERR: the loop cannot wait
+inline constexpr int kExitCantCreate = 73;   // EX_CANTCREAT: an output file cannot be written
 inline constexpr int kExitProtocol = 76;     // EX_PROTOCOL: the daemon refused or made no sense
+
+// How long a command waits for the daemon to connect and to answer one request.
+inline constexpr std::chrono::seconds kRequestTimeout{10};
 
 struct Global {
   std::string socket;  // --socket, else $RDMA_EVENTD_SOCKET, else the default path

@@ -115,14 +115,13 @@ int run_health(const Global& g, int argc, char** argv) {
   if (!args) return kExitOk;
   expect_no_arguments(*args);
 
-  constexpr auto kTimeout = std::chrono::seconds(10);
-  auto client = connect_or_report(global, kTimeout);
+  auto client = connect_or_report(global, kRequestTimeout);
   if (!client) {
     std::puts("unknown: rdma-eventd cannot be reached");
     return kExitUnknown;
   }
   Message reply;
-  const ClientStatus s = client->call(Request{Op::kHealth}, kTimeout, reply);
+  const ClientStatus s = client->call(Request{Op::kHealth}, kRequestTimeout, reply);
   if (s != ClientStatus::kOk) {
     report_failure(global, s, *client);
     std::puts("unknown: rdma-eventd did not answer the health request");

@@ -11,9 +11,6 @@
 
 namespace rdma_eventctl {
 
-// sysexits.h EX_CANTCREAT: the --html file cannot be written.
-inline constexpr int kExitCantCreate = 73;
-
 struct IncidentsRequest {
   rdma_eventd_fleet::IncidentOptions grouping;
   bool print = false;  // --incidents: print them (text, or --json)

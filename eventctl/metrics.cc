@@ -54,9 +54,6 @@ a directory at the start.
 namespace {
 
 constexpr int kExitDaemonDown = 2;
-constexpr int kExitOsErr = 71;       // EX_OSERR: the loop cannot wait
-constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
-constexpr auto kTimeout = std::chrono::seconds(10);
 constexpr const char* kFileName = "rdma_eventd.prom";
 constexpr auto kMinRewriteInterval = std::chrono::milliseconds(100);
 // The file's age is how a reader tells a live follower from a dead one (the shipped rule
@@ -68,8 +65,8 @@ constexpr auto kRefreshInterval = std::chrono::seconds(60);
 std::optional<std::string> read_metrics(Client& client, std::string* why) {
   Message status_reply;
   Message health_reply;
-  ClientStatus s = client.call(Request{Op::kStatus}, kTimeout, status_reply);
-  if (s == ClientStatus::kOk) s = client.call(Request{Op::kHealth}, kTimeout, health_reply);
+  ClientStatus s = client.call(Request{Op::kStatus}, kRequestTimeout, status_reply);
+  if (s == ClientStatus::kOk) s = client.call(Request{Op::kHealth}, kRequestTimeout, health_reply);
   if (s != ClientStatus::kOk) {
     *why = std::string(client_status_name(s)) + ": " + client.last_error();
     return std::nullopt;
@@ -85,7 +82,7 @@ int print_once(const Global& global) {
   std::string error;
   std::unique_ptr<Client> client;
   std::optional<std::string> text;
-  if (Client::connect(global.socket, kTimeout, client, &error) == ClientStatus::kOk)
+  if (Client::connect(global.socket, kRequestTimeout, client, &error) == ClientStatus::kOk)
     text = read_metrics(*client, &error);
   if (!text) {
     std::fprintf(stderr, "%s: %s\n", global.program.c_str(), error.c_str());
@@ -173,13 +170,13 @@ int run_textfile(const Global& global, const std::string& dir) {
   TextfilePolicy policy(global, file);
   FollowerOptions options;
   options.queries = {Op::kStatus, Op::kHealth};
-  options.query_timeout = kTimeout;
+  options.query_timeout = kRequestTimeout;
   options.initial_backoff = std::chrono::milliseconds(200);
   options.max_backoff = std::chrono::seconds(10);
   options.min_act_interval = kMinRewriteInterval;
   options.refresh_interval = kRefreshInterval;
   options.jitter = 0.5;  // a fleet's followers restarted together do not rewrite in step
-  const auto connector = socket_connector(global.socket, kTimeout);
+  const auto connector = socket_connector(global.socket, kRequestTimeout);
   DaemonFollower follower(steady_time(), *connector, policy, options);
   const int error = run_follower(follower, steady_time(), signal_fd);
   ::close(signal_fd);

@@ -44,8 +44,6 @@ reached or closed the connection, 76 the daemon refused a request.
 
 namespace {
 
-constexpr auto kRequestTimeout = std::chrono::seconds(10);
-
 // A positive (or, for --since, any) decimal number, or a usage error saying what it is not.
 uint64_t parse_number(const char* option, const char* text, bool positive) {
   char* end = nullptr;

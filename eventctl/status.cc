@@ -36,11 +36,10 @@ int run_status(const Global& g, int argc, char** argv) {
   if (!args) return kExitOk;
   expect_no_arguments(*args);
 
-  constexpr auto kTimeout = std::chrono::seconds(10);
-  auto client = connect_or_report(global, kTimeout);
+  auto client = connect_or_report(global, kRequestTimeout);
   if (!client) return kExitUnavailable;
   Message reply;
-  const ClientStatus s = client->call(Request{Op::kStatus}, kTimeout, reply);
+  const ClientStatus s = client->call(Request{Op::kStatus}, kRequestTimeout, reply);
   if (s != ClientStatus::kOk) return report_failure(global, s, *client);
   if (json) {
     std::puts(reply.text().c_str());

@@ -40,7 +40,6 @@ Exit status:
 
 namespace {
 
-constexpr auto kRequestTimeout = std::chrono::seconds(10);
 using SteadyClock = std::chrono::steady_clock;
 
 class PortWaiter {

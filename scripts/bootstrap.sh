@@ -282,15 +282,24 @@ configure_and_build() {
 release_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 
-# The whole build, tests included. The test programs are compiled as unity sources
+# Every build here compiles the project's libraries and programs as unity sources
+# (RDMA_EVENTD_UNITY_PRODUCT: CMake joins a target's sources into batches of eight), which
+# parse the headers they share (nlohmann-json, spdlog, the standard library) once per batch
+# rather than once per file (docs/testing.md has the figures). What a unity build cannot show,
+# a source that misses an include, the packages' build shows: it compiles every source of the
+# product on its own (debian/rules; `test` builds the packages and system.package fails with
+# it), as a build by hand does.
+unity_product=(-DRDMA_EVENTD_UNITY_PRODUCT=ON)
+
+# The whole build, tests included. The test programs are compiled as unity sources too
 # (RDMA_EVENTD_UNITY_TESTS, tests/CMakeLists.txt): GoogleTest's and nlohmann-json's templates
 # are then compiled once per few files rather than in every one, which takes their compile time
 # from 478 to 218 CPU seconds (docs/testing.md). The ThreadSanitizer build compiles them one by
 # one (test-tsan, below). A ./build that the demo configured gets its tests here.
 build() {
   deps
-  configure_and_build build "${release_flags[@]}" -DRDMA_EVENTD_UNITY_TESTS=ON \
-    -DBUILD_TESTING=ON -DRDMA_EVENTD_BENCH=ON
+  configure_and_build build "${release_flags[@]}" "${unity_product[@]}" \
+    -DRDMA_EVENTD_UNITY_TESTS=ON -DBUILD_TESTING=ON -DRDMA_EVENTD_BENCH=ON
 }
 
 # The demo's build: only the programs it runs, the daemon, rdma-eventctl and the simulator (with
@@ -300,8 +309,8 @@ build() {
 build_demo() {
   local start=$SECONDS
   if [ ! -e build/CMakeCache.txt ]; then
-    cmake -S . -B build -DRDMA_EVENTD_WERROR=ON "${release_flags[@]}" -DBUILD_TESTING=OFF \
-      -DRDMA_EVENTD_BENCH=OFF
+    cmake -S . -B build -DRDMA_EVENTD_WERROR=ON "${release_flags[@]}" "${unity_product[@]}" \
+      -DBUILD_TESTING=OFF -DRDMA_EVENTD_BENCH=OFF
   fi
   cmake --build build -j "${JOBS:-$(nproc)}" --target rdma-eventd rdma-eventctl rdma-sim
   echo "bootstrap: the demo's programs built in $((SECONDS - start)) s"
@@ -435,14 +444,14 @@ prepare_in_background() {
 checking_build=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1)
 build_sanitize() {
   configure_and_build build-sanitize -DRDMA_EVENTD_SANITIZE=ON "${checking_build[@]}" \
-    -DRDMA_EVENTD_UNITY_TESTS=ON
+    "${unity_product[@]}" -DRDMA_EVENTD_UNITY_TESTS=ON
 }
 # Only the suites test-tsan runs (below): without the simulator's fidelity suite, the system
 # tests and the benchmark harness, whose tests are not among these.
 build_tsan() {
   configure_and_build build-tsan -DRDMA_EVENTD_TSAN=ON -DRDMA_EVENTD_BENCH=OFF \
     -DRDMA_EVENTD_TEST_SUITES="harness;unit;integration;subscribers" "${checking_build[@]}" \
-    -DRDMA_EVENTD_UNITY_TESTS=OFF
+    "${unity_product[@]}" -DRDMA_EVENTD_UNITY_TESTS=OFF
 }
 
 case "${1:-help}" in

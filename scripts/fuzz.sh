@@ -89,8 +89,9 @@ build_targets() {
   local compilers=()
   [ -f "$build/CMakeCache.txt" ] ||
     compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+  # The pure libraries as unity sources, as every build of bootstrap.sh (CMakeLists.txt).
   cmake -S . -B "$build" "${compilers[@]}" -DRDMA_EVENTD_FUZZ=ON -DRDMA_EVENTD_WERROR=ON \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DRDMA_EVENTD_UNITY_PRODUCT=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
   # The fuzz build's "all" is the targets; naming them would build them one after another.
   local only=()
   [ ${#TARGETS[@]} -lt 5 ] && only=(--target "${TARGETS[@]}")

@@ -15,7 +15,7 @@ constexpr std::string_view kErrorSourceNames[kErrorSourceCount] = {"application"
 // Sources a document from before them may lack (taken as nothing counted).
 constexpr size_t kFirstOptionalSource = static_cast<size_t>(ErrorSource::kFirmware);
 
-json port_json(const PortHealthState& s) {
+json health_port_json(const PortHealthState& s) {
   json errors = json::object();
   for (size_t i = 0; i < kErrorSourceCount; ++i) {
     const ErrorWindowState& w = s.errors[i];
@@ -42,7 +42,7 @@ json port_json(const PortHealthState& s) {
           {"errors", errors}};
 }
 
-PortHealthState read_port(const Reader& r, int64_t saved_us) {
+PortHealthState read_health_port(const Reader& r, int64_t saved_us) {
   PortHealthState s;
   s.port = r.port_number("port");
   s.health = r.name<PortHealth>("health", &health_from_name);
@@ -76,7 +76,7 @@ PortHealthState read_port(const Reader& r, int64_t saved_us) {
 
 }  // namespace
 
-const state_document::Format<PortHealthState> kHealthStateFile{kHealthStateVersion, port_json,
-                                                               read_port};
+const state_document::Format<PortHealthState> kHealthStateFile{kHealthStateVersion,
+                                                               health_port_json, read_health_port};
 
 }  // namespace rdma_eventd::daemon

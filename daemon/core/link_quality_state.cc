@@ -25,7 +25,7 @@ json counter_json(const LinkQualityState::Counter& c) {
           {"steps", steps}};
 }
 
-json port_json(const PortLinkQualityState& p) {
+json link_quality_port_json(const PortLinkQualityState& p) {
   const LinkQualityState& s = p.state;
   json counters = json::array();
   for (const LinkQualityState::Counter& c : s.counters)
@@ -104,7 +104,7 @@ std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
   return faults;
 }
 
-PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
+PortLinkQualityState read_link_quality_port(const Reader& r, int64_t saved_us) {
   PortLinkQualityState p;
   p.port = r.port_number("port");
   LinkQualityState& s = p.state;
@@ -128,7 +128,7 @@ PortLinkQualityState read_port(const Reader& r, int64_t saved_us) {
 
 }  // namespace
 
-const state_document::Format<PortLinkQualityState> kLinkQualityStateFile{kLinkQualityStateVersion,
-                                                                         port_json, read_port};
+const state_document::Format<PortLinkQualityState> kLinkQualityStateFile{
+    kLinkQualityStateVersion, link_quality_port_json, read_link_quality_port};
 
 }  // namespace rdma_eventd::daemon

@@ -16,13 +16,10 @@
 
 #include "config/account_ids.h"
 #include "hub/socket_path.h"
+#include "hub/startup_error.h"
 
 namespace rdma_eventd::daemon {
 namespace {
-
-[[noreturn]] void fail(const std::string& what, int err) {
-  throw std::runtime_error(what + ": " + std::strerror(err));
-}
 
 sockaddr_un address_of(const std::string& path) {
   sockaddr_un addr{};
@@ -52,7 +49,7 @@ UnixListener::UnixListener(const std::string& path, uint32_t mode, const std::st
   prepare_socket_directory(path);
   clear_socket_path(path, addr);
   internal::UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!sock) fail("socket", errno);
+  if (!sock) fail_startup("socket", errno);
   // bind() creates the file with its final mode (0777 less the umask), so nothing is changed
   // by path afterwards: a path can be redirected, a descriptor cannot. The umask is the
   // process's; the one other thread (the journal writer) creates no files with it that matter.
@@ -60,23 +57,23 @@ UnixListener::UnixListener(const std::string& path, uint32_t mode, const std::st
   const int bound = ::bind(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int bind_err = errno;
   ::umask(old_umask);
-  if (bound != 0) fail("cannot bind the subscriber socket " + path, bind_err);
+  if (bound != 0) fail_startup("cannot bind the subscriber socket " + path, bind_err);
   try {
     // The group goes through an O_PATH descriptor of the file, checked to be a socket of this
     // process's user: in a directory that only root and this user can change (checked above),
     // that is the socket just bound, and fchownat on the descriptor cannot land elsewhere.
     const internal::UniqueFd file(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!file) fail("cannot open " + path, errno);
+    if (!file) fail_startup("cannot open " + path, errno);
     struct stat st {};
-    if (::fstat(file.get(), &st) != 0) fail("cannot stat " + path, errno);
+    if (::fstat(file.get(), &st) != 0) fail_startup("cannot stat " + path, errno);
     if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid()) {
       throw std::runtime_error(path + " changed under the daemon while it was bound; refusing it");
     }
     if (!group.empty() &&
         ::fchownat(file.get(), "", static_cast<uid_t>(-1), gid, AT_EMPTY_PATH) != 0) {
-      fail("cannot give " + path + " to group " + group, errno);
+      fail_startup("cannot give " + path + " to group " + group, errno);
     }
-    if (::listen(sock.get(), SOMAXCONN) != 0) fail("cannot listen on " + path, errno);
+    if (::listen(sock.get(), SOMAXCONN) != 0) fail_startup("cannot listen on " + path, errno);
     dev_ = st.st_dev;
     ino_ = st.st_ino;
   } catch (...) {
@@ -96,12 +93,12 @@ UnixListener::UnixListener(internal::UniqueFd passed) : fd_(std::move(passed)), 
   int type = 0;
   int listening = 0;
   socklen_t len = sizeof type;
-  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) fail(what, errno);
+  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) fail_startup(what, errno);
   len = sizeof listening;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) fail(what, errno);
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) fail_startup(what, errno);
   sockaddr_un addr{};
   len = sizeof addr;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail(what, errno);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail_startup(what, errno);
   if (addr.sun_family != AF_UNIX || type != SOCK_STREAM || !listening) {
     throw std::runtime_error(what +
                              " is not a listening Unix stream socket (ListenStream= "
@@ -114,8 +111,8 @@ UnixListener::UnixListener(internal::UniqueFd passed) : fd_(std::move(passed)), 
   if (n > 0 && addr.sun_path[0] == '\0') path_ = "@" + std::string(addr.sun_path + 1, n - 1);
   // Descriptors passed by the service manager are blocking and inheritable.
   const int fl = ::fcntl(fd, F_GETFL);
-  if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) fail(what, errno);
-  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fail(what, errno);
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) fail_startup(what, errno);
+  if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) fail_startup(what, errno);
 }
 
 UnixListener::~UnixListener() {

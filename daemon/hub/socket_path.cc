@@ -12,14 +12,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hub/startup_error.h"
 #include "rdma_eventd/internal/unique_fd.h"
 
 namespace rdma_eventd::daemon {
 namespace {
-
-[[noreturn]] void fail(const std::string& what, int err) {
-  throw std::runtime_error(what + ": " + std::strerror(err));
-}
 
 bool trusted_owner(uid_t uid) {
   return uid == 0 || uid == ::geteuid();
@@ -63,12 +60,12 @@ void check_directory(const std::string& dir, const struct stat& st) {
 // Whether something accepts connections at the path now.
 bool someone_listens(const sockaddr_un& addr, const std::string& path) {
   const internal::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!probe) fail("socket", errno);
+  if (!probe) fail_startup("socket", errno);
   const int rc = ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int err = errno;
   if (rc == 0) return true;
   if (err == ECONNREFUSED) return false;
-  fail("cannot tell whether " + path + " is in use", err);
+  fail_startup("cannot tell whether " + path + " is in use", err);
 }
 
 }  // namespace
@@ -76,18 +73,19 @@ bool someone_listens(const sockaddr_un& addr, const std::string& path) {
 void prepare_socket_directory(const std::string& socket_path) {
   const std::string dir = socket_path.substr(0, socket_path.rfind('/'));
   struct stat st {};
-  if (::lstat("/", &st) != 0) fail("cannot examine /", errno);
+  if (::lstat("/", &st) != 0) fail_startup("cannot examine /", errno);
   check_directory("/", st);
   // The path as written, from the top: each directory is checked before anything is looked up
   // or created inside it. A symbolic link is followed only when root or the daemon's user made
   // it (as /var/run -> /run): another user's link could point anywhere.
   for (const std::string& p : prefixes(dir)) {
     if (::lstat(p.c_str(), &st) != 0) {
-      if (errno != ENOENT) fail("cannot examine the subscriber socket's directory " + p, errno);
+      if (errno != ENOENT)
+        fail_startup("cannot examine the subscriber socket's directory " + p, errno);
       if (::mkdir(p.c_str(), 0755) != 0 && errno != EEXIST) {
-        fail("cannot create the subscriber socket's directory " + p, errno);
+        fail_startup("cannot create the subscriber socket's directory " + p, errno);
       }
-      if (::lstat(p.c_str(), &st) != 0) fail("cannot examine " + p, errno);
+      if (::lstat(p.c_str(), &st) != 0) fail_startup("cannot examine " + p, errno);
     }
     if (S_ISLNK(st.st_mode)) {
       if (!trusted_owner(st.st_uid)) {
@@ -95,17 +93,17 @@ void prepare_socket_directory(const std::string& socket_path) {
                                  " is a symbolic link made by uid " + std::to_string(st.st_uid) +
                                  ", not by root or the daemon's user: not following it");
       }
-      if (::stat(p.c_str(), &st) != 0) fail("cannot follow " + p, errno);
+      if (::stat(p.c_str(), &st) != 0) fail_startup("cannot follow " + p, errno);
     }
     check_directory(p, st);
   }
   // Where the links lead: every directory of the resolved path must be as safe.
   char real[PATH_MAX];
   if (!::realpath(dir.empty() ? "/" : dir.c_str(), real)) {
-    fail("cannot resolve the subscriber socket's directory " + dir, errno);
+    fail_startup("cannot resolve the subscriber socket's directory " + dir, errno);
   }
   for (const std::string& p : prefixes(real)) {
-    if (::lstat(p.c_str(), &st) != 0) fail("cannot examine " + p, errno);
+    if (::lstat(p.c_str(), &st) != 0) fail_startup("cannot examine " + p, errno);
     check_directory(p, st);
   }
 }
@@ -114,7 +112,7 @@ void clear_socket_path(const std::string& path, const sockaddr_un& addr) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
-    fail("cannot examine " + path, errno);
+    fail_startup("cannot examine " + path, errno);
   }
   if (S_ISLNK(st.st_mode)) {
     throw std::runtime_error(path +
@@ -133,7 +131,7 @@ void clear_socket_path(const std::string& path, const sockaddr_un& addr) {
                              ": another rdma-eventd is listening there (choose another "
                              "socket with --socket or socket.path, or stop that daemon)");
   }
-  if (::unlink(path.c_str()) != 0) fail("cannot remove the stale socket " + path, errno);
+  if (::unlink(path.c_str()) != 0) fail_startup("cannot remove the stale socket " + path, errno);
 }
 
 }  // namespace rdma_eventd::daemon

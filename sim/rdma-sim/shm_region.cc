@@ -9,12 +9,10 @@
 #include <cstring>
 #include <system_error>
 
+#include "throw_errno.h"
+
 namespace rdmasim {
 namespace {
-
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
 
 flock whole_file(short type) {
   flock fl{};

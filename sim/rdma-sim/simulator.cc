@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "common/protocol.h"
+#include "throw_errno.h"
 
 namespace rdmasim {
 
@@ -23,12 +24,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr size_t kMaxRequest = 1 << 20;   // a control request is a few hundred bytes
-constexpr size_t kMaxConnections = 1024;  // pending control connections (contexts are separate)
-
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
+constexpr size_t kMaxRequest = 1 << 20;  // a control request is a few hundred bytes
+constexpr size_t kMaxControlConnections =
+    1024;  // pending control connections (contexts are separate)
 
 UniqueFd lock_directory(const std::string& dir) {
   std::error_code ec;
@@ -197,7 +195,7 @@ void Simulator::accept_connections() {
   while (true) {
     const int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error: try again on the next wakeup
-    if (connections_.size() >= kMaxConnections) {
+    if (connections_.size() >= kMaxControlConnections) {
       close(fd);
       continue;
     }

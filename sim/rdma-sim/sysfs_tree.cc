@@ -15,16 +15,13 @@
 #include <system_error>
 
 #include "rdma_eventd/internal/enum_names.h"
+#include "throw_errno.h"
 
 namespace rdmasim {
 namespace {
 
 namespace fs = std::filesystem;
 using rdma_eventd::internal::enum_name;
-
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
 
 void make_dirs(const std::string& path) {
   std::error_code ec;
