@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 extern char** environ;
 
@@ -16,7 +19,37 @@ namespace rdma_eventd_slurm {
 
 namespace {
 
-constexpr size_t kMaxOutput = 64 * 1024;
+// Children killed that had not gone kReapGrace later: reaped when they go, at a later run.
+std::vector<pid_t>& left_behind() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
+void reap_left_behind() {
+  std::vector<pid_t>& pids = left_behind();
+  std::erase_if(pids, [](pid_t pid) {
+    int status = 0;
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    return w == pid || (w < 0 && errno == ECHILD);
+  });
+}
+
+// Kills the child's process group and reaps the child within kReapGrace; false (the child kept
+// for reap_left_behind) when it is still there then.
+bool kill_and_reap(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  const auto until = std::chrono::steady_clock::now() + kReapGrace;
+  for (;;) {
+    int status = 0;
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) return true;
+    if (std::chrono::steady_clock::now() >= until) {
+      left_behind().push_back(pid);
+      return false;
+    }
+    ::usleep(10000);
+  }
+}
 
 // Closes the descriptor it owns.
 class Fd {
@@ -47,6 +80,7 @@ int exit_code_of(int status) {
 
 CommandResult run_command(const std::string& program, const std::vector<std::string>& args,
                           std::chrono::milliseconds timeout) {
+  reap_left_behind();
   CommandResult r;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -105,15 +139,12 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
     const ssize_t got = ::read(read_end.get(), buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // end of output (the child's copies are closed)
-    if (r.output.size() < kMaxOutput) {
-      r.output.append(buf, std::min(static_cast<size_t>(got), kMaxOutput - r.output.size()));
-    }
+    const size_t room = kMaxCommandOutput - r.output.size();
+    if (static_cast<size_t>(got) > room) r.truncated = true;
+    r.output.append(buf, std::min(static_cast<size_t>(got), room));
   }
   if (r.kind == CommandResult::kTimedOut) {
-    ::kill(-pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    r.left_behind = !kill_and_reap(pid);
     return r;
   }
   // The output ended; the child is exiting. Wait for it within what is left of the deadline.
@@ -123,10 +154,8 @@ CommandResult run_command(const std::string& program, const std::vector<std::str
     if (w == pid) break;
     if (w < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(-pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
       r.kind = CommandResult::kTimedOut;
+      r.left_behind = !kill_and_reap(pid);
       return r;
     }
     ::usleep(2000);
@@ -172,7 +201,9 @@ std::string describe_failure(const std::string& program, const std::vector<std::
     case CommandResult::kNotStarted:
       return cmd + " could not be run: " + out;
     case CommandResult::kTimedOut:
-      return cmd + " did not finish in time and was killed";
+      return cmd + (r.left_behind ? " did not finish in time, and did not go when killed (stuck "
+                                    "in the kernel, as on a hung file system): left behind"
+                                  : " did not finish in time and was killed");
     case CommandResult::kExited:
       return cmd + " failed (exit " + std::to_string(r.exit_code) + ")" +
              (out.empty() ? "" : ": " + out);

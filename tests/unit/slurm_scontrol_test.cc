@@ -1,7 +1,9 @@
 // rdma-eventd-slurm's scontrol runner (slurm/scontrol.cc) with stand-ins from coreutils: the
 // output read, the exit status kept, a program that does not finish killed at its deadline and
-// reaped, a missing one reported, and the command line shown as a shell would take it.
+// reaped (or, when it does not go at SIGKILL, left behind rather than waited for), a missing
+// one reported, and the command line shown as a shell would take it.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -56,6 +58,33 @@ TEST(SlurmScontrolRunner, KillsAndReapsAProgramThatOutlivesItsDeadline) {
     std::this_thread::sleep_for(10ms);
   }
   EXPECT_TRUE(slurm_process_gone(grandchild)) << "pid " << grandchild << " survived";
+}
+
+TEST(SlurmScontrolRunner, AProgramThatOutlivesItsKillIsLeftBehindNotWaitedFor) {
+  // What a scontrol stuck in the kernel (a hung NFS mount) does to a wait without a bound: the
+  // stand-in leaves the process group the runner kills (it joins ours), so SIGKILL does not
+  // reach it. The runner gives up on it after kReapGrace, says so, and reaps it at a later run
+  // once it is gone.
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = run_command(
+      "perl", {"-e", "$| = 1; setpgrp(0, getpgrp(getppid())) or die; print \"$$\\n\"; sleep 30"},
+      300ms);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.kind, CommandResult::kTimedOut);
+  EXPECT_TRUE(r.left_behind);
+  EXPECT_LT(took, 300ms + rdma_eventd_slurm::kReapGrace + 5s);
+  EXPECT_EQ(describe_failure("scontrol", {"ping"}, r),
+            "'scontrol ping' did not finish in time, and did not go when killed (stuck in the "
+            "kernel, as on a hung file system): left behind");
+  const pid_t child = static_cast<pid_t>(std::stol(r.output));
+  ASSERT_FALSE(slurm_process_gone(child)) << "it was waited for";
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!slurm_process_gone(child) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(run_command("true", {}, 5s).ok());
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "the one left behind is reaped";
 }
 
 TEST(SlurmScontrolRunner, AMissingProgramIsReportedByName) {
