@@ -11,9 +11,17 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 8> kKeys = {
-    "node_name",          "reason_prefix", "drain_on", "reconcile_interval_s",
-    "scontrol_timeout_s", "scontrol",      "socket",   "drain_when_daemon_unreachable"};
+constexpr std::array<std::string_view, 11> kKeys = {"node_name",
+                                                    "reason_prefix",
+                                                    "drain_on",
+                                                    "reconcile_interval_s",
+                                                    "scontrol_timeout_s",
+                                                    "scontrol",
+                                                    "sinfo",
+                                                    "socket",
+                                                    "drain_when_daemon_unreachable",
+                                                    "drain_limit",
+                                                    "drain_splay_s"};
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -89,13 +97,54 @@ std::set<std::string> drain_on_key(const json& v) {
 
 std::string node_name_key(const json& v) {
   std::string name = string_key(v, "node_name");
-  if (name.empty() || name.find_first_of(" \t\n=,") != std::string::npos) {
-    throw ConfigError{"node_name: '" + name + "' is not a Slurm node name"};
+  // One node: a hostlist ("n[1-4]") would make every update act on all of them.
+  if (name.empty() || name.find_first_of(" \t\n=,[]") != std::string::npos) {
+    throw ConfigError{"node_name: '" + name + "' is not the name of one Slurm node"};
   }
   return name;
 }
 
+DrainLimit drain_limit_key(const json& v) {
+  const char* const what =
+      "drain_limit: not a number of nodes (1 or more), a share of the partitions' nodes "
+      "(\"1%\" to \"100%\") or \"off\"";
+  if (v.is_number_unsigned()) {
+    const uint64_t n = v.get<uint64_t>();
+    if (n < 1 || n > 1000000) throw ConfigError{what};
+    return DrainLimit{DrainLimit::kNodes, static_cast<unsigned>(n)};
+  }
+  if (!v.is_string()) throw ConfigError{what};
+  const std::string s = v.get<std::string>();
+  if (s == "off") return DrainLimit{DrainLimit::kOff, 0};
+  if (s.size() < 2 || s.size() > 4 || s.back() != '%' ||
+      s.find_first_not_of("0123456789") != s.size() - 1) {
+    throw ConfigError{what};
+  }
+  const unsigned percent = static_cast<unsigned>(std::stoul(s.substr(0, s.size() - 1)));
+  if (percent < 1 || percent > 100) throw ConfigError{what};
+  return DrainLimit{DrainLimit::kPercent, percent};
+}
+
 }  // namespace
+
+std::string limit_text(const DrainLimit& limit) {
+  switch (limit.kind) {
+    case DrainLimit::kOff:
+      return "off";
+    case DrainLimit::kNodes:
+      return std::to_string(limit.value) + (limit.value == 1 ? " node" : " nodes");
+    case DrainLimit::kPercent:
+      return std::to_string(limit.value) + "%";
+  }
+  return "";
+}
+
+std::string sinfo_program(const Config& config) {
+  if (!config.sinfo.empty()) return config.sinfo;
+  const size_t slash = config.scontrol.rfind('/');
+  if (slash == std::string::npos) return "sinfo";
+  return config.scontrol.substr(0, slash + 1) + "sinfo";
+}
 
 std::string nearest_key(std::string_view key) {
   std::string best;
@@ -136,6 +185,13 @@ std::optional<Config> parse_config(std::string_view text, std::string* error) {
       } else if (key == "scontrol") {
         c.scontrol = string_key(v, "scontrol");
         if (c.scontrol.empty()) throw ConfigError{"scontrol: empty"};
+      } else if (key == "sinfo") {
+        c.sinfo = string_key(v, "sinfo");
+        if (c.sinfo.empty()) throw ConfigError{"sinfo: empty"};
+      } else if (key == "drain_limit") {
+        c.drain_limit = drain_limit_key(v);
+      } else if (key == "drain_splay_s") {
+        c.drain_splay_s = seconds_key(v, "drain_splay_s", 0, 600);
       } else if (key == "socket") {
         c.socket = string_key(v, "socket");
       } else if (key == "drain_when_daemon_unreachable") {

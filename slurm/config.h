@@ -24,6 +24,23 @@ inline constexpr std::array<std::string_view, 5> kDrainableVerdicts = {"degraded
 inline constexpr std::array<std::string_view, 5> kDrainableReasons = {
     "bit_errors", "link_recoveries", "transport_errors", "firmware_errors", "queue_errors"};
 
+// How many nodes the followers may hold drained at once (docs/scheduler.md, "The drain limit"):
+// a drain that would go past it waits, so that an event of the whole fabric (a spine's reboot, an
+// SM failover bouncing every link) does not take the cluster out of service.
+struct DrainLimit {
+  enum Kind {
+    kOff,      // no limit
+    kNodes,    // at most `value` nodes drained with our reason prefix
+    kPercent,  // at most `value` % of the nodes of this node's partitions (at least one node)
+  };
+  Kind kind = kPercent;
+  unsigned value = 10;
+  friend bool operator==(const DrainLimit&, const DrainLimit&) = default;
+};
+
+// "10%", "5 nodes", "off": as the configuration and the log say it.
+std::string limit_text(const DrainLimit& limit);
+
 struct Config {
   std::string node_name;  // "" until filled: `hostname -s`
   std::string reason_prefix = "rdma-eventd:";
@@ -32,14 +49,23 @@ struct Config {
   unsigned reconcile_interval_s = 60;
   unsigned scontrol_timeout_s = 10;
   std::string scontrol = "scontrol";  // a path, or a name looked up on PATH
+  std::string sinfo;                  // "": sinfo beside scontrol (or on PATH, as scontrol is)
   std::string socket;                 // "" : $RDMA_EVENTD_SOCKET, else the default path
   bool drain_when_daemon_unreachable = false;
+  DrainLimit drain_limit;
+  // A new drain waits a random time up to this first, so that the nodes of a fabric-wide event
+  // count each other's drains rather than all finding none at once.
+  unsigned drain_splay_s = 30;
   friend bool operator==(const Config&, const Config&) = default;
 };
 
 // Parses the file's text. On error returns nullopt and *error names the key and what is wrong
 // ("unknown key 'reason_prefx' (did you mean 'reason_prefix'?)").
 std::optional<Config> parse_config(std::string_view text, std::string* error);
+
+// The sinfo program to run: `sinfo` of the configuration, else the one in scontrol's directory
+// when scontrol is a path, else "sinfo" on PATH.
+std::string sinfo_program(const Config& config);
 
 // The key of `known` closest to `key` when it is a likely typo (edit distance at most 2 or
 // a third of the key), else "".

@@ -47,8 +47,9 @@ SlurmFollowPolicy::Outcome SlurmFollowPolicy::act(const std::vector<rdma_eventd:
     *failure = message;
     return Outcome::kRetry;
   }
-  // Actions are logged every time; why nothing was done, once per change.
-  if (action.kind != Action::kNone || message != last_message_) log_(message);
+  // Actions are logged every time; why nothing was done (a drain held back too), once per change.
+  const bool done = action.kind != Action::kNone && action.kind != Action::kHeldBack;
+  if (done || message != last_message_) log_(message);
   last_message_ = message;
   return Outcome::kDone;
 }

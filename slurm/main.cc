@@ -53,6 +53,11 @@ it once every port in service is healthy and every port the reason names is back
 drain of its own. A drain, down or maintenance reservation someone else set is never touched.
 See docs/scheduler.md.
 
+A new drain is held back while the nodes of the node's partitions drained by rdma-eventd are
+as many as drain_limit allows (default 10% of them, at least one node; one sinfo call before
+each new drain), so that a fabric-wide event does not drain the cluster; in follow mode it also
+waits a random time up to drain_splay_s (default 30 s) first.
+
 By default it follows the daemon's verdicts as they change, and reconciles at start, when the
 daemon restarts and every reconcile_interval_s seconds; failures are retried with a backoff
 from 0.5 s to reconcile_interval_s (at most 60 s). Each wait is lengthened by up to half at
@@ -61,7 +66,8 @@ random (a retry's never over that cap), so that a cluster's followers do not act
 Options:
   -c, --config FILE  the configuration (default /etc/rdma-eventd/slurm.json; optional there)
       --once         check once and exit: for Slurm's HealthCheckProgram (ends within 45 s)
-      --dry-run      print the scontrol commands instead of running them
+      --dry-run      print the scontrol commands instead of running them, and each drain the
+                     drain limit would hold back (a line that starts with "# ")
   -V, --version      print the version
   -h, --help         this text
 
@@ -157,7 +163,11 @@ int run_once(const Config& config, bool dry_run) {
     health = request_health(*client, kHealthTimeout, &error);
   }
   if (!health) log_line("cannot reach rdma-eventd at " + config.socket + ": " + error);
-  SlurmNode node(config, dry_run);
+  // No splay: the check ends here, and a drain it held back would never come. Slurm spreads
+  // its health checks itself (HealthCheckNodeState=CYCLE); the limit still applies.
+  Config now = config;
+  now.drain_splay_s = 0;
+  SlurmNode node(now, dry_run);
   std::string message;
   const Ms timeout =
       std::min<Ms>(std::chrono::seconds(config.scontrol_timeout_s), left_until(deadline) / 3);

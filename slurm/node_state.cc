@@ -49,19 +49,36 @@ std::string reason_of(std::string_view line) {
   return std::string(rest.substr(0, end));
 }
 
-}  // namespace
-
-NodeParse parse_node_state(std::string_view output, std::string_view name, NodeState& out) {
+// The line of `output` whose `key` is `name`, if exactly one has it.
+std::optional<std::string_view> line_with(std::string_view output, std::string_view key,
+                                          std::string_view name) {
+  std::optional<std::string_view> found;
   size_t pos = 0;
   while (pos < output.size()) {
     const size_t end = std::min(output.find('\n', pos), output.size());
     const std::string_view line = output.substr(pos, end - pos);
     pos = end + 1;
-    if (field(line, "NodeName") != name) continue;
+    if (field(line, key) != name) continue;
+    if (found) return std::nullopt;
+    found = line;
+  }
+  return found;
+}
+
+}  // namespace
+
+NodeParse parse_node_state(std::string_view output, std::string_view name, NodeState& out) {
+  std::optional<std::string_view> found = line_with(output, "NodeName", name);
+  if (!found) found = line_with(output, "NodeHostName", name);
+  if (found) {
+    const std::string_view line = *found;
     const auto state = field(line, "State");
-    if (!state || state->empty()) return NodeParse::kUnreadable;
+    const auto node_name = field(line, "NodeName");
+    if (!state || state->empty() || !node_name || node_name->empty()) {
+      return NodeParse::kUnreadable;
+    }
     NodeState s;
-    s.name = std::string(name);
+    s.name = std::string(*node_name);
     size_t p = 0;
     bool first = true;
     while (p <= state->size()) {
@@ -78,6 +95,7 @@ NodeParse parse_node_state(std::string_view output, std::string_view name, NodeS
       p = plus + 1;
     }
     s.reason = reason_of(line);
+    s.partitions = std::string(field(line, "Partitions").value_or(""));
     out = std::move(s);
     return NodeParse::kOk;
   }

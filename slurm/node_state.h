@@ -11,10 +11,11 @@
 namespace rdma_eventd_slurm {
 
 struct NodeState {
-  std::string name;
+  std::string name;             // Slurm's NodeName (the name asked for may be its NodeHostName)
   std::string base;             // IDLE, ALLOCATED, MIXED, DOWN, UNKNOWN, FUTURE, ...
   std::set<std::string> flags;  // DRAIN, NOT_RESPONDING, MAINT, RESERVED, COMPLETING, ...
   std::string reason;           // without the " [user@time]" Slurm appends; "" when none
+  std::string partitions;       // Partitions=: "debug" or "a,b"; "" when in none
   bool has(std::string_view flag) const { return flags.count(std::string(flag)) > 0; }
   bool drained() const { return has("DRAIN"); }
   bool down() const { return base == "DOWN"; }
@@ -23,9 +24,10 @@ struct NodeState {
 
 enum class NodeParse { kOk, kNotFound, kUnreadable };
 
-// Parses the output of `scontrol show node -o NAME` for node `name`. kNotFound when Slurm does
-// not know the node ("Node n9 not found"); kUnreadable when the text has no NodeName=`name`
-// line with a State=.
+// Parses the output of `scontrol show node -o NAME` for node `name`: its NodeName= line, else
+// the one line whose NodeHostName= is `name` (a node whose Slurm name is not its host name,
+// asked for by host name). kNotFound when Slurm does not know the node ("Node n9 not found");
+// kUnreadable when the text has no such line with a State=.
 NodeParse parse_node_state(std::string_view output, std::string_view name, NodeState& out);
 
 }  // namespace rdma_eventd_slurm

@@ -190,6 +190,7 @@ Action decide(const Wanted& wanted, const NodeState& node, const std::string& pr
 std::vector<std::string> scontrol_args(const Action& action, const std::string& node) {
   switch (action.kind) {
     case Action::kNone:
+    case Action::kHeldBack:
       return {};
     case Action::kDrain:
     case Action::kUpdateReason:

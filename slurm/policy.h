@@ -58,9 +58,10 @@ struct Action {
     kDrain,         // scontrol update nodename=N state=drain reason=R
     kUpdateReason,  // the same command: our drain, another set of ports
     kResume,        // scontrol update nodename=N state=resume
+    kHeldBack,      // a drain that the drain limit holds back (or its splay delays): no command
   };
   Kind kind = kNone;
-  std::string reason;  // kDrain, kUpdateReason
+  std::string reason;  // kDrain, kUpdateReason, kHeldBack (the drain's)
   std::string why;     // for the log: why this action, or why none
   friend bool operator==(const Action&, const Action&) = default;
 };

@@ -2,7 +2,17 @@
 
 #include <cstdio>
 
+#include "drain_limit.h"
+
 namespace rdma_eventd_slurm {
+
+SlurmNode::SlurmNode(const Config& config, bool dry_run, CommandRunner& runner,
+                     const rdma_eventd::SteadyTime& time, uint64_t seed)
+    : config_(config),
+      dry_run_(dry_run),
+      runner_(runner),
+      time_(time),
+      random_(seed != 0 ? seed : std::random_device{}()) {}
 
 SlurmNode::Result SlurmNode::read(std::chrono::milliseconds timeout, NodeState& node,
                                   std::string* message) {
@@ -43,15 +53,27 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
   if (action.kind != Action::kNone && !dry_run_) {
     // An admin's drain may have come since the read: read again, and decide from what is
     // there now, so that a drain of theirs is neither overwritten nor resumed. (scontrol has
-    // no conditional update: what is left is the few milliseconds of one scontrol call.)
+    // no conditional update: what is left is the few milliseconds of one scontrol call, and of
+    // sinfo's for a new drain under the drain limit.)
     NodeState again;
     if (const Result r = read(timeout, again, message); r != Result::kDone) return r;
     if (!(again == node)) action = decide_for(health, again);
   }
+  recheck_in_ = std::chrono::milliseconds(0);
+  if (action.kind != Action::kDrain) drain_due_.reset();  // a drain wanted again splays again
+  if (action.kind == Action::kDrain && config_.drain_limit.kind != DrainLimit::kOff) {
+    if (const Result r = limit_drain(node, timeout, action, message); r != Result::kDone) return r;
+  }
   if (action_out) *action_out = action;
-  const std::vector<std::string> args = scontrol_args(action, config_.node_name);
+  const std::vector<std::string> args = scontrol_args(action, node.name);
   if (args.empty()) {
     *message = action.why;
+    // The dry run says what it would hold back, as it says what it would run.
+    if (dry_run_ && action.kind == Action::kHeldBack && action.why != printed_) {
+      std::printf("# %s\n", action.why.c_str());
+      std::fflush(stdout);
+      printed_ = action.why;
+    }
     return Result::kDone;
   }
   if (dry_run_) {
@@ -69,6 +91,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
     *message = describe_failure(config_.scontrol, args, updated);
     return Result::kFailed;
   }
+  drain_due_.reset();
   switch (action.kind) {
     case Action::kDrain:
       *message = "drained " + config_.node_name + ": " + action.reason;
@@ -80,8 +103,55 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
       *message = "resumed " + config_.node_name + ": " + action.why;
       break;
     case Action::kNone:
+    case Action::kHeldBack:
       break;
   }
+  return Result::kDone;
+}
+
+SlurmNode::Result SlurmNode::limit_drain(const NodeState& node, std::chrono::milliseconds timeout,
+                                         Action& action, std::string* message) {
+  const rdma_eventd::SteadyTimePoint now = time_.now();
+  if (!drain_due_) {
+    const uint64_t splay_ms = uint64_t{config_.drain_splay_s} * 1000;
+    const uint64_t wait_ms = splay_ms == 0 ? 0 : random_() % (splay_ms + 1);
+    drain_due_ = now + std::chrono::milliseconds(wait_ms);
+  }
+  if (now < *drain_due_) {
+    recheck_in_ = std::chrono::ceil<std::chrono::milliseconds>(*drain_due_ - now);
+    action = Action{
+        Action::kHeldBack, action.reason,
+        "a drain waits " + std::to_string((recheck_in_.count() + 999) / 1000) +
+            " s first (drain_splay_s " + std::to_string(config_.drain_splay_s) +
+            "), so that the nodes of one fabric event count each other's drains: " + action.reason};
+    return Result::kDone;
+  }
+  const std::string sinfo = sinfo_program(config_);
+  const std::vector<std::string> args = sinfo_args(node.partitions);
+  const CommandResult listed = runner_.run(sinfo, args, timeout);
+  if (!listed.ok()) {
+    *message = describe_failure(sinfo, args, listed) + "; the drain waits for it (drain_limit)";
+    return Result::kFailed;
+  }
+  std::string why = "more than " + std::to_string(kMaxCommandOutput >> 20) + " MiB";
+  const auto count = listed.truncated
+                         ? std::nullopt
+                         : count_drains(listed.output, config_.reason_prefix, node.name, &why);
+  if (!count) {
+    *message = "'" + command_text(sinfo, args) + "' printed " + why +
+               "; the drain waits for it (drain_limit)";
+    return Result::kFailed;
+  }
+  const size_t allowed = drains_allowed(config_.drain_limit, count->nodes);
+  if (count->ours < allowed) return Result::kDone;
+  const std::string where =
+      node.partitions.empty() ? "the cluster" : "partition " + node.partitions;
+  action = Action{Action::kHeldBack, action.reason,
+                  "held back by the drain limit: " + std::to_string(count->ours) + " of the " +
+                      std::to_string(count->nodes) + " nodes of " + where +
+                      " are drained by rdma-eventd already, and drain_limit " +
+                      limit_text(config_.drain_limit) + " allows " + std::to_string(allowed) +
+                      "; the node is drained once fewer are: " + action.reason};
   return Result::kDone;
 }
 

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
 #include <string>
 
+#include "client/follower.h"
 #include "config.h"
 #include "node_state.h"
 #include "policy.h"
@@ -14,8 +18,9 @@ namespace rdma_eventd_slurm {
 
 class SlurmNode {
  public:
-  SlurmNode(const Config& config, bool dry_run, CommandRunner& runner = process_runner())
-      : config_(config), dry_run_(dry_run), runner_(runner) {}
+  // `time` and `seed` (0: a new random sequence) time the drain's splay (drain_splay_s).
+  SlurmNode(const Config& config, bool dry_run, CommandRunner& runner = process_runner(),
+            const rdma_eventd::SteadyTime& time = rdma_eventd::steady_time(), uint64_t seed = 0);
 
   enum class Result {
     kDone,         // the node is as wanted (or was left alone on purpose)
@@ -28,14 +33,26 @@ class SlurmNode {
   Result reconcile(const rdma_eventd::HealthReply* health, std::chrono::milliseconds timeout,
                    std::string* message, Action* action = nullptr);
 
+  // When a drain waits out its splay: how long until it is due, for the follower to act again
+  // then; 0 otherwise.
+  std::chrono::milliseconds recheck_in() const { return recheck_in_; }
+
  private:
   Result read(std::chrono::milliseconds timeout, NodeState& node, std::string* message);
   Action decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) const;
+  // A new drain (kDrain) under the drain limit: held back (kHeldBack) while its splay runs or
+  // the partitions hold as many drains of ours as the limit allows.
+  Result limit_drain(const NodeState& node, std::chrono::milliseconds timeout, Action& action,
+                     std::string* message);
 
   const Config& config_;
   bool dry_run_;
   CommandRunner& runner_;
   std::string printed_;  // the dry run's last command: printed once, not at every reconcile
+  const rdma_eventd::SteadyTime& time_;
+  std::mt19937_64 random_;
+  std::optional<rdma_eventd::SteadyTimePoint> drain_due_;  // a drain wanted: when its splay ends
+  std::chrono::milliseconds recheck_in_{0};
 };
 
 }  // namespace rdma_eventd_slurm

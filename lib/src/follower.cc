@@ -98,6 +98,7 @@ void DaemonFollower::wake() {
   const bool can_act = connection_ || away_told_;
   if (!can_act) return;  // a connection was lost: act once it is back, or known to be away
   if (!dirty_ && options_.refresh_interval.count() > 0 && now >= refresh_at_) dirty_ = true;
+  if (!dirty_ && now >= again_at_) dirty_ = true;
   if (dirty_ && now >= act_at_) {
     act(now);
     // Records that arrived while a query waited for its reply are in the client, where poll()
@@ -113,8 +114,9 @@ SteadyTimePoint DaemonFollower::next_deadline() const {
   if (connection_ || away_told_) {
     if (dirty_) {
       deadline = std::min(deadline, act_at_);
-    } else if (options_.refresh_interval.count() > 0) {
-      deadline = std::min(deadline, refresh_at_);
+    } else {
+      if (options_.refresh_interval.count() > 0) deadline = std::min(deadline, refresh_at_);
+      deadline = std::min(deadline, again_at_);
     }
   }
   return deadline;
@@ -217,6 +219,9 @@ void DaemonFollower::act(SteadyTimePoint now) {
   dirty_ = false;
   act_at_ = after + options_.min_act_interval;
   refresh_at_ = after + spread(options_.refresh_interval, std::chrono::milliseconds::max());
+  const std::chrono::milliseconds again = policy_.act_again_in();
+  again_at_ = again.count() > 0 ? after + std::max(again, options_.min_act_interval)
+                                : SteadyTimePoint::max();
 }
 
 int stop_signal_fd() {

@@ -11,6 +11,10 @@
 #  - the daemon restarted while the node is drained: the drain stands, the reconciliation at
 #    the new stream changes nothing;
 #  - a stale drain of ours set by hand while every port is healthy is resumed by reconciliation;
+#  - the drain limit (docs/scheduler.md): with one of the partition's nine other nodes (never
+#    started: the rest of a fabric) already drained by rdma-eventd, the default 10% holds this
+#    node's drain back, the log and --once --dry-run say so, and the drain lands once that
+#    node's reason is someone else's;
 #  - slurmctld stopped during a flap: the drain lands once it is back; stopped again, a flap
 #    that ends while it is away leaves the node undrained when it is back;
 #  - --once --dry-run prints the scontrol command and changes nothing;
@@ -70,8 +74,14 @@ exec "$SOURCE_DIR/slurm/prolog-rdma-wait" 2>>"$scratch/prolog.log"
 EOF
 chmod +x "$scratch/healthcheck.sh" "$scratch/prolog.sh"
 
+# Nine other nodes of the partition, which no slurmd serves (each a port where nothing
+# listens): what sinfo lists beside this node for the drain limit.
+peers=()
+for i in {1..9}; do
+  peers+=("NodeName=peer$i NodeAddr=127.0.0.1 Port=$((6900 + i)) CPUs=1 RealMemory=100 State=UNKNOWN")
+done
 slurm_start_cluster "HealthCheckProgram=$scratch/healthcheck.sh" "HealthCheckInterval=2" \
-  "Prolog=$scratch/prolog.sh"
+  "Prolog=$scratch/prolog.sh" "${peers[@]}"
 
 step "simulator, daemon (quiet period 3 s), follower"
 sim start -t "$topology" >/dev/null
@@ -80,9 +90,11 @@ cat >"$scratch/daemon.json" <<'EOF'
 EOF
 start_daemon
 host_health_is healthy || fail "the host is not healthy at start: $(ctl health)"
+# No splay before a drain (the drains below are timed to the second; its own test is the unit
+# test's); the drain limit as it ships.
 cat >"$scratch/follower.json" <<EOF
 {"node_name": "$node", "socket": "$scratch/events.sock", "reconcile_interval_s": 2,
- "scontrol_timeout_s": 5}
+ "scontrol_timeout_s": 5, "drain_splay_s": 0}
 EOF
 start_follower() {
   "$follower_bin" --config "$scratch/follower.json" >>"$scratch/follower" 2>&1 &
@@ -177,6 +189,25 @@ wait_for 15 "node resumed after the quiet period" undrained
 step "a stale drain of ours, every port healthy: resumed by reconciliation"
 scontrol update nodename="$node" state=drain reason="rdma-eventd: mlx5_1/1 down"
 wait_for 10 "the stale drain resumed" undrained
+
+step "the drain limit: one of the partition's ten nodes drained by us already holds ours back"
+scontrol update nodename=peer1 state=drain reason="rdma-eventd: mlx5_0/1 down"
+mark=$(log_mark)
+sim port down mlx5_0/1 >/dev/null  # flapping until it is up again and quiet
+held="held back by the drain limit: 1 of the 10 nodes of partition debug are drained by"
+held+=" rdma-eventd already, and drain_limit 10% allows 1; the node is drained once fewer are:"
+held+=" $flapping"
+wait_for 10 "the follower holding the drain back" logged_since "$mark" "$held"
+undrained || fail "drained past the limit: $(node_line)"
+"$follower_bin" --once --dry-run --config "$scratch/follower.json" >"$scratch/dry-limit.out" 2>&1 ||
+  fail "--once --dry-run exited $?: $(cat "$scratch/dry-limit.out")"
+grep -qxF "# $held" "$scratch/dry-limit.out" ||
+  fail "--once --dry-run did not say what the limit holds back: $(cat "$scratch/dry-limit.out")"
+undrained || fail "drained past the limit: $(node_line)"
+scontrol update nodename=peer1 state=drain reason="admin: PSU swap"
+wait_for 10 "drained once the limit allows" reason_is "$flapping"
+sim port up mlx5_0/1 >/dev/null
+wait_for 15 "node resumed after the quiet period" undrained
 
 step "slurmctld away during a flap: the drain lands once it is back"
 stop_pid "$ctld_pid"

@@ -4,11 +4,12 @@
 # own network and UTS namespaces (slurm_lib.sh) hold munged, slurmctld and slurmd; a Debian 12
 # container (container_lib.sh) booted in that network namespace holds the staged install, the
 # daemon on the simulator (its socket and service as shipped) and the follower's unit. The
-# container has no Slurm of its own: scontrol, its plugins and the libraries it needs that the
+# container has no Slurm of its own: scontrol, sinfo, their plugins and the libraries that the
 # container lacks are bound read-only from the host, with a slurm.conf naming munged's socket at
 # /run/munge. Then, read back from Slurm with scontrol:
 #   the unit starts under its sandbox and reconciles (scontrol and munge work under it); a port
-#   that goes down drains the node with the unit's reason; the port up resumes it; the unit
+#   that goes down drains the node with the unit's reason, after the shipped splay and the
+#   drain limit's count (sinfo works under it too); the port up resumes it; the unit
 #   stops cleanly. systemd-analyze security gives its exposure score, printed for the record.
 # Needs root, munge, slurmctld, slurmd, slurm-client, jq, systemd-nspawn, debootstrap.
 set -euo pipefail
@@ -46,7 +47,8 @@ slurm_start_cluster
 # Slurm in the container: the client's configuration, its munged at /run/munge.
 sed 's|^AuthInfo=socket=.*|AuthInfo=socket=/run/munge/sock|' "$scratch/slurm.conf" \
   >"$scratch/slurm-container.conf"
-slurm_binds=(--bind-ro=/usr/bin/scontrol --bind-ro=/usr/lib/x86_64-linux-gnu/slurm-wlm
+slurm_binds=(--bind-ro=/usr/bin/scontrol --bind-ro=/usr/bin/sinfo
+  --bind-ro=/usr/lib/x86_64-linux-gnu/slurm-wlm
   --bind-ro="$scratch/slurm-container.conf:/etc/slurm/slurm.conf" --bind="$scratch/munge:/run/munge")
 for lib in libmunge.so.2 libreadline.so.8; do
   [ -e "$rootfs/usr/lib/x86_64-linux-gnu/$lib" ] ||
@@ -85,10 +87,12 @@ wait_for 30 "the unit's first reconciliation" unit_logged "healthy, and no drain
 prop_is "$unit" ActiveState active || fail "$unit is $(prop "$unit" ActiveState)"
 undrained || fail "drained at start: $(node_line)"
 
-step "a port down drains the node, up resumes it, through the unit"
+step "a port down drains the node after the splay (at most 30 s), up resumes it, through the unit"
 csim port down mlx5_0/1
-wait_for 15 "drained by the unit" reason_is "rdma-eventd: mlx5_0/1 down"
+wait_for 45 "drained by the unit" reason_is "rdma-eventd: mlx5_0/1 down"
 unit_logged "drained $node: rdma-eventd: mlx5_0/1 down" || fail "the unit did not log its drain"
+unit_logged "a drain waits [0-9]* s first (drain_splay_s 30)" ||
+  fail "the unit's drain did not wait out its splay"
 csim port up mlx5_0/1
 wait_for 15 "resumed by the unit" undrained
 

@@ -49,9 +49,11 @@ printf '#!/bin/sh\necho "$*" >>"%s/scontrol.calls"\nexec scontrol "$@"\n' "$scra
   >"$scratch/scontrol"
 chmod +x "$scratch/scontrol"
 touch "$scratch/scontrol.calls" "$scratch/follower"
+# sinfo (the drain limit's count) is Slurm's own, not beside the wrapper; no splay before a
+# drain, whose times the steps below bound.
 printf '{"node_name": "%s", "socket": "%s", "reconcile_interval_s": 2,
- "scontrol_timeout_s": 1, "scontrol": "%s"}\n' "$node" "$scratch/events.sock" \
-  "$scratch/scontrol" >"$scratch/follower.json"
+ "scontrol_timeout_s": 1, "scontrol": "%s", "sinfo": "sinfo", "drain_splay_s": 0}\n' "$node" \
+  "$scratch/events.sock" "$scratch/scontrol" >"$scratch/follower.json"
 start_follower() {
   "$follower_bin" --config "$scratch/follower.json" >>"$scratch/follower" 2>&1 &
   follower_pid=$!

@@ -28,12 +28,14 @@ struct CountingPolicy final : FollowerPolicy {
     return Outcome::kDone;
   }
   void on_event(const FollowerEvent& e) override { events.push_back(e); }
+  std::chrono::milliseconds act_again_in() const override { return again_in; }
   int told(FollowerEvent::Kind kind) const {
     return static_cast<int>(
         std::count_if(events.begin(), events.end(), [&](const auto& e) { return e.kind == kind; }));
   }
   bool failing = false;
   bool stop = false;
+  std::chrono::milliseconds again_in{0};
   int acts = 0;
   int acts_without_daemon = 0;
   std::vector<FollowerEvent> events;
@@ -195,6 +197,23 @@ TEST(DaemonFollower, MinActIntervalSpacesActsUnderATrickle) {
     f.run(10ms);
   }
   EXPECT_EQ(f.policy.acts, 10) << "at 0, 0.1, ... 0.9 s";
+}
+
+TEST(DaemonFollower, APolicyThatAsksToActAgainSoonIsActedOnThenAndOnlyThen) {
+  // A drain waiting out its splay: the policy asks for an act 7 s after each of its acts. Then
+  // the follower acts at 0, 7, 14 ... s, exactly, and when it stops asking, at the refresh.
+  Fixture f;
+  f.policy.again_in = 7s;
+  f.follower.wake();
+  EXPECT_EQ(f.follower.next_deadline(), f.time.t + 7s);
+  f.run(20s);
+  EXPECT_EQ(f.policy.acts, 3) << "at 0, 7 and 14 s";
+  f.policy.again_in = 0s;
+  f.run(7s);  // the act at 21 s asks nothing more
+  EXPECT_EQ(f.policy.acts, 4);
+  EXPECT_EQ(f.follower.next_deadline(), f.time.t - 6s + 60s) << "the refresh, 60 s after it";
+  f.run(1h);
+  EXPECT_EQ(f.policy.acts, 4 + 60);
 }
 
 TEST(DaemonFollower, APolicyThatStopsEndsTheFollowing) {

@@ -4,6 +4,8 @@
 // and a dry run.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "follow.h"
 #include "follower_fakes.h"
 #include "scontrol.h"
@@ -21,13 +23,15 @@ using rdma_eventd_slurm::SlurmFollowPolicy;
 
 const char* const kDrainFlap = "rdma-eventd: mlx5_0/1 flapping (3 downs/1h)";
 
-// slurmctld as scontrol sees it: one node, up or away; counts the runs.
+// slurmctld as scontrol and sinfo see it: this node and `others` of its partition, up or away;
+// counts the runs.
 class FakeSlurm final : public CommandRunner {
  public:
-  CommandResult run(const std::string&, const std::vector<std::string>& args,
+  CommandResult run(const std::string& program, const std::vector<std::string>& args,
                     std::chrono::milliseconds) override {
     CommandResult r;
     r.kind = CommandResult::kExited;
+    if (program == "sinfo") return list_nodes(args);
     if (!up) {
       r.exit_code = 1;
       r.output = "slurm_load_node error: Unable to contact slurm controller (connect failure)\n";
@@ -37,7 +41,7 @@ class FakeSlurm final : public CommandRunner {
     r.exit_code = 0;
     if (args.at(0) == "show") {
       ++shows;
-      r.output = "NodeName=testnode Arch=x86_64 State=" + state +
+      r.output = "NodeName=testnode Arch=x86_64 State=" + state + " Partitions=debug" +
                  (reason.empty() ? "" : " Reason=" + reason + " [root@2026-11-28T10:26:43]") +
                  comment + "\n";
       // What an admin does between two of our calls.
@@ -53,6 +57,22 @@ class FakeSlurm final : public CommandRunner {
     }
     return r;
   }
+  // sinfo --noheader --Node --format=%N|%E --partition=debug
+  CommandResult list_nodes(const std::vector<std::string>& args) {
+    ++sinfos;
+    last_sinfo = args;
+    CommandResult r;
+    r.kind = CommandResult::kExited;
+    r.exit_code = up && sinfo_up ? 0 : 1;
+    if (r.exit_code != 0) {
+      r.output = "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n";
+      return r;
+    }
+    r.output = "testnode|" + (reason.empty() ? std::string("none") : reason) + "\n";
+    for (const auto& [node, why] : others)
+      r.output += node + "|" + why + "\n";
+    return r;
+  }
   // What `scontrol update state=drain reason=WHY` does, by the test's hand.
   void drain(std::string why) {
     state = "IDLE+DRAIN";
@@ -63,6 +83,10 @@ class FakeSlurm final : public CommandRunner {
   std::string reason;
   std::string comment;
   std::function<void(FakeSlurm&)> after_show;
+  std::map<std::string, std::string> others;  // the partition's other nodes and their reasons
+  bool sinfo_up = true;
+  std::vector<std::string> last_sinfo;
+  int sinfos = 0;
   int shows = 0;
   int updates = 0;
   int failed_runs = 0;
@@ -83,7 +107,8 @@ HealthReply::Port port(const char* device, const char* health, bool counted = tr
 }
 
 struct SlurmFixture {
-  explicit SlurmFixture(bool dry_run = false) : policy(config, dry_run, slurm, log_to(lines)) {
+  explicit SlurmFixture(bool dry_run = false, unsigned splay_s = 0)
+      : config(config_with(splay_s)), policy(config, dry_run, slurm, log_to(lines), time, 7) {
     daemon.health.enabled = true;
     daemon.health.ports = {port("mlx5_0", "healthy"), port("mlx5_1", "healthy")};
   }
@@ -115,12 +140,23 @@ struct SlurmFixture {
   int logged(const std::string& text) const {
     return static_cast<int>(std::count(lines.begin(), lines.end(), text));
   }
-  Config config = [] {
+  // The splay is 0 but in its own tests: the schedules below are counted exactly.
+  static Config config_with(unsigned splay_s) {
     Config c;
     c.node_name = "testnode";
     c.socket = "/run/rdma-eventd/events.sock";
+    c.drain_splay_s = splay_s;
     return c;
-  }();
+  }
+  // The partition: this node and nine others, `drained` of them by rdma-eventd.
+  void partition_of_ten(int drained) {
+    slurm.others.clear();
+    for (int i = 1; i <= 9; ++i) {
+      slurm.others["n" + std::to_string(i)] =
+          i <= drained ? "rdma-eventd: mlx5_0/1 down" : std::string("none");
+    }
+  }
+  Config config;
   FakeTime time;
   FakeDaemon daemon;
   FakeConnector connector{daemon};
@@ -277,6 +313,118 @@ TEST(SlurmFollow, AnUnknownNodeIsRetriedWithBackoffNotInALoop) {
   f.config.node_name = "othernode";
   f.run(1h);
   EXPECT_EQ(f.slurm.shows, 8 + 58);
+  EXPECT_EQ(f.slurm.updates, 0);
+}
+
+TEST(SlurmFollow, TheDrainLimitHoldsBackADrainUntilFewerNodesAreDrainedByUs) {
+  // A partition of ten nodes, one already drained by rdma-eventd elsewhere: the default limit
+  // (10%, one node) is reached, so this node's flap is held back, said once, and nothing runs.
+  // Once the other node is resumed, the next reconcile drains this one.
+  SlurmFixture f;
+  f.partition_of_ten(1);
+  f.run(1s);
+  f.verdict("mlx5_0", "flapping");
+  f.run(10min);
+  EXPECT_EQ(f.slurm.updates, 0);
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  const std::string held =
+      "held back by the drain limit: 1 of the 10 nodes of partition debug are drained by "
+      "rdma-eventd already, and drain_limit 10% allows 1; the node is drained once fewer are: " +
+      std::string(kDrainFlap);
+  EXPECT_EQ(f.logged(held), 1) << "said once, not at every reconcile";
+  EXPECT_EQ(f.slurm.last_sinfo, (std::vector<std::string>{"--noheader", "--Node", "--format=%N|%E",
+                                                          "--partition=debug"}));
+  EXPECT_EQ(f.slurm.sinfos, 10) << "one per reconcile that would drain (1, 61 ... 541 s)";
+  f.slurm.others["n1"] = "none";  // its follower resumed it
+  f.run(60s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  EXPECT_EQ(f.slurm.updates, 1);
+  EXPECT_EQ(f.logged("drained testnode: " + std::string(kDrainFlap)), 1);
+}
+
+TEST(SlurmFollow, DrainsOfOthersAndOurOwnUpdatesAreNotHeldBack) {
+  // An admin's drains do not count, nor does a drain of ours whose ports change: only a new
+  // drain of ours is limited.
+  SlurmFixture f;
+  f.partition_of_ten(0);
+  f.slurm.others["n1"] = "admin: PSU";
+  f.slurm.others["n2"] = "admin: PSU";
+  f.verdict("mlx5_0", "flapping");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  f.partition_of_ten(9);  // the rest of the partition drained by us meanwhile
+  f.verdict("mlx5_1", "fatal");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3 downs/1h)");
+  EXPECT_EQ(f.slurm.updates, 2);
+  EXPECT_EQ(f.slurm.sinfos, 1) << "the update of our own reason asks nothing";
+}
+
+TEST(SlurmFollow, WithTheLimitOffNoSinfoRuns) {
+  SlurmFixture f;
+  f.config.drain_limit = {rdma_eventd_slurm::DrainLimit::kOff, 0};
+  f.partition_of_ten(9);
+  f.verdict("mlx5_0", "flapping");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  EXPECT_EQ(f.slurm.sinfos, 0);
+}
+
+TEST(SlurmFollow, ASinfoThatFailsHoldsTheDrainAndIsRetried) {
+  // Never a drain without the count: the failure is said once and retried with the backoff.
+  SlurmFixture f;
+  f.slurm.sinfo_up = false;
+  f.verdict("mlx5_0", "flapping");
+  f.run(10min);
+  EXPECT_EQ(f.slurm.updates, 0);
+  EXPECT_EQ(f.logged("'sinfo --noheader --Node --format='%N|%E' --partition=debug' failed (exit "
+                     "1): slurm_load_partitions: Unable to contact slurm controller (connect "
+                     "failure); the drain waits for it (drain_limit); retrying"),
+            1);
+  f.slurm.sinfo_up = true;
+  f.run(60s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  EXPECT_EQ(f.logged("Slurm answers again"), 1);
+}
+
+TEST(SlurmFollow, ANewDrainWaitsARandomSplayThenLandsWithoutAnotherRecord) {
+  // drain_splay_s 30: the flap is drained within 30 s, not at once, and the follower wakes for
+  // it by itself (no record, no refresh in between).
+  SlurmFixture f(/*dry_run=*/false, /*splay_s=*/30);
+  f.run(1s);
+  f.verdict("mlx5_0", "flapping");
+  f.run(100ms);
+  EXPECT_EQ(f.slurm.updates, 0);
+  EXPECT_EQ(f.slurm.sinfos, 0) << "counted when the splay ends, not before";
+  const auto wait = f.follower.next_deadline() - f.time.t;
+  EXPECT_GT(wait, 0s);
+  EXPECT_LE(wait, 30s);
+  f.run(std::chrono::duration_cast<std::chrono::milliseconds>(wait) + 1ms);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  EXPECT_EQ(f.slurm.sinfos, 1);
+  EXPECT_EQ(f.slurm.updates, 1);
+  // The port recovers and fails again: a new drain, a new splay.
+  f.verdict("mlx5_0", "healthy");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  f.verdict("mlx5_0", "flapping");
+  f.run(100ms);
+  EXPECT_EQ(f.slurm.updates, 2) << "the resume only";
+  f.run(30s);
+  EXPECT_EQ(f.slurm.updates, 3);
+}
+
+TEST(SlurmFollow, ADryRunSaysWhatTheLimitHoldsBack) {
+  SlurmFixture f(/*dry_run=*/true);
+  f.partition_of_ten(1);
+  f.verdict("mlx5_0", "flapping");
+  testing::internal::CaptureStdout();
+  f.run(1h);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(),
+            "# held back by the drain limit: 1 of the 10 nodes of partition debug are drained by "
+            "rdma-eventd already, and drain_limit 10% allows 1; the node is drained once fewer "
+            "are: " +
+                std::string(kDrainFlap) + "\n");
   EXPECT_EQ(f.slurm.updates, 0);
 }
 

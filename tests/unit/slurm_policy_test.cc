@@ -3,10 +3,12 @@
 // rules that decide what the follower and the one-shot mode do to the node.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <set>
 
 #include "config.h"
+#include "drain_limit.h"
 #include "node_state.h"
 #include "policy.h"
 
@@ -17,14 +19,20 @@ namespace slurm_policy_test {
 using rdma_eventd::HealthReply;
 using rdma_eventd_slurm::Action;
 using rdma_eventd_slurm::Config;
+using rdma_eventd_slurm::count_drains;
 using rdma_eventd_slurm::decide;
 using rdma_eventd_slurm::drain_reason;
+using rdma_eventd_slurm::DrainLimit;
+using rdma_eventd_slurm::drains_allowed;
 using rdma_eventd_slurm::kMaxReasonBytes;
+using rdma_eventd_slurm::limit_text;
 using rdma_eventd_slurm::NodeParse;
 using rdma_eventd_slurm::NodeState;
 using rdma_eventd_slurm::parse_config;
 using rdma_eventd_slurm::parse_node_state;
 using rdma_eventd_slurm::scontrol_args;
+using rdma_eventd_slurm::sinfo_args;
+using rdma_eventd_slurm::sinfo_program;
 using rdma_eventd_slurm::Wanted;
 using rdma_eventd_slurm::wanted_state;
 
@@ -87,16 +95,40 @@ NodeState slurm_node(const char* base, std::set<std::string> flags = {}, std::st
 TEST(SlurmNodeState, ReadsAnIdleNodeAsSlurmPrintsIt) {
   NodeState s;
   ASSERT_EQ(parse_node_state(kSlurmIdleNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(s, (NodeState{"testnode", "IDLE", {}, ""}));
+  EXPECT_EQ(s, (NodeState{"testnode", "IDLE", {}, "", "debug"}));
+}
+
+TEST(SlurmNodeState, ANodeAskedForByItsHostNameIsReadUnderItsNodeName) {
+  // NodeName=gpu17 on host h-17: `scontrol show node -o h-17` answers with gpu17's line, and
+  // every update must name gpu17.
+  const std::string line =
+      "NodeName=gpu17 Arch=x86_64 NodeAddr=10.0.0.17 NodeHostName=h-17 State=MIXED "
+      "Partitions=gpu,all\n";
+  NodeState s;
+  ASSERT_EQ(parse_node_state(line, "h-17", s), NodeParse::kOk);
+  EXPECT_EQ(s, (NodeState{"gpu17", "MIXED", {}, "", "gpu,all"}));
+  // A NodeName match wins over another line's NodeHostName; two lines with the host name are
+  // no answer.
+  ASSERT_EQ(parse_node_state("NodeName=a NodeHostName=b State=IDLE\nNodeName=b NodeHostName=c "
+                             "State=DOWN\n",
+                             "b", s),
+            NodeParse::kOk);
+  EXPECT_EQ(s.name, "b");
+  EXPECT_EQ(s.base, "DOWN");
+  EXPECT_EQ(parse_node_state("NodeName=a NodeHostName=h State=IDLE\nNodeName=b NodeHostName=h "
+                             "State=IDLE\n",
+                             "h", s),
+            NodeParse::kUnreadable);
 }
 
 TEST(SlurmNodeState, ReadsADrainAndItsReasonWithoutSlurmsUserAndTime) {
   NodeState s;
   ASSERT_EQ(parse_node_state(kSlurmDrainedNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(s,
-            (NodeState{"testnode", "IDLE", {"DRAIN"}, "rdma-eventd: mlx5_0/1 flapping (3 downs)"}));
+  EXPECT_EQ(
+      s, (NodeState{
+             "testnode", "IDLE", {"DRAIN"}, "rdma-eventd: mlx5_0/1 flapping (3 downs)", "debug"}));
   ASSERT_EQ(parse_node_state(kSlurmDownNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(s, (NodeState{"testnode", "DOWN", {"DRAIN"}, "admin x"}));
+  EXPECT_EQ(s, (NodeState{"testnode", "DOWN", {"DRAIN"}, "admin x", "debug"}));
   EXPECT_TRUE(s.down());
 }
 
@@ -139,7 +171,8 @@ TEST(SlurmConfig, DefaultsWhenEmptyAndEveryKeyRead) {
   EXPECT_EQ(*c, Config{});
   c = parse_config(R"({"node_name":"n7","reason_prefix":"ib:","drain_on":["fatal","gone"],
       "reconcile_interval_s":5,"scontrol_timeout_s":3,"scontrol":"/opt/slurm/bin/scontrol",
-      "socket":"/tmp/s.sock","drain_when_daemon_unreachable":true})",
+      "sinfo":"/opt/sinfo","socket":"/tmp/s.sock","drain_when_daemon_unreachable":true,
+      "drain_limit":"25%","drain_splay_s":0})",
                    &error);
   ASSERT_TRUE(c) << error;
   Config want;
@@ -150,8 +183,42 @@ TEST(SlurmConfig, DefaultsWhenEmptyAndEveryKeyRead) {
   want.scontrol_timeout_s = 3;
   want.scontrol = "/opt/slurm/bin/scontrol";
   want.socket = "/tmp/s.sock";
+  want.sinfo = "/opt/sinfo";
   want.drain_when_daemon_unreachable = true;
+  want.drain_limit = {DrainLimit::kPercent, 25};
+  want.drain_splay_s = 0;
   EXPECT_EQ(*c, want);
+}
+
+TEST(SlurmConfig, TheDrainLimitIsACountAShareOrOffAndOnByDefault) {
+  EXPECT_EQ(Config{}.drain_limit, (DrainLimit{DrainLimit::kPercent, 10}));
+  EXPECT_EQ(Config{}.drain_splay_s, 30u);
+  const std::pair<const char*, DrainLimit> cases[] = {
+      {R"({"drain_limit":1})", {DrainLimit::kNodes, 1}},
+      {R"({"drain_limit":40})", {DrainLimit::kNodes, 40}},
+      {R"({"drain_limit":"5%"})", {DrainLimit::kPercent, 5}},
+      {R"({"drain_limit":"100%"})", {DrainLimit::kPercent, 100}},
+      {R"({"drain_limit":"off"})", {DrainLimit::kOff, 0}},
+  };
+  for (const auto& [text, limit] : cases) {
+    std::string error;
+    const auto c = parse_config(text, &error);
+    ASSERT_TRUE(c) << text << ": " << error;
+    EXPECT_EQ(c->drain_limit, limit) << text;
+  }
+  EXPECT_EQ(limit_text({DrainLimit::kPercent, 10}), "10%");
+  EXPECT_EQ(limit_text({DrainLimit::kNodes, 1}), "1 node");
+  EXPECT_EQ(limit_text({DrainLimit::kNodes, 3}), "3 nodes");
+  EXPECT_EQ(limit_text({DrainLimit::kOff, 0}), "off");
+}
+
+TEST(SlurmConfig, SinfoIsBesideScontrolUnlessNamed) {
+  Config c;
+  EXPECT_EQ(sinfo_program(c), "sinfo");
+  c.scontrol = "/opt/slurm/bin/scontrol";
+  EXPECT_EQ(sinfo_program(c), "/opt/slurm/bin/sinfo");
+  c.sinfo = "/usr/local/bin/sinfo-wrapper";
+  EXPECT_EQ(sinfo_program(c), "/usr/local/bin/sinfo-wrapper");
 }
 
 TEST(SlurmConfig, DrainOnNamesTheLinkQualityReasonsBesideTheVerdicts) {
@@ -164,6 +231,10 @@ TEST(SlurmConfig, DrainOnNamesTheLinkQualityReasonsBesideTheVerdicts) {
   // Off by default: the default set is the four verdicts only.
   EXPECT_EQ(Config{}.drain_on, (std::set<std::string>{"fatal", "flapping", "gone", "down"}));
 }
+
+constexpr const char* kBadLimit =
+    "drain_limit: not a number of nodes (1 or more), a share of the partitions' nodes (\"1%\" "
+    "to \"100%\") or \"off\"";
 
 TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
   const std::pair<const char*, const char*> cases[] = {
@@ -196,7 +267,18 @@ TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
        "reconcile_interval_s: not a whole number of seconds from 1 to 86400"},
       {R"({"scontrol_timeout_s":60})",
        "scontrol_timeout_s: not a whole number of seconds from 1 to 20"},
-      {R"({"node_name":"a b"})", "node_name: 'a b' is not a Slurm node name"},
+      {R"({"node_name":"a b"})", "node_name: 'a b' is not the name of one Slurm node"},
+      {R"({"node_name":"n[1-4]"})", "node_name: 'n[1-4]' is not the name of one Slurm node"},
+      {R"({"drain_limit":0})", kBadLimit},
+      {R"({"drain_limit":"0%"})", kBadLimit},
+      {R"({"drain_limit":"101%"})", kBadLimit},
+      {R"({"drain_limit":"10"})", kBadLimit},
+      {R"({"drain_limit":"ten%"})", kBadLimit},
+      {R"({"drain_limit":-1})", kBadLimit},
+      {R"({"drain_limit":true})", kBadLimit},
+      {R"({"drain_limt":5})", "unknown key 'drain_limt' (did you mean 'drain_limit'?)"},
+      {R"({"drain_splay_s":601})", "drain_splay_s: not a whole number of seconds from 0 to 600"},
+      {R"({"sinfo":""})", "sinfo: empty"},
       {R"({"drain_when_daemon_unreachable":"yes"})",
        "drain_when_daemon_unreachable: not true or false"},
       {"[1]", "not a JSON object"},
@@ -207,6 +289,44 @@ TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
     EXPECT_FALSE(parse_config(text, &error)) << text;
     EXPECT_EQ(error, message) << text;
   }
+}
+
+TEST(SlurmDrainLimit, CountsEachNodeOnceAndOnlyDrainsOfOursOfOtherNodes) {
+  // sinfo --noheader --Node --format=%N|%E: a node once per partition it is in; "none" when it
+  // has no reason.
+  const std::string out =
+      "n1|rdma-eventd: mlx5_0/1 down\n"
+      "n2|none\n"
+      "n3|admin: swap the PSU\n"
+      "n1|rdma-eventd: mlx5_0/1 down\n"  // n1 in a second partition
+      "n4|rdma-eventd: mlx5_1/1 fatal | gone\n"
+      "self|rdma-eventd: mlx5_0/1 flapping\n"
+      "n5|none  \n";
+  std::string error;
+  const auto count = count_drains(out, "rdma-eventd:", "self", &error);
+  ASSERT_TRUE(count) << error;
+  EXPECT_EQ(count->nodes, 6u);
+  EXPECT_EQ(count->ours, 2u) << "n1 and n4; not the admin's n3, not this node";
+  EXPECT_FALSE(count_drains("", "rdma-eventd:", "self", &error));
+  EXPECT_EQ(error, "no node listed");
+  EXPECT_FALSE(count_drains("slurm_load_partitions: Unable to contact slurm controller\n",
+                            "rdma-eventd:", "self", &error));
+  EXPECT_EQ(error,
+            "a line that is not NODE|REASON: 'slurm_load_partitions: Unable to contact slurm "
+            "controller'");
+}
+
+TEST(SlurmDrainLimit, AShareRoundsDownButAllowsOneNodeAndAsksForThePartitions) {
+  EXPECT_EQ(drains_allowed({DrainLimit::kPercent, 10}, 1000), 100u);
+  EXPECT_EQ(drains_allowed({DrainLimit::kPercent, 10}, 19), 1u);
+  EXPECT_EQ(drains_allowed({DrainLimit::kPercent, 10}, 4), 1u) << "at least one node";
+  EXPECT_EQ(drains_allowed({DrainLimit::kPercent, 100}, 4), 4u);
+  EXPECT_EQ(drains_allowed({DrainLimit::kNodes, 3}, 1000), 3u);
+  EXPECT_EQ(drains_allowed({DrainLimit::kOff, 0}, 1000), SIZE_MAX);
+  EXPECT_EQ(
+      sinfo_args("gpu,all"),
+      (std::vector<std::string>{"--noheader", "--Node", "--format=%N|%E", "--partition=gpu,all"}));
+  EXPECT_EQ(sinfo_args(""), (std::vector<std::string>{"--noheader", "--Node", "--format=%N|%E"}));
 }
 
 TEST(SlurmReason, WorstFirstThenByPort) {

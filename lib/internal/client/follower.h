@@ -120,6 +120,10 @@ class FollowerPolicy {
   // *failure) when it could not: it is called again after the backoff, with fresh replies.
   virtual Outcome act(const std::vector<Message>* replies, std::string* failure) = 0;
   virtual void on_event(const FollowerEvent& event) = 0;
+  // After an act that returned kDone: act again this soon even if nothing arrives (something of
+  // the policy's own falls due then, such as a drain that waits out its splay); 0: not before
+  // the refresh. Exact: the policy chose the time.
+  virtual std::chrono::milliseconds act_again_in() const { return std::chrono::milliseconds(0); }
 };
 
 class DaemonFollower {
@@ -163,6 +167,7 @@ class DaemonFollower {
   SteadyTimePoint reconnect_at_;
   SteadyTimePoint act_at_;
   SteadyTimePoint refresh_at_;
+  SteadyTimePoint again_at_ = SteadyTimePoint::max();  // the policy's act_again_in()
   FollowerCounts counts_;
   bool stopped_ = false;
   std::mt19937_64 random_;
