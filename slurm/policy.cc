@@ -129,6 +129,7 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
   }
   // What our drain was for and the daemon no longer shows in service: not proven healthy.
   std::vector<std::string> missing;
+  bool named_healthy = true;  // every port our drain names is healthy again
   for (const std::string& name : ports_in_reason(our_reason, config.reason_prefix)) {
     const HealthReply::Port* p = find_port(*health, name);
     if (!p) {
@@ -136,6 +137,7 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
     } else if (!p->counted) {
       bad.push_back(*p);
     }
+    if (!p || p->health != "healthy") named_healthy = false;
   }
   if (!bad.empty() || !missing.empty()) {
     return {Wanted::kDrain, drain_reason(config.reason_prefix, bad, missing)};
@@ -148,6 +150,10 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
     case HealthView::Judgement::kUnhealthy:
       break;
   }
+  // A port is not healthy, and no verdict drains (a link slower than expected, kept in service
+  // on purpose). That holds the node as it is, but not a drain of ours whose ports are all
+  // healthy again: what it was for is over, and the reason would name ports that are fine.
+  if (!our_reason.empty() && named_healthy) return {Wanted::kNothingDrains, ""};
   return {Wanted::kHold, ""};
 }
 
@@ -166,6 +172,12 @@ Action decide(const Wanted& wanted, const NodeState& node, const std::string& pr
     case Wanted::kUnknown:
       return {Action::kNone, "", "the verdicts are unknown: the node is left as it is"};
     case Wanted::kHold:
+      return {Action::kNone, "", "no port has a verdict that drains: the node is left as it is"};
+    case Wanted::kNothingDrains:
+      if (ours) {
+        return {Action::kResume, "",
+                "every port it was drained for is healthy, and no other port's verdict drains"};
+      }
       return {Action::kNone, "", "no port has a verdict that drains: the node is left as it is"};
     case Wanted::kHealthy:
       if (ours) return {Action::kResume, "", "every port in service is healthy"};

@@ -23,12 +23,14 @@ inline constexpr size_t kMaxReasonBytes = 200;
 // What the verdicts ask of the node.
 struct Wanted {
   enum Kind {
-    kDrain,    // a port in service has a verdict (or degraded, a reason) in drain_on: drained
-               // with `reason`
-    kHealthy,  // proven healthy: not drained by us
-    kHold,     // a port is not healthy but neither its verdict nor its reason drains: leave
-               // as it is
-    kUnknown,  // the daemon cannot be reached or has nothing to judge: leave as it is
+    kDrain,          // a port in service has a verdict (or degraded, a reason) in drain_on: drained
+                     // with `reason`
+    kHealthy,        // proven healthy: not drained by us
+    kHold,           // a port is not healthy but neither its verdict nor its reason drains: leave
+                     // as it is
+    kNothingDrains,  // as kHold, but every port our drain names is healthy again: our drain
+                     // is resumed (a port kept in service on purpose never holds it)
+    kUnknown,        // the daemon cannot be reached or has nothing to judge: leave as it is
   };
   Kind kind = kUnknown;
   std::string reason;

@@ -1,8 +1,10 @@
 #include "slurm_node.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "drain_limit.h"
+#include "schema/health_view.h"
 
 namespace rdma_eventd_slurm {
 
@@ -49,6 +51,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
                                        Action* action_out) {
   NodeState node;
   if (const Result r = read(timeout, node, message); r != Result::kDone) return r;
+  note_operator_resume(node);
   Action action = decide_for(health, node);
   if (action.kind != Action::kNone && !dry_run_) {
     // An admin's drain may have come since the read: read again, and decide from what is
@@ -59,6 +62,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
     if (const Result r = read(timeout, again, message); r != Result::kDone) return r;
     if (!(again == node)) action = decide_for(health, again);
   }
+  respect_operator_resume(health, action);
   recheck_in_ = std::chrono::milliseconds(0);
   if (action.kind != Action::kDrain) drain_due_.reset();  // a drain wanted again splays again
   if (action.kind == Action::kDrain && config_.drain_limit.kind != DrainLimit::kOff) {
@@ -92,6 +96,8 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
     return Result::kFailed;
   }
   drain_due_.reset();
+  // What the node holds of ours now, for telling an operator's resume at the next read.
+  ours_at_last_read_ = action.kind == Action::kResume ? "" : action.reason;
   switch (action.kind) {
     case Action::kDrain:
       *message = "drained " + config_.node_name + ": " + action.reason;
@@ -107,6 +113,38 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
       break;
   }
   return Result::kDone;
+}
+
+void SlurmNode::note_operator_resume(const NodeState& node) {
+  const bool in_service = !node.drained() && !node.down() && node.reason.empty();
+  if (!ours_at_last_read_.empty() && in_service) {
+    resumed_over_ = ports_in_reason(ours_at_last_read_, config_.reason_prefix);
+  }
+  ours_at_last_read_ = owned_by_us(node, config_.reason_prefix) ? node.reason : "";
+}
+
+void SlurmNode::respect_operator_resume(const rdma_eventd::HealthReply* health, Action& action) {
+  if (resumed_over_.empty()) return;
+  if (health && health->enabled && rdma_eventd::view_health(*health).bad.empty()) {
+    resumed_over_.clear();  // every port healthy: what the operator accepted is over
+    return;
+  }
+  if (action.kind != Action::kDrain) return;
+  const std::vector<std::string> wanted = ports_in_reason(action.reason, config_.reason_prefix);
+  const bool accepted =
+      !wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [&](const std::string& p) {
+        return std::find(resumed_over_.begin(), resumed_over_.end(), p) != resumed_over_.end();
+      });
+  if (!accepted) {
+    resumed_over_.clear();  // another port went bad: drained again, for all of them
+    return;
+  }
+  std::string ports;
+  for (const std::string& p : resumed_over_)
+    ports += (ports.empty() ? "" : ", ") + p;
+  action = Action{Action::kNone, "",
+                  "left in service: an operator resumed it while it was drained for " + ports +
+                      "; it is drained again if another port goes bad"};
 }
 
 SlurmNode::Result SlurmNode::limit_drain(const NodeState& node, std::chrono::milliseconds timeout,

@@ -40,6 +40,11 @@ class SlurmNode {
  private:
   Result read(std::chrono::milliseconds timeout, NodeState& node, std::string* message);
   Action decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) const;
+  // An operator's resume of our drain, seen at a read: remembered, and a drain for no port
+  // beyond those it was for is not made again (kNone) until another port goes bad or every
+  // port is healthy.
+  void note_operator_resume(const NodeState& node);
+  void respect_operator_resume(const rdma_eventd::HealthReply* health, Action& action);
   // A new drain (kDrain) under the drain limit: held back (kHeldBack) while its splay runs or
   // the partitions hold as many drains of ours as the limit allows.
   Result limit_drain(const NodeState& node, std::chrono::milliseconds timeout, Action& action,
@@ -52,6 +57,8 @@ class SlurmNode {
   const rdma_eventd::SteadyTime& time_;
   std::mt19937_64 random_;
   std::optional<rdma_eventd::SteadyTimePoint> drain_due_;  // a drain wanted: when its splay ends
+  std::string ours_at_last_read_;          // the reason of our drain at the last read, or ""
+  std::vector<std::string> resumed_over_;  // the ports of our drain an operator resumed
   std::chrono::milliseconds recheck_in_{0};
 };
 

@@ -15,6 +15,9 @@
 #    started: the rest of a fabric) already drained by rdma-eventd, the default 10% holds this
 #    node's drain back, the log and --once --dry-run say so, and the drain lands once that
 #    node's reason is someone else's;
+#  - an adapter unplugged: drained; an operator's resume stands (the follower says why) until
+#    another port flaps, which drains the node for both; the flap over, the reason shrinks to
+#    the adapter; the adapter back, resumed;
 #  - slurmctld stopped during a flap: the drain lands once it is back; stopped again, a flap
 #    that ends while it is away leaves the node undrained when it is back;
 #  - --once --dry-run prints the scontrol command and changes nothing;
@@ -208,6 +211,22 @@ scontrol update nodename=peer1 state=drain reason="admin: PSU swap"
 wait_for 10 "drained once the limit allows" reason_is "$flapping"
 sim port up mlx5_0/1 >/dev/null
 wait_for 15 "node resumed after the quiet period" undrained
+
+step "an operator's resume with an adapter gone stands until another port goes bad"
+sim unplug mlx5_1 >/dev/null
+gone_reason="rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone"
+wait_for 10 "drained for the gone adapter" reason_is "$gone_reason"
+mark=$(log_mark)
+scontrol update nodename="$node" state=resume
+wait_for 10 "the follower seeing the operator's resume" logged_since "$mark" \
+  "left in service: an operator resumed it while it was drained for mlx5_1/1, mlx5_1/2; it is drained again if another port goes bad"
+undrained || fail "the operator's resume was undone: $(node_line)"
+sim port down mlx5_0/1 >/dev/null  # flapping until it is up again and quiet
+wait_for 10 "drained again, for both" reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone, mlx5_0/1 flapping (3 downs/1h)"
+sim port up mlx5_0/1 >/dev/null
+wait_for 15 "the reason shrinking to the gone adapter" reason_is "$gone_reason"
+sim replug mlx5_1 >/dev/null
+wait_for 15 "resumed once the adapter is back and healthy" undrained
 
 step "slurmctld away during a flap: the drain lands once it is back"
 stop_pid "$ctld_pid"

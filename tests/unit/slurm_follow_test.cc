@@ -316,6 +316,55 @@ TEST(SlurmFollow, AnUnknownNodeIsRetriedWithBackoffNotInALoop) {
   EXPECT_EQ(f.slurm.updates, 0);
 }
 
+TEST(SlurmFollow, ASlowerPortKeptInServiceDoesNotHoldOurDrainOnceTheFlapIsOver) {
+  // mlx5_0/1 flaps and drains the node; mlx5_1/1 is degraded meanwhile for a reason that does
+  // not drain (rate_below_expected). Once mlx5_0/1 is healthy, our drain is over: resumed, not
+  // kept under a reason naming a healthy port.
+  SlurmFixture f;
+  f.verdict("mlx5_0", "flapping");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap);
+  f.link_verdict("mlx5_1", "degraded", "rate_below_expected");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, kDrainFlap) << "the degraded port drains nothing";
+  f.verdict("mlx5_0", "healthy");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.state + "|" + f.slurm.reason, "IDLE|");
+  EXPECT_EQ(f.logged("resumed testnode: every port it was drained for is healthy, and no other "
+                     "port's verdict drains"),
+            1);
+  f.run(1h);
+  EXPECT_EQ(f.slurm.updates, 2) << "the drain and the resume; nothing after";
+}
+
+TEST(SlurmFollow, AnOperatorsResumeOfAGoneAdapterStandsUntilAnotherPortGoesBad) {
+  // The operator runs the node without a dead adapter: their resume is not undone at the next
+  // reconcile, nor in the hour after; another port going bad drains the node again, for both.
+  SlurmFixture f;
+  f.verdict("mlx5_1", "gone");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_1/1 gone");
+  f.slurm.state = "IDLE";  // scontrol update nodename=testnode state=resume, by hand
+  f.slurm.reason.clear();
+  f.run(1h);
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  EXPECT_EQ(f.slurm.updates, 1) << "our drain only";
+  EXPECT_EQ(f.logged("left in service: an operator resumed it while it was drained for "
+                     "mlx5_1/1; it is drained again if another port goes bad"),
+            1);
+  f.verdict("mlx5_0", "flapping");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_1/1 gone, mlx5_0/1 flapping (3 downs/1h)");
+  // Every port healthy again: what the operator accepted is over, and forgotten.
+  f.verdict("mlx5_0", "healthy");
+  f.verdict("mlx5_1", "healthy");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  f.verdict("mlx5_1", "gone");
+  f.run(1s);
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_1/1 gone") << "a new failure drains";
+}
+
 TEST(SlurmFollow, TheDrainLimitHoldsBackADrainUntilFewerNodesAreDrainedByUs) {
   // A partition of ten nodes, one already drained by rdma-eventd elsewhere: the default limit
   // (10%, one node) is reached, so this node's flap is held back, said once, and nothing runs.

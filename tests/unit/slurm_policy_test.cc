@@ -414,6 +414,33 @@ TEST(SlurmWanted, OurDrainStandsUntilEveryPortItNamesIsBackAndHealthy) {
   EXPECT_EQ(wanted_state(&off, c, gone), (Wanted{Wanted::kUnknown, ""}));
 }
 
+TEST(SlurmWanted, APortKeptInServiceOnPurposeNeverHoldsOurDrain) {
+  // mlx5_1/1 degraded (rate_below_expected) is not in drain_on: it holds the node as it is
+  // when nothing of ours is there, but once the port our drain was for is healthy again the
+  // drain is over; while that port is not healthy itself, the drain stands.
+  const Config c;
+  const std::string prefix = c.reason_prefix;
+  const std::string ours = "rdma-eventd: mlx5_0/1 flapping (3 downs/1h)";
+  HealthReply h =
+      slurm_health({slurm_port("mlx5_0", 1, "healthy"), slurm_port("mlx5_1", 1, "degraded")});
+  EXPECT_EQ(wanted_state(&h, c, ""), (Wanted{Wanted::kHold, ""}));
+  EXPECT_EQ(wanted_state(&h, c, ours), (Wanted{Wanted::kNothingDrains, ""}));
+  h = slurm_health({slurm_port("mlx5_0", 1, "degraded"), slurm_port("mlx5_1", 1, "degraded")});
+  EXPECT_EQ(wanted_state(&h, c, ours), (Wanted{Wanted::kHold, ""}))
+      << "the port it was drained for is not healthy yet";
+  const NodeState drained = slurm_node("IDLE", {"DRAIN"}, ours);
+  EXPECT_EQ(decide({Wanted::kNothingDrains, ""}, drained, prefix),
+            (Action{Action::kResume, "",
+                    "every port it was drained for is healthy, and no other port's verdict "
+                    "drains"}));
+  EXPECT_EQ(decide({Wanted::kNothingDrains, ""}, slurm_node("IDLE"), prefix).kind, Action::kNone);
+  EXPECT_EQ(
+      decide({Wanted::kNothingDrains, ""}, slurm_node("IDLE", {"DRAIN"}, "admin: swap"), prefix)
+          .kind,
+      Action::kNone)
+      << "someone else's drain is theirs";
+}
+
 TEST(SlurmWanted, OnlyPortsInServiceWithAVerdictOfTheSetDrain) {
   const Config c;
   // A port never up (not counted) is down by design: no drain.
