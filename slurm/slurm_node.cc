@@ -93,6 +93,9 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
   const CommandResult updated = runner_.run(config_.scontrol, args, timeout);
   if (!updated.ok()) {
     *message = describe_failure(config_.scontrol, args, updated);
+    // A resume that failed may still have been applied (slurmctld going down in the middle):
+    // a drain found lifted at the next read is then not taken for an operator's resume.
+    if (action.kind == Action::kResume) ours_at_last_read_.clear();
     return Result::kFailed;
   }
   drain_due_.reset();

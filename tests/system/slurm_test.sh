@@ -78,10 +78,12 @@ EOF
 chmod +x "$scratch/healthcheck.sh" "$scratch/prolog.sh"
 
 # Nine other nodes of the partition, which no slurmd serves (each a port where nothing
-# listens): what sinfo lists beside this node for the drain limit.
+# listens): what sinfo lists beside this node for the drain limit. Down from the start, so that
+# slurmctld neither sends them health checks nor keeps pinging them (its agents would wait on
+# them before this node's next health check).
 peers=()
 for i in {1..9}; do
-  peers+=("NodeName=peer$i NodeAddr=127.0.0.1 Port=$((6900 + i)) CPUs=1 RealMemory=100 State=UNKNOWN")
+  peers+=("NodeName=peer$i NodeAddr=127.0.0.1 Port=$((6900 + i)) CPUs=1 RealMemory=100 State=DOWN Reason=\"no slurmd here\"")
 done
 slurm_start_cluster "HealthCheckProgram=$scratch/healthcheck.sh" "HealthCheckInterval=2" \
   "Prolog=$scratch/prolog.sh" "${peers[@]}"
@@ -265,7 +267,7 @@ undrained || fail "--dry-run changed the node: $(node_line)"
 
 step "--once as slurmd's HealthCheckProgram drains and resumes"
 touch "$scratch/healthcheck.on"
-wait_for 10 "drained by the health check" reason_is "$flapping"
+wait_for 30 "drained by the health check" reason_is "$flapping"
 grep -q '^run ' "$scratch/healthcheck.log" || fail "slurmd did not run the health check"
 sim port up mlx5_0/1 >/dev/null
 wait_for 20 "resumed by the health check" undrained
