@@ -4,7 +4,8 @@
 //  - a refused file says why;
 //  - the result depends on the JSON value only: the same value written compactly or indented
 //    gives the same configuration, or the same error;
-//  - the values a configuration holds are within their documented limits;
+//  - the values a configuration holds are within their documented limits (the drain limit and
+//    its splay included);
 //  - a configuration written back with every key parses to the same configuration.
 #include <algorithm>
 #include <cstddef>
@@ -21,7 +22,20 @@ namespace {
 
 using nlohmann::json;
 using rdma_eventd_slurm::Config;
+using rdma_eventd_slurm::DrainLimit;
 using rdma_eventd_slurm::parse_config;
+
+json limit_json(const DrainLimit& limit) {
+  switch (limit.kind) {
+    case DrainLimit::kOff:
+      return "off";
+    case DrainLimit::kNodes:
+      return limit.value;
+    case DrainLimit::kPercent:
+      return std::to_string(limit.value) + "%";
+  }
+  return nullptr;
+}
 
 json written_back(const Config& c) {
   json drain_on = json::array();
@@ -33,8 +47,11 @@ json written_back(const Config& c) {
               {"scontrol_timeout_s", c.scontrol_timeout_s},
               {"scontrol", c.scontrol},
               {"socket", c.socket},
-              {"drain_when_daemon_unreachable", c.drain_when_daemon_unreachable}};
+              {"drain_when_daemon_unreachable", c.drain_when_daemon_unreachable},
+              {"drain_limit", limit_json(c.drain_limit)},
+              {"drain_splay_s", c.drain_splay_s}};
   if (!c.node_name.empty()) out["node_name"] = c.node_name;
+  if (!c.sinfo.empty()) out["sinfo"] = c.sinfo;
   return out;
 }
 
@@ -46,11 +63,18 @@ void check_config(const Config& c, const std::string& input) {
   FUZZ_CHECK(c.reconcile_interval_s >= 1 && c.reconcile_interval_s <= 86400, input);
   FUZZ_CHECK(c.scontrol_timeout_s >= 1 && c.scontrol_timeout_s <= 20, input);
   FUZZ_CHECK(!c.scontrol.empty(), input);
-  FUZZ_CHECK(c.node_name.find_first_of(" \t\n=,") == std::string::npos, input);
+  FUZZ_CHECK(c.node_name.find_first_of(" \t\n=,[]") == std::string::npos, input);
+  FUZZ_CHECK(c.drain_splay_s <= 600, input);
+  FUZZ_CHECK(c.drain_limit.kind == DrainLimit::kOff ||
+                 (c.drain_limit.kind == DrainLimit::kNodes && c.drain_limit.value >= 1) ||
+                 (c.drain_limit.kind == DrainLimit::kPercent && c.drain_limit.value >= 1 &&
+                  c.drain_limit.value <= 100),
+             input);
   // The verdicts, and the link-quality reasons of degraded (docs/scheduler.md).
   for (const std::string& v : c.drain_on)
     FUZZ_CHECK(v == "degraded" || v == "down" || v == "flapping" || v == "gone" || v == "fatal" ||
-                   v == "bit_errors" || v == "link_recoveries" || v == "transport_errors",
+                   v == "bit_errors" || v == "link_recoveries" || v == "transport_errors" ||
+                   v == "firmware_errors" || v == "queue_errors",
                input);
   const std::string again_text = written_back(c).dump();
   std::string error;
