@@ -25,16 +25,10 @@ using rdma_eventd_slurm::Config;
 using rdma_eventd_slurm::DrainLimit;
 using rdma_eventd_slurm::parse_config;
 
+// The limit as the configuration spells it: a number of nodes, or limit_text's "10%" and "off".
 json limit_json(const DrainLimit& limit) {
-  switch (limit.kind) {
-    case DrainLimit::kOff:
-      return "off";
-    case DrainLimit::kNodes:
-      return limit.value;
-    case DrainLimit::kPercent:
-      return std::to_string(limit.value) + "%";
-  }
-  return nullptr;
+  if (limit.kind == DrainLimit::kNodes) return limit.value;
+  return rdma_eventd_slurm::limit_text(limit);
 }
 
 json written_back(const Config& c) {
@@ -47,9 +41,9 @@ json written_back(const Config& c) {
               {"scontrol_timeout_s", c.scontrol_timeout_s},
               {"scontrol", c.scontrol},
               {"socket", c.socket},
-              {"drain_when_daemon_unreachable", c.drain_when_daemon_unreachable},
-              {"drain_limit", limit_json(c.drain_limit)},
-              {"drain_splay_s", c.drain_splay_s}};
+              {"drain_when_daemon_unreachable", c.drain_when_daemon_unreachable}};
+  // The drain limit's keys, then those written only when set.
+  out.update({{"drain_limit", limit_json(c.drain_limit)}, {"drain_splay_s", c.drain_splay_s}});
   if (!c.node_name.empty()) out["node_name"] = c.node_name;
   if (!c.sinfo.empty()) out["sinfo"] = c.sinfo;
   return out;
