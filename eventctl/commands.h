@@ -13,6 +13,7 @@ int run_report(const Global& g, int argc, char** argv);
 int run_health(const Global& g, int argc, char** argv);
 int run_history(const Global& g, int argc, char** argv);
 int run_metrics(const Global& g, int argc, char** argv);
+int run_inventory(const Global& g, int argc, char** argv);
 
 extern const char* const kMonitorHelp;
 extern const char* const kStatusHelp;
@@ -21,6 +22,7 @@ extern const char* const kReportHelp;
 extern const char* const kHealthHelp;
 extern const char* const kHistoryHelp;
 extern const char* const kMetricsHelp;
+extern const char* const kInventoryHelp;
 
 // The monitor's filter options (-e, -d, -p, -s), which history takes too.
 std::vector<OptionSpec> filter_options(rdma_eventd::Filter& f);

@@ -23,6 +23,7 @@ Commands:
   health      the host's port health in one line; exit 0 healthy, 1 a problem, 2 unknown
   history     records read back from the journal, local or central (--directory DIR)
   metrics     Prometheus metrics, printed, or kept for node_exporter (--textfile DIR)
+  inventory   the adapters the host has had in service, present or missing; retire one
   help [CMD]  this text, or a command's
 
 Options:
@@ -51,7 +52,7 @@ const Command* find_command(const std::string& name) {
       {"monitor", run_monitor, kMonitorHelp}, {"status", run_status, kStatusHelp},
       {"wait", run_wait, kWaitHelp},          {"report", run_report, kReportHelp},
       {"health", run_health, kHealthHelp},    {"history", run_history, kHistoryHelp},
-      {"metrics", run_metrics, kMetricsHelp}};
+      {"metrics", run_metrics, kMetricsHelp}, {"inventory", run_inventory, kInventoryHelp}};
   for (const Command& c : kCommands)
     if (name == c.name) return &c;
   return nullptr;

@@ -297,7 +297,7 @@ SocketConfig Daemon::socket_config() const {
 void Daemon::setup_hub() {
   const SocketConfig s = socket_config();
   if (!s.enabled) return;
-  const StateSource& state = *this;
+  StateSource& state = *this;
   hub_ = std::make_unique<SubscriberHub>(
       loop_, state, SubscriberHub::Identity{kVersion, stamper_.stream(), stamper_.host()}, s,
       config_.reports,

@@ -74,6 +74,11 @@ class Daemon : private StateSource {
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
   StatusReply status() const override;
   HealthReply health() const override { return health_.reply(system_clock().now()); }
+  InventoryReply inventory() const override { return health_.inventory_reply(); }
+  std::string retire(std::string_view what, uint32_t uid,
+                     InventoryReply::Adapter& retired) override {
+    return health_.retire(what, uid, retired);
+  }
 
   Options options_;
   Config config_;
@@ -92,7 +97,8 @@ class Daemon : private StateSource {
                             stamper_,
                             config_.health,
                             health_state_path(),
-                            [this](std::vector<Record>& records) { publish(records); }};
+                            [this](std::vector<Record>& records) { publish(records); },
+                            inventory_path()};
   // Link quality (docs/health.md, "Link quality"): the ports' error counters, judged into
   // port health.
   LinkHealthMonitor links_{loop_,

@@ -6,7 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include "app/state_files.h"
@@ -27,10 +29,34 @@ bool may_change_health(const Record& r) {
   return r.event != EventKind::kPortHealth;
 }
 
+PortHealthModel::InventoryPorts inventory_ports(const Inventory& inventory) {
+  PortHealthModel::InventoryPorts ports;
+  for (const InventoryAdapter& a : inventory.adapters()) {
+    for (const InventoryPort& p : a.ports)
+      ports.emplace(a.node_guid, p.port);
+  }
+  return ports;
+}
+
+InventoryReply::Adapter inventory_reply_adapter(const InventoryAdapter& a) {
+  InventoryReply::Adapter out{a.node_guid, a.name,         a.missing() ? "missing" : "present",
+                              a.joined_us, a.last_seen_us, a.missing_since_us,
+                              {}};
+  for (const InventoryPort& p : a.ports) {
+    out.ports.push_back(
+        {p.port, p.rate.lanes, std::string(link_speed_name(p.rate.speed)), p.rate.gbps()});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string health_state_path() {
   return state_file_path("port-health.json");
+}
+
+std::string inventory_path() {
+  return state_file_path("inventory.json");
 }
 
 Severity health_severity(PortHealth h) {
@@ -42,7 +68,8 @@ Severity health_severity(PortHealth h) {
 }
 
 PortHealthMonitor::PortHealthMonitor(EventLoop& loop, const Clock& clock, RecordStamper& stamper,
-                                     HealthConfig config, std::string state_path, Publish publish)
+                                     HealthConfig config, std::string state_path, Publish publish,
+                                     std::string inventory_path)
     : enabled_(config.enabled),
       model_(std::move(config)),
       clock_(clock),
@@ -51,13 +78,16 @@ PortHealthMonitor::PortHealthMonitor(EventLoop& loop, const Clock& clock, Record
       boot_id_(read_boot_id()),
       publish_(std::move(publish)),
       deadline_timer_(loop, [this] { on_deadline(); }),
-      save_timer_(loop, [this] {
-        save_armed_ = false;
-        save();
-      }) {}
+      save_timer_(loop,
+                  [this] {
+                    save_armed_ = false;
+                    save();
+                  }),
+      inventory_path_(std::move(inventory_path)) {}
 
 void PortHealthMonitor::restore(Instant now) {
   if (!enabled_) return;
+  restore_inventory(now);
   const internal::SmallFile file = internal::read_small_file(state_path_, kMaxStateBytes);
   if (file.error == ENOENT) return;
   if (file.too_large) {
@@ -93,6 +123,32 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
     }
   }
   model_.mark_missing(present, now, pending_);
+  // The inventory: what is here, what is up in service, and what is missing by node GUID.
+  bool changed = false;
+  std::set<std::string, std::less<>> present_guids;
+  for (const DeviceView* d : views) {
+    present_guids.insert(format_guid(d->node_guid));
+    changed = inventory_.present(format_guid(d->node_guid), d->name, now.wall_us) || changed;
+  }
+  for (const PortVerdict& v : model_.verdicts(now)) {
+    if (v.link_up) {
+      changed =
+          inventory_.in_service(v.device, v.node_guid, v.port, v.rate, now.wall_us) || changed;
+    }
+  }
+  for (const InventoryAdapter& a : std::vector(inventory_.adapters())) {
+    if (present_guids.count(a.node_guid)) continue;
+    changed = inventory_.absent(a.node_guid, now.wall_us) || changed;
+  }
+  for (const InventoryAdapter& a : inventory_.adapters()) {
+    if (!a.missing()) continue;
+    std::vector<uint32_t> ports;
+    for (const InventoryPort& p : a.ports)
+      ports.push_back(p.port);
+    model_.add_missing(a.name, a.node_guid, ports, a.missing_since_us, now, pending_);
+  }
+  if (changed) inventory_changed(now);
+  model_.set_inventory(inventory_ports(inventory_), now, pending_);
   dirty_ = true;
   publish_pending(now);
 }
@@ -121,6 +177,7 @@ void PortHealthMonitor::forget_devlink(Instant now) {
 std::vector<Record> PortHealthMonitor::take_records(Instant now) {
   std::vector<Record> out;
   if (!enabled_) return out;
+  update_inventory(0, now);
   out.reserve(pending_.size());
   for (const HealthTransition& t : pending_)
     out.push_back(record_of(t));
@@ -148,6 +205,8 @@ void PortHealthMonitor::stop() {
   if (!enabled_) return;
   dirty_ = true;  // at a clean exit, always: the restart reads it back
   save_now();
+  inventory_.seen_until(clock_.now().wall_us);
+  save_inventory();
 }
 
 HealthReply PortHealthMonitor::reply(Instant now) const {
@@ -165,6 +224,105 @@ HealthReply PortHealthMonitor::reply(Instant now) const {
   h.not_counted = host.not_counted;
   h.state_write_failures = save_failures_;
   return h;
+}
+
+InventoryReply PortHealthMonitor::inventory_reply() const {
+  InventoryReply reply;
+  reply.enabled = enabled_;
+  for (const InventoryAdapter& a : inventory_.adapters())
+    reply.adapters.push_back(inventory_reply_adapter(a));
+  return reply;
+}
+
+std::string PortHealthMonitor::retire(std::string_view what, uint32_t uid,
+                                      InventoryReply::Adapter& retired) {
+  if (!enabled_) return "port health is off (health.enabled): there is no inventory";
+  std::string error;
+  const std::string guid = inventory_.find(what, &error);
+  if (guid.empty()) return error;
+  retired = inventory_reply_adapter(*inventory_.by_guid(guid));
+  inventory_.retire(guid);
+  const Instant now = clock_.now();
+  const std::string forgotten = model_.forget_gone_device(guid);
+  model_.set_inventory(inventory_ports(inventory_), now, pending_);
+  spdlog::info("inventory: adapter {} (node GUID {}, {} port{}) retired by uid {}: {}",
+               retired.name, guid, retired.ports.size(), retired.ports.size() == 1 ? "" : "s", uid,
+               forgotten.empty() ? "it is present, and joins again when a port of it comes up"
+                                 : "its ports are forgotten");
+  inventory_changed(now);
+  dirty_ = true;
+  publish_pending(now);
+  return "";
+}
+
+void PortHealthMonitor::restore_inventory(Instant now) {
+  if (inventory_path_.empty()) return;
+  const internal::SmallFile file = internal::read_small_file(inventory_path_, kMaxStateBytes);
+  if (file.error == ENOENT) return;
+  std::string why;
+  if (file.too_large) {
+    why = "larger than " + std::to_string(kMaxStateBytes) + " bytes";
+  } else if (!file.ok()) {
+    why = std::strerror(file.error);
+  } else {
+    auto result = inventory_from_json(file.text);
+    if (auto* rejected = std::get_if<StateRejected>(&result)) {
+      why = rejected->reason;
+    } else {
+      inventory_ = std::move(std::get<Inventory>(result));
+      spdlog::info("inventory: {} adapter{} known from {}", inventory_.adapters().size(),
+                   inventory_.adapters().size() == 1 ? "" : "s", inventory_path_);
+      model_.set_inventory(inventory_ports(inventory_), now, pending_);
+      return;
+    }
+  }
+  // Kept aside, not overwritten: the operator can read what it said (and restore it).
+  const std::string aside = inventory_path_ + ".rejected";
+  const bool moved = ::rename(inventory_path_.c_str(), aside.c_str()) == 0;
+  spdlog::error("inventory: ignoring {}: {}; {}; starting with an empty inventory", inventory_path_,
+                why, moved ? "moved to " + aside : "it could not be moved aside");
+}
+
+void PortHealthMonitor::update_inventory(size_t first, Instant now) {
+  bool changed = false;
+  for (size_t i = first; i < pending_.size(); ++i) {
+    const HealthTransition& t = pending_[i];
+    const bool in_service =
+        t.link_up && (t.health == PortHealth::kHealthy || t.health == PortHealth::kDegraded ||
+                      t.health == PortHealth::kFlapping);
+    if (in_service) {
+      changed =
+          inventory_.in_service(t.device, t.node_guid, t.port, t.rate, t.time.wall_us) || changed;
+    } else if (t.health == PortHealth::kGone && t.reason == HealthReason::kDeviceRemoved) {
+      changed = inventory_.absent(t.node_guid, t.time.wall_us) || changed;
+    } else if (t.health != PortHealth::kGone && t.previous == PortHealth::kGone) {
+      changed = inventory_.present(t.node_guid, t.device, t.time.wall_us) || changed;
+    }
+  }
+  if (!changed) return;
+  inventory_changed(now);
+  // A port that joined is now counted even while down: judged again (more transitions).
+  const size_t before = pending_.size();
+  model_.set_inventory(inventory_ports(inventory_), now, pending_);
+  if (pending_.size() > before) update_inventory(before, now);
+}
+
+void PortHealthMonitor::inventory_changed(Instant now) {
+  (void)now;
+  save_inventory();
+}
+
+// Whole or not at all, as the state file; a failure is counted with its failures.
+void PortHealthMonitor::save_inventory() {
+  if (inventory_path_.empty()) return;
+  const int err =
+      write_state_file(inventory_path_, inventory_json(inventory_, clock_.now().wall_us) + "\n");
+  if (err != 0) ++save_failures_;
+  if (err != 0 && !inventory_failing_) {
+    spdlog::warn("inventory: cannot write {}: {} (a change to it will not survive a restart)",
+                 inventory_path_, std::strerror(err));
+  }
+  inventory_failing_ = err != 0;
 }
 
 void PortHealthMonitor::on_deadline() {

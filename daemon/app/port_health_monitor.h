@@ -17,18 +17,21 @@
 
 #include "core/clock.h"
 #include "core/device_view.h"
+#include "core/inventory.h"
 #include "core/port_health.h"
 #include "core/stamper.h"
 #include "loop/deadline_timer.h"
 #include "loop/event_loop.h"
 #include "rdma_eventd/record.h"
 #include "schema/health_reply.h"
+#include "schema/inventory_reply.h"
 
 namespace rdma_eventd::daemon {
 
 // Where the state file lives: $STATE_DIRECTORY (systemd's StateDirectory=), else
-// /var/lib/rdma-eventd.
+// /var/lib/rdma-eventd. The inventory (core/inventory), which outlives boots, beside it.
 std::string health_state_path();
+std::string inventory_path();
 
 // The severity of a port_health record: its verdict's (docs/health.md).
 Severity health_severity(PortHealth h);
@@ -39,14 +42,17 @@ class PortHealthMonitor {
   using Publish = std::function<void(std::vector<Record>&)>;
 
   PortHealthMonitor(EventLoop& loop, const Clock& clock, RecordStamper& stamper,
-                    HealthConfig config, std::string state_path, Publish publish);
+                    HealthConfig config, std::string state_path, Publish publish,
+                    std::string inventory_path = "");
   PortHealthMonitor(const PortHealthMonitor&) = delete;
   PortHealthMonitor& operator=(const PortHealthMonitor&) = delete;
 
-  // Before the first record: takes back the state a previous run saved (on this boot).
+  // Before the first record: takes back the inventory (from any boot) and the state a previous
+  // run saved (on this boot).
   void restore(Instant now);
-  // After the devices present at start are open: their ports (which get no record), and the
-  // devices the restored state knows that are not present any more.
+  // After the devices present at start are open: their ports (which get no record), the
+  // devices the restored state knows that are not present any more, and the adapters of the
+  // inventory that are not (missing, whatever their name now).
   void observe_devices(const std::vector<const DeviceView*>& views, Instant now);
 
   // One published record, judged; take_records() then gives the port_health records it caused.
@@ -69,6 +75,12 @@ class PortHealthMonitor {
   bool enabled() const { return enabled_; }
   // The health request's answer: every port's verdict and the host's.
   HealthReply reply(Instant now) const;
+  // The inventory request's answer.
+  InventoryReply inventory_reply() const;
+  // An operator's retire request: the adapter `what` (a node GUID or the name it last had)
+  // leaves the inventory; its ports, if gone, are forgotten. Logged (to the journal) with
+  // `uid`. The error, or "" and `retired` filled.
+  std::string retire(std::string_view what, uint32_t uid, InventoryReply::Adapter& retired);
   const PortHealthModel& model() const { return model_; }
   // Writes of the state file that failed (each one logged until one succeeds again).
   uint64_t state_write_failures() const { return save_failures_; }
@@ -81,6 +93,12 @@ class PortHealthMonitor {
   void publish_pending(Instant now);
   void save_now();  // and the delayed write is not needed any more
   void save();
+  // What a batch of transitions tells the inventory (ports in service, adapters removed or
+  // back); the ports' standing is updated and the inventory written when it changed.
+  void update_inventory(size_t first, Instant now);
+  void restore_inventory(Instant now);
+  void inventory_changed(Instant now);
+  void save_inventory();
 
   const bool enabled_;  // health.enabled, read at start
   PortHealthModel model_;
@@ -96,6 +114,9 @@ class PortHealthMonitor {
   bool save_armed_ = false;
   bool save_failing_ = false;  // logged once until a write succeeds
   uint64_t save_failures_ = 0;
+  Inventory inventory_;
+  std::string inventory_path_;  // "": not kept (a test's model)
+  bool inventory_failing_ = false;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -14,10 +14,6 @@ LinkRate rate_of(const PortInfo& info) {
 }
 
 // A GUID that can identify a device again: not missing, not all zeros.
-bool known_guid(std::string_view guid) {
-  return guid.find_first_not_of("0:") != std::string_view::npos;
-}
-
 bool below(const LinkRate& r, const PortExpectation& e) {
   return (e.lanes != 0 && r.lanes < e.lanes) ||
          (e.speed != LinkSpeed::kUnknown && lane_gbps(r.speed) < lane_gbps(e.speed));
@@ -171,10 +167,19 @@ void PortHealthModel::on_device_record(const Record& r, Instant now, Transitions
 void PortHealthModel::on_device_added(const Record& r) {
   auto it = devices_.find(r.device);
   if (it != devices_.end()) {
-    // Another node GUID under a known name: new hardware, which inherits nothing.
+    // Another node GUID under a known name: new hardware, which inherits nothing. A gone
+    // adapter of the inventory that had the name is still missing: it moves to its GUID.
     if (known_guid(r.node_guid) && known_guid(it->second.node_guid) &&
         it->second.node_guid != r.node_guid) {
-      devices_.erase(it);
+      const auto& ports = it->second.ports;
+      const bool held = std::all_of(ports.begin(), ports.end(), [](const auto& e) {
+        return e.second.s.gone && e.second.inventoried;
+      });
+      auto node = devices_.extract(it);
+      if (held && !ports.empty() && !devices_.count(node.mapped().node_guid)) {
+        node.key() = node.mapped().node_guid;
+        devices_.insert(std::move(node));
+      }
     }
     return;  // otherwise the port_state records that follow bring its ports back
   }
@@ -372,9 +377,11 @@ PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
     return {PortHealth::kFatal, HealthReason::kDeviceFatal};
   if (s.flapping) return {PortHealth::kFlapping, HealthReason::kFlapsInWindow};
   const PortExpectation* e = expectation_of(p);
-  // A port expected by the configuration is in service even before it first comes up.
+  // A port expected by the configuration, or one the inventory has had in service on an
+  // earlier boot, is in service even before it first comes up.
   if (!s.link_up) {
-    return {PortHealth::kDown, s.ever_up || e ? HealthReason::kLinkDown : HealthReason::kNeverUp};
+    return {PortHealth::kDown,
+            s.ever_up || e || p.inventoried ? HealthReason::kLinkDown : HealthReason::kNeverUp};
   }
   if (s.rate.known()) {
     // An expectation is the operator's word on what the port should run at: it replaces the

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,22 @@ class PortHealthModel {
   // restored state knows and `present` does not name are gone (device_missing).
   void mark_missing(const std::vector<std::string>& present, Instant now, Transitions& out);
 
+  // The inventory's ports (node GUID, port number; core/inventory): one of them that has not
+  // come up since the boot is down (link_down) and counted, not never_up; and one that is gone
+  // is kept until it comes back or leaves the inventory (retired), whatever forget_gone_after_s
+  // says. Ports whose standing changes are judged again.
+  using InventoryPorts = std::set<std::pair<std::string, uint32_t>, std::less<>>;
+  void set_inventory(InventoryPorts ports, Instant now, Transitions& out);
+  // An adapter of the inventory that is absent and unknown to the model (after a reboot): its
+  // ports gone (device_missing) since `since_wall_us`, under `name`, the name it last had, or
+  // under its node GUID when a device of the model has that name now.
+  void add_missing(std::string_view name, std::string_view node_guid,
+                   const std::vector<uint32_t>& ports, int64_t since_wall_us, Instant now,
+                   Transitions& out);
+  // The device with this node GUID is forgotten if every port of it is gone (an adapter
+  // retired from the inventory). Returns the name it was known by, or "".
+  std::string forget_gone_device(std::string_view node_guid);
+
   // Every port, by device name then port number; and one port's.
   std::vector<PortVerdict> verdicts(Instant now) const;
   std::optional<PortVerdict> verdict(std::string_view device, uint32_t port, Instant now) const;
@@ -84,8 +101,9 @@ class PortHealthModel {
  private:
   struct Port {
     PortHealthState s;
-    bool judged = false;   // has had a verdict (the first one has no previous)
-    int expectation = -1;  // index in config_.expected, -1 for none
+    bool judged = false;       // has had a verdict (the first one has no previous)
+    int expectation = -1;      // index in config_.expected, -1 for none
+    bool inventoried = false;  // in inventory_
   };
   struct Device {
     std::string node_guid;
@@ -128,6 +146,7 @@ class PortHealthModel {
 
   HealthConfig config_;
   DeviceMap devices_;
+  InventoryPorts inventory_;
 };
 
 }  // namespace rdma_eventd::daemon

@@ -73,4 +73,8 @@ std::optional<DevlinkRole> devlink_role_from_name(std::string_view name) {
   return internal::enum_from_name<DevlinkRole>(kDevlinkRoleNames, name);
 }
 
+bool known_guid(std::string_view guid) {
+  return guid.find_first_not_of("0:") != std::string_view::npos;
+}
+
 }  // namespace rdma_eventd::daemon

@@ -182,6 +182,9 @@ struct PortHealthState {
 
 using DeviceHealthState = DeviceState<PortHealthState>;
 
+// Whether a node GUID names a device ("" and all zeros name none): what identity rests on.
+bool known_guid(std::string_view guid);
+
 // A port's verdict changed: the stuff of one port_health record.
 struct HealthTransition {
   std::string device;

@@ -33,7 +33,8 @@ std::optional<int64_t> PortHealthModel::next_deadline() const {
           earliest(deadline, s.errors[i].quiet_since_mono_us + us(config_.errors[i].quiet_s));
         }
       }
-      if (s.gone) earliest(deadline, s.gone_since_mono_us + us(config_.forget_gone_after_s));
+      if (s.gone && !p.inventoried)
+        earliest(deadline, s.gone_since_mono_us + us(config_.forget_gone_after_s));
     }
   }
   return deadline;
@@ -50,10 +51,11 @@ void PortHealthModel::forget_gone(int64_t now_us) {
     auto& ports = d->second.ports;
     std::erase_if(ports, [&](const auto& e) {
       const PortHealthState& s = e.second.s;
-      return s.gone && now_us >= s.gone_since_mono_us + us(config_.forget_gone_after_s);
+      return s.gone && !e.second.inventoried &&
+             now_us >= s.gone_since_mono_us + us(config_.forget_gone_after_s);
     });
     for (const auto& [number, p] : ports) {
-      if (p.s.gone) gone.push_back({p.s.gone_since_mono_us, d, number});
+      if (p.s.gone && !p.inventoried) gone.push_back({p.s.gone_since_mono_us, d, number});
     }
   }
   if (gone.size() > kMaxGonePorts) {
@@ -114,6 +116,52 @@ void PortHealthModel::mark_missing(const std::vector<std::string>& present, Inst
     }
   }
   forget_gone(now.mono_us);
+}
+
+void PortHealthModel::set_inventory(InventoryPorts ports, Instant now, Transitions& out) {
+  inventory_ = std::move(ports);
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports) {
+      const bool was = p.inventoried;
+      match_expectation(name, d, number, p);
+      if (p.inventoried != was && p.judged) judge(name, d, p, now, 0, std::nullopt, out);
+    }
+  }
+  forget_gone(now.mono_us);
+}
+
+void PortHealthModel::add_missing(std::string_view name, std::string_view node_guid,
+                                  const std::vector<uint32_t>& ports, int64_t since_wall_us,
+                                  Instant now, Transitions& out) {
+  for (const auto& [known, d] : devices_) {
+    if (d.node_guid == node_guid) return;  // the model has it already (mark_missing's)
+  }
+  const std::string key(devices_.count(name) ? node_guid : name);
+  auto it = devices_.emplace(key, Device{std::string(node_guid), {}}).first;
+  for (uint32_t number : ports) {
+    Port& p = it->second.ports[number];
+    p.s.port = number;
+    p.s.gone = true;
+    p.s.gone_reason = HealthReason::kDeviceMissing;
+    p.s.gone_since_mono_us = now.mono_us;
+    match_expectation(key, it->second, number, p);
+    // Its verdict dates from when the adapter was found missing, maybe at an earlier start.
+    judge(key, it->second, p, Instant{.wall_us = since_wall_us, .mono_us = now.mono_us}, 0,
+          std::nullopt, out);
+  }
+}
+
+std::string PortHealthModel::forget_gone_device(std::string_view node_guid) {
+  for (auto it = devices_.begin(); it != devices_.end(); ++it) {
+    const auto& ports = it->second.ports;
+    if (it->second.node_guid != node_guid ||
+        !std::all_of(ports.begin(), ports.end(), [](const auto& e) { return e.second.s.gone; }))
+      continue;
+    std::string name = it->first;
+    devices_.erase(it);
+    return name;
+  }
+  return "";
 }
 
 std::vector<PortVerdict> PortHealthModel::verdicts(Instant now) const {
@@ -217,6 +265,7 @@ std::pair<PortHealthModel::DeviceMap::iterator, PortHealthModel::Port*> PortHeal
 
 void PortHealthModel::match_expectation(const std::string& device, const Device& d,
                                         uint32_t port_number, Port& p) const {
+  p.inventoried = inventory_.count(std::pair(d.node_guid, port_number)) != 0;
   p.expectation = -1;
   for (size_t i = 0; i < config_.expected.size(); ++i) {
     const PortExpectation& e = config_.expected[i];

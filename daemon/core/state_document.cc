@@ -131,16 +131,21 @@ std::optional<StateRejected> parse(std::string_view text, json& doc) {
   return std::nullopt;
 }
 
-std::optional<StateRejected> check_header(const Reader& root, int version, std::string_view boot_id,
-                                          Instant now, int64_t& saved_mono_us) {
-  // The version first: a newer daemon may have changed everything else.
+std::optional<StateRejected> check_version(const Reader& root, int version, std::string_view kind) {
   const int64_t saved_version = root.integer("version");
   if (saved_version > version) {
-    return StateRejected{"written by a newer rdma-eventd (state version " +
+    return StateRejected{"written by a newer rdma-eventd (" + std::string(kind) + " version " +
                          std::to_string(saved_version) + "; this one reads version " +
                          std::to_string(version) + ")"};
   }
   if (saved_version != version) throw Corrupt{"version", "unknown version"};
+  return std::nullopt;
+}
+
+std::optional<StateRejected> check_header(const Reader& root, int version, std::string_view boot_id,
+                                          Instant now, int64_t& saved_mono_us) {
+  // The version first: a newer daemon may have changed everything else.
+  if (auto newer = check_version(root, version, "state")) return newer;
   const std::string saved_boot = root.string("boot_id");
   if (saved_boot != boot_id) {
     return StateRejected{"from another boot (boot id " + saved_boot + ", this boot is " +

@@ -121,6 +121,9 @@ std::string write(int version, const std::vector<DeviceState<Port>>& devices,
   return document(version, boot_id, saved_at, std::move(list)).dump();
 }
 
+// The document's "version": a newer one is rejected ("written by a newer rdma-eventd (KIND
+// version N; ...)"), another is corrupt. Checked before anything else is read.
+std::optional<StateRejected> check_version(const Reader& root, int version, std::string_view kind);
 // The header's checks; the rejection, or none and the root's saved monotonic time.
 std::optional<StateRejected> check_header(const Reader& root, int version, std::string_view boot_id,
                                           Instant now, int64_t& saved_mono_us);

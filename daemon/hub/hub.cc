@@ -25,7 +25,7 @@ UnixListener open_listener(const SocketConfig& config, internal::UniqueFd passed
 
 }  // namespace
 
-SubscriberHub::SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
+SubscriberHub::SubscriberHub(EventLoop& loop, StateSource& state, Identity identity,
                              const SocketConfig& config, const ReportsConfig& reports,
                              PassedSockets passed)
     : loop_(loop),

@@ -75,9 +75,8 @@ class SubscriberHub final {
   // adopts those passed. Passed an events socket and no report socket, it serves none: the
   // reporters of such a daemon connect to the events socket. Throws std::runtime_error when it
   // cannot open or adopt one.
-  SubscriberHub(EventLoop& loop, const StateSource& state, Identity identity,
-                const SocketConfig& config, const ReportsConfig& reports,
-                PassedSockets passed = {});
+  SubscriberHub(EventLoop& loop, StateSource& state, Identity identity, const SocketConfig& config,
+                const ReportsConfig& reports, PassedSockets passed = {});
   ~SubscriberHub();
   SubscriberHub(const SubscriberHub&) = delete;
   SubscriberHub& operator=(const SubscriberHub&) = delete;
@@ -152,6 +151,7 @@ class SubscriberHub final {
   // hub_requests.cc
   void handle_request(Subscriber& s, const Request& r);
   void reply_since(Subscriber& s, const Request& r);
+  void reply_retire(Subscriber& s, const Request& r);
   void queue_snapshot(Subscriber& s, const Request& r,
                       const std::function<void(JsonWriter&)>& reply_fields);
   void queue_error(Subscriber& s, const RequestError& e);
@@ -169,7 +169,7 @@ class SubscriberHub final {
   Reporter reporter_of(const Subscriber& s) const;
 
   EventLoop& loop_;
-  const StateSource& state_;
+  StateSource& state_;  // the retire request changes it
   Identity identity_;
   SocketConfig config_;
   UnixListener listener_;

@@ -145,7 +145,38 @@ void SubscriberHub::handle_request(Subscriber& s, const Request& r) {
           shared(reply_line(r.op, r, seq, [&](JsonWriter& w) { write_health(w, health); })));
       return;
     }
+    case Op::kInventory: {
+      const InventoryReply inventory = state_.inventory();
+      s.out.push_control(
+          shared(reply_line(r.op, r, seq, [&](JsonWriter& w) { write_inventory(w, inventory); })));
+      return;
+    }
+    case Op::kRetire:
+      reply_retire(s, r);
+      return;
   }
+}
+
+// Only root takes an adapter out of what the host is expected to have: anyone else who may
+// read the events would otherwise be able to hide a missing adapter from every client.
+void SubscriberHub::reply_retire(Subscriber& s, const Request& r) {
+  if (s.uid != 0) {
+    queue_error(s, RequestError{ErrorCode::kNotPermitted,
+                                "only root may retire an adapter (this peer's uid is " +
+                                    std::to_string(s.uid) + "); nothing changed",
+                                r.id, std::string(op_name(r.op))});
+    return;
+  }
+  InventoryReply::Adapter retired;
+  const std::string error = state_.retire(r.adapter, static_cast<uint32_t>(s.uid), retired);
+  if (!error.empty()) {
+    queue_error(s, RequestError{ErrorCode::kUnknownAdapter, error + "; nothing changed", r.id,
+                                std::string(op_name(r.op))});
+    return;
+  }
+  // After the retire: its records (if any verdict changed) went out first, with their seqs.
+  s.out.push_control(shared(
+      reply_line(r.op, r, state_.last_seq(), [&](JsonWriter& w) { write_retired(w, retired); })));
 }
 
 void SubscriberHub::reply_since(Subscriber& s, const Request& r) {

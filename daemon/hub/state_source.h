@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device_view.h"
 #include "schema/health_reply.h"
+#include "schema/inventory_reply.h"
 #include "schema/status_reply.h"
 
 namespace rdma_eventd::daemon {
@@ -24,6 +27,12 @@ class StateSource {
   virtual StatusReply status() const = 0;
   // Every port's health verdict and the host's (docs/health.md): the health reply's body.
   virtual HealthReply health() const = 0;
+  // The inventory (docs/health.md, "The inventory"): the inventory reply's body.
+  virtual InventoryReply inventory() const = 0;
+  // Retires the adapter `what` names, for a peer whose uid is `uid` (root only: the hub checks).
+  // The error, or "" and `retired` filled.
+  virtual std::string retire(std::string_view what, uint32_t uid,
+                             InventoryReply::Adapter& retired) = 0;
 };
 
 }  // namespace rdma_eventd::daemon

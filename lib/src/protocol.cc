@@ -17,13 +17,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 7> kOpNames = {"subscribe", "snapshot", "since", "status",
-                                                      "ping",      "report",   "health"};
-constexpr std::array<std::string_view, 13> kErrorNames = {
-    "invalid_json",     "bad_request",          "unknown_op",    "bad_filter",
-    "request_too_long", "too_many_subscribers", "access_denied", "too_many_filters",
-    "rate_limited",     "bad_report",           "report_denied", "too_many_reporters",
-    "reports_only"};
+constexpr std::array<std::string_view, 9> kOpNames = {
+    "subscribe", "snapshot", "since", "status", "ping", "report", "health", "inventory", "retire"};
+constexpr std::array<std::string_view, 15> kErrorNames = {
+    "invalid_json",     "bad_request",          "unknown_op",     "bad_filter",
+    "request_too_long", "too_many_subscribers", "access_denied",  "too_many_filters",
+    "rate_limited",     "bad_report",           "report_denied",  "too_many_reporters",
+    "reports_only",     "not_permitted",        "unknown_adapter"};
 
 // ibv_event_type numbers (rdma-core's verbs.h), which this library does not include.
 constexpr std::array<ReportableEvent, 7> kReportable = {{
@@ -66,6 +66,7 @@ const std::vector<std::string_view>& keys_of(Op op) {
                                                           "devices", "ports", "min_severity"};
   static const std::vector<std::string_view> since = {"op", "id", "seq", "stream"};
   static const std::vector<std::string_view> plain = {"op", "id"};
+  static const std::vector<std::string_view> retire = {"op", "id", "adapter"};
   static const std::vector<std::string_view> report = {"op",     "id", "event", "device", "port",
                                                        "qp_num", "cq", "srq",   "wq",     "detail"};
   switch (op) {
@@ -75,6 +76,8 @@ const std::vector<std::string_view>& keys_of(Op op) {
       return subscribe;
     case Op::kSince:
       return since;
+    case Op::kRetire:
+      return retire;
     default:
       return plain;
   }
@@ -215,6 +218,17 @@ void parse_body(const json& req, Request& r) {
   }
   if (r.op == Op::kSubscribe) r.filter = parse_filter(req);
   if (r.op == Op::kReport) r.report = parse_report(req);
+  if (r.op == Op::kRetire) {
+    if (!req.contains("adapter")) throw Bad{ErrorCode::kBadRequest, "adapter: missing"};
+    if (!req["adapter"].is_string() || req["adapter"].get<std::string>().empty()) {
+      throw Bad{ErrorCode::kBadRequest, "adapter: expected a node GUID or a name"};
+    }
+    r.adapter = req["adapter"].get<std::string>();
+    if (std::any_of(r.adapter.begin(), r.adapter.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      throw Bad{ErrorCode::kBadRequest, "adapter: control characters are not allowed"};
+    }
+  }
   if (r.op == Op::kSince) {
     if (!req.contains("seq")) throw Bad{ErrorCode::kBadRequest, "seq: missing"};
     if (!req["seq"].is_number_unsigned()) {
@@ -491,6 +505,7 @@ std::string request_json(const Request& r) {
       if (!r.stream.empty()) w.field("stream", r.stream);
     }
     if (r.op == Op::kReport) write_report_fields(w, r.report);
+    if (r.op == Op::kRetire) w.field("adapter", r.adapter);
   });
 }
 

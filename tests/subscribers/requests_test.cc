@@ -310,7 +310,8 @@ TEST(Requests, EveryBadRequestIsAnsweredAndHarmsNoOne) {
     if (!id.is_null()) e["id"] = id;
     return e;
   };
-  const std::string ops = "(subscribe, snapshot, since, status, ping, report, health)";
+  const std::string ops =
+      "(subscribe, snapshot, since, status, ping, report, health, inventory, retire)";
   const std::vector<std::pair<std::string, json>> cases = {
       {R"([1,2])", error("", nullptr, "bad_request", "a request is a JSON object")},
       {R"({"id":5})", error("", 5, "bad_request", "op: missing " + ops)},

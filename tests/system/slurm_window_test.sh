@@ -9,8 +9,11 @@
 #    bounces: the follower's CPU time (from /proc) stays under 0.2 s and its scontrol calls
 #    within what the backoff allows; when slurmctld is back the node is drained for the port
 #    still down, and resumed once it is up;
-#  - an adapter removed, then forgotten by the daemon: the node stays drained ("missing"), and is
-#    resumed once the adapter is back;
+#  - an adapter removed: the node stays drained while the daemon's inventory keeps it gone (past
+#    forget_gone_after_s), and is resumed once the adapter is back; the same with the daemon's
+#    state lost meanwhile ("missing" in the reason); and an adapter removed, then retired by
+#    the operator (rdma-eventctl inventory retire): still drained ("missing": the reason names
+#    its ports) until the operator resumes the node, which then stays in service;
 #  - a reboot with a dead port (the daemon's state dropped, the port never up, the follower
 #    restarted): the node stays drained, and is resumed once the port comes up;
 #  - a reservation that is not a maintenance one does not keep the node from being drained; a
@@ -100,13 +103,23 @@ logged_since "$mark" "Slurm answers again" || fail "no 'Slurm answers again' log
 sim port up mlx5_0/1 >/dev/null
 wait_for 10 "resumed once the port is up" undrained
 
-step "an adapter removed, then forgotten: still drained; back and healthy: resumed"
+step "an adapter removed: drained while the inventory keeps it gone; back and healthy: resumed"
 sim unplug mlx5_1 >/dev/null
 wait_for 10 "drained for the gone adapter" reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone"
-mlx5_1_forgotten() {
-  ctl health --json | jq -e '[.health.ports[] | select(.device == "mlx5_1")] == []'
-}
-wait_for 10 "the daemon forgetting it" mlx5_1_forgotten
+before=$(shows)
+wait_for 10 "two more reconciliations, past forget_gone_after_s" shows_since "$before" 2
+reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone" ||
+  fail "the gone adapter of the inventory was forgotten: $(node_line); $(ctl health --json)"
+sim replug mlx5_1 >/dev/null
+wait_for 15 "resumed once the adapter is back and healthy" undrained
+
+step "an adapter removed, and the daemon's state lost: still drained ('missing'), then resumed"
+sim unplug mlx5_1 >/dev/null
+wait_for 10 "drained for the gone adapter" reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+start_daemon
 wait_for 10 "the reason saying it is missing" \
   reason_is "rdma-eventd: mlx5_1/1 missing, mlx5_1/2 missing"
 before=$(shows)
@@ -114,6 +127,25 @@ wait_for 10 "two more reconciliations" shows_since "$before" 2
 drained || fail "resumed with the adapter missing: $(node_line)"
 sim replug mlx5_1 >/dev/null
 wait_for 15 "resumed once the adapter is back and healthy" undrained
+
+step "an adapter removed, then retired: drained ('missing') until the operator resumes the node"
+sim unplug mlx5_1 >/dev/null
+wait_for 10 "drained for the gone adapter" reason_is "rdma-eventd: mlx5_1/1 gone, mlx5_1/2 gone"
+ctl inventory retire mlx5_1 >"$scratch/retire.out" || fail "retire: $(cat "$scratch/retire.out")"
+[ "$(ctl health)" = "healthy: 1 port healthy" ] || fail "health after the retire: $(ctl health)"
+wait_for 10 "the reason naming the retired ports missing" \
+  reason_is "rdma-eventd: mlx5_1/1 missing, mlx5_1/2 missing"
+scontrol update nodename="$node" state=resume
+wait_for 10 "the operator's resume" undrained
+before=$(shows)
+wait_for 10 "two more reconciliations" shows_since "$before" 2
+undrained || fail "drained again after the operator's resume: $(node_line)"
+sim replug mlx5_1 >/dev/null
+in_inventory() {
+  ctl inventory --json | jq -e --arg name "$1" \
+    '[.inventory.adapters[] | select(.name == $name and .state == "present")] | length == 1'
+}
+wait_for 10 "the replugged adapter joining the inventory again" in_inventory mlx5_1
 
 step "a reboot with a dead port: the state dropped, the port never up; still drained"
 sim port down mlx5_0/1 >/dev/null

@@ -35,6 +35,24 @@ TEST(ParseRequest, EveryOpWithAndWithoutAnId) {
   Request since{Op::kSince, "", {}, 41, "abc"};
   EXPECT_EQ(request_of(R"({"op":"since","seq":41,"stream":"abc"})"), since);
   EXPECT_EQ(request_of(R"({"op":"subscribe"})"), (Request{Op::kSubscribe}));
+  EXPECT_EQ(request_of(R"({"op":"inventory"})"), (Request{Op::kInventory}));
+  Request retire{Op::kRetire};
+  retire.adapter = "mlx5_0";
+  EXPECT_EQ(request_of(R"({"op":"retire","adapter":"mlx5_0"})"), retire);
+  EXPECT_EQ(request_of(request_json(retire)), retire);
+}
+
+TEST(ParseRequest, ARetireNamesOneAdapterInPrintableText) {
+  EXPECT_EQ(error_of(R"({"op":"retire"})"),
+            (RequestError{ErrorCode::kBadRequest, "adapter: missing", "", "retire"}));
+  EXPECT_EQ(error_of(R"({"op":"retire","adapter":""})"),
+            (RequestError{ErrorCode::kBadRequest, "adapter: expected a node GUID or a name", "",
+                          "retire"}));
+  EXPECT_EQ(error_of(R"({"op":"retire","adapter":"mlx5_0\u001b[2J"})"),
+            (RequestError{ErrorCode::kBadRequest, "adapter: control characters are not allowed", "",
+                          "retire"}));
+  EXPECT_EQ(error_of(R"({"op":"inventory","adapter":"mlx5_0"})").message,
+            "adapter: unknown key for inventory (known: op, id)");
 }
 
 TEST(ParseRequest, AFilterWithEveryKey) {
@@ -90,14 +108,16 @@ TEST(ParseRequest, ErrorsNameWhatIsWrongAndEchoTheIdWhenThereIsOne) {
             (RequestError{ErrorCode::kBadRequest, "a request is a JSON object", "", ""}));
   EXPECT_EQ(error_of(R"({"id":3})"),
             (RequestError{ErrorCode::kBadRequest,
-                          "op: missing (subscribe, snapshot, since, status, ping, report, health)",
+                          "op: missing (subscribe, snapshot, since, status, ping, report, health, "
+                          "inventory, retire)",
                           "3", ""}));
   EXPECT_EQ(error_of(R"({"op":5})"),
             (RequestError{ErrorCode::kBadRequest, "op: expected a string", "", ""}));
   EXPECT_EQ(
       error_of(R"({"op":"dance","id":"x"})"),
       (RequestError{ErrorCode::kUnknownOp,
-                    "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health)",
+                    "unknown op 'dance' (subscribe, snapshot, since, status, ping, report, health, "
+                    "inventory, retire)",
                     "\"x\"", ""}));
   EXPECT_EQ(error_of(R"({"op":"ping","idd":1})"),
             (RequestError{ErrorCode::kBadRequest, "idd: unknown key for ping (known: op, id)", "",

@@ -99,7 +99,17 @@ struct Filter {
 
 // --- requests ---------------------------------------------------------------------------------
 
-enum class Op : uint8_t { kSubscribe, kSnapshot, kSince, kStatus, kPing, kReport, kHealth };
+enum class Op : uint8_t {
+  kSubscribe,
+  kSnapshot,
+  kSince,
+  kStatus,
+  kPing,
+  kReport,
+  kHealth,
+  kInventory,
+  kRetire
+};
 std::string_view op_name(Op op);
 std::optional<Op> op_from_name(std::string_view name);
 
@@ -132,11 +142,12 @@ struct Report {
 
 struct Request {
   Op op = Op::kPing;
-  std::string id;      // the request's "id" as JSON text (a number or a string); "" when absent
-  Filter filter;       // subscribe
-  uint64_t seq = 0;    // since: replay the records after this seq
-  std::string stream;  // since: the stream that seq belongs to; "" when not given
-  Report report;       // report
+  std::string id;       // the request's "id" as JSON text (a number or a string); "" when absent
+  Filter filter;        // subscribe
+  uint64_t seq = 0;     // since: replay the records after this seq
+  std::string stream;   // since: the stream that seq belongs to; "" when not given
+  Report report;        // report
+  std::string adapter;  // retire: a node GUID, or the name the adapter last had
   friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -155,6 +166,8 @@ enum class ErrorCode : uint8_t {
   kReportDenied,        // "report_denied": the peer is not in reports.allow_users/allow_groups
   kTooManyReporters,    // "too_many_reporters": refused at the report socket (the daemon closes)
   kReportsOnly,         // "reports_only": a request the report socket does not take
+  kNotPermitted,        // "not_permitted": a request only root may make (retire); nothing changed
+  kUnknownAdapter,      // "unknown_adapter": retire names no adapter of the inventory, or several
 };
 std::string_view error_code_name(ErrorCode code);
 std::optional<ErrorCode> error_code_from_name(std::string_view name);
