@@ -18,6 +18,8 @@
 # record showed (the monitor's first line), then checks that it installed none of the packages
 # that only `demo --kernel` and `test` need (bootstrap.sh's sets kernel and bench): one that it
 # did fails the run.
+# FRESH_KEEP=DIR copies the clone's test and build logs (ctest's LastTest.log of each build, the
+# builds ahead's log, the packages' build log) to DIR before the run's root is thrown away.
 # Needs root, debootstrap and a network that reaches the Debian archive.
 set -euo pipefail
 
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
     --packages) packages=$2; shift 2 ;;
     --clone-to) clone_to=$2; shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fresh_run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -83,6 +85,12 @@ run=$(mktemp -d /var/tmp/rdma-eventd-fresh-run.XXXXXX)
 root=$run/root
 mkdir -p "$run/upper" "$run/work" "$root"
 cleanup() {
+  if [ -n "${FRESH_KEEP:-}" ] && [ -d "$root$clone_to" ]; then
+    mkdir -p "$FRESH_KEEP"
+    (cd "$root$clone_to" && find . -maxdepth 4 \( -path '*/Testing/Temporary/*.log' \
+      -o -name 'build-ahead.log' -o -name 'background.log' -o -name 'container-root.log' \) -print0 |
+      xargs -0 -r cp --parents -t "$FRESH_KEEP") || true
+  fi
   umount -R "$root" 2>/dev/null || umount -R -l "$root" 2>/dev/null || true
   rm -rf "$run"
 }
