@@ -127,8 +127,9 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
   bool changed = false;
   std::set<std::string, std::less<>> present_guids;
   for (const DeviceView* d : views) {
-    present_guids.insert(format_guid(d->node_guid));
-    changed = inventory_.present(format_guid(d->node_guid), d->name, now.wall_us) || changed;
+    const std::string guid = format_guid(d->node_guid);
+    changed = inventory_.present(guid, d->name, now.wall_us) || changed;
+    present_guids.insert(guid);
   }
   for (const PortVerdict& v : model_.verdicts(now)) {
     if (v.link_up) {
@@ -136,7 +137,7 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
           inventory_.in_service(v.device, v.node_guid, v.port, v.rate, now.wall_us) || changed;
     }
   }
-  for (const InventoryAdapter& a : std::vector(inventory_.adapters())) {
+  for (const InventoryAdapter& a : inventory_.adapters()) {
     if (present_guids.count(a.node_guid)) continue;
     changed = inventory_.absent(a.node_guid, now.wall_us) || changed;
   }
@@ -147,7 +148,7 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
       ports.push_back(p.port);
     model_.add_missing(a.name, a.node_guid, ports, a.missing_since_us, now, pending_);
   }
-  if (changed) inventory_changed(now);
+  if (changed) save_inventory();
   model_.set_inventory(inventory_ports(inventory_), now, pending_);
   dirty_ = true;
   publish_pending(now);
@@ -249,7 +250,7 @@ std::string PortHealthMonitor::retire(std::string_view what, uint32_t uid,
                retired.name, guid, retired.ports.size(), retired.ports.size() == 1 ? "" : "s", uid,
                forgotten.empty() ? "it is present, and joins again when a port of it comes up"
                                  : "its ports are forgotten");
-  inventory_changed(now);
+  save_inventory();
   dirty_ = true;
   publish_pending(now);
   return "";
@@ -300,16 +301,11 @@ void PortHealthMonitor::update_inventory(size_t first, Instant now) {
     }
   }
   if (!changed) return;
-  inventory_changed(now);
+  save_inventory();
   // A port that joined is now counted even while down: judged again (more transitions).
   const size_t before = pending_.size();
   model_.set_inventory(inventory_ports(inventory_), now, pending_);
   if (pending_.size() > before) update_inventory(before, now);
-}
-
-void PortHealthMonitor::inventory_changed(Instant now) {
-  (void)now;
-  save_inventory();
 }
 
 // Whole or not at all, as the state file; a failure is counted with its failures.

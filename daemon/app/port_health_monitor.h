@@ -82,7 +82,8 @@ class PortHealthMonitor {
   // `uid`. The error, or "" and `retired` filled.
   std::string retire(std::string_view what, uint32_t uid, InventoryReply::Adapter& retired);
   const PortHealthModel& model() const { return model_; }
-  // Writes of the state file that failed (each one logged until one succeeds again).
+  // Writes of the state file and of the inventory that failed (each file's failure logged once
+  // until one of its writes succeeds again).
   uint64_t state_write_failures() const { return save_failures_; }
 
  private:
@@ -97,7 +98,6 @@ class PortHealthMonitor {
   // back); the ports' standing is updated and the inventory written when it changed.
   void update_inventory(size_t first, Instant now);
   void restore_inventory(Instant now);
-  void inventory_changed(Instant now);
   void save_inventory();
 
   const bool enabled_;  // health.enabled, read at start

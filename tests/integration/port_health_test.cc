@@ -247,6 +247,14 @@ TEST(PortHealth, AStateFileThatCannotBeWrittenIsCountedAndLoggedOnce) {
   const size_t first = log.find(line);
   EXPECT_NE(first, std::string::npos) << d.log_tail();
   EXPECT_EQ(log.find(line, first + 1), std::string::npos) << "logged more than once";
+  // The inventory beside it (its ports joined at start) fails the same way, logged once too.
+  const std::string inventory_line = "inventory: cannot write " +
+                                     state.file("none/inventory.json") +
+                                     ": No such file or directory";
+  const size_t inventory_first = log.find(inventory_line);
+  EXPECT_NE(inventory_first, std::string::npos) << d.log_tail();
+  EXPECT_EQ(log.find(inventory_line, inventory_first + 1), std::string::npos)
+      << "logged more than once";
 }
 
 // rdma-eventctl report DEV/PORT qp_fatal: one application report, published.

@@ -33,7 +33,8 @@ struct HealthReply {
   // The worst verdict of the counted ports; "unknown" when none counts or health is off.
   std::string host = "unknown";
   uint32_t not_counted = 0;
-  // Writes of the state file that failed since the daemon started (docs/health.md).
+  // Writes of the state file and of the inventory that failed since the daemon started
+  // (docs/health.md).
   uint64_t state_write_failures = 0;
   std::vector<Port> ports;  // by device name, then port number
   friend bool operator==(const HealthReply&, const HealthReply&) = default;
