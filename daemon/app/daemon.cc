@@ -166,7 +166,8 @@ void Daemon::publish(std::vector<Record>& records) {
     for (const LinkQualityChange& change : c.changes) {
       link_records.push_back(
           link_quality_record(c.device, c.node_guid, c.port, change, c.rate, c.pegged));
-      stamper_.stamp(link_records.back(), now.wall_us);
+      stamper_.stamp(link_records.back(),
+                     link_changes_at_ ? link_changes_at_->wall_us : now.wall_us);
       link_records.back().severity = link_change_severity(change.kind);
     }
   }
@@ -175,6 +176,7 @@ void Daemon::publish(std::vector<Record>& records) {
   for (const auto& c : link_changes_)
     health_.judge_link(c.device, c.port, c.faults, c.hidden_downs, now);
   link_changes_.clear();
+  link_changes_at_.reset();
   // The verdicts those records changed, after them.
   std::vector<Record> verdicts = health_.take_records(now);
   for (Record& r : verdicts)
@@ -195,8 +197,11 @@ void Daemon::publish(std::vector<Record>& records) {
   update_service_status();  // port states
 }
 
-void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant) {
+void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant sampled) {
   link_changes_ = std::move(changes);
+  // Dated when the counters were read: a clean record is then clean_s after its bad one, however
+  // long the writes between a read and its publishing took.
+  link_changes_at_ = sampled;
   std::vector<Record> none;
   publish(none);  // their records, and the verdicts they changed
 }

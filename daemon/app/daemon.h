@@ -109,6 +109,7 @@ class Daemon : private StateSource {
                                   Instant now) { judge_links(changes, now); },
                            link_quality_state_path()};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
+  std::optional<Instant> link_changes_at_;  // when the monitor read them; none: at the batch
   // The open devices' devlink instances, read from sysfs when a devlink record or the status
   // first needs them, then kept until the set of devices changes or a GID does (a RoCE port's
   // netdev, whose parents name the port's instances, is its first GID's). Reading them walks
