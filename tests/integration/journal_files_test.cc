@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -39,28 +42,31 @@ std::string host_name(int i) {  // 1-based, as rdma-journal-gen names them
 
 class JournalFiles : public ::testing::Test {
  protected:
-  // The fleet is written once for every test of the program (it takes a while), and removed
-  // when the program ends.
+  // The fleet is written once (tests/integration/journal_fleet.sh): under ctest by its fixture,
+  // which names it in RDMA_TEST_JOURNAL_FLEET; by hand, once for every test of the program, and
+  // removed when the program ends.
   static void SetUpTestSuite() {
-    static rdmatest::TempDir dir("rdma-many-files");
-    static bool made = false;
-    fleet_ = &dir;
-    if (made) return;
-    const CommandResult gen =
-        run_command({rdmatest::bin("rdma-journal-gen"), "--scenario", "many-hosts", "--hosts",
-                     std::to_string(kHosts), "--output", dir.path()},
-                    {}, std::chrono::seconds(300));
-    ASSERT_EQ(gen.exit_code(), 0) << gen.err;
-    ASSERT_EQ(gen.out,
-              std::to_string(kHosts) + " hosts, " + std::to_string(kRecords) + " records\n");
-    // Each file is 8 MiB, allocated, and mostly empty: give the empty blocks back.
-    const CommandResult sparse = run_command(
-        {"sh", "-c", "for f in \"$1\"/*.journal; do fallocate --dig-holes \"$f\" || exit 1; done",
-         "sh", dir.path()},
-        {}, std::chrono::seconds(300));
-    ASSERT_EQ(sparse.exit_code(), 0) << sparse.err;
-    made = true;
+    static rdmatest::TempDir own("rdma-many-files");
+    static std::string dir;
+    if (dir.empty()) {
+      const char* fixture = std::getenv("RDMA_TEST_JOURNAL_FLEET");
+      dir = fixture ? fixture : own.file("fleet");
+      if (!fixture) {
+        const CommandResult gen =
+            run_command({"sh", rdmatest::source_dir() + "/tests/integration/journal_fleet.sh", dir,
+                         rdmatest::bin("rdma-journal-gen")},
+                        {}, std::chrono::seconds(300));
+        ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+      }
+    }
+    fleet_ = dir;
+    std::ifstream said(dir + ".out");
+    const std::string out{std::istreambuf_iterator<char>(said), {}};
+    ASSERT_EQ(out, std::to_string(kHosts) + " hosts, " + std::to_string(kRecords) + " records\n")
+        << "what rdma-journal-gen said, in " << dir << ".out";
   }
+
+  static std::string fleet_file(const std::string& name) { return fleet_ + "/" + name; }
 
   // rdma-eventctl history -D DIR ARGS..., under `prlimit --nofile=LIMIT` when one is given.
   static CommandResult history(const std::string& dir, std::vector<std::string> args,
@@ -70,7 +76,7 @@ class JournalFiles : public ::testing::Test {
     return run_command(args, {}, std::chrono::seconds(120));
   }
 
-  static inline rdmatest::TempDir* fleet_ = nullptr;
+  static inline std::string fleet_;
 };
 
 // The incidents the scenario makes: per leaf of 20 hosts, a fabric incident of exactly those
@@ -100,30 +106,30 @@ void expect_every_hosts_incidents(const std::vector<std::string>& lines) {
 }
 
 TEST_F(JournalFiles, IncidentsCountEveryFileWhateverTheLimitOfOpenFiles) {
-  const CommandResult high = history(fleet_->path(), {"--incidents", "--json"});
+  const CommandResult high = history(fleet_, {"--incidents", "--json"});
   ASSERT_EQ(high.exit_code(), 0) << high.err;
   EXPECT_EQ(high.err, "");
   expect_every_hosts_incidents(high.out_lines());
   // A soft limit below the files, a hard one above: raised, as journalctl raises it.
-  const CommandResult soft = history(fleet_->path(), {"--incidents", "--json"}, "64:4096");
+  const CommandResult soft = history(fleet_, {"--incidents", "--json"}, "64:4096");
   EXPECT_EQ(soft.exit_code(), 0) << soft.err;
   EXPECT_EQ(soft.err, "");
   EXPECT_EQ(soft.out, high.out);
   // A hard limit below the files: groups of files, runs, then the runs merged.
-  const CommandResult hard = history(fleet_->path(), {"--incidents", "--json"}, "64:64");
+  const CommandResult hard = history(fleet_, {"--incidents", "--json"}, "64:64");
   EXPECT_EQ(hard.exit_code(), 0) << hard.err;
   EXPECT_EQ(hard.err, "");
   EXPECT_EQ(hard.out, high.out);
   // The text, too (newest first).
-  const CommandResult text = history(fleet_->path(), {"--incidents"});
-  const CommandResult text_hard = history(fleet_->path(), {"--incidents"}, "64:64");
+  const CommandResult text = history(fleet_, {"--incidents"});
+  const CommandResult text_hard = history(fleet_, {"--incidents"}, "64:64");
   EXPECT_EQ(text_hard.exit_code(), 0) << text_hard.err;
   EXPECT_EQ(text_hard.out, text.out);
   EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), kLeaves * (12 + 2));
 }
 
 TEST_F(JournalFiles, HistoryPrintsEveryRecordOfEveryFileWhateverTheLimitOfOpenFiles) {
-  const CommandResult high = history(fleet_->path(), {"--json"});
+  const CommandResult high = history(fleet_, {"--json"});
   ASSERT_EQ(high.exit_code(), 0) << high.err;
   EXPECT_EQ(high.err, "");
   const auto lines = high.out_lines();
@@ -139,13 +145,13 @@ TEST_F(JournalFiles, HistoryPrintsEveryRecordOfEveryFileWhateverTheLimitOfOpenFi
   }
   EXPECT_EQ(hosts.size(), static_cast<size_t>(kHosts));
   for (const char* limit : {"64:4096", "64:64"}) {
-    const CommandResult limited = history(fleet_->path(), {"--json"}, limit);
+    const CommandResult limited = history(fleet_, {"--json"}, limit);
     EXPECT_EQ(limited.exit_code(), 0) << limit << ": " << limited.err;
     EXPECT_EQ(limited.err, "") << limit;
     EXPECT_EQ(limited.out, high.out) << limit;
   }
-  const CommandResult summary = history(fleet_->path(), {"--summary", "--json"});
-  const CommandResult summary_hard = history(fleet_->path(), {"--summary", "--json"}, "64:64");
+  const CommandResult summary = history(fleet_, {"--summary", "--json"});
+  const CommandResult summary_hard = history(fleet_, {"--summary", "--json"}, "64:64");
   EXPECT_EQ(summary.out_lines().size(), static_cast<size_t>(kHosts));
   EXPECT_EQ(summary_hard.out, summary.out);
 }
@@ -157,14 +163,14 @@ class Damaged : public JournalFiles {
     // The first leaf's 20 hosts, whole.
     std::string copy = "cp --sparse=always";
     for (int i = 1; i <= 20; ++i)
-      copy += " " + fleet_->file("remote-" + host_name(i) + ".journal");
+      copy += " " + fleet_file("remote-" + host_name(i) + ".journal");
     const CommandResult copied = run_command({"sh", "-c", copy + " " + dir_.path()});
     ASSERT_EQ(copied.exit_code(), 0) << copied.err;
     dir_.write("remote-garbage.journal", "not a journal\n");
     // The first 64 KiB of the next leaf's first host: its header promises more than is there.
     const CommandResult cut =
         run_command({"sh", "-c",
-                     "head -c 65536 " + fleet_->file("remote-node0021.journal") + " >" +
+                     "head -c 65536 " + fleet_file("remote-node0021.journal") + " >" +
                          dir_.file("remote-node0021.journal")});
     ASSERT_EQ(cut.exit_code(), 0) << cut.err;
   }
@@ -192,7 +198,7 @@ class Damaged : public JournalFiles {
 };
 
 TEST_F(Damaged, AFileThatCannotBeReadIsNamedAndTheExitStatusSaysSo) {
-  const CommandResult whole = history(fleet_->path(), {"--incidents", "--json"});
+  const CommandResult whole = history(fleet_, {"--incidents", "--json"});
   ASSERT_EQ(whole.exit_code(), 0) << whole.err;
   const auto whole_lines = whole.out_lines();
   ASSERT_GE(whole_lines.size(), 2u);
@@ -211,7 +217,7 @@ TEST_F(Damaged, AFileThatCannotBeReadIsNamedAndTheExitStatusSaysSo) {
   const CommandResult records = history(dir_.path(), {"--json"});
   EXPECT_EQ(records.exit_code(), 74);
   EXPECT_EQ(records.err, unreadable_lines());
-  EXPECT_EQ(records.out, first_leaf_records(history(fleet_->path(), {"--json"}).out));
+  EXPECT_EQ(records.out, first_leaf_records(history(fleet_, {"--json"}).out));
   EXPECT_EQ(records.out_lines().size(), 20u * 7 + 7);  // node0008's flap too
 }
 
