@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 11> kKeys = {"node_name",
+constexpr std::array<std::string_view, 12> kKeys = {"node_name",
                                                     "reason_prefix",
                                                     "drain_on",
                                                     "reconcile_interval_s",
@@ -21,7 +21,8 @@ constexpr std::array<std::string_view, 11> kKeys = {"node_name",
                                                     "socket",
                                                     "drain_when_daemon_unreachable",
                                                     "drain_limit",
-                                                    "drain_splay_s"};
+                                                    "drain_splay_s",
+                                                    "state_directory"};
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -192,6 +193,11 @@ std::optional<Config> parse_config(std::string_view text, std::string* error) {
         c.drain_limit = drain_limit_key(v);
       } else if (key == "drain_splay_s") {
         c.drain_splay_s = seconds_key(v, "drain_splay_s", 0, 600);
+      } else if (key == "state_directory") {
+        c.state_directory = string_key(v, "state_directory");
+        if (c.state_directory.empty() || c.state_directory.front() != '/') {
+          throw ConfigError{"state_directory: '" + c.state_directory + "' is not an absolute path"};
+        }
       } else if (key == "socket") {
         c.socket = string_key(v, "socket");
       } else if (key == "drain_when_daemon_unreachable") {

@@ -56,6 +56,9 @@ struct Config {
   // A new drain waits a random time up to this first, so that the nodes of a fabric-wide event
   // count each other's drains rather than all finding none at once.
   unsigned drain_splay_s = 30;
+  // Where the follower keeps what survives a reboot of the node: the identity (node GUID and
+  // port number) of every port its drain is for (drain.json; drain_record.h).
+  std::string state_directory = "/var/lib/rdma-eventd-slurm";
   friend bool operator==(const Config&, const Config&) = default;
 };
 

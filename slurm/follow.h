@@ -19,7 +19,9 @@ class SlurmFollowPolicy final : public rdma_eventd::FollowerPolicy {
   SlurmFollowPolicy(const Config& config, bool dry_run, CommandRunner& runner, Log log,
                     const rdma_eventd::SteadyTime& time = rdma_eventd::steady_time(),
                     uint64_t seed = 0)
-      : config_(config), node_(config, dry_run, runner, time, seed), log_(std::move(log)) {}
+      : config_(config), node_(config, dry_run, runner, time, seed), log_(std::move(log)) {
+    if (const std::string error = node_.load_drain_record(); !error.empty()) log_(error);
+  }
   Outcome act(const std::vector<rdma_eventd::Message>* replies, std::string* failure) override;
   void on_event(const rdma_eventd::FollowerEvent& event) override;
   std::chrono::milliseconds act_again_in() const override { return node_.recheck_in(); }

@@ -168,6 +168,9 @@ int run_once(const Config& config, bool dry_run) {
   Config now = config;
   now.drain_splay_s = 0;
   SlurmNode node(now, dry_run);
+  if (const std::string record_error = node.load_drain_record(); !record_error.empty()) {
+    log_line(record_error);
+  }
   std::string message;
   const Ms timeout =
       std::min<Ms>(std::chrono::seconds(config.scontrol_timeout_s), left_until(deadline) / 3);

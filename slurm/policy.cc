@@ -1,6 +1,7 @@
 #include "policy.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <tuple>
 
 #include "schema/health_view.h"
@@ -68,6 +69,28 @@ const HealthReply::Port* find_port(const HealthReply& h, std::string_view name) 
   return nullptr;
 }
 
+// A port of our drain as the daemon shows it now: by node GUID and number when they are known
+// (a renamed adapter is still itself; another adapter that took its name is not), else by name.
+const HealthReply::Port* find_drained(const HealthReply& h, const DrainedPort& d) {
+  if (d.node_guid.empty()) return find_port(h, d.name);
+  for (const HealthReply::Port& p : h.ports) {
+    if (p.node_guid == d.node_guid && p.port == d.port) return &p;
+  }
+  return nullptr;
+}
+
+// "mlx5_0/1" of a reason, as a port of our drain known by its name only.
+DrainedPort named_port(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return {name, "", static_cast<uint32_t>(std::strtoul(name.c_str() + slash + 1, nullptr, 10))};
+}
+
+// The name a missing port goes by in the reason: its own, unless another adapter has it now.
+DrainedPort missing_as(const HealthReply& h, const DrainedPort& d) {
+  if (d.node_guid.empty() || !find_port(h, d.name)) return d;
+  return {d.node_guid + "/" + std::to_string(d.port), d.node_guid, d.port};
+}
+
 }  // namespace
 
 std::vector<std::string> ports_in_reason(std::string_view reason, std::string_view prefix) {
@@ -114,7 +137,9 @@ std::string drain_reason(const std::string& prefix, const std::vector<HealthRepl
   return rdma_eventd::bounded_list(prefix, texts, kMaxReasonBytes);
 }
 
-Wanted wanted_state(const HealthReply* health, const Config& config, std::string_view our_reason) {
+Wanted wanted_state(const HealthReply* health, const Config& config, std::string_view our_reason,
+                    const std::vector<DrainedPort>* drained_for,
+                    std::vector<DrainedPort>* drain_ports) {
   if (!health) {
     if (config.drain_when_daemon_unreachable) {
       return {Wanted::kDrain, config.reason_prefix + " rdma-eventd unreachable"};
@@ -127,20 +152,36 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
   for (const HealthReply::Port* p : view.bad) {
     if (drains(config, *p)) bad.push_back(*p);
   }
+  std::vector<DrainedPort> ours;
+  if (drained_for) {
+    ours = *drained_for;
+  } else {
+    for (const std::string& name : ports_in_reason(our_reason, config.reason_prefix))
+      ours.push_back(named_port(name));
+  }
   // What our drain was for and the daemon no longer shows in service: not proven healthy.
-  std::vector<std::string> missing;
-  bool named_healthy = true;  // every port our drain names is healthy again
-  for (const std::string& name : ports_in_reason(our_reason, config.reason_prefix)) {
-    const HealthReply::Port* p = find_port(*health, name);
+  std::vector<DrainedPort> missing;
+  bool named_healthy = true;  // every port our drain is for is healthy again
+  for (const DrainedPort& d : ours) {
+    const HealthReply::Port* p = find_drained(*health, d);
     if (!p) {
-      missing.push_back(name);
+      missing.push_back(missing_as(*health, d));
     } else if (!p->counted) {
       bad.push_back(*p);
     }
     if (!p || p->health != "healthy") named_healthy = false;
   }
   if (!bad.empty() || !missing.empty()) {
-    return {Wanted::kDrain, drain_reason(config.reason_prefix, bad, missing)};
+    if (drain_ports) {
+      drain_ports->clear();
+      for (const HealthReply::Port& p : bad)
+        drain_ports->push_back({rdma_eventd::port_name(p), p.node_guid, p.port});
+      drain_ports->insert(drain_ports->end(), missing.begin(), missing.end());
+    }
+    std::vector<std::string> missing_names;
+    for (const DrainedPort& d : missing)
+      missing_names.push_back(d.name);
+    return {Wanted::kDrain, drain_reason(config.reason_prefix, bad, missing_names)};
   }
   switch (view.judgement) {
     case HealthView::Judgement::kUnknown:

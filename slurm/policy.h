@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.h"
+#include "drain_record.h"
 #include "node_state.h"
 #include "schema/health_reply.h"
 
@@ -38,9 +39,17 @@ struct Wanted {
 };
 
 // `health` is null when the daemon cannot be reached. `our_reason` is the reason of the node's
-// drain when the drain is ours, else "".
+// drain when the drain is ours, else "". `drained_for`: the ports that drain is for by identity
+// (the follower's drain record, when it was written for that reason); null: the ports the
+// reason names, by name. A port of the record is looked up by node GUID and number, whatever
+// its name is now; one the daemon does not show is missing, named by the node GUID when another
+// adapter has its name now ("0c42:a103:00f6:5e44/1 missing"). For kDrain, *drain_ports (when
+// given) receives every port the drain is for, by identity where the daemon or the record said
+// it: what the next record holds.
 Wanted wanted_state(const rdma_eventd::HealthReply* health, const Config& config,
-                    std::string_view our_reason = "");
+                    std::string_view our_reason = "",
+                    const std::vector<DrainedPort>* drained_for = nullptr,
+                    std::vector<DrainedPort>* drain_ports = nullptr);
 
 // The drain reason for the ports given (device/port and verdict), worst first in the daemon's
 // order, bounded to kMaxReasonBytes: "rdma-eventd: mlx5_1/1 fatal, mlx5_0/1 flapping (3

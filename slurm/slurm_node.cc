@@ -1,12 +1,26 @@
 #include "slurm_node.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "drain_limit.h"
+#include "rdma_eventd/internal/atomic_file.h"
+#include "rdma_eventd/internal/small_file.h"
 #include "schema/health_view.h"
 
 namespace rdma_eventd_slurm {
+
+using rdma_eventd::internal::read_small_file;
+using rdma_eventd::internal::SmallFile;
+
+namespace {
+constexpr size_t kMaxDrainRecordBytes = 1 << 20;
+}  // namespace
 
 SlurmNode::SlurmNode(const Config& config, bool dry_run, CommandRunner& runner,
                      const rdma_eventd::SteadyTime& time, uint64_t seed)
@@ -41,9 +55,60 @@ SlurmNode::Result SlurmNode::read(std::chrono::milliseconds timeout, NodeState& 
   return Result::kDone;
 }
 
-Action SlurmNode::decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) const {
+Action SlurmNode::decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) {
   const std::string ours = owned_by_us(node, config_.reason_prefix) ? node.reason : std::string();
-  return decide(wanted_state(health, config_, ours), node, config_.reason_prefix);
+  // The record is the drain's only while the node holds the reason it was written with.
+  const bool recorded =
+      record_ && !ours.empty() && record_->node == node.name && record_->reason == node.reason;
+  return decide(
+      wanted_state(health, config_, ours, recorded ? &record_->ports : nullptr, &wanted_ports_),
+      node, config_.reason_prefix);
+}
+
+std::string SlurmNode::drain_record_path() const {
+  return config_.state_directory + "/drain.json";
+}
+
+std::string SlurmNode::load_drain_record() {
+  const std::string path = drain_record_path();
+  const SmallFile file = read_small_file(path, kMaxDrainRecordBytes);
+  if (file.error == ENOENT) return "";
+  if (!file.ok()) {
+    return "cannot read " + path + ": " +
+           (file.too_large ? std::string("larger than 1 MiB") : std::strerror(file.error)) +
+           "; the ports of a drain of ours are known by the names in its reason";
+  }
+  std::string error;
+  record_ = parse_drain_record(file.text, &error);
+  if (!record_) {
+    return path + ": not a drain record (" + error +
+           "); the ports of a drain of ours are known by the names in its reason";
+  }
+  return "";
+}
+
+std::string SlurmNode::keep_drain_record(const Action& action) {
+  const std::string path = drain_record_path();
+  if (action.kind == Action::kResume) {
+    record_.reset();
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return "cannot remove " + path + ": " + std::strerror(errno);
+    }
+    return "";
+  }
+  if (action.kind != Action::kDrain && action.kind != Action::kUpdateReason) return "";
+  record_ = DrainRecord{config_.node_name, action.reason, wanted_ports_};
+  // The directory is the unit's StateDirectory=; the HealthCheckProgram mode makes it itself.
+  if (::mkdir(config_.state_directory.c_str(), 0700) != 0 && errno != EEXIST) {
+    return "cannot make " + config_.state_directory + ": " + std::strerror(errno) +
+           "; after a reboot the ports of this drain are known by the names in its reason";
+  }
+  if (const int err = rdma_eventd::internal::write_file_atomically(
+          path, drain_record_json(*record_), {.mode = 0600, .sync = true})) {
+    return "cannot write " + path + ": " + std::strerror(err) +
+           "; after a reboot the ports of this drain are known by the names in its reason";
+  }
+  return "";
 }
 
 SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
@@ -101,6 +166,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
   drain_due_.reset();
   // What the node holds of ours now, for telling an operator's resume at the next read.
   ours_at_last_read_ = action.kind == Action::kResume ? "" : action.reason;
+  const std::string kept = keep_drain_record(action);
   switch (action.kind) {
     case Action::kDrain:
       *message = "drained " + config_.node_name + ": " + action.reason;
@@ -115,10 +181,16 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
     case Action::kHeldBack:
       break;
   }
+  if (!kept.empty()) *message += " (" + kept + ")";
   return Result::kDone;
 }
 
 void SlurmNode::note_operator_resume(const NodeState& node) {
+  // A drain of ours lifted, or taken over, by someone else: the record is of no drain now.
+  if (record_ && !dry_run_ && !owned_by_us(node, config_.reason_prefix)) {
+    record_.reset();
+    ::unlink(drain_record_path().c_str());
+  }
   const bool in_service = !node.drained() && !node.down() && node.reason.empty();
   if (!ours_at_last_read_.empty() && in_service) {
     resumed_over_ = ports_in_reason(ours_at_last_read_, config_.reason_prefix);

@@ -10,6 +10,7 @@
 
 #include "client/follower.h"
 #include "config.h"
+#include "drain_record.h"
 #include "node_state.h"
 #include "policy.h"
 #include "scontrol.h"
@@ -37,9 +38,19 @@ class SlurmNode {
   // then; 0 otherwise.
   std::chrono::milliseconds recheck_in() const { return recheck_in_; }
 
+  // Reads the drain record (state_directory/drain.json) that an earlier run left: the ports of
+  // a drain of ours by identity, across a reboot. Returns "" (read, or none there), or what is
+  // wrong with it, for the log; a record that cannot be read is not used, and the reason's
+  // names stand in for it.
+  std::string load_drain_record();
+
  private:
   Result read(std::chrono::milliseconds timeout, NodeState& node, std::string* message);
-  Action decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) const;
+  Action decide_for(const rdma_eventd::HealthReply* health, const NodeState& node);
+  // After scontrol did `action`: the drain record written (a drain, a new reason) or removed (a
+  // resume). Returns "" or what failed, for the log.
+  std::string keep_drain_record(const Action& action);
+  std::string drain_record_path() const;
   // An operator's resume of our drain, seen at a read: remembered, and a drain for no port
   // beyond those it was for is not made again (kNone) until another port goes bad or every
   // port is healthy.
@@ -59,6 +70,8 @@ class SlurmNode {
   std::optional<rdma_eventd::SteadyTimePoint> drain_due_;  // a drain wanted: when its splay ends
   std::string ours_at_last_read_;          // the reason of our drain at the last read, or ""
   std::vector<std::string> resumed_over_;  // the ports of our drain an operator resumed
+  std::optional<DrainRecord> record_;      // the drain record, as on disk
+  std::vector<DrainedPort> wanted_ports_;  // the ports of the last drain decided, by identity
   std::chrono::milliseconds recheck_in_{0};
 };
 

@@ -99,7 +99,7 @@ host_health_is healthy || fail "the host is not healthy at start: $(ctl health)"
 # test's); the drain limit as it ships.
 cat >"$scratch/follower.json" <<EOF
 {"node_name": "$node", "socket": "$scratch/events.sock", "reconcile_interval_s": 2,
- "scontrol_timeout_s": 5, "drain_splay_s": 0}
+ "scontrol_timeout_s": 5, "drain_splay_s": 0, "state_directory": "$scratch/follower-state"}
 EOF
 start_follower() {
   "$follower_bin" --config "$scratch/follower.json" >>"$scratch/follower" 2>&1 &
@@ -336,8 +336,10 @@ bad_input 78 "bad.json: reason_prefix: empty" '{"reason_prefix": ""}'
 bad_input 78 "bad.json: reason_prefix: 70 bytes, more than 64" \
   "{\"reason_prefix\": \"$(printf 'x%.0s' {1..70})\"}"
 bad_input 68 "Slurm does not know node 'nosuchnode'" \
-  "{\"node_name\": \"nosuchnode\", \"socket\": \"$scratch/events.sock\"}"
+  "{\"node_name\": \"nosuchnode\", \"socket\": \"$scratch/events.sock\", \"state_directory\": \"$scratch/follower-state\"}"
 bad_input 75 "'/nonexistent/scontrol show node -o $node' could not be run" \
-  "{\"node_name\": \"$node\", \"socket\": \"$scratch/events.sock\", \"scontrol\": \"/nonexistent/scontrol\"}"
+  "{\"node_name\": \"$node\", \"socket\": \"$scratch/events.sock\", \"scontrol\": \"/nonexistent/scontrol\", \"state_directory\": \"$scratch/follower-state\"}"
+bad_input 78 "bad.json: state_directory: 'state' is not an absolute path" \
+  '{"state_directory": "state"}'
 [ "$(node_line | grep -o ' State=.*')" = "$before" ] || fail "bad input changed the node: $(node_line)"
 echo "PASS"

@@ -16,6 +16,9 @@
 #    its ports) until the operator resumes the node, which then stays in service;
 #  - a reboot with a dead port (the daemon's state dropped, the port never up, the follower
 #    restarted): the node stays drained, and is resumed once the port comes up;
+#  - a reboot after which the dead card is absent and the other one has its name, the daemon's
+#    state lost: the follower's drain record keeps the node drained for the dead card's port by
+#    node GUID, until the card is back;
 #  - a reservation that is not a maintenance one does not keep the node from being drained; a
 #    maintenance one does, until it is deleted;
 #  - Comment= and Extra= set on the node: the reason is written once, not at every reconcile;
@@ -55,8 +58,9 @@ touch "$scratch/scontrol.calls" "$scratch/follower"
 # sinfo (the drain limit's count) is Slurm's own, not beside the wrapper; no splay before a
 # drain, whose times the steps below bound.
 printf '{"node_name": "%s", "socket": "%s", "reconcile_interval_s": 2,
- "scontrol_timeout_s": 1, "scontrol": "%s", "sinfo": "sinfo", "drain_splay_s": 0}\n' "$node" \
-  "$scratch/events.sock" "$scratch/scontrol" >"$scratch/follower.json"
+ "scontrol_timeout_s": 1, "scontrol": "%s", "sinfo": "sinfo", "drain_splay_s": 0,
+ "state_directory": "%s"}\n' "$node" "$scratch/events.sock" "$scratch/scontrol" \
+  "$scratch/follower-state" >"$scratch/follower.json"
 start_follower() {
   "$follower_bin" --config "$scratch/follower.json" >>"$scratch/follower" 2>&1 &
   follower_pid=$!
@@ -165,6 +169,35 @@ wait_for 10 "the follower's first reconciliation after the reboot" logged_since 
 sim port up mlx5_0/1 >/dev/null
 wait_for 10 "resumed once the port came up" undrained
 
+step "a reboot after which the other card has the dead card's name: drained by node GUID"
+# mlx5_0 (node GUID 0c42:a103:00f6:5e44) fails; at the reboot it does not probe, the card that
+# was mlx5_1 comes up as mlx5_0, and the daemon's state (its inventory too) is lost: by name,
+# mlx5_0/1 is healthy. The follower's drain record knows the port by its adapter's GUID.
+sim fatal mlx5_0 >/dev/null
+wait_for 10 "drained for the fatal card" reason_is "rdma-eventd: mlx5_0/1 fatal"
+jq -e '.ports == [{"name": "mlx5_0/1", "node_guid": "0c42:a103:00f6:5e44", "port": 1}]' \
+  "$scratch/follower-state/drain.json" >/dev/null ||
+  fail "the drain record: $(cat "$scratch/follower-state/drain.json")"
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+sim unplug mlx5_0 >/dev/null
+sim rename mlx5_1 mlx5_0 >/dev/null
+start_daemon
+[ "$(ctl health)" = "healthy: 2 ports healthy" ] || fail "after the reboot: $(ctl health)"
+start_follower
+wait_for 10 "the reason naming the dead card's port by its node GUID" \
+  reason_is "rdma-eventd: 0c42:a103:00f6:5e44/1 missing"
+before=$(shows)
+wait_for 10 "two more reconciliations" shows_since "$before" 2
+drained || fail "resumed one card short: $(node_line)"
+# The card is back (the other one under its own name again): resumed, the record removed.
+sim rename mlx5_0 mlx5_1 >/dev/null
+sim replug mlx5_0 >/dev/null
+wait_for 15 "resumed once the card is back and healthy" undrained
+wait_for 5 "the drain record removed" test ! -e "$scratch/follower-state/drain.json"
+
 step "a reservation that is not for maintenance: drained; a maintenance one: held"
 node_flag() { node_state | grep -q "$1"; }
 scontrol create reservation reservationname=jobs starttime=now duration=10 nodes="$node" \
@@ -208,7 +241,8 @@ wait_for 10 "resumed" undrained
 step "SLURMD_NODENAME names the node when the host name is another (--once)"
 stop_pid "$follower_pid"
 follower_pid=
-printf '{"socket": "%s"}\n' "$scratch/events.sock" >"$scratch/once.json"
+printf '{"socket": "%s", "state_directory": "%s"}\n' "$scratch/events.sock" \
+  "$scratch/follower-state" >"$scratch/once.json"
 sim port down mlx5_0/1 >/dev/null
 not_healthy() { ! host_health_is healthy; }
 wait_for 10 "the port not healthy" not_healthy

@@ -3,9 +3,15 @@
 // outages of slurmctld and of the daemon, an admin's drain racing ours, a Comment= on the node
 // and a dry run.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 
+#include "drain_record.h"
 #include "follow.h"
 #include "follower_fakes.h"
 #include "scontrol.h"
@@ -106,9 +112,25 @@ HealthReply::Port port(const char* device, const char* health, bool counted = tr
   return p;
 }
 
+// The follower's state directory (its drain record), made for one test and removed after it.
+struct StateDir {
+  StateDir() {
+    char name[] = "/tmp/rdma-slurm-state-XXXXXX";
+    if (::mkdtemp(name)) path = name;
+  }
+  ~StateDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  StateDir(const StateDir&) = delete;
+  StateDir& operator=(const StateDir&) = delete;
+  std::string path;
+};
+
 struct SlurmFixture {
   explicit SlurmFixture(bool dry_run = false, unsigned splay_s = 0)
-      : config(config_with(splay_s)), policy(config, dry_run, slurm, log_to(lines), time, 7) {
+      : config(config_with(splay_s, state.path)),
+        policy(config, dry_run, slurm, log_to(lines), time, 7) {
     daemon.health.enabled = true;
     daemon.health.ports = {port("mlx5_0", "healthy"), port("mlx5_1", "healthy")};
   }
@@ -141,8 +163,9 @@ struct SlurmFixture {
     return static_cast<int>(std::count(lines.begin(), lines.end(), text));
   }
   // The splay is 0 but in its own tests: the schedules below are counted exactly.
-  static Config config_with(unsigned splay_s) {
+  static Config config_with(unsigned splay_s, const std::string& state_directory) {
     Config c;
+    c.state_directory = state_directory;
     c.node_name = "testnode";
     c.socket = "/run/rdma-eventd/events.sock";
     c.drain_splay_s = splay_s;
@@ -156,6 +179,7 @@ struct SlurmFixture {
           i <= drained ? "rdma-eventd: mlx5_0/1 down" : std::string("none");
     }
   }
+  StateDir state;
   Config config;
   FakeTime time;
   FakeDaemon daemon;
@@ -475,6 +499,169 @@ TEST(SlurmFollow, ADryRunSaysWhatTheLimitHoldsBack) {
             "are: " +
                 std::string(kDrainFlap) + "\n");
   EXPECT_EQ(f.slurm.updates, 0);
+}
+
+// The node as SlurmNode sees it across a reboot: each SlurmNode is one run of the follower, the
+// drain record in the fixture's state directory what the runs share.
+struct RebootFixture {
+  RebootFixture() { config = SlurmFixture::config_with(0, state.path); }
+  static HealthReply::Port adapter_port(const char* device, const char* guid, const char* health) {
+    HealthReply::Port p = port(device, health);
+    p.node_guid = guid;
+    return p;
+  }
+  HealthReply health(std::vector<HealthReply::Port> ports) const {
+    HealthReply h;
+    h.enabled = true;
+    h.ports = std::move(ports);
+    return h;
+  }
+  // One reconciliation by `node`; what it said.
+  std::string reconcile(rdma_eventd_slurm::SlurmNode& node, const HealthReply& h) {
+    std::string message;
+    EXPECT_EQ(node.reconcile(&h, 1s, &message), rdma_eventd_slurm::SlurmNode::Result::kDone)
+        << message;
+    return message;
+  }
+  std::string record_text() const {
+    std::ifstream in(state.path + "/drain.json");
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  StateDir state;
+  Config config;
+  FakeTime time;
+  FakeSlurm slurm;
+};
+
+constexpr const char* kGuidA = "0c42:a103:00f6:5e44";
+constexpr const char* kGuidB = "0c42:a103:006d:0b3a";
+
+TEST(SlurmReboot, TheCardThatTookTheDeadCardsNameDoesNotResumeTheNode) {
+  RebootFixture f;
+  {
+    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
+    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal"),
+                                  RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
+  }
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 fatal");
+  EXPECT_EQ(f.record_text(),
+            std::string("{\"node\":\"testnode\",\"ports\":[{\"name\":\"mlx5_0/1\",") +
+                "\"node_guid\":\"" + kGuidA +
+                "\",\"port\":1}],\"reason\":\"rdma-eventd: " + "mlx5_0/1 fatal\",\"version\":1}\n");
+  // The reboot: the dead card does not probe, the other one is mlx5_0 now, and the daemon's
+  // state is gone with its inventory: it shows one healthy port.
+  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(after.load_drain_record(), "");
+  const std::string said =
+      f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing") << said;
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
+  // The reason it wrote is in the record, with the port still by its identity.
+  EXPECT_NE(f.record_text().find(std::string("\"name\":\"") + kGuidA + "/1\""), std::string::npos)
+      << f.record_text();
+  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN") << "a reconciliation later";
+  // The card is back, under the other name, and healthy: resumed, and the record removed.
+  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
+                               RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
+}
+
+TEST(SlurmReboot, TwoCardsSwappingNamesAreEachJudgedAsThemselves) {
+  RebootFixture f;
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "down"),
+                              RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 down");
+  // The names swap; the card that was down is mlx5_1 now, and is not healthy (degraded, which
+  // drains nothing): the drain holds, the healthy card named mlx5_0 does not lift it.
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
+                              RebootFixture::adapter_port("mlx5_1", kGuidA, "degraded")}));
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 down");
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
+                              RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE");
+}
+
+TEST(SlurmReboot, APortBehindPlusNMoreIsRememberedAndHoldsTheDrain) {
+  RebootFixture f;
+  std::vector<HealthReply::Port> ports;
+  for (int i = 0; i < 12; ++i) {
+    const std::string device = "mlx5_" + std::to_string(i);
+    char guid[20];
+    std::snprintf(guid, sizeof guid, "0c42:a103:0000:%04x", i);
+    ports.push_back(RebootFixture::adapter_port(device.c_str(), guid, "fatal"));
+  }
+  {
+    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
+    f.reconcile(before, f.health(ports));
+  }
+  ASSERT_NE(f.slurm.reason.find(" more"), std::string::npos) << f.slurm.reason;
+  EXPECT_EQ(f.slurm.reason.find("mlx5_9/1"), std::string::npos) << "behind +N more";
+  // After the reboot, the daemon's state lost: every adapter back and healthy but mlx5_9.
+  std::vector<HealthReply::Port> back;
+  for (HealthReply::Port p : ports) {
+    p.health = "healthy";
+    if (p.device != "mlx5_9") back.push_back(p);
+  }
+  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(after.load_drain_record(), "");
+  f.reconcile(after, f.health(back));
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_9/1 missing");
+}
+
+TEST(SlurmReboot, AnOperatorsResumeRemovesTheRecord) {
+  RebootFixture f;
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "gone")}));
+  ASSERT_TRUE(std::filesystem::exists(f.state.path + "/drain.json"));
+  f.slurm.state = "IDLE";  // scontrol update state=resume, by hand
+  f.slurm.reason.clear();
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "gone")}));
+  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
+  EXPECT_EQ(f.slurm.state, "IDLE") << "the operator's resume stands";
+}
+
+TEST(SlurmReboot, ADamagedRecordIsNamedAndTheReasonsNamesStandIn) {
+  RebootFixture f;
+  std::ofstream(f.state.path + "/drain.json") << "{\"version\":1,\"node\":\"testnode\"}";
+  f.slurm.drain("rdma-eventd: mlx5_0/1 fatal");
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(node.load_drain_record(),
+            f.state.path +
+                "/drain.json: not a drain record (reason: missing); the ports of a drain of ours "
+                "are known by the names in its reason");
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE") << "by name, mlx5_0/1 is healthy";
+}
+
+TEST(SlurmReboot, ARecordThatCannotBeWrittenIsSaidWithTheDrain) {
+  RebootFixture f;
+  f.config.state_directory = f.state.path + "/file/state";
+  std::ofstream(f.state.path + "/file") << "";
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  const std::string said =
+      f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")}));
+  EXPECT_EQ(said, "drained testnode: rdma-eventd: mlx5_0/1 fatal (cannot make " +
+                      f.config.state_directory +
+                      ": Not a directory; after a reboot the ports of this drain are known by "
+                      "the names in its reason)");
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
+}
+
+TEST(SlurmReboot, ARecordOfAnotherReasonIsNotUsed) {
+  RebootFixture f;
+  const rdma_eventd_slurm::DrainRecord stale{
+      "testnode", "rdma-eventd: mlx5_3/1 gone", {{"mlx5_3/1", kGuidA, 1}}};
+  std::ofstream(f.state.path + "/drain.json") << rdma_eventd_slurm::drain_record_json(stale);
+  f.slurm.drain("rdma-eventd: mlx5_0/1 down");
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(node.load_drain_record(), "");
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE") << "the reason's own ports, by name, are healthy";
 }
 
 TEST(SlurmFollow, RetriesWaitAtMostTheReconcileIntervalAndNeverOverAMinute) {

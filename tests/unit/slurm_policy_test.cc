@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "drain_limit.h"
+#include "drain_record.h"
 #include "node_state.h"
 #include "policy.h"
 
@@ -610,6 +611,62 @@ TEST(SlurmDecide, UnknownOrHeldVerdictsChangeNothing) {
   EXPECT_EQ(decide({Wanted::kUnknown, ""}, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
   EXPECT_EQ(scontrol_args(decide(kSlurmHealthy, ours, kSlurmPrefix), "testnode"),
             (std::vector<std::string>{"update", "nodename=testnode", "state=resume"}));
+}
+
+TEST(SlurmDrainRecord, ReadsBackWhatItWritesAndNamesWhatIsWrong) {
+  const rdma_eventd_slurm::DrainRecord r{
+      "n1",
+      "rdma-eventd: mlx5_0/1 fatal, 0c42:a103:00f6:5e44/2 missing",
+      {{"mlx5_0/1", "0c42:a103:006d:0b3a", 1},
+       {"0c42:a103:00f6:5e44/2", "0c42:a103:00f6:5e44", 2}}};
+  std::string error;
+  EXPECT_EQ(rdma_eventd_slurm::parse_drain_record(rdma_eventd_slurm::drain_record_json(r), &error),
+            r)
+      << error;
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "not valid JSON"},
+      {"[]", "not a JSON object"},
+      {R"({"version":2,"node":"n1","reason":"x","ports":[]})", "version: not 1"},
+      {R"({"version":1,"reason":"x","ports":[]})", "node: missing"},
+      {R"({"version":1,"node":"n1","reason":"x","ports":{}})", "ports: not an array"},
+      {R"({"version":1,"node":"n1","reason":"x","ports":[{"name":"a/1","node_guid":"","port":0}]})",
+       "ports[0].port: not a port number (1 to 255)"},
+      {R"({"version":1,"node":"n1","reason":"x","ports":[{"name":"","node_guid":"","port":1}]})",
+       "ports[0].name: empty"},
+      {R"({"version":1,"node":"n1","reason":"x","ports":[7]})", "ports[0]: not an object"},
+  };
+  for (const auto& [text, why] : bad) {
+    error.clear();
+    EXPECT_FALSE(rdma_eventd_slurm::parse_drain_record(text, &error)) << text;
+    EXPECT_EQ(error, why) << text;
+  }
+}
+
+TEST(SlurmDrainRecord, ThePortsOfTheRecordAreFoundByIdentityWhateverTheirNames) {
+  const Config c;
+  HealthReply h;
+  h.enabled = true;
+  HealthReply::Port other;  // the card that took mlx5_0's name
+  other.device = "mlx5_0";
+  other.node_guid = "0c42:a103:006d:0b3a";
+  other.port = 1;
+  other.health = "healthy";
+  h.ports = {other};
+  const std::string reason = "rdma-eventd: mlx5_0/1 fatal";
+  // By name, the drain's port is healthy: resumed. By identity, it is missing.
+  EXPECT_EQ(wanted_state(&h, c, reason).kind, Wanted::kHealthy);
+  const std::vector<rdma_eventd_slurm::DrainedPort> record = {
+      {"mlx5_0/1", "0c42:a103:00f6:5e44", 1}};
+  std::vector<rdma_eventd_slurm::DrainedPort> ports;
+  EXPECT_EQ(wanted_state(&h, c, reason, &record, &ports),
+            (Wanted{Wanted::kDrain, "rdma-eventd: 0c42:a103:00f6:5e44/1 missing"}));
+  EXPECT_EQ(ports, (std::vector<rdma_eventd_slurm::DrainedPort>{
+                       {"0c42:a103:00f6:5e44/1", "0c42:a103:00f6:5e44", 1}}));
+  // Its name free: missing under its own name. Back under another name and healthy: over.
+  h.ports[0].device = "mlx5_1";
+  EXPECT_EQ(wanted_state(&h, c, reason, &record).reason, "rdma-eventd: mlx5_0/1 missing");
+  h.ports[0].node_guid = "0c42:a103:00f6:5e44";
+  EXPECT_EQ(wanted_state(&h, c, reason, &record).kind, Wanted::kHealthy);
 }
 
 }  // namespace slurm_policy_test
