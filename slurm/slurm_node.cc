@@ -57,12 +57,23 @@ SlurmNode::Result SlurmNode::read(std::chrono::milliseconds timeout, NodeState& 
 
 Action SlurmNode::decide_for(const rdma_eventd::HealthReply* health, const NodeState& node) {
   const std::string ours = owned_by_us(node, config_.reason_prefix) ? node.reason : std::string();
-  // The record is the drain's only while the node holds the reason it was written with.
+  // The record is the drain's only while the node holds the reason it was written with; or, read
+  // at start, while the node is in service: a drain lifted while the follower was not running
+  // (`scontrol reboot nextstate=resume` resumes the node at its reboot), whose ports are judged
+  // once more.
+  const bool in_service = !node.drained() && !node.down() && node.reason.empty();
   const bool recorded =
-      record_ && !ours.empty() && record_->node == node.name && record_->reason == node.reason;
+      record_ && record_->node == node.name &&
+      ((!ours.empty() && record_->reason == node.reason) || (record_carried_ && in_service));
   return decide(
       wanted_state(health, config_, ours, recorded ? &record_->ports : nullptr, &wanted_ports_),
       node, config_.reason_prefix);
+}
+
+void SlurmNode::forget_drain_record() {
+  record_.reset();
+  record_carried_ = false;
+  if (!dry_run_) ::unlink(drain_record_path().c_str());
 }
 
 std::string SlurmNode::drain_record_path() const {
@@ -80,6 +91,7 @@ std::string SlurmNode::load_drain_record() {
   }
   std::string error;
   record_ = parse_drain_record(file.text, &error);
+  record_carried_ = record_.has_value();
   if (!record_) {
     return path + ": not a drain record (" + error +
            "); the ports of a drain of ours are known by the names in its reason";
@@ -98,6 +110,7 @@ std::string SlurmNode::keep_drain_record(const Action& action) {
   }
   if (action.kind != Action::kDrain && action.kind != Action::kUpdateReason) return "";
   record_ = DrainRecord{config_.node_name, action.reason, wanted_ports_};
+  record_carried_ = false;
   // The directory is the unit's StateDirectory=; the HealthCheckProgram mode makes it itself.
   if (::mkdir(config_.state_directory.c_str(), 0700) != 0 && errno != EEXIST) {
     return "cannot make " + config_.state_directory + ": " + std::strerror(errno) +
@@ -128,6 +141,12 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
     if (!(again == node)) action = decide_for(health, again);
   }
   respect_operator_resume(health, action);
+  // A record read at start, of a drain lifted meanwhile, that calls for no drain now: over.
+  if (record_carried_ && !owned_by_us(node, config_.reason_prefix) && !node.drained() &&
+      !node.down() && node.reason.empty() && action.kind != Action::kDrain &&
+      action.kind != Action::kHeldBack) {
+    forget_drain_record();
+  }
   recheck_in_ = std::chrono::milliseconds(0);
   if (action.kind != Action::kDrain) drain_due_.reset();  // a drain wanted again splays again
   if (action.kind == Action::kDrain && config_.drain_limit.kind != DrainLimit::kOff) {
@@ -186,10 +205,10 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
 }
 
 void SlurmNode::note_operator_resume(const NodeState& node) {
-  // A drain of ours lifted, or taken over, by someone else: the record is of no drain now.
-  if (record_ && !dry_run_ && !owned_by_us(node, config_.reason_prefix)) {
-    record_.reset();
-    ::unlink(drain_record_path().c_str());
+  // A drain of ours lifted, or taken over, by someone else while the follower runs: the record
+  // is of no drain now.
+  if (record_ && !record_carried_ && !owned_by_us(node, config_.reason_prefix)) {
+    forget_drain_record();
   }
   const bool in_service = !node.drained() && !node.down() && node.reason.empty();
   if (!ours_at_last_read_.empty() && in_service) {

@@ -51,6 +51,7 @@ class SlurmNode {
   // resume). Returns "" or what failed, for the log.
   std::string keep_drain_record(const Action& action);
   std::string drain_record_path() const;
+  void forget_drain_record();  // in memory, and on disk unless a dry run
   // An operator's resume of our drain, seen at a read: remembered, and a drain for no port
   // beyond those it was for is not made again (kNone) until another port goes bad or every
   // port is healthy.
@@ -71,6 +72,7 @@ class SlurmNode {
   std::string ours_at_last_read_;          // the reason of our drain at the last read, or ""
   std::vector<std::string> resumed_over_;  // the ports of our drain an operator resumed
   std::optional<DrainRecord> record_;      // the drain record, as on disk
+  bool record_carried_ = false;            // read at start, and not of the node's drain yet
   std::vector<DrainedPort> wanted_ports_;  // the ports of the last drain decided, by identity
   std::chrono::milliseconds recheck_in_{0};
 };

@@ -22,6 +22,12 @@
 #  - a reservation that is not a maintenance one does not keep the node from being drained; a
 #    maintenance one does, until it is deleted;
 #  - Comment= and Extra= set on the node: the reason is written once, not at every reconcile;
+#  - a port slower than expected (degraded, which drains nothing) never holds our drain once the
+#    port it names is back;
+#  - two cards swapping names at a reboot, the daemon's state lost: the one that was down is
+#    still down under its new name, and the node stays drained until its port is up;
+#  - a node that Slurm resumed at its reboot (as `scontrol reboot nextstate=resume` does) with
+#    a card missing and the daemon's state lost: drained again from the drain record;
 #  - SLURMD_NODENAME names the node when the host name differs (--once, as slurmd runs it);
 #  - the default configuration file absent is every key at its default; there but unreadable
 #    (a directory) is exit 78.
@@ -48,7 +54,9 @@ slurm_start_cluster
 
 step "simulator, daemon (quiet 3 s, forget gone after 2 s), follower (reconcile every 2 s)"
 sim start -t "$SOURCE_DIR/sim/topologies/two-adapters.json" >/dev/null
-echo '{"health": {"flap_quiet_s": 3, "forget_gone_after_s": 2}}' >"$scratch/daemon.json"
+# mlx5_1's ports are expected at 4x EDR: slower, they are degraded (rate_below_expected).
+echo '{"health": {"flap_quiet_s": 3, "forget_gone_after_s": 2,
+  "expected": [{"devices": "mlx5_1", "width": "4x", "speed": "edr"}]}}' >"$scratch/daemon.json"
 start_daemon
 # scontrol as the follower runs it, each call counted.
 printf '#!/bin/sh\necho "$*" >>"%s/scontrol.calls"\nexec scontrol "$@"\n' "$scratch" \
@@ -264,6 +272,73 @@ sim port up mlx5_0/1 >/dev/null
 wait_for 10 "the port healthy" host_health_is healthy
 once_as_other_host SLURMD_NODENAME="$node" || fail "--once: $(cat "$scratch/once.out")"
 undrained || fail "--once with SLURMD_NODENAME did not resume: $(node_line)"
+
+# A port's verdict, from the daemon: port_is DEV PORT HEALTH. (`health` exits 1 while a port in
+# service is not healthy: its reply is read all the same.)
+port_is() {
+  { ctl health --json || true; } | jq -e --arg d "$1" --argjson p "$2" --arg h "$3" \
+    '[.health.ports[] | select(.device == $d and .port == $p and .health == $h)] | length == 1' \
+    >/dev/null
+}
+
+step "a slower port kept in service never holds our drain once the port it names is back"
+mark=$(log_mark)
+start_follower
+wait_for 10 "the follower's first reconciliation" logged_since "$mark" \
+  "healthy, and no drain of ours to resume"
+sim speed-change mlx5_1 --ports 2 --speed fdr >/dev/null
+wait_for 10 "mlx5_1/2 degraded (rate_below_expected)" port_is mlx5_1 2 degraded
+undrained || fail "drained for a slower port: $(node_line)"
+sim port down mlx5_1/1 >/dev/null
+wait_for 10 "drained for mlx5_1/1" reason_starts "rdma-eventd: mlx5_1/1 "
+[[ "$(node_reason)" != *mlx5_1/2* ]] || fail "the reason names the slower port: $(node_line)"
+sim port up mlx5_1/1 >/dev/null
+wait_for 15 "resumed, mlx5_1/2 still degraded" undrained
+port_is mlx5_1 2 degraded || fail "mlx5_1/2 is no longer degraded: $(ctl health --json)"
+sim speed-change mlx5_1 --ports 2 --speed edr >/dev/null
+wait_for 10 "mlx5_1/2 healthy again" port_is mlx5_1 2 healthy
+
+step "two cards swap names at a reboot, the daemon's state lost: each is judged as itself"
+sim port down mlx5_0/1 >/dev/null
+wait_for 10 "drained for mlx5_0/1" reason_starts "rdma-eventd: mlx5_0/1 "
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+sim rename mlx5_0 mlx5_9 >/dev/null
+sim rename mlx5_1 mlx5_0 >/dev/null
+sim rename mlx5_9 mlx5_1 >/dev/null
+start_daemon
+start_follower
+# The card that was down is mlx5_1 now, and has not come up since the boot (down, not never
+# up: health.expected declares mlx5_1's ports); mlx5_0, the other card, is healthy and lifts
+# nothing.
+wait_for 10 "the reason naming the down card by its new name" \
+  reason_is "rdma-eventd: mlx5_1/1 down"
+before=$(shows)
+wait_for 10 "two more reconciliations" shows_since "$before" 2
+drained || fail "resumed with the down card's port down: $(node_line)"
+sim port up mlx5_1/1 >/dev/null
+wait_for 15 "resumed once its port is up" undrained
+
+step "resumed at the reboot (scontrol reboot nextstate=resume) with a card missing: drained again"
+sim fatal mlx5_0 >/dev/null
+wait_for 10 "drained for the fatal card" reason_is "rdma-eventd: mlx5_0/1 fatal, mlx5_0/2 fatal"
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+sim unplug mlx5_0 >/dev/null
+# What nextstate=resume does when the node comes back: Slurm resumes it before the follower
+# runs. (A real `scontrol reboot` needs a RebootProgram and a new boot time of the node.)
+scontrol update nodename="$node" state=resume
+wait_for 10 "Slurm's resume" undrained
+start_daemon
+start_follower
+wait_for 10 "drained again for the missing card's ports" \
+  reason_is "rdma-eventd: mlx5_0/1 missing, mlx5_0/2 missing"
+sim replug mlx5_0 >/dev/null
+wait_for 15 "resumed once the card is back and healthy" undrained
 
 step "the default configuration: absent is every default; there but unreadable is exit 78"
 # In a mount namespace of its own, a tmpfs over /etc: the host's /etc is left alone.

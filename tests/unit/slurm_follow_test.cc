@@ -613,6 +613,42 @@ TEST(SlurmReboot, APortBehindPlusNMoreIsRememberedAndHoldsTheDrain) {
   EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_9/1 missing");
 }
 
+TEST(SlurmReboot, ANodeResumedAtItsRebootIsDrainedAgainForThePortStillMissing) {
+  RebootFixture f;
+  {
+    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
+    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal"),
+                                  RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
+  }
+  ASSERT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 fatal");
+  // `scontrol reboot nextstate=resume`: Slurm resumes the node at its reboot, before the
+  // follower runs again; the dead card does not probe and the daemon's state is lost.
+  f.slurm.state = "IDLE";
+  f.slurm.reason.clear();
+  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(after.load_drain_record(), "");
+  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
+  EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing");
+}
+
+TEST(SlurmReboot, ANodeResumedAtItsRebootWithEveryPortBackStaysInServiceAndTheRecordGoes) {
+  RebootFixture f;
+  {
+    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
+    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")}));
+  }
+  f.slurm.state = "IDLE";
+  f.slurm.reason.clear();
+  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(after.load_drain_record(), "");
+  const int updates = f.slurm.updates;
+  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
+  EXPECT_EQ(f.slurm.state, "IDLE");
+  EXPECT_EQ(f.slurm.updates, updates);
+  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
+}
+
 TEST(SlurmReboot, AnOperatorsResumeRemovesTheRecord) {
   RebootFixture f;
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
