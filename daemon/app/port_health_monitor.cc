@@ -148,8 +148,10 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
       ports.push_back(p.port);
     model_.add_missing(a.name, a.node_guid, ports, a.missing_since_us, now, pending_);
   }
+  present_guids_ = std::move(present_guids);
+  pin_adapters(now);
   if (changed) save_inventory();
-  model_.set_inventory(inventory_ports(inventory_), now, pending_);
+  model_.set_inventory(held_ports(), now, pending_);
   dirty_ = true;
   publish_pending(now);
 }
@@ -197,9 +199,42 @@ void PortHealthMonitor::set_config(HealthConfig config) {
   config.enabled = enabled_;
   if (!enabled_ || config == model_.config()) return;
   const Instant now = clock_.now();
+  const bool pins_changed = config.expected_adapters != model_.config().expected_adapters;
   model_.set_config(config, now, pending_);
+  if (pins_changed) pin_adapters(now);
   dirty_ = true;
   publish_pending(now);
+}
+
+PortHealthModel::InventoryPorts PortHealthMonitor::held_ports() const {
+  PortHealthModel::InventoryPorts ports = inventory_ports(inventory_);
+  for (const std::string& guid : model_.config().expected_adapters) {
+    if (!present_guids_.count(guid)) ports.emplace(guid, 1);
+  }
+  return ports;
+}
+
+// health.expected_adapters: a listed adapter that is absent and that the inventory does not
+// hold (never in service here) is missing all the same: its first port, under its node GUID
+// (its ports are not known), gone for device_missing until it is seen. An adapter no longer
+// listed (a reload) that the inventory does not hold and that is absent is forgotten.
+void PortHealthMonitor::pin_adapters(Instant now) {
+  const std::vector<std::string>& pinned = model_.config().expected_adapters;
+  for (const std::string& guid : pinned) {
+    if (present_guids_.count(guid) || inventory_.by_guid(guid)) continue;
+    const int64_t since = pinned_since_.try_emplace(guid, now.wall_us).first->second;
+    model_.add_missing(guid, guid, {1}, since, now, pending_);
+  }
+  for (auto it = pinned_since_.begin(); it != pinned_since_.end();) {
+    if (std::binary_search(pinned.begin(), pinned.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    if (!present_guids_.count(it->first) && !inventory_.by_guid(it->first))
+      model_.forget_gone_device(it->first);
+    it = pinned_since_.erase(it);
+  }
+  model_.set_inventory(held_ports(), now, pending_);
 }
 
 void PortHealthMonitor::stop() {
@@ -240,12 +275,19 @@ std::string PortHealthMonitor::retire(std::string_view what, uint32_t uid,
   if (!enabled_) return "port health is off (health.enabled): there is no inventory";
   std::string error;
   const std::string guid = inventory_.find(what, &error);
+  const auto& pinned = model_.config().expected_adapters;
+  const std::string_view pinned_guid = guid.empty() ? what : std::string_view(guid);
+  if (std::binary_search(pinned.begin(), pinned.end(), pinned_guid)) {
+    return std::string(pinned_guid) +
+           " is expected by the configuration (health.expected_adapters): remove it there "
+           "first, then reload";
+  }
   if (guid.empty()) return error;
   retired = inventory_reply_adapter(*inventory_.by_guid(guid));
   inventory_.retire(guid);
   const Instant now = clock_.now();
   const std::string forgotten = model_.forget_gone_device(guid);
-  model_.set_inventory(inventory_ports(inventory_), now, pending_);
+  model_.set_inventory(held_ports(), now, pending_);
   spdlog::info("inventory: adapter {} (node GUID {}, {} port{}) retired by uid {}: {}",
                retired.name, guid, retired.ports.size(), retired.ports.size() == 1 ? "" : "s", uid,
                forgotten.empty() ? "it is present, and joins again when a port of it comes up"
@@ -273,7 +315,7 @@ void PortHealthMonitor::restore_inventory(Instant now) {
       inventory_ = std::move(std::get<Inventory>(result));
       spdlog::info("inventory: {} adapter{} known from {}", inventory_.adapters().size(),
                    inventory_.adapters().size() == 1 ? "" : "s", inventory_path_);
-      model_.set_inventory(inventory_ports(inventory_), now, pending_);
+      model_.set_inventory(held_ports(), now, pending_);
       return;
     }
   }
@@ -285,7 +327,8 @@ void PortHealthMonitor::restore_inventory(Instant now) {
 }
 
 void PortHealthMonitor::update_inventory(size_t first, Instant now) {
-  bool changed = false;
+  bool changed = false;       // the inventory
+  bool held_changed = false;  // the adapters present, which the pinned ones' ports depend on
   for (size_t i = first; i < pending_.size(); ++i) {
     const HealthTransition& t = pending_[i];
     const bool in_service =
@@ -296,15 +339,17 @@ void PortHealthMonitor::update_inventory(size_t first, Instant now) {
           inventory_.in_service(t.device, t.node_guid, t.port, t.rate, t.time.wall_us) || changed;
     } else if (t.health == PortHealth::kGone && t.reason == HealthReason::kDeviceRemoved) {
       changed = inventory_.absent(t.node_guid, t.time.wall_us) || changed;
+      held_changed = present_guids_.erase(t.node_guid) != 0 || held_changed;
     } else if (t.health != PortHealth::kGone && t.previous == PortHealth::kGone) {
       changed = inventory_.present(t.node_guid, t.device, t.time.wall_us) || changed;
+      held_changed = present_guids_.insert(t.node_guid).second || held_changed;
     }
   }
-  if (!changed) return;
-  save_inventory();
+  if (!changed && !held_changed) return;
+  if (changed) save_inventory();
   // A port that joined is now counted even while down: judged again (more transitions).
   const size_t before = pending_.size();
-  model_.set_inventory(inventory_ports(inventory_), now, pending_);
+  model_.set_inventory(held_ports(), now, pending_);
   if (pending_.size() > before) update_inventory(before, now);
 }
 

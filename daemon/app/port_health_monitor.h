@@ -11,7 +11,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,10 @@ class PortHealthMonitor {
   void update_inventory(size_t first, Instant now);
   void restore_inventory(Instant now);
   void save_inventory();
+  // The ports the model holds in service whatever their state: the inventory's, and the first
+  // port of each absent adapter of health.expected_adapters.
+  PortHealthModel::InventoryPorts held_ports() const;
+  void pin_adapters(Instant now);
 
   const bool enabled_;  // health.enabled, read at start
   PortHealthModel model_;
@@ -115,6 +121,10 @@ class PortHealthMonitor {
   bool save_failing_ = false;  // logged once until a write succeeds
   uint64_t save_failures_ = 0;
   Inventory inventory_;
+  std::set<std::string, std::less<>> present_guids_;  // the present adapters' node GUIDs
+  // Each adapter of health.expected_adapters found missing while the inventory does not hold
+  // it: since when (wall clock).
+  std::map<std::string, int64_t, std::less<>> pinned_since_;
   std::string inventory_path_;  // "": not kept (a test's model)
   bool inventory_failing_ = false;
 };

@@ -305,14 +305,45 @@ void parse_error_threshold(const json& v, const std::string& key, ErrorThreshold
   read_bounded(v, key + ".", "quiet_s", t.quiet_s, 1, kWeek);
 }
 
+// health.expected_adapters: ["0c42:a103:00f6:5e44", ...], node GUIDs as records write them
+// (four groups of four hex digits, lower case); as many as the inventory holds, no duplicates.
+constexpr size_t kMaxExpectedAdapters = 1024;
+std::vector<std::string> parse_expected_adapters(const json& v) {
+  const std::string key = "health.expected_adapters";
+  const json& list = expect_at_most(v, json::value_t::array, "an array of node GUIDs", key,
+                                    kMaxExpectedAdapters, "adapters");
+  std::vector<std::string> guids;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string item = key + "[" + std::to_string(i) + "]";
+    expect(list[i], json::value_t::string, "a string", item);
+    const std::string guid = list[i].get<std::string>();
+    bool shaped = guid.size() == 19;
+    for (size_t at = 0; shaped && at < guid.size(); ++at) {
+      const char c = guid[at];
+      shaped = at % 5 == 4 ? c == ':' : (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    }
+    if (!shaped || !known_guid(guid)) {
+      throw Bad{item, "'" + guid +
+                          "' is not a node GUID as rdma-eventctl inventory shows it "
+                          "(0c42:a103:00f6:5e44)"};
+    }
+    if (std::find(guids.begin(), guids.end(), guid) != guids.end()) {
+      throw Bad{item, "'" + guid + "' is listed twice"};
+    }
+    guids.push_back(guid);
+  }
+  std::sort(guids.begin(), guids.end());
+  return guids;
+}
+
 // Port health (docs/health.md): when a port is flapping, how long it must stay quiet, what
 // counts as degraded, and how long gone ports are remembered.
 void parse_health(const json& v, HealthConfig& h) {
   expect(v, json::value_t::object, "an object", "health");
   reject_unknown(v,
                  {"flap_downs", "flap_window_s", "flap_quiet_s", "degraded_below_last_healthy",
-                  "expected", "forget_gone_after_s", "enabled", "application_errors",
-                  "firmware_errors", "queue_errors", "devlink_reporters"},
+                  "expected", "expected_adapters", "forget_gone_after_s", "enabled",
+                  "application_errors", "firmware_errors", "queue_errors", "devlink_reporters"},
                  "health.");
 
   read_bounded(v, "health.", "flap_downs", h.flap_downs, 2, kMaxFlapDowns);
@@ -350,6 +381,9 @@ void parse_health(const json& v, HealthConfig& h) {
       }
       h.devlink_roles.emplace(name, *r);
     }
+  }
+  if (v.contains("expected_adapters")) {
+    h.expected_adapters = parse_expected_adapters(v["expected_adapters"]);
   }
   if (v.contains("expected")) {
     expect(v["expected"], json::value_t::array, "an array of objects", "health.expected");

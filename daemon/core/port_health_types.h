@@ -112,6 +112,9 @@ struct HealthConfig {
   uint32_t flap_quiet_s = 600;
   bool degraded_below_last_healthy = true;
   std::vector<PortExpectation> expected;  // the first that matches a port applies
+  // health.expected_adapters: node GUIDs as records write them ("0c42:a103:00f6:5e44"), each an
+  // adapter that must be there whether or not the inventory has it yet; sorted, unique.
+  std::vector<std::string> expected_adapters;
   uint32_t forget_gone_after_s = 3600;
   // health.application_errors in the configuration; the module source (module_error records)
   // has no key yet.

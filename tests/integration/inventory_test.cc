@@ -187,5 +187,53 @@ TEST(Inventory, APortOfTheInventoryDownAfterARebootIsInServiceAndDownNotNeverUp)
   EXPECT_EQ(kept, "{\"version\":1,");
 }
 
+// health.expected_adapters: an adapter listed there that has never been in service here (a
+// fresh install, a wiped state directory) is missing all the same while it is absent.
+TEST(Inventory, AnExpectedAdapterThatWasNeverHereIsMissingUntilItComes) {
+  SimFabric sim(topology("two-adapters"));
+  rdmatest::TempDir state("rdma-inventory");
+  inject(sim, {"unplug", "mlx5_1"});
+  DaemonOptions o = inventory_options(state.path());
+  json config = json::parse(o.config_json);
+  config["health"]["expected_adapters"] = {kInventoryGuid1, kInventoryGuid0};
+  o.config_json = config.dump();
+  DaemonProcess d(sim, o);
+
+  // Its first port (its ports are not known), under its node GUID, gone and counted.
+  const Record missing = inventory_verdict(d, kInventoryGuid1, 1, "gone");
+  EXPECT_EQ(missing.reason, "device_missing");
+  EXPECT_EQ(missing.node_guid, kInventoryGuid1);
+  const auto h = inventory_ctl(d, {"health"});
+  EXPECT_EQ(h.exit_code(), 1) << h.out << h.err;
+  EXPECT_EQ(h.out.rfind("gone: 1 of 2 ports not healthy: " + kInventoryGuid1 +
+                            "/1 gone (device_missing) since ",
+                        0),
+            0u)
+      << h.out;
+  // Not the inventory's (it was never in service here), and not for an operator to retire.
+  const auto inv = inventory_ctl(d, {"inventory"});
+  EXPECT_EQ(inv.out.substr(0, inv.out.find('\n')), "1 adapter in the inventory, 0 missing")
+      << inv.out;
+  const auto retire = inventory_ctl(d, {"inventory", "retire", kInventoryGuid1});
+  EXPECT_EQ(retire.exit_code(), 76) << retire.out << retire.err;
+  EXPECT_NE(retire.err.find(kInventoryGuid1 +
+                            " is expected by the configuration (health.expected_adapters): "
+                            "remove it there first, then reload; nothing changed"),
+            std::string::npos)
+      << retire.err;
+
+  // It comes: its ports, under its name, and nothing under its GUID any more.
+  inject(sim, {"replug", "mlx5_1"});
+  inventory_verdict(d, "mlx5_1", 2, "healthy");
+  const auto after = inventory_ctl(d, {"health", "--json"});
+  EXPECT_EQ(after.exit_code(), 0) << after.out << after.err;
+  const json ports = json::parse(after.out)["health"]["ports"];
+  ASSERT_EQ(ports.size(), 3u) << ports;
+  for (const json& p : ports) {
+    EXPECT_NE(p["device"], kInventoryGuid1) << ports;
+    EXPECT_EQ(p["health"], "healthy") << ports;
+  }
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test

@@ -1,6 +1,10 @@
 // The configuration of port health ("health") and of the journal budget ("journal.budget").
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "config/config.h"
 #include "config_fixture.h"
 
@@ -54,8 +58,9 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"health": []})"), "test.json: health: expected an object, got an array");
   EXPECT_EQ(error_of(R"({"health": {"flap_down": 3}})"),
             "test.json: health.flap_down: unknown key (known: flap_downs, flap_window_s, "
-            "flap_quiet_s, degraded_below_last_healthy, expected, forget_gone_after_s, enabled, "
-            "application_errors, firmware_errors, queue_errors, devlink_reporters)");
+            "flap_quiet_s, degraded_below_last_healthy, expected, expected_adapters, "
+            "forget_gone_after_s, enabled, application_errors, firmware_errors, queue_errors, "
+            "devlink_reporters)");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 1}})"),
             "test.json: health.flap_downs: must be from 2 to 100");
   EXPECT_EQ(error_of(R"({"health": {"flap_downs": 101}})"),
@@ -83,6 +88,36 @@ TEST(HealthConfig, HealthErrorsNameTheKeyAndTheReason) {
             "test.json: health.application_errors.quiet_s: must be from 1 to 604800");
   EXPECT_EQ(error_of(R"({"health": {"application_errors": {"count": "yes"}}})"),
             "test.json: health.application_errors.count: expected a boolean, got a string");
+}
+
+TEST(HealthConfig, ExpectedAdaptersAreNodeGuidsSortedAndEachOnce) {
+  EXPECT_EQ(config_of(R"({"health": {"expected_adapters":
+              ["0c42:a103:00f6:5e44", "0c42:a103:006d:0b3a"]}})")
+                .health.expected_adapters,
+            (std::vector<std::string>{"0c42:a103:006d:0b3a", "0c42:a103:00f6:5e44"}));
+  EXPECT_EQ(config_of("{}").health.expected_adapters, std::vector<std::string>{});
+  EXPECT_EQ(error_of(R"({"health": {"expected_adapters": 8}})"),
+            "test.json: health.expected_adapters: expected an array of node GUIDs, got a number");
+  const std::string shape =
+      "' is not a node GUID as rdma-eventctl inventory shows it (0c42:a103:00f6:5e44)";
+  for (const char* bad : {"0c42a10300f65e44", "0C42:A103:00F6:5E44", "0c42:a103:00f6:5e4",
+                          "0c42:a103:00f6:5e44:", "0000:0000:0000:0000", "mlx5_0"}) {
+    EXPECT_EQ(error_of(std::string(R"({"health": {"expected_adapters": [")") + bad + R"("]}})"),
+              std::string("test.json: health.expected_adapters[0]: '") + bad + shape)
+        << bad;
+  }
+  EXPECT_EQ(error_of(R"({"health": {"expected_adapters": [7]}})"),
+            "test.json: health.expected_adapters[0]: expected a string, got a number");
+  EXPECT_EQ(error_of(R"({"health": {"expected_adapters":
+              ["0c42:a103:00f6:5e44", "0c42:a103:00f6:5e44"]}})"),
+            "test.json: health.expected_adapters[1]: '0c42:a103:00f6:5e44' is listed twice");
+  std::string many = R"({"health": {"expected_adapters": [)";
+  for (int i = 0; i < 1025; ++i) {
+    char guid[32];
+    std::snprintf(guid, sizeof guid, "%s\"0c42:a103:0000:%04x\"", i ? "," : "", i + 1);
+    many += guid;
+  }
+  EXPECT_EQ(error_of(many + "]}}"), "test.json: health.expected_adapters: at most 1024 adapters");
 }
 
 TEST(HealthConfig, ExpectationErrorsNameTheEntry) {
