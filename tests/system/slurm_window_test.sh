@@ -28,6 +28,9 @@
 #    still down under its new name, and the node stays drained until its port is up;
 #  - a node that Slurm resumed at its reboot (as `scontrol reboot nextstate=resume` does) with
 #    a card missing and the daemon's state lost: drained again from the drain record;
+#  - sixteen adapters with every port down, the reason ending in '+N more': after a reboot
+#    with the daemon's state lost, the adapter behind '+N more' that does not probe keeps the
+#    node drained, for its ports alone;
 #  - SLURMD_NODENAME names the node when the host name differs (--once, as slurmd runs it);
 #  - the default configuration file absent is every key at its default; there but unreadable
 #    (a directory) is exit 78.
@@ -339,6 +342,42 @@ wait_for 10 "drained again for the missing card's ports" \
   reason_is "rdma-eventd: mlx5_0/1 missing, mlx5_0/2 missing"
 sim replug mlx5_0 >/dev/null
 wait_for 15 "resumed once the card is back and healthy" undrained
+
+step "a port behind '+N more', its adapter absent after a reboot: drained for it alone"
+# Sixteen dual-port adapters, every port down: the reason names the first few, the rest are
+# "+N more"; mlx5_15's are among those.
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+sim stop >/dev/null
+sim start -t "$SOURCE_DIR/sim/topologies/sixteen-devices.json" >/dev/null
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+start_daemon
+start_follower
+all_ports() { for d in $(seq 0 15); do echo "mlx5_$d/1" "mlx5_$d/2"; done; }
+for p in $(all_ports); do sim port down "$p" >/dev/null; done
+# Every one of the 32 ports in the reason: 11 named (the reason's 200 bytes), 21 more.
+all_in_reason() { [[ "$(node_reason)" == "rdma-eventd: mlx5_0/1 down, "*" +21 more" ]]; }
+wait_for 15 "drained for the 32 ports, with '+21 more'" all_in_reason
+[[ "$(node_reason)" != *mlx5_15/* ]] || fail "mlx5_15 is not behind '+N more': $(node_line)"
+jq -e '[.ports[] | select(.name | startswith("mlx5_15/"))] | length == 2' \
+  "$scratch/follower-state/drain.json" >/dev/null ||
+  fail "the drain record lacks mlx5_15's ports: $(cat "$scratch/follower-state/drain.json")"
+# The reboot: the daemon's state lost, mlx5_15 does not probe, every other port is up.
+stop_pid "$follower_pid"
+stop_pid "$daemon_pid"
+rm -rf "$scratch/daemon-state"
+mkdir "$scratch/daemon-state"
+sim unplug mlx5_15 >/dev/null
+for p in $(all_ports | tr ' ' '\n' | grep -v '^mlx5_15/'); do sim port up "$p" >/dev/null; done
+start_daemon
+start_follower
+wait_for 10 "drained for mlx5_15's ports alone" \
+  reason_is "rdma-eventd: mlx5_15/1 missing, mlx5_15/2 missing"
+sim replug mlx5_15 >/dev/null
+sim port up mlx5_15/1 >/dev/null
+sim port up mlx5_15/2 >/dev/null
+wait_for 15 "resumed once mlx5_15 is back and up" undrained
 
 step "the default configuration: absent is every default; there but unreadable is exit 78"
 # In a mount namespace of its own, a tmpfs over /etc: the host's /etc is left alone.
