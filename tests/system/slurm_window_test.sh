@@ -86,6 +86,14 @@ shows_since() { [ $(($(shows) - $1)) -ge "$2" ]; }
 count_since() { tail -n +"$(($1 + 1))" "$scratch/follower" | grep -c "$2" || true; }
 # The follower's own CPU time, user and system, in clock ticks (proc(5): fields 14 and 15).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$follower_pid/stat"; }
+# A reboot as the daemon and the follower see one: both stopped, the daemon's state lost (the
+# follower's own, its drain record, is kept).
+shut_down_losing_the_state() {
+  stop_pid "$follower_pid"
+  stop_pid "$daemon_pid"
+  rm -rf "$scratch/daemon-state"
+  mkdir "$scratch/daemon-state"
+}
 
 step "slurmctld away for 10 s while mlx5_0/1 goes down and mlx5_1/1 bounces"
 ticks_before=$(cpu_ticks)
@@ -165,10 +173,7 @@ wait_for 10 "the replugged adapter joining the inventory again" in_inventory mlx
 step "a reboot with a dead port: the state dropped, the port never up; still drained"
 sim port down mlx5_0/1 >/dev/null
 wait_for 10 "drained for the port down" reason_is "rdma-eventd: mlx5_0/1 down"
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
+shut_down_losing_the_state
 start_daemon
 [ "$(ctl health --json | jq -r '.health.ports[] | select(.device == "mlx5_0") | .reason')" = \
   never_up ] || fail "mlx5_0/1 is not never_up after the reboot: $(ctl health --json)"
@@ -189,10 +194,7 @@ wait_for 10 "drained for the fatal card" reason_is "rdma-eventd: mlx5_0/1 fatal"
 jq -e '.ports == [{"name": "mlx5_0/1", "node_guid": "0c42:a103:00f6:5e44", "port": 1}]' \
   "$scratch/follower-state/drain.json" >/dev/null ||
   fail "the drain record: $(cat "$scratch/follower-state/drain.json")"
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
+shut_down_losing_the_state
 sim unplug mlx5_0 >/dev/null
 sim rename mlx5_1 mlx5_0 >/dev/null
 start_daemon
@@ -304,10 +306,7 @@ wait_for 10 "mlx5_1/2 healthy again" port_is mlx5_1 2 healthy
 step "two cards swap names at a reboot, the daemon's state lost: each is judged as itself"
 sim port down mlx5_0/1 >/dev/null
 wait_for 10 "drained for mlx5_0/1" reason_starts "rdma-eventd: mlx5_0/1 "
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
+shut_down_losing_the_state
 sim rename mlx5_0 mlx5_9 >/dev/null
 sim rename mlx5_1 mlx5_0 >/dev/null
 sim rename mlx5_9 mlx5_1 >/dev/null
@@ -327,10 +326,7 @@ wait_for 15 "resumed once its port is up" undrained
 step "resumed at the reboot (scontrol reboot nextstate=resume) with a card missing: drained again"
 sim fatal mlx5_0 >/dev/null
 wait_for 10 "drained for the fatal card" reason_is "rdma-eventd: mlx5_0/1 fatal, mlx5_0/2 fatal"
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
+shut_down_losing_the_state
 sim unplug mlx5_0 >/dev/null
 # What nextstate=resume does when the node comes back: Slurm resumes it before the follower
 # runs. (A real `scontrol reboot` needs a RebootProgram and a new boot time of the node.)
@@ -346,12 +342,9 @@ wait_for 15 "resumed once the card is back and healthy" undrained
 step "a port behind '+N more', its adapter absent after a reboot: drained for it alone"
 # Sixteen dual-port adapters, every port down: the reason names the first few, the rest are
 # "+N more"; mlx5_15's are among those.
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
+shut_down_losing_the_state
 sim stop >/dev/null
 sim start -t "$SOURCE_DIR/sim/topologies/sixteen-devices.json" >/dev/null
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
 start_daemon
 start_follower
 all_ports() { for d in $(seq 0 15); do echo "mlx5_$d/1" "mlx5_$d/2"; done; }
@@ -364,10 +357,7 @@ jq -e '[.ports[] | select(.name | startswith("mlx5_15/"))] | length == 2' \
   "$scratch/follower-state/drain.json" >/dev/null ||
   fail "the drain record lacks mlx5_15's ports: $(cat "$scratch/follower-state/drain.json")"
 # The reboot: the daemon's state lost, mlx5_15 does not probe, every other port is up.
-stop_pid "$follower_pid"
-stop_pid "$daemon_pid"
-rm -rf "$scratch/daemon-state"
-mkdir "$scratch/daemon-state"
+shut_down_losing_the_state
 sim unplug mlx5_15 >/dev/null
 for p in $(all_ports | tr ' ' '\n' | grep -v '^mlx5_15/'); do sim port up "$p" >/dev/null; done
 start_daemon

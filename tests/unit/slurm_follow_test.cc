@@ -3,23 +3,19 @@
 // outages of slurmctld and of the daemon, an admin's drain racing ours, a Comment= on the node
 // and a dry run.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 
-#include "drain_record.h"
 #include "follow.h"
 #include "follower_fakes.h"
 #include "scontrol.h"
+#include "slurm_fakes.h"
 
 namespace slurm_follow_test {
 
 using namespace std::chrono_literals;
 using namespace follower_fakes;
+using namespace slurm_fakes;
 using rdma_eventd::DaemonFollower;
 using rdma_eventd::HealthReply;
 using rdma_eventd_slurm::CommandResult;
@@ -28,104 +24,6 @@ using rdma_eventd_slurm::Config;
 using rdma_eventd_slurm::SlurmFollowPolicy;
 
 const char* const kDrainFlap = "rdma-eventd: mlx5_0/1 flapping (3 downs/1h)";
-
-// slurmctld as scontrol and sinfo see it: this node and `others` of its partition, up or away;
-// counts the runs.
-class FakeSlurm final : public CommandRunner {
- public:
-  CommandResult run(const std::string& program, const std::vector<std::string>& args,
-                    std::chrono::milliseconds) override {
-    CommandResult r;
-    r.kind = CommandResult::kExited;
-    if (program == "sinfo") return list_nodes(args);
-    if (!up) {
-      r.exit_code = 1;
-      r.output = "slurm_load_node error: Unable to contact slurm controller (connect failure)\n";
-      ++failed_runs;
-      return r;
-    }
-    r.exit_code = 0;
-    if (args.at(0) == "show") {
-      ++shows;
-      r.output = "NodeName=testnode Arch=x86_64 State=" + state + " Partitions=debug" +
-                 (reason.empty() ? "" : " Reason=" + reason + " [root@2026-11-28T10:26:43]") +
-                 comment + "\n";
-      // What an admin does between two of our calls.
-      if (after_show) std::exchange(after_show, nullptr)(*this);
-      return r;
-    }
-    ++updates;
-    if (args.at(2) == "state=resume") {
-      state = "IDLE";
-      reason.clear();
-    } else {
-      drain(args.at(3).substr(7));
-    }
-    return r;
-  }
-  // sinfo --noheader --Node --format=%N|%E --partition=debug
-  CommandResult list_nodes(const std::vector<std::string>& args) {
-    ++sinfos;
-    last_sinfo = args;
-    CommandResult r;
-    r.kind = CommandResult::kExited;
-    r.exit_code = up && sinfo_up ? 0 : 1;
-    if (r.exit_code != 0) {
-      r.output = "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n";
-      return r;
-    }
-    r.output = "testnode|" + (reason.empty() ? std::string("none") : reason) + "\n";
-    for (const auto& [node, why] : others)
-      r.output += node + "|" + why + "\n";
-    return r;
-  }
-  // What `scontrol update state=drain reason=WHY` does, by the test's hand.
-  void drain(std::string why) {
-    state = "IDLE+DRAIN";
-    reason = std::move(why);
-  }
-  bool up = true;
-  std::string state = "IDLE";
-  std::string reason;
-  std::string comment;
-  std::function<void(FakeSlurm&)> after_show;
-  std::map<std::string, std::string> others;  // the partition's other nodes and their reasons
-  bool sinfo_up = true;
-  std::vector<std::string> last_sinfo;
-  int sinfos = 0;
-  int shows = 0;
-  int updates = 0;
-  int failed_runs = 0;
-};
-
-HealthReply::Port port(const char* device, const char* health, bool counted = true) {
-  HealthReply::Port p;
-  p.device = device;
-  p.port = 1;
-  p.health = health;
-  p.reason = "x";
-  p.counted = counted;
-  if (p.health == "flapping") {
-    p.downs_in_window = 3;
-    p.window_s = 3600;
-  }
-  return p;
-}
-
-// The follower's state directory (its drain record), made for one test and removed after it.
-struct StateDir {
-  StateDir() {
-    char name[] = "/tmp/rdma-slurm-state-XXXXXX";
-    if (::mkdtemp(name)) path = name;
-  }
-  ~StateDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-  StateDir(const StateDir&) = delete;
-  StateDir& operator=(const StateDir&) = delete;
-  std::string path;
-};
 
 struct SlurmFixture {
   explicit SlurmFixture(bool dry_run = false, unsigned splay_s = 0)
@@ -499,205 +397,6 @@ TEST(SlurmFollow, ADryRunSaysWhatTheLimitHoldsBack) {
             "are: " +
                 std::string(kDrainFlap) + "\n");
   EXPECT_EQ(f.slurm.updates, 0);
-}
-
-// The node as SlurmNode sees it across a reboot: each SlurmNode is one run of the follower, the
-// drain record in the fixture's state directory what the runs share.
-struct RebootFixture {
-  RebootFixture() { config = SlurmFixture::config_with(0, state.path); }
-  static HealthReply::Port adapter_port(const char* device, const char* guid, const char* health) {
-    HealthReply::Port p = port(device, health);
-    p.node_guid = guid;
-    return p;
-  }
-  HealthReply health(std::vector<HealthReply::Port> ports) const {
-    HealthReply h;
-    h.enabled = true;
-    h.ports = std::move(ports);
-    return h;
-  }
-  // One reconciliation by `node`; what it said.
-  std::string reconcile(rdma_eventd_slurm::SlurmNode& node, const HealthReply& h) {
-    std::string message;
-    EXPECT_EQ(node.reconcile(&h, 1s, &message), rdma_eventd_slurm::SlurmNode::Result::kDone)
-        << message;
-    return message;
-  }
-  std::string record_text() const {
-    std::ifstream in(state.path + "/drain.json");
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-  StateDir state;
-  Config config;
-  FakeTime time;
-  FakeSlurm slurm;
-};
-
-constexpr const char* kGuidA = "0c42:a103:00f6:5e44";
-constexpr const char* kGuidB = "0c42:a103:006d:0b3a";
-
-TEST(SlurmReboot, TheCardThatTookTheDeadCardsNameDoesNotResumeTheNode) {
-  RebootFixture f;
-  {
-    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
-    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal"),
-                                  RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
-  }
-  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 fatal");
-  EXPECT_EQ(f.record_text(),
-            std::string("{\"node\":\"testnode\",\"ports\":[{\"name\":\"mlx5_0/1\",") +
-                "\"node_guid\":\"" + kGuidA +
-                "\",\"port\":1}],\"reason\":\"rdma-eventd: " + "mlx5_0/1 fatal\",\"version\":1}\n");
-  // The reboot: the dead card does not probe, the other one is mlx5_0 now, and the daemon's
-  // state is gone with its inventory: it shows one healthy port.
-  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(after.load_drain_record(), "");
-  const std::string said =
-      f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing") << said;
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
-  // The reason it wrote is in the record, with the port still by its identity.
-  EXPECT_NE(f.record_text().find(std::string("\"name\":\"") + kGuidA + "/1\""), std::string::npos)
-      << f.record_text();
-  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN") << "a reconciliation later";
-  // The card is back, under the other name, and healthy: resumed, and the record removed.
-  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
-                               RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE");
-  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
-}
-
-TEST(SlurmReboot, TwoCardsSwappingNamesAreEachJudgedAsThemselves) {
-  RebootFixture f;
-  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "down"),
-                              RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 down");
-  // The names swap; the card that was down is mlx5_1 now, and is not healthy (degraded, which
-  // drains nothing): the drain holds, the healthy card named mlx5_0 does not lift it.
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
-                              RebootFixture::adapter_port("mlx5_1", kGuidA, "degraded")}));
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
-  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 down");
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy"),
-                              RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE");
-}
-
-TEST(SlurmReboot, APortBehindPlusNMoreIsRememberedAndHoldsTheDrain) {
-  RebootFixture f;
-  std::vector<HealthReply::Port> ports;
-  for (int i = 0; i < 12; ++i) {
-    const std::string device = "mlx5_" + std::to_string(i);
-    char guid[20];
-    std::snprintf(guid, sizeof guid, "0c42:a103:0000:%04x", i);
-    ports.push_back(RebootFixture::adapter_port(device.c_str(), guid, "fatal"));
-  }
-  {
-    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
-    f.reconcile(before, f.health(ports));
-  }
-  ASSERT_NE(f.slurm.reason.find(" more"), std::string::npos) << f.slurm.reason;
-  EXPECT_EQ(f.slurm.reason.find("mlx5_9/1"), std::string::npos) << "behind +N more";
-  // After the reboot, the daemon's state lost: every adapter back and healthy but mlx5_9.
-  std::vector<HealthReply::Port> back;
-  for (HealthReply::Port p : ports) {
-    p.health = "healthy";
-    if (p.device != "mlx5_9") back.push_back(p);
-  }
-  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(after.load_drain_record(), "");
-  f.reconcile(after, f.health(back));
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
-  EXPECT_EQ(f.slurm.reason, "rdma-eventd: mlx5_9/1 missing");
-}
-
-TEST(SlurmReboot, ANodeResumedAtItsRebootIsDrainedAgainForThePortStillMissing) {
-  RebootFixture f;
-  {
-    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
-    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal"),
-                                  RebootFixture::adapter_port("mlx5_1", kGuidB, "healthy")}));
-  }
-  ASSERT_EQ(f.slurm.reason, "rdma-eventd: mlx5_0/1 fatal");
-  // `scontrol reboot nextstate=resume`: Slurm resumes the node at its reboot, before the
-  // follower runs again; the dead card does not probe and the daemon's state is lost.
-  f.slurm.state = "IDLE";
-  f.slurm.reason.clear();
-  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(after.load_drain_record(), "");
-  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
-  EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing");
-}
-
-TEST(SlurmReboot, ANodeResumedAtItsRebootWithEveryPortBackStaysInServiceAndTheRecordGoes) {
-  RebootFixture f;
-  {
-    rdma_eventd_slurm::SlurmNode before(f.config, false, f.slurm, f.time);
-    f.reconcile(before, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")}));
-  }
-  f.slurm.state = "IDLE";
-  f.slurm.reason.clear();
-  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(after.load_drain_record(), "");
-  const int updates = f.slurm.updates;
-  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_1", kGuidA, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE");
-  EXPECT_EQ(f.slurm.updates, updates);
-  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
-}
-
-TEST(SlurmReboot, AnOperatorsResumeRemovesTheRecord) {
-  RebootFixture f;
-  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "gone")}));
-  ASSERT_TRUE(std::filesystem::exists(f.state.path + "/drain.json"));
-  f.slurm.state = "IDLE";  // scontrol update state=resume, by hand
-  f.slurm.reason.clear();
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "gone")}));
-  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
-  EXPECT_EQ(f.slurm.state, "IDLE") << "the operator's resume stands";
-}
-
-TEST(SlurmReboot, ADamagedRecordIsNamedAndTheReasonsNamesStandIn) {
-  RebootFixture f;
-  std::ofstream(f.state.path + "/drain.json") << "{\"version\":1,\"node\":\"testnode\"}";
-  f.slurm.drain("rdma-eventd: mlx5_0/1 fatal");
-  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(node.load_drain_record(),
-            f.state.path +
-                "/drain.json: not a drain record (reason: missing); the ports of a drain of ours "
-                "are known by the names in its reason");
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE") << "by name, mlx5_0/1 is healthy";
-}
-
-TEST(SlurmReboot, ARecordThatCannotBeWrittenIsSaidWithTheDrain) {
-  RebootFixture f;
-  f.config.state_directory = f.state.path + "/file/state";
-  std::ofstream(f.state.path + "/file") << "";
-  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
-  const std::string said =
-      f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")}));
-  EXPECT_EQ(said, "drained testnode: rdma-eventd: mlx5_0/1 fatal (cannot make " +
-                      f.config.state_directory +
-                      ": Not a directory; after a reboot the ports of this drain are known by "
-                      "the names in its reason)");
-  EXPECT_EQ(f.slurm.state, "IDLE+DRAIN");
-}
-
-TEST(SlurmReboot, ARecordOfAnotherReasonIsNotUsed) {
-  RebootFixture f;
-  const rdma_eventd_slurm::DrainRecord stale{
-      "testnode", "rdma-eventd: mlx5_3/1 gone", {{"mlx5_3/1", kGuidA, 1}}};
-  std::ofstream(f.state.path + "/drain.json") << rdma_eventd_slurm::drain_record_json(stale);
-  f.slurm.drain("rdma-eventd: mlx5_0/1 down");
-  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
-  EXPECT_EQ(node.load_drain_record(), "");
-  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
-  EXPECT_EQ(f.slurm.state, "IDLE") << "the reason's own ports, by name, are healthy";
 }
 
 TEST(SlurmFollow, RetriesWaitAtMostTheReconcileIntervalAndNeverOverAMinute) {

@@ -37,34 +37,6 @@ using rdma_eventd_slurm::sinfo_program;
 using rdma_eventd_slurm::Wanted;
 using rdma_eventd_slurm::wanted_state;
 
-// Captured from `scontrol show node -o testnode` (slurmctld 22.05.8).
-const char* const kSlurmIdleNode =
-    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
-    "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
-    "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
-    "RealMemory=1000 AllocMem=0 FreeMem=18505 Sockets=2 Boards=1 State=IDLE ThreadsPerCore=1 "
-    "TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  BootTime=2026-11-28T07:10:28 "
-    "SlurmdStartTime=2026-11-28T10:26:42 LastBusyTime=2026-11-28T10:26:42 "
-    "CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 "
-    "ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n";
-const char* const kSlurmDrainedNode =
-    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
-    "CPULoad=1.73 AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "
-    "NodeHostName=testnode Version=22.05.8 OS=Linux 6.18.44-fc-v669 #1 SMP PREEMPT_DYNAMIC @0  "
-    "RealMemory=1000 AllocMem=0 FreeMem=18505 Sockets=2 Boards=1 State=IDLE+DRAIN "
-    "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  "
-    "BootTime=2026-11-28T07:10:28 SlurmdStartTime=2026-11-28T10:26:42 "
-    "LastBusyTime=2026-11-28T10:26:42 CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
-    "CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s "
-    "Reason=rdma-eventd: mlx5_0/1 flapping (3 downs) [root@2026-11-28T10:26:43]\n";
-const char* const kSlurmDownNode =
-    "NodeName=testnode Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=2 CPUTot=2 "
-    "NodeAddr=127.0.0.1 NodeHostName=testnode Version=22.05.8 RealMemory=1000 AllocMem=0 "
-    "State=DOWN+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A "
-    "Partitions=debug  CfgTRES=cpu=2,mem=1000M,billing=2 AllocTRES= CapWatts=n/a "
-    "Reason=admin x [root@2026-11-28T10:26:43]\n";
-const char* const kSlurmNodeNotFound = "Node nosuch not found\n";
-
 HealthReply::Port slurm_port(const char* device, uint32_t n, const char* health,
                              bool counted = true, uint32_t downs = 0) {
   HealthReply::Port p;
@@ -91,78 +63,6 @@ Wanted wanted_for(std::vector<HealthReply::Port> ports, const Config& c) {
 
 NodeState slurm_node(const char* base, std::set<std::string> flags = {}, std::string reason = "") {
   return NodeState{"testnode", base, std::move(flags), std::move(reason)};
-}
-
-TEST(SlurmNodeState, ReadsAnIdleNodeAsSlurmPrintsIt) {
-  NodeState s;
-  ASSERT_EQ(parse_node_state(kSlurmIdleNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(s, (NodeState{"testnode", "IDLE", {}, "", "debug"}));
-}
-
-TEST(SlurmNodeState, ANodeAskedForByItsHostNameIsReadUnderItsNodeName) {
-  // NodeName=gpu17 on host h-17: `scontrol show node -o h-17` answers with gpu17's line, and
-  // every update must name gpu17.
-  const std::string line =
-      "NodeName=gpu17 Arch=x86_64 NodeAddr=10.0.0.17 NodeHostName=h-17 State=MIXED "
-      "Partitions=gpu,all\n";
-  NodeState s;
-  ASSERT_EQ(parse_node_state(line, "h-17", s), NodeParse::kOk);
-  EXPECT_EQ(s, (NodeState{"gpu17", "MIXED", {}, "", "gpu,all"}));
-  // A NodeName match wins over another line's NodeHostName; two lines with the host name are
-  // no answer.
-  ASSERT_EQ(parse_node_state("NodeName=a NodeHostName=b State=IDLE\nNodeName=b NodeHostName=c "
-                             "State=DOWN\n",
-                             "b", s),
-            NodeParse::kOk);
-  EXPECT_EQ(s.name, "b");
-  EXPECT_EQ(s.base, "DOWN");
-  EXPECT_EQ(parse_node_state("NodeName=a NodeHostName=h State=IDLE\nNodeName=b NodeHostName=h "
-                             "State=IDLE\n",
-                             "h", s),
-            NodeParse::kUnreadable);
-}
-
-TEST(SlurmNodeState, ReadsADrainAndItsReasonWithoutSlurmsUserAndTime) {
-  NodeState s;
-  ASSERT_EQ(parse_node_state(kSlurmDrainedNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(
-      s, (NodeState{
-             "testnode", "IDLE", {"DRAIN"}, "rdma-eventd: mlx5_0/1 flapping (3 downs)", "debug"}));
-  ASSERT_EQ(parse_node_state(kSlurmDownNode, "testnode", s), NodeParse::kOk);
-  EXPECT_EQ(s, (NodeState{"testnode", "DOWN", {"DRAIN"}, "admin x", "debug"}));
-  EXPECT_TRUE(s.down());
-}
-
-TEST(SlurmNodeState, TheReasonEndsBeforeCommentAndExtra) {
-  // Slurm prints Comment= and Extra= after the reason's [user@time] when they are set.
-  const std::string drained(kSlurmDrainedNode, std::strlen(kSlurmDrainedNode) - 1);
-  const std::string want = "rdma-eventd: mlx5_0/1 flapping (3 downs)";
-  const std::string tails[] = {
-      " Comment=moved to rack 7 [by ops]",
-      " Extra={\"rack\": 7}",
-      " Comment=swap [x@y] Extra=a b",
-      "\r",
-  };
-  for (const std::string& tail : tails) {
-    NodeState s;
-    ASSERT_EQ(parse_node_state(drained + tail + "\n", "testnode", s), NodeParse::kOk) << tail;
-    EXPECT_EQ(s.reason, want) << tail;
-  }
-  // A reason without Slurm's [user@time] still ends at Comment=.
-  NodeState s;
-  ASSERT_EQ(
-      parse_node_state("NodeName=n1 State=IDLE+DRAIN Reason=admin: swap Comment=rack 7", "n1", s),
-      NodeParse::kOk);
-  EXPECT_EQ(s.reason, "admin: swap");
-}
-
-TEST(SlurmNodeState, TellsAnUnknownNodeFromUnreadableText) {
-  NodeState s;
-  EXPECT_EQ(parse_node_state(kSlurmNodeNotFound, "nosuch", s), NodeParse::kNotFound);
-  EXPECT_EQ(parse_node_state(kSlurmIdleNode, "othernode", s), NodeParse::kUnreadable);
-  EXPECT_EQ(parse_node_state("slurm_load_node error: Unable to contact slurm controller", "n1", s),
-            NodeParse::kUnreadable);
-  EXPECT_EQ(parse_node_state("NodeName=n1 Arch=x86_64\n", "n1", s), NodeParse::kUnreadable);
 }
 
 TEST(SlurmConfig, DefaultsWhenEmptyAndEveryKeyRead) {
@@ -611,62 +511,6 @@ TEST(SlurmDecide, UnknownOrHeldVerdictsChangeNothing) {
   EXPECT_EQ(decide({Wanted::kUnknown, ""}, slurm_node("IDLE"), kSlurmPrefix).kind, Action::kNone);
   EXPECT_EQ(scontrol_args(decide(kSlurmHealthy, ours, kSlurmPrefix), "testnode"),
             (std::vector<std::string>{"update", "nodename=testnode", "state=resume"}));
-}
-
-TEST(SlurmDrainRecord, ReadsBackWhatItWritesAndNamesWhatIsWrong) {
-  const rdma_eventd_slurm::DrainRecord r{
-      "n1",
-      "rdma-eventd: mlx5_0/1 fatal, 0c42:a103:00f6:5e44/2 missing",
-      {{"mlx5_0/1", "0c42:a103:006d:0b3a", 1},
-       {"0c42:a103:00f6:5e44/2", "0c42:a103:00f6:5e44", 2}}};
-  std::string error;
-  EXPECT_EQ(rdma_eventd_slurm::parse_drain_record(rdma_eventd_slurm::drain_record_json(r), &error),
-            r)
-      << error;
-  const std::pair<const char*, const char*> bad[] = {
-      {"", "not valid JSON"},
-      {"[]", "not a JSON object"},
-      {R"({"version":2,"node":"n1","reason":"x","ports":[]})", "version: not 1"},
-      {R"({"version":1,"reason":"x","ports":[]})", "node: missing"},
-      {R"({"version":1,"node":"n1","reason":"x","ports":{}})", "ports: not an array"},
-      {R"({"version":1,"node":"n1","reason":"x","ports":[{"name":"a/1","node_guid":"","port":0}]})",
-       "ports[0].port: not a port number (1 to 255)"},
-      {R"({"version":1,"node":"n1","reason":"x","ports":[{"name":"","node_guid":"","port":1}]})",
-       "ports[0].name: empty"},
-      {R"({"version":1,"node":"n1","reason":"x","ports":[7]})", "ports[0]: not an object"},
-  };
-  for (const auto& [text, why] : bad) {
-    error.clear();
-    EXPECT_FALSE(rdma_eventd_slurm::parse_drain_record(text, &error)) << text;
-    EXPECT_EQ(error, why) << text;
-  }
-}
-
-TEST(SlurmDrainRecord, ThePortsOfTheRecordAreFoundByIdentityWhateverTheirNames) {
-  const Config c;
-  HealthReply h;
-  h.enabled = true;
-  HealthReply::Port other;  // the card that took mlx5_0's name
-  other.device = "mlx5_0";
-  other.node_guid = "0c42:a103:006d:0b3a";
-  other.port = 1;
-  other.health = "healthy";
-  h.ports = {other};
-  const std::string reason = "rdma-eventd: mlx5_0/1 fatal";
-  // By name, the drain's port is healthy: resumed. By identity, it is missing.
-  EXPECT_EQ(wanted_state(&h, c, reason).kind, Wanted::kHealthy);
-  const std::vector<rdma_eventd_slurm::DrainedPort> record = {
-      {"mlx5_0/1", "0c42:a103:00f6:5e44", 1}};
-  std::vector<rdma_eventd_slurm::DrainedPort> ports;
-  EXPECT_EQ(wanted_state(&h, c, reason, &record, &ports),
-            (Wanted{Wanted::kDrain, "rdma-eventd: 0c42:a103:00f6:5e44/1 missing"}));
-  EXPECT_EQ(ports, (std::vector<rdma_eventd_slurm::DrainedPort>{
-                       {"0c42:a103:00f6:5e44/1", "0c42:a103:00f6:5e44", 1}}));
-  // Its name free: missing under its own name. Back under another name and healthy: over.
-  h.ports[0].device = "mlx5_1";
-  EXPECT_EQ(wanted_state(&h, c, reason, &record).reason, "rdma-eventd: mlx5_0/1 missing");
-  h.ports[0].node_guid = "0c42:a103:00f6:5e44";
-  EXPECT_EQ(wanted_state(&h, c, reason, &record).kind, Wanted::kHealthy);
 }
 
 }  // namespace slurm_policy_test
