@@ -19,6 +19,8 @@ struct NodeState {
   bool has(std::string_view flag) const { return flags.count(std::string(flag)) > 0; }
   bool drained() const { return has("DRAIN"); }
   bool down() const { return base == "DOWN"; }
+  // Neither drained nor down, and no reason of anyone's on it.
+  bool in_service() const { return !drained() && !down() && reason.empty(); }
   friend bool operator==(const NodeState&, const NodeState&) = default;
 };
 

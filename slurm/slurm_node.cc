@@ -61,10 +61,9 @@ Action SlurmNode::decide_for(const rdma_eventd::HealthReply* health, const NodeS
   // at start, while the node is in service: a drain lifted while the follower was not running
   // (`scontrol reboot nextstate=resume` resumes the node at its reboot), whose ports are judged
   // once more.
-  const bool in_service = !node.drained() && !node.down() && node.reason.empty();
   const bool recorded =
       record_ && record_->node == node.name &&
-      ((!ours.empty() && record_->reason == node.reason) || (record_carried_ && in_service));
+      ((!ours.empty() && record_->reason == node.reason) || (record_carried_ && node.in_service()));
   return decide(
       wanted_state(health, config_, ours, recorded ? &record_->ports : nullptr, &wanted_ports_),
       node, config_.reason_prefix);
@@ -99,17 +98,18 @@ std::string SlurmNode::load_drain_record() {
   return "";
 }
 
-std::string SlurmNode::keep_drain_record(const Action& action) {
+std::string SlurmNode::keep_drain_record(const Action& action, const std::string& node) {
   const std::string path = drain_record_path();
   if (action.kind == Action::kResume) {
     record_.reset();
+    record_carried_ = false;
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
       return "cannot remove " + path + ": " + std::strerror(errno);
     }
     return "";
   }
   if (action.kind != Action::kDrain && action.kind != Action::kUpdateReason) return "";
-  record_ = DrainRecord{config_.node_name, action.reason, wanted_ports_};
+  record_ = DrainRecord{node, action.reason, wanted_ports_};
   record_carried_ = false;
   // The directory is the unit's StateDirectory=; the HealthCheckProgram mode makes it itself.
   if (::mkdir(config_.state_directory.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -142,8 +142,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
   }
   respect_operator_resume(health, action);
   // A record read at start, of a drain lifted meanwhile, that calls for no drain now: over.
-  if (record_carried_ && !owned_by_us(node, config_.reason_prefix) && !node.drained() &&
-      !node.down() && node.reason.empty() && action.kind != Action::kDrain &&
+  if (record_carried_ && node.in_service() && action.kind != Action::kDrain &&
       action.kind != Action::kHeldBack) {
     forget_drain_record();
   }
@@ -185,7 +184,7 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
   drain_due_.reset();
   // What the node holds of ours now, for telling an operator's resume at the next read.
   ours_at_last_read_ = action.kind == Action::kResume ? "" : action.reason;
-  const std::string kept = keep_drain_record(action);
+  const std::string kept = keep_drain_record(action, node.name);
   switch (action.kind) {
     case Action::kDrain:
       *message = "drained " + config_.node_name + ": " + action.reason;
@@ -210,8 +209,7 @@ void SlurmNode::note_operator_resume(const NodeState& node) {
   if (record_ && !record_carried_ && !owned_by_us(node, config_.reason_prefix)) {
     forget_drain_record();
   }
-  const bool in_service = !node.drained() && !node.down() && node.reason.empty();
-  if (!ours_at_last_read_.empty() && in_service) {
+  if (!ours_at_last_read_.empty() && node.in_service()) {
     resumed_over_ = ports_in_reason(ours_at_last_read_, config_.reason_prefix);
   }
   ours_at_last_read_ = owned_by_us(node, config_.reason_prefix) ? node.reason : "";

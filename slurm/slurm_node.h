@@ -47,9 +47,9 @@ class SlurmNode {
  private:
   Result read(std::chrono::milliseconds timeout, NodeState& node, std::string* message);
   Action decide_for(const rdma_eventd::HealthReply* health, const NodeState& node);
-  // After scontrol did `action`: the drain record written (a drain, a new reason) or removed (a
-  // resume). Returns "" or what failed, for the log.
-  std::string keep_drain_record(const Action& action);
+  // After scontrol did `action` on `node` (its NodeName): the drain record written (a drain, a
+  // new reason) or removed (a resume). Returns "" or what failed, for the log.
+  std::string keep_drain_record(const Action& action, const std::string& node);
   std::string drain_record_path() const;
   void forget_drain_record();  // in memory, and on disk unless a dry run
   // An operator's resume of our drain, seen at a read: remembered, and a drain for no port

@@ -39,7 +39,8 @@ class FakeSlurm final : public CommandRunner {
     r.exit_code = 0;
     if (args.at(0) == "show") {
       ++shows;
-      r.output = "NodeName=testnode Arch=x86_64 State=" + state + " Partitions=debug" +
+      r.output = "NodeName=testnode Arch=x86_64 NodeHostName=" + host_name + " State=" + state +
+                 " Partitions=debug" +
                  (reason.empty() ? "" : " Reason=" + reason + " [root@2026-11-28T10:26:43]") +
                  comment + "\n";
       // What an admin does between two of our calls.
@@ -80,6 +81,7 @@ class FakeSlurm final : public CommandRunner {
   std::string state = "IDLE";
   std::string reason;
   std::string comment;
+  std::string host_name = "testnode";  // NodeHostName=
   std::function<void(FakeSlurm&)> after_show;
   std::map<std::string, std::string> others;  // the partition's other nodes and their reasons
   bool sinfo_up = true;

@@ -104,6 +104,18 @@ TEST(SlurmReboot, TheCardThatTookTheDeadCardsNameDoesNotResumeTheNode) {
   EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
 }
 
+TEST(SlurmReboot, TheRecordIsOfTheNodeSlurmAnsweredWithWhenTheHostNameDiffers) {
+  RebootFixture f;
+  f.config.node_name = "testhost";  // Slurm answers with the node whose NodeHostName it is
+  f.slurm.host_name = "testhost";
+  f.run_before_the_reboot({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")});
+  EXPECT_NE(f.record_text().find("\"node\":\"testnode\""), std::string::npos) << f.record_text();
+  rdma_eventd_slurm::SlurmNode after(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(after.load_drain_record(), "");
+  f.reconcile(after, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
+  EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing");
+}
+
 TEST(SlurmReboot, TwoCardsSwappingNamesAreEachJudgedAsThemselves) {
   RebootFixture f;
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
