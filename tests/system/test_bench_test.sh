@@ -33,7 +33,13 @@ diagnostics() {
 
 # in_container COMMAND...: as inside, with time for apt.
 in_container() { timeout 600 nsenter -t "$C" -m -u -i -n -p -C "$@"; }
-active_units() { inside systemctl list-units --no-pager --no-legend --plain --state=active | awk '{print $1}' | sort; }
+# The active units, but for the mounts of systemd's own services' credentials
+# (/run/credentials/UNIT): systemd mounts one when such a service runs again, as
+# systemd-tmpfiles-setup.service may during the packages' install; no package's service.
+active_units() {
+  inside systemctl list-units --no-pager --no-legend --plain --state=active | awk '{print $1}' |
+    grep -v '^run-credentials-.*\.mount$' | sort
+}
 container_packages_now() { inside dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '/^ii/ {print $2}' | sort; }
 
 # The packages of bootstrap.sh's sets that ship a unit or an init script, as installed here.
