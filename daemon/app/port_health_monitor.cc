@@ -149,9 +149,8 @@ void PortHealthMonitor::observe_devices(const std::vector<const DeviceView*>& vi
     model_.add_missing(a.name, a.node_guid, ports, a.missing_since_us, now, pending_);
   }
   present_guids_ = std::move(present_guids);
-  pin_adapters(now);
+  pin_adapters(now);  // and the model's held ports with them
   if (changed) save_inventory();
-  model_.set_inventory(held_ports(), now, pending_);
   dirty_ = true;
   publish_pending(now);
 }
