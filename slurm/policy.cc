@@ -140,6 +140,7 @@ std::string drain_reason(const std::string& prefix, const std::vector<HealthRepl
 Wanted wanted_state(const HealthReply* health, const Config& config, std::string_view our_reason,
                     const std::vector<DrainedPort>* drained_for,
                     std::vector<DrainedPort>* drain_ports) {
+  if (drain_ports) drain_ports->clear();  // a drain for no port (the daemon unreachable) has none
   if (!health) {
     if (config.drain_when_daemon_unreachable) {
       return {Wanted::kDrain, config.reason_prefix + " rdma-eventd unreachable"};
@@ -173,7 +174,6 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
   }
   if (!bad.empty() || !missing.empty()) {
     if (drain_ports) {
-      drain_ports->clear();
       for (const HealthReply::Port& p : bad)
         drain_ports->push_back({rdma_eventd::port_name(p), p.node_guid, p.port});
       drain_ports->insert(drain_ports->end(), missing.begin(), missing.end());

@@ -116,6 +116,19 @@ TEST(SlurmReboot, TheRecordIsOfTheNodeSlurmAnsweredWithWhenTheHostNameDiffers) {
   EXPECT_EQ(f.slurm.reason, std::string("rdma-eventd: ") + kGuidA + "/1 missing");
 }
 
+TEST(SlurmReboot, ADrainForTheDaemonUnreachableRecordsNoPortOfAnEarlierDrain) {
+  RebootFixture f;
+  f.config.drain_when_daemon_unreachable = true;
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "fatal")}));
+  f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidA, "healthy")}));
+  ASSERT_EQ(f.slurm.state, "IDLE");
+  std::string message;
+  ASSERT_EQ(node.reconcile(nullptr, 1s, &message), rdma_eventd_slurm::SlurmNode::Result::kDone);
+  EXPECT_EQ(f.slurm.reason, "rdma-eventd: rdma-eventd unreachable");
+  EXPECT_NE(f.record_text().find("\"ports\":[]"), std::string::npos) << f.record_text();
+}
+
 TEST(SlurmReboot, TwoCardsSwappingNamesAreEachJudgedAsThemselves) {
   RebootFixture f;
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
