@@ -206,13 +206,14 @@ SlurmNode::Result SlurmNode::reconcile(const rdma_eventd::HealthReply* health,
 void SlurmNode::note_operator_resume(const NodeState& node) {
   // A drain of ours lifted, or taken over, by someone else while the follower runs: the record
   // is of no drain now.
-  if (record_ && !record_carried_ && !owned_by_us(node, config_.reason_prefix)) {
-    forget_drain_record();
-  }
+  const bool ours = owned_by_us(node, config_.reason_prefix);
+  if (record_ && !record_carried_ && !ours) forget_drain_record();
+  // A record read at start whose reason is not the one our drain has: of an earlier drain.
+  if (record_ && record_carried_ && ours && record_->reason != node.reason) forget_drain_record();
   if (!ours_at_last_read_.empty() && node.in_service()) {
     resumed_over_ = ports_in_reason(ours_at_last_read_, config_.reason_prefix);
   }
-  ours_at_last_read_ = owned_by_us(node, config_.reason_prefix) ? node.reason : "";
+  ours_at_last_read_ = ours ? node.reason : "";
 }
 
 void SlurmNode::respect_operator_resume(const rdma_eventd::HealthReply* health, Action& action) {

@@ -129,6 +129,23 @@ TEST(SlurmReboot, ADrainForTheDaemonUnreachableRecordsNoPortOfAnEarlierDrain) {
   EXPECT_NE(f.record_text().find("\"ports\":[]"), std::string::npos) << f.record_text();
 }
 
+TEST(SlurmReboot, ARecordOfAnEarlierDrainGoesAndAnOperatorsResumeStands) {
+  RebootFixture f;
+  const rdma_eventd_slurm::DrainRecord stale{
+      "testnode", "rdma-eventd: mlx5_3/1 gone", {{"mlx5_3/1", kGuidA, 1}}};
+  std::ofstream(f.state.path + "/drain.json") << rdma_eventd_slurm::drain_record_json(stale);
+  f.slurm.drain("rdma-eventd: mlx5_0/1 down");
+  rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
+  EXPECT_EQ(node.load_drain_record(), "");
+  const HealthReply down = f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "down")});
+  f.reconcile(node, down);
+  EXPECT_FALSE(std::filesystem::exists(f.state.path + "/drain.json"));
+  f.slurm.state = "IDLE";  // the operator runs the node with mlx5_0/1 down
+  f.slurm.reason.clear();
+  f.reconcile(node, down);
+  EXPECT_EQ(f.slurm.state, "IDLE") << f.slurm.reason;
+}
+
 TEST(SlurmReboot, TwoCardsSwappingNamesAreEachJudgedAsThemselves) {
   RebootFixture f;
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
