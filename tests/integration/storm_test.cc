@@ -2,6 +2,11 @@
 // five read slowly or not at all, and a real journald with no rate limit. Every subscriber that
 // keeps up gets every record once, in order; the slow ones get every record or an exact "lost"
 // line for it; the journal holds every record; the daemon's memory stays bounded.
+// In a sanitizer build the storm is 200,000 events: the same paths run (every slow and stalled
+// subscriber's queue overflows many times over, the journal writer's queue fills and holds the
+// loop back), and a memory error shows on the first pass through them. The million, whose time
+// and memory are what the test bounds, is the plain build's: under ASan+UBSan it took 202 CPU s
+// of the stage's 700 (docs/testing.md).
 #include <gtest/gtest.h>
 #include <sys/epoll.h>
 
@@ -23,7 +28,11 @@ namespace {
 using nlohmann::json;
 using rdmatest::Clock;
 
+#ifdef RDMA_TEST_SANITIZE
+constexpr uint64_t kStormEvents = 200000;
+#else
 constexpr uint64_t kStormEvents = 1000000;
+#endif
 constexpr int kFast = 45;
 constexpr int kSlow = 2;     // read 16 KiB every 100 ms
 constexpr int kStalled = 3;  // read nothing until the storm is over
@@ -125,7 +134,7 @@ std::vector<uint64_t> journal_seqs(const std::string& stream, uint64_t count) {
   return seqs;
 }
 
-TEST(Storm, AMillionEventsReachEverySubscriberThatKeepsUpAndTheJournalExactlyOnce) {
+TEST(Storm, EveryEventReachesEverySubscriberThatKeepsUpAndTheJournalExactlyOnce) {
   JournalSandbox::instance();
   rdmatest::SimFabric sim(rdmatest::topology("sixteen-devices"));
   // The journal budget is off: every one of the million records goes through the journal
