@@ -3,11 +3,14 @@
 // and formats, or as a summary per host and port.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "commands.h"
 #include "escape.h"
@@ -41,7 +44,8 @@ Options:
   -p, --port DEV/PORT      only these ports (and their devices' device-wide records);
                            repeatable
   -s, --min-severity LEVEL only records at least this severe
-      --json               the records exactly as the daemon wrote them (NDJSON)
+      --json               the records as the daemon wrote them (NDJSON; a record with
+                           characters beyond ASCII written again with \uXXXX escapes)
       --summary            per host and port: the count of each event and the last health
                            verdict in the window (with --json: one JSON object per line)
       --incidents          fault records of every host grouped into incidents by time, each
@@ -173,11 +177,22 @@ std::string readable(const fleet::JournalEntry& e, const std::optional<Record>& 
   return host + "  " + shown;
 }
 
-// Whether --json may print an entry's RDMA_RECORD as it is: one line of JSON (a record that
-// parsed is JSON; a newer daemon's that did not is checked).
-bool one_json_line(const std::string& text, bool parsed) {
-  if (text.find_first_of("\n\r") != std::string::npos) return false;
-  return parsed || nlohmann::json::accept(text);
+// --json's line for an entry's RDMA_RECORD, none when it is not one line of JSON (a record that
+// parsed is JSON; a newer daemon's that did not is checked). As the daemon wrote it when it is
+// ASCII (every record of ours); otherwise the same JSON value written again with every
+// character beyond ASCII as \uXXXX, so that a right-to-left override in a name another host
+// sent cannot reorder the terminal's line.
+std::optional<std::string> json_line(const std::string& text, bool parsed) {
+  if (text.find_first_of("\n\r") != std::string::npos) return std::nullopt;
+  const bool ascii = std::all_of(text.begin(), text.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) {
+    if (parsed || nlohmann::json::accept(text)) return text;
+    return std::nullopt;
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return fleet::dump_ascii(j);
 }
 
 // Entries --json leaves out because their RDMA_RECORD is not one line of JSON: named on stderr
@@ -249,8 +264,8 @@ int run_history(const Global& g, int argc, char** argv) {
           summary.add(e);
         } else if (!o.json) {
           std::puts(readable(e, record, color).c_str());
-        } else if (one_json_line(e.record, record.has_value())) {
-          std::puts(e.record.c_str());
+        } else if (const auto line = json_line(e.record, record.has_value())) {
+          std::puts(line->c_str());
         } else {
           not_json.add(global, e);
         }

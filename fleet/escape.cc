@@ -1,5 +1,6 @@
 #include "escape.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -29,11 +30,28 @@ bool plain(char c) {
   return c >= 0x20 && c < 0x7f && c != '\\';
 }
 
+constexpr char kHex[] = "0123456789abcdef";
+
 void append_hex(std::string& out, uint8_t b) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out += "\\x";
   out += kHex[b >> 4];
   out += kHex[b & 0xf];
+}
+
+// The code point of one well-formed UTF-8 sequence of two to four bytes.
+uint32_t code_point(std::string_view seq) {
+  const auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<uint8_t>(seq[k])); };
+  if (seq.size() == 2) return (b(0) & 0x1f) << 6 | (b(1) & 0x3f);
+  if (seq.size() == 3) return (b(0) & 0x0f) << 12 | (b(1) & 0x3f) << 6 | (b(2) & 0x3f);
+  return (b(0) & 0x07) << 18 | (b(1) & 0x3f) << 12 | (b(2) & 0x3f) << 6 | (b(3) & 0x3f);
+}
+
+// \uXXXX, or \UXXXXXXXX beyond the Basic Multilingual Plane.
+void append_code_point(std::string& out, uint32_t cp) {
+  const int digits = cp > 0xffff ? 8 : 4;
+  out += cp > 0xffff ? "\\U" : "\\u";
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4)
+    out += kHex[(cp >> shift) & 0xf];
 }
 
 }  // namespace
@@ -67,24 +85,23 @@ std::string printable(std::string_view bytes) {
       continue;
     }
     const size_t n = sequence_length(bytes, i);
-    // C1 controls are U+0080 to U+009F: 0xc2 0x80 to 0xc2 0x9f in UTF-8. Some terminals act on
-    // them as on ESC [.
-    const bool c1 =
-        n == 2 && static_cast<uint8_t>(c) == 0xc2 && static_cast<uint8_t>(bytes[i + 1]) <= 0x9f;
-    if (n <= 1 || c1) {  // n == 1 here is a C0 control or DEL
-      const size_t end = c1 ? i + 2 : i + 1;
+    const uint32_t cp = n >= 2 ? code_point(bytes.substr(i, n)) : 0;
+    // C1 controls are U+0080 to U+009F: some terminals act on them as on ESC [. Shown by their
+    // bytes, as C0 controls (n == 1 here) and bytes that are not UTF-8 (n == 0) are.
+    if (n <= 1 || cp <= 0x9f) {
+      const size_t end = i + std::max<size_t>(n, 1);
       for (; i < end; ++i)
         append_hex(out, static_cast<uint8_t>(bytes[i]));
       continue;
     }
-    out.append(bytes.substr(i, n));
+    append_code_point(out, cp);
     i += n;
   }
   return out;
 }
 
 std::string json_text(std::string_view bytes) {
-  if (valid_utf8(bytes)) return std::string(bytes);
+  if (valid_utf8(bytes) && bytes.find('\\') == std::string_view::npos) return std::string(bytes);
   return printable(bytes);
 }
 

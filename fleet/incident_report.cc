@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "escape.h"
 #include "incidents_output.h"
 
 namespace rdma_eventd_fleet {
@@ -12,7 +13,7 @@ IncidentReport::IncidentReport(const IncidentReportOptions& options, std::FILE* 
         if (options_.page) timeline_.add(incident);
         if (!options_.print) return;
         if (options_.json) {
-          const std::string line = incident_json(incident).dump() + "\n";
+          const std::string line = dump_ascii(incident_json(incident)) + "\n";
           std::fwrite(line.data(), 1, line.size(), out_);
         } else {
           text_.emplace_back(incident.start_us, format_incident(incident));

@@ -208,15 +208,17 @@ std::string Timeline::html() const {
     const int y = kTop + static_cast<int>(r) * kRowHeight;
     const size_t first = r * per_row;
     const size_t last = std::min(names.size(), first + per_row) - 1;
-    std::string label = names[first].empty() ? "-" : names[first];
+    // The names escaped, the page's own ellipsis not.
+    std::string label = names[first].empty() ? "-" : html_escape(names[first]);
     if (last != first) {
-      label += " \u2026 " + names[last] + " (" + std::to_string(last - first + 1) + ")";
+      label +=
+          " \u2026 " + html_escape(names[last]) + " (" + std::to_string(last - first + 1) + ")";
     }
     out += "<g class=\"row\"><rect x=\"0\" y=\"" + std::to_string(y) + "\" width=\"" +
            std::to_string(kWidth) + "\" height=\"" + std::to_string(kRowHeight) + "\" fill=\"" +
            (r % 2 ? "#f3f3f3" : "#fcfcfc") + "\"/>";
-    out += "<text class=\"host\" x=\"6\" y=\"" + std::to_string(y + 13) + "\">" +
-           html_escape(label) + "</text></g>\n";
+    out += "<text class=\"host\" x=\"6\" y=\"" + std::to_string(y + 13) + "\">" + label +
+           "</text></g>\n";
   }
   // Incidents: bands over every row, numbered in time order, labelled where there is room.
   double label_end = 0;

@@ -30,7 +30,7 @@ void Summary::print(std::FILE* out, bool json) const {
           {"health", row.health.empty() ? nlohmann::ordered_json()
                                         : nlohmann::ordered_json(json_text(row.health))},
           {"events", std::move(events)}};
-      std::fprintf(out, "%s\n", j.dump().c_str());
+      std::fprintf(out, "%s\n", dump_ascii(j).c_str());
       continue;
     }
     std::string events;

@@ -14,7 +14,7 @@
 //  - the class means what it says: fabric exactly when enough hosts lost links, or saw SM
 //    notices, within the fabric window (and their spread is within it); application only when
 //    every record is an app_report; sm only when no port lost its link or got a verdict;
-//  - the text is UTF-8 with no control character but the newline; every JSON line parses
+//  - the text and the JSON lines are printable ASCII (fleet/escape.h); every JSON line parses
 //    (strict UTF-8) and says what the incident holds; the page is UTF-8 with no control
 //    character but the newline and no script but its own;
 //  - IncidentReport prints exactly the JSON lines the grouping's incidents give.
@@ -115,6 +115,15 @@ bool printable_text(std::string_view text) {
   return valid_utf8(text);
 }
 
+// The text and JSON outputs: printable ASCII and newlines only (fleet/escape.h: nothing beyond
+// ASCII is shown as it is, so nothing can reorder, hide or imitate a name).
+bool ascii_text(std::string_view text) {
+  for (const char c : text) {
+    if (c != '\n' && (c < 0x20 || c >= 0x7f)) return false;
+  }
+  return true;
+}
+
 size_t occurrences(std::string_view text, std::string_view what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1))
@@ -144,7 +153,8 @@ void check_incident(const Incident& i, const IncidentOptions& o, const std::stri
   }
 
   const std::string text = format_incident(i);
-  FUZZ_CHECK(printable_text(text), text);
+  FUZZ_CHECK(ascii_text(text), text);
+  FUZZ_CHECK(ascii_text(dump_ascii(incident_json(i))), text);
   const std::string line = incident_json(i).dump();
   const auto back = nlohmann::json::parse(line, nullptr, false);
   FUZZ_CHECK(!back.is_discarded() && line.find('\n') == std::string::npos, line);
@@ -198,7 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // read, while its own time is earlier).
     if (k > 0 && i.late_records == 0) FUZZ_CHECK(incidents[k - 1].end_us <= i.end_us, input);
     records += i.records;
-    lines += incident_json(i).dump() + "\n";
+    lines += dump_ascii(incident_json(i)) + "\n";
     timeline.add(i);
   }
   FUZZ_CHECK(records == faults, input);

@@ -235,13 +235,21 @@ TEST(IncidentsOfAFlappingPort, APortFlappingForHoursWhileOtherHostsFailIsNotTheF
 }
 
 TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
-  // Three hosts whose _HOSTNAME holds a terminal's escape sequences and bytes that are not
-  // UTF-8 lose their links together: what any host that uploads can send. Each entry is the
-  // daemon's own port_err (rdma-journal-gen --entry), written through systemd-journal-remote.
+  // Six hosts whose _HOSTNAME holds a terminal's escape sequences, bytes that are not UTF-8,
+  // the same bytes' escaped form in ASCII, a right-to-left override (shown as "node01"), and
+  // a Cyrillic "o" in "node01" lose their links together: what any host that uploads can send.
+  // Each entry is the daemon's own port_err (rdma-journal-gen --entry), written through
+  // systemd-journal-remote.
   rdmatest::TempDir dir("rdma-incidents-hostile");
-  const std::vector<std::string> hosts = {"clear\x1b[2J\x1b]0;owned\x07", "bad\xff\xfe",
+  const std::vector<std::string> hosts = {"clear\x1b[2J\x1b]0;owned\x07",
+                                          "bad\xff\xfe",
                                           "csi\xc2\x9b"
-                                          "31m"};
+                                          "31m",
+                                          "bad\\xff\\xfe",
+                                          "\xe2\x80\xae"
+                                          "10edon",
+                                          "n\xd0\xbe"
+                                          "de01"};
   for (size_t i = 0; i < hosts.size(); ++i) {
     const CommandResult made =
         run_command({"sh", "-c",
@@ -261,7 +269,15 @@ TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
       return c != '\n' && (static_cast<unsigned char>(c) < 0x20 || c == 0x7f);
     });
   };
-  // JSON: one valid object (nlohmann's parser takes only UTF-8), the names kept.
+  // Printable ASCII and newlines: nothing that a terminal acts on, nor that reorders, hides or
+  // imitates a name.
+  const auto ascii = [](const std::string& text) {
+    return std::none_of(text.begin(), text.end(),
+                        [](char c) { return c != '\n' && (c < 0x20 || c >= 0x7f); });
+  };
+  // JSON: one valid object of ASCII (nlohmann's parser takes only UTF-8), the names kept: as
+  // they are when UTF-8 without a backslash, otherwise in the text's escaped form, so that the
+  // bytes 0xff 0xfe and the eight characters "\xff\xfe" are two names.
   const CommandResult json_out = eventctl({"--incidents", "--json"});
   ASSERT_EQ(json_out.exit_code(), 0) << json_out.err;
   ASSERT_EQ(json_out.out_lines().size(), 1u) << json_out.out;
@@ -272,11 +288,22 @@ TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
     names.insert(h["host"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"bad\\xff\\xfe", "clear\x1b[2J\x1b]0;owned\x07",
                                           "csi\xc2\x9b"
-                                          "31m"}));
-  // Text: nothing a terminal acts on.
+                                          "31m",
+                                          "bad\\\\xff\\\\xfe",
+                                          "\xe2\x80\xae"
+                                          "10edon",
+                                          "n\xd0\xbe"
+                                          "de01"}));
+  EXPECT_TRUE(ascii(json_out.out)) << json_out.out;
+  EXPECT_NE(json_out.out.find("\"\\u202e10edon\""), std::string::npos) << json_out.out;
+  // Text: nothing a terminal acts on, and no name that looks like another.
   const CommandResult text = eventctl({"--incidents"});
   ASSERT_EQ(text.exit_code(), 0) << text.err;
-  EXPECT_TRUE(no_control(text.out)) << text.out;
+  EXPECT_TRUE(ascii(text.out)) << text.out;
+  EXPECT_NE(text.out.find("  \\u202e10edon  mlx5_0/1"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  n\\u043ede01  mlx5_0/1"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  bad\\\\xff\\\\xfe  mlx5_0/1"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  bad\\xff\\xfe  mlx5_0/1"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  clear\\x1b[2J\\x1b]0;owned\\x07  mlx5_0/1  1 port_err\n"),
             std::string::npos)
       << text.out;
@@ -285,17 +312,19 @@ TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
   // escape sequences.
   const CommandResult records = eventctl({"--color", "never"});
   ASSERT_EQ(records.exit_code(), 0) << records.err;
-  ASSERT_EQ(records.out_lines().size(), 3u) << records.out;
-  EXPECT_TRUE(no_control(records.out)) << records.out;
+  ASSERT_EQ(records.out_lines().size(), 6u) << records.out;
+  EXPECT_TRUE(ascii(records.out)) << records.out;
   EXPECT_EQ(records.out_lines()[0].rfind("clear\\x1b[2J\\x1b]0;owned\\x07  ", 0), 0u);
   const CommandResult colored = eventctl({"--color", "always"});
-  for (const std::string raw : {"\x1b[2J", "\x1b]0;", "\xff", "\xc2\x9b"})
+  for (const std::string raw :
+       {"\x1b[2J", "\x1b]0;", "\xff", "\xc2\x9b", "\xe2\x80\xae", "\xd0\xbe"})
     EXPECT_EQ(colored.out.find(raw), std::string::npos) << colored.out;
   EXPECT_NE(colored.out.find("\x1b[31m"), std::string::npos) << "port_err in red";
   const CommandResult summary = eventctl({"--summary"});
-  EXPECT_TRUE(no_control(summary.out)) << summary.out;
+  EXPECT_TRUE(ascii(summary.out)) << summary.out;
   const CommandResult summary_json = eventctl({"--summary", "--json"});
   ASSERT_EQ(summary_json.exit_code(), 0) << summary_json.err;
+  EXPECT_TRUE(ascii(summary_json.out)) << summary_json.out;
   for (const auto& line : summary_json.out_lines())
     EXPECT_TRUE(json::accept(line)) << line;
   // The page: no raw control character, no byte that is not UTF-8.
@@ -306,6 +335,34 @@ TEST(IncidentsOfHostileNames, NamesAreEscapedTheJsonIsValidAndThePageSafe) {
   EXPECT_TRUE(json::accept(json(html).dump(-1, ' ', false, json::error_handler_t::strict)))
       << "the page is UTF-8";
   EXPECT_NE(html.find("clear\\x1b[2J\\x1b]0;owned\\x07"), std::string::npos);
+  EXPECT_EQ(html.find("\xe2\x80\xae"), std::string::npos) << "no raw right-to-left override";
+  EXPECT_NE(html.find("n\\u043ede01"), std::string::npos);
+}
+
+TEST(IncidentsOfHostileNames, HistoryJsonWritesARecordBeyondAsciiAgainAsTheSameJsonInAscii) {
+  // The daemon's port_err as an uploading host could send it: its device renamed with a
+  // right-to-left override in the record (RDMA_RECORD) and in RDMA_DEVICE.
+  rdmatest::TempDir dir("rdma-history-json-ascii");
+  const std::string device =
+      "mlx5_\xe2\x80\xae"
+      "0";
+  const CommandResult made =
+      run_command({"sh", "-c",
+                   "\"$1\" --entry port_err --host node01 | sed \"s/mlx5_0/$2/g\" | "
+                   "/lib/systemd/systemd-journal-remote --output=\"$3\" -",
+                   "sh", rdmatest::bin("rdma-journal-gen"), device, dir.file("remote-0.journal")});
+  ASSERT_EQ(made.exit_code(), 0) << made.err;
+  const CommandResult out =
+      run_command({rdmatest::bin("rdma-eventctl"), "history", "-D", dir.path(), "--json"});
+  ASSERT_EQ(out.exit_code(), 0) << out.err;
+  ASSERT_EQ(out.out_lines().size(), 1u) << out.out;
+  const std::string line = out.out_lines()[0];
+  EXPECT_TRUE(std::all_of(line.begin(), line.end(), [](char c) { return c >= 0x20 && c < 0x7f; }))
+      << line;
+  EXPECT_NE(line.find("\"mlx5_\\u202e0\""), std::string::npos) << line;
+  const json record = json::parse(line);
+  EXPECT_EQ(record["device"], device);
+  EXPECT_EQ(record["event"], "port_err");
 }
 
 // What a bad command line or a journal that cannot be read says, and its exit status.

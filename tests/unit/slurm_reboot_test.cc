@@ -129,12 +129,19 @@ TEST(SlurmReboot, ADrainForTheDaemonUnreachableRecordsNoPortOfAnEarlierDrain) {
   EXPECT_NE(f.record_text().find("\"ports\":[]"), std::string::npos) << f.record_text();
 }
 
-TEST(SlurmReboot, ARecordOfAnEarlierDrainGoesAndAnOperatorsResumeStands) {
-  RebootFixture f;
+// The drain record of an earlier drain (mlx5_3/1 gone) while the node is drained for another
+// reason (mlx5_0/1 down): what the follower finds at start after an operator resumed the first
+// drain and a second came while it was away.
+void leave_a_record_of_an_earlier_drain(RebootFixture& f) {
   const rdma_eventd_slurm::DrainRecord stale{
       "testnode", "rdma-eventd: mlx5_3/1 gone", {{"mlx5_3/1", kGuidA, 1}}};
   std::ofstream(f.state.path + "/drain.json") << rdma_eventd_slurm::drain_record_json(stale);
   f.slurm.drain("rdma-eventd: mlx5_0/1 down");
+}
+
+TEST(SlurmReboot, ARecordOfAnEarlierDrainGoesAndAnOperatorsResumeStands) {
+  RebootFixture f;
+  leave_a_record_of_an_earlier_drain(f);
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
   EXPECT_EQ(node.load_drain_record(), "");
   const HealthReply down = f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "down")});
@@ -259,10 +266,7 @@ TEST(SlurmReboot, ARecordThatCannotBeWrittenIsSaidWithTheDrain) {
 
 TEST(SlurmReboot, ARecordOfAnotherReasonIsNotUsed) {
   RebootFixture f;
-  const rdma_eventd_slurm::DrainRecord stale{
-      "testnode", "rdma-eventd: mlx5_3/1 gone", {{"mlx5_3/1", kGuidA, 1}}};
-  std::ofstream(f.state.path + "/drain.json") << rdma_eventd_slurm::drain_record_json(stale);
-  f.slurm.drain("rdma-eventd: mlx5_0/1 down");
+  leave_a_record_of_an_earlier_drain(f);
   rdma_eventd_slurm::SlurmNode node(f.config, false, f.slurm, f.time);
   EXPECT_EQ(node.load_drain_record(), "");
   f.reconcile(node, f.health({RebootFixture::adapter_port("mlx5_0", kGuidB, "healthy")}));
