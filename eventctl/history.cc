@@ -70,13 +70,17 @@ TIME, as journalctl takes it (local time): "2026-11-24", "2026-11-24 18:30[:15]"
 --incidents and --html take --directory, --since, --until and --host, not the record filters.
 
 With -D, every journal file in DIR is read, however many there are; a file that cannot be
-read (not a journal file, damaged, not this user's) is named on stderr and left out, and the
-exit status says so (74).
+read (not a journal file, not this user's) is named on stderr and left out, and the exit
+status says so (74). A file damaged after its header is read entry by entry past the damage,
+as journalctl does, and named with what could be read (74). A file renamed after the listing
+(journal-remote rotating it) is read under its new name, and a new file under the old name
+too; one deleted after the listing (a vacuum) is named (75).
 
 Exit status: 0 done (also when nothing matched), 64 bad command line, 66 no journal files
 there, 73 the --html file cannot be written, 74 incomplete: journal files named on stderr
-could not be read (the output has every other file's records), 77 this user may not read the
-journal (root and the groups systemd-journal and adm may).
+could not be read, or only in part (the output has everything else), 75 journal files named
+on stderr were deleted after the directory was listed (run again), 77 this user may not read
+the journal (root and the groups systemd-journal and adm may).
 )";
 
 namespace {
@@ -278,7 +282,11 @@ int run_history(const Global& g, int argc, char** argv) {
   }
   const int files = incomplete(global, reader->report());
   const int records = not_json.exit_code(global);
-  return files ? files : records;
+  // Incomplete before changed: 74 says more than 75.
+  if (files == fleet::kExitIncomplete || records == fleet::kExitIncomplete) {
+    return fleet::kExitIncomplete;
+  }
+  return files;
 }
 
 }  // namespace rdma_eventctl

@@ -23,20 +23,34 @@ struct PageFile {
 }  // namespace
 
 void report_unreadable(const Global& g, const fleet::FileProblem& p) {
-  std::fprintf(stderr, "%s: %s: %s; left out\n", g.program.c_str(),
-               fleet::printable(p.path).c_str(), p.message.c_str());
+  std::fprintf(stderr, "%s: %s: %s\n", g.program.c_str(), fleet::printable(p.path).c_str(),
+               p.message.c_str());
 }
 
 int incomplete(const Global& g, const fleet::JournalReader::Report& report) {
-  if (report.unreadable_files == 0 && report.unreadable_dirs == 0) return kExitOk;
-  std::string what = std::to_string(report.unreadable_files) + " of " +
-                     std::to_string(report.files) + " journal files left out";
-  if (report.unreadable_dirs) {
-    what += ", " + std::to_string(report.unreadable_dirs) +
-            (report.unreadable_dirs == 1 ? " directory" : " directories") + " not read";
+  const std::string of = " of " + std::to_string(report.files) + " journal files ";
+  if (report.unreadable_files || report.damaged_files || report.unreadable_dirs) {
+    std::string what;
+    const auto add = [&](size_t n, const std::string& text) {
+      if (n == 0) return;
+      what += (what.empty() ? "" : ", ") + std::to_string(n) + (what.empty() ? of : " ") + text;
+    };
+    add(report.unreadable_files, "left out");
+    add(report.damaged_files, "damaged");
+    add(report.deleted_files, "deleted during the run");
+    if (report.unreadable_dirs) {
+      what += (what.empty() ? "" : ", ") + std::to_string(report.unreadable_dirs) +
+              (report.unreadable_dirs == 1 ? " directory" : " directories") + " not read";
+    }
+    std::fprintf(stderr, "%s: incomplete: %s (named above)\n", g.program.c_str(), what.c_str());
+    return fleet::kExitIncomplete;
   }
-  std::fprintf(stderr, "%s: incomplete: %s (named above)\n", g.program.c_str(), what.c_str());
-  return fleet::kExitIncomplete;
+  if (report.deleted_files) {
+    std::fprintf(stderr, "%s: changed: %zu%sdeleted after the directory was listed (named above)\n",
+                 g.program.c_str(), report.deleted_files, of.c_str());
+    return fleet::kExitChanged;
+  }
+  return kExitOk;
 }
 
 int run_history_incidents(const Global& g, fleet::JournalQuery query,

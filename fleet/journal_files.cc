@@ -16,6 +16,16 @@ bool is_journal_file(std::string_view name) {
   return name.ends_with(".journal") || name.ends_with(".journal~");
 }
 
+ListedFile listed(const std::string& path) {
+  ListedFile f{path};
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    f.device = st.st_dev;
+    f.inode = st.st_ino;
+  }
+  return f;
+}
+
 // Adds the journal files under `dir` (a readable directory, open as `d`), depth first.
 void walk(const std::string& dir, DIR* d, JournalFiles& found) {
   std::vector<std::string> below;
@@ -31,7 +41,7 @@ void walk(const std::string& dir, DIR* d, JournalFiles& found) {
     if (directory) {
       below.push_back(path);
     } else if (is_journal_file(name)) {
-      found.paths.push_back(path);
+      found.files.push_back(listed(path));
     }
   }
   for (const auto& sub : below) {
@@ -56,7 +66,24 @@ JournalFiles list_journal_files(const std::string& dir) {
   }
   walk(dir.ends_with('/') && dir.size() > 1 ? dir.substr(0, dir.size() - 1) : dir, d, found);
   closedir(d);
-  std::sort(found.paths.begin(), found.paths.end());
+  std::sort(found.files.begin(), found.files.end());
+  return found;
+}
+
+std::optional<std::string> find_journal_file(const std::string& dir, uint64_t device,
+                                             uint64_t inode) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return std::nullopt;
+  std::optional<std::string> found;
+  while (const dirent* e = readdir(d)) {
+    if (!is_journal_file(e->d_name)) continue;
+    struct stat st {};
+    if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_dev == device && st.st_ino == inode) {
+      found = dir + "/" + e->d_name;
+      break;
+    }
+  }
+  closedir(d);
   return found;
 }
 

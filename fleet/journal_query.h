@@ -11,7 +11,9 @@ namespace rdma_eventd_fleet {
 // sysexits.h values for a journal that cannot be read, as rdma-eventctl history exits.
 inline constexpr int kExitNoInput = 66;     // EX_NOINPUT: no journal files where we looked
 inline constexpr int kExitIncomplete = 74;  // EX_IOERR: some files could not be read (named)
-inline constexpr int kExitNoPerm = 77;      // EX_NOPERM: journal files there, none readable
+// EX_TEMPFAIL: files deleted after the directory was listed (a vacuum), named; run again.
+inline constexpr int kExitChanged = 75;
+inline constexpr int kExitNoPerm = 77;  // EX_NOPERM: journal files there, none readable
 
 // Which entries to read.
 struct JournalQuery {
@@ -49,11 +51,18 @@ struct JournalError {
   int exit_code = kExitNoInput;
 };
 
-// A journal file that could not be read, or not to its end: left out, the others read.
+// A journal file that could not be read, or not to its end, or that was gone when its turn
+// came: named, the others read.
 struct FileProblem {
+  enum class Kind {
+    kLeftOut,  // not read: "cannot open: Permission denied"
+    kDamaged,  // read in part, or entry by entry past its damage
+    kDeleted,  // deleted after the directory was listed (a vacuum): nothing to read
+  };
   std::string path;
-  std::string message;  // "cannot open: Permission denied", "reading failed after 12 entries: ..."
-  int error = 0;        // the errno
+  std::string message;  // what happened, then what became of its entries
+  int error = 0;        // the errno, when there is one
+  Kind kind = Kind::kLeftOut;
 };
 
 }  // namespace rdma_eventd_fleet

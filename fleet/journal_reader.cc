@@ -10,6 +10,7 @@
 #include "entry_runs.h"
 #include "journal_file.h"
 #include "journal_files.h"
+#include "open_listed.h"
 
 namespace rdma_eventd_fleet {
 namespace {
@@ -55,7 +56,7 @@ JournalError explain_local(const JournalQuery& q) {
   bool files = false;
   for (const char* dir : kLocalDirectories) {
     const JournalFiles found = list_journal_files(dir);
-    if (!found.paths.empty() || found.error == EACCES || !found.unreadable.empty()) files = true;
+    if (!found.files.empty() || found.error == EACCES || !found.unreadable.empty()) files = true;
   }
   if (files) return no_access(q);
   return {"no journal files in /var/log/journal or /run/log/journal", kExitNoInput};
@@ -67,7 +68,28 @@ FileProblem problem_of(const std::string& path, std::string what, int error) {
   if (error == EBADMSG || error == ENODATA || error == EPROTONOSUPPORT || error == EUCLEAN) {
     message += " (not a journal file, or a damaged one)";
   }
-  return {path, std::move(message), error};
+  return {path, message + "; left out", error};
+}
+
+// What a damaged file gave: through sd-journal's index, then entry by entry.
+FileProblem damaged(const std::string& path, const FileDamage& d) {
+  std::string m = "damaged: the journal's index of the entries asked for ended after " +
+                  std::to_string(d.through_index) +
+                  " of them; read entry by entry, as journalctl does, ";
+  if (d.in_header) {
+    m += std::to_string(d.readable) + " of the " + std::to_string(d.in_header) +
+         " entries its header counts could be read";
+  } else {
+    m += std::to_string(d.readable) + " entries could be read (its header cannot be)";
+  }
+  if (d.place_lost) {
+    m += ", but not the entry where the index ended: nothing after it read";
+  } else if (d.in_header && d.readable >= d.in_header) {
+    m += ": none left out";
+  } else {
+    m += ": the others left out";
+  }
+  return {path, std::move(m), EBADMSG, FileProblem::Kind::kDamaged};
 }
 
 }  // namespace
@@ -105,16 +127,16 @@ std::unique_ptr<JournalReader> JournalReader::open(const JournalQuery& query, Jo
     return nullptr;
   }
   // None this user may read at all: one message for the directory, not one per file.
-  const bool any_readable = std::any_of(found.paths.begin(), found.paths.end(), [](auto& p) {
-    return ::faccessat(AT_FDCWD, p.c_str(), R_OK, AT_EACCESS) == 0;
+  const bool any_readable = std::any_of(found.files.begin(), found.files.end(), [](auto& f) {
+    return ::faccessat(AT_FDCWD, f.path.c_str(), R_OK, AT_EACCESS) == 0;
   });
-  if (found.paths.empty() || !any_readable) {
-    const bool denied = !found.paths.empty() || !found.unreadable.empty();
+  if (found.files.empty() || !any_readable) {
+    const bool denied = !found.files.empty() || !found.unreadable.empty();
     *error = denied ? no_access(query)
                     : JournalError{"no journal files in " + query.directory, kExitNoInput};
     return nullptr;
   }
-  reader->files_ = std::move(found.paths);
+  reader->files_ = std::move(found.files);
   reader->dirs_unreadable_ = std::move(found.unreadable);
   return reader;
 }
@@ -138,7 +160,17 @@ bool JournalReader::for_each(const Each& each, const Problem& problem, JournalEr
 bool JournalReader::read_directory(const Each& each, const Problem& problem, JournalError* error) {
   report_.files = files_.size();
   const auto tell = [&](FileProblem p) {
-    ++report_.unreadable_files;
+    switch (p.kind) {
+      case FileProblem::Kind::kLeftOut:
+        ++report_.unreadable_files;
+        break;
+      case FileProblem::Kind::kDamaged:
+        ++report_.damaged_files;
+        break;
+      case FileProblem::Kind::kDeleted:
+        ++report_.deleted_files;
+        break;
+    }
     problem(p);
   };
   for (const auto& [dir, e] : dirs_unreadable_) {
@@ -150,23 +182,34 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
   std::unique_ptr<RunFile> runs;
   size_t next_file = 0;
   while (next_file < files_.size()) {
-    // A group: as many files as may be open now, up to files_at_once_.
+    // A group: as many files as may be open now (two descriptors each, journal_file.h), up to
+    // files_at_once_.
     const size_t room =
-        std::max<size_t>(1, std::min(files_at_once_, open_files_left(kReservedDescriptors)));
+        std::max<size_t>(1, std::min(files_at_once_, open_files_left(kReservedDescriptors) / 2));
     std::vector<std::unique_ptr<JournalFile>> group;
-    std::vector<const std::string*> paths;
+    std::vector<std::string> paths;
     while (next_file < files_.size() && group.size() < room) {
-      const std::string& path = files_[next_file];
-      int e = 0;
-      auto file = JournalFile::open_file(path, query_, &e);
-      if (!file && (e == EMFILE || e == ENFILE) && !group.empty()) break;  // the next group's
+      OpenedFile opened = open_listed(files_[next_file], query_);
+      const int e = opened.error;
+      if (!opened.file && (e == EMFILE || e == ENFILE) && !group.empty())
+        break;  // the next group's
       ++next_file;
-      if (!file) {
-        tell(problem_of(path, "cannot open", e));
-        continue;
+      // The new file of a rotation: read after the others (files_ may move: `opened` holds
+      // its own copies).
+      if (opened.replacement) files_.push_back(*opened.replacement);
+      if (opened.deleted) {
+        tell({opened.path,
+              "deleted after the directory was listed (a vacuum, or a rotation"
+              " that removed it); not read",
+              ENOENT, FileProblem::Kind::kDeleted});
+      } else if (opened.not_regular) {
+        tell({opened.path, "cannot open: not a regular file; left out", EINVAL});
+      } else if (!opened.file) {
+        tell(problem_of(opened.path, "cannot open", e));
+      } else {
+        group.push_back(std::move(opened.file));
+        paths.push_back(std::move(opened.path));
       }
-      group.push_back(std::move(file));
-      paths.push_back(&path);
     }
     ++report_.groups;
     std::vector<EntryStream*> streams;
@@ -174,11 +217,19 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
       streams.push_back(file.get());
     const auto failed = [&](size_t i, int e) {
       tell(problem_of(
-          *paths[i],
-          "reading failed after " + std::to_string(group[i]->entries_read()) + " entries", e));
+          paths[i], "reading failed after " + std::to_string(group[i]->entries_read()) + " entries",
+          e));
+    };
+    // Once the group is read: the files that turned out damaged.
+    const auto tell_damaged = [&] {
+      for (size_t i = 0; i < group.size(); ++i) {
+        if (group[i]->damage()) tell(damaged(paths[i], *group[i]->damage()));
+      }
     };
     if (!runs && next_file == files_.size()) {
       merge_by_time(streams, ahead, each, failed);  // every file at once: no run needed
+      tell_damaged();
+      report_.files = files_.size();
       return true;
     }
     if (!runs) {
@@ -193,11 +244,13 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
     bool written = true;
     merge_by_time(
         streams, ahead, [&](const JournalEntry& e) { written = written && runs->add(e); }, failed);
+    tell_damaged();
     if (!written || !runs->end_run()) {
       *error = {runs->error(), kExitIncomplete};
       return false;
     }
   }
+  report_.files = files_.size();
   if (!runs) return true;  // no file could be opened
   report_.run_bytes = runs->bytes();
   const size_t buffer = std::clamp<size_t>(kRunBuffersInAll / runs->runs(), 16 << 10, 1 << 20);

@@ -7,8 +7,12 @@
 // less a reserve, and at most files_at_once); beyond that, each group of files that fits is
 // merged into a run of a temporary file (entry_runs.h) and the runs are merged in the end, so
 // no file is ever left out for want of descriptors. A file that cannot be read (not a journal
-// file, damaged, not this user's to read, gone) is named through the problem callback and left
-// out; the others are read.
+// file, not this user's to read) is named through the problem callback and left out; the
+// others are read. A file damaged after its header is read as far as it can be (journal_file.h)
+// and named. The directory is listed once, and each file opened when its group's turn comes:
+// a file renamed meanwhile (journal-remote rotating it into an archive) is read under its new
+// name, and a new file under the listed name is read too; one deleted meanwhile is named as
+// such (open_listed.h).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "journal_files.h"
 #include "journal_query.h"
 
 namespace rdma_eventd_fleet {
@@ -48,8 +53,11 @@ class JournalReader {
 
   // How the last for_each went.
   struct Report {
-    size_t files = 0;             // journal files in the directory
-    size_t unreadable_files = 0;  // given to `problem`: not read, or not to their end
+    size_t files = 0;             // journal files in the directory (and made under a listed
+                                  // name during the run)
+    size_t unreadable_files = 0;  // given to `problem`: not read
+    size_t damaged_files = 0;     // given to `problem`: damaged, read as far as they could be
+    size_t deleted_files = 0;     // given to `problem`: deleted after the listing
     size_t unreadable_dirs = 0;   // directories below it given to `problem`
     size_t groups = 0;            // groups of files read one after the other: 1 when all at once
     uint64_t run_bytes = 0;       // written to the temporary file
@@ -62,7 +70,7 @@ class JournalReader {
 
   JournalQuery query_;
   std::unique_ptr<JournalFile> local_;                        // the local journal
-  std::vector<std::string> files_;                            // a directory's
+  std::vector<ListedFile> files_;                             // a directory's
   std::vector<std::pair<std::string, int>> dirs_unreadable_;  // directories below it
   size_t files_at_once_;
   Report report_;

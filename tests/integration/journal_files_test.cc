@@ -1,9 +1,13 @@
-// rdma-eventctl history -D over more journal files than it may open at once, and over files it
-// cannot read. rdma-journal-gen writes a fleet of 200 hosts, a file each, every host in an
-// incident (tests/harness/journal_gen.cc, "many-hosts"); the real rdma-eventctl reads it under
-// prlimit: a soft limit of 64 open files (which it raises to the hard one), and a hard limit of
-// 64 (groups of files merged into temporary runs). The result must be the same as with a high
-// limit, to the byte. A file that cannot be read is named on stderr and the exit status is 74.
+// rdma-eventctl history -D over more journal files than it may open at once, over files it
+// cannot read, and over a directory that changes while it reads. rdma-journal-gen writes a fleet
+// of 200 hosts through systemd-journal-remote, a file each, every host in an incident
+// (tests/harness/journal_gen.cc, "many-hosts"); the real rdma-eventctl reads it under prlimit: a
+// soft limit of 64 open files (which it raises to the hard one), and a hard limit of 64 (groups
+// of files merged into temporary runs). The result must be the same as with a high limit, to the
+// byte. A file that cannot be read is named on stderr and the exit status is 74; so is a file
+// damaged after its header, whose entries are read past the damage as journalctl reads them. A
+// file rotated or deleted after the listing (rdma-open-gate makes the change when an earlier
+// file is opened) is read under its new name, or named (75).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -67,6 +72,15 @@ class JournalFiles : public ::testing::Test {
   }
 
   static std::string fleet_file(const std::string& name) { return fleet_ + "/" + name; }
+
+  // Copies the first leaf's 20 hosts' files, whole, into `dir`.
+  static void copy_first_leaf(const std::string& dir) {
+    std::string copy = "cp --sparse=always";
+    for (int i = 1; i <= 20; ++i)
+      copy += " " + fleet_file("remote-" + host_name(i) + ".journal");
+    const CommandResult copied = run_command({"sh", "-c", copy + " " + dir});
+    ASSERT_EQ(copied.exit_code(), 0) << copied.err;
+  }
 
   // rdma-eventctl history -D DIR ARGS..., under `prlimit --nofile=LIMIT` when one is given.
   static CommandResult history(const std::string& dir, std::vector<std::string> args,
@@ -160,12 +174,7 @@ TEST_F(JournalFiles, HistoryPrintsEveryRecordOfEveryFileWhateverTheLimitOfOpenFi
 class Damaged : public JournalFiles {
  protected:
   void SetUp() override {
-    // The first leaf's 20 hosts, whole.
-    std::string copy = "cp --sparse=always";
-    for (int i = 1; i <= 20; ++i)
-      copy += " " + fleet_file("remote-" + host_name(i) + ".journal");
-    const CommandResult copied = run_command({"sh", "-c", copy + " " + dir_.path()});
-    ASSERT_EQ(copied.exit_code(), 0) << copied.err;
+    ASSERT_NO_FATAL_FAILURE(copy_first_leaf(dir_.path()));
     dir_.write("remote-garbage.journal", "not a journal\n");
     // The first 64 KiB of the next leaf's first host: its header promises more than is there.
     const CommandResult cut =
@@ -246,6 +255,200 @@ TEST_F(Damaged, AFileThisUserMayNotReadIsNamedAndTheOthersAreRead) {
   const CommandResult as_root = history(dir_.path(), {"--summary", "--json"});
   EXPECT_EQ(as_root.exit_code(), 0) << as_root.err;
   EXPECT_EQ(as_root.out_lines().size(), 20u);
+}
+
+// Three hosts of about 2,000 records each, written through journal-remote (rdma-journal-gen's
+// random fleet), one of whose files is then damaged after its header.
+class DamagedAfterItsHeader : public JournalFiles {
+ protected:
+  void SetUp() override {
+    const CommandResult gen = run_command({rdmatest::bin("rdma-journal-gen"), "--hosts", "3",
+                                           "--records", "6000", "--output", dir_.path()});
+    ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+    ASSERT_EQ(gen.out, "3 hosts, 6010 records\n");
+  }
+
+  // The entries `journalctl --file` reads of `path`, in its order: each one's identifier.
+  static std::vector<std::string> journalctl_identifiers(const std::string& path) {
+    const CommandResult r = run_command({"journalctl", "--file", path, "-o", "json"});
+    EXPECT_EQ(r.exit_code(), 0) << r.err;
+    std::vector<std::string> ids;
+    for (const auto& line : r.out_lines())
+      ids.push_back(json::parse(line).value("SYSLOG_IDENTIFIER", ""));
+    return ids;
+  }
+
+  // Zeroes the file's `n`-th entry object (1-based, in the file's order), as a torn write of its
+  // page leaves it, and returns the entries its header counts. The objects follow the header
+  // one after another, each with its type (3: an entry) and size (systemd's journal-def.h).
+  static uint64_t zero_entry(const std::string& path, uint64_t n) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(f), {}};
+    const auto le64 = [&](uint64_t at) {
+      uint64_t v = 0;
+      for (int i = 7; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(bytes.at(at + i));
+      return v;
+    };
+    const uint64_t tail_object = le64(136), entries = le64(152);
+    uint64_t seen = 0;
+    for (uint64_t at = le64(88); at <= tail_object;) {
+      const uint64_t size = le64(at + 8);
+      if (size == 0) break;
+      if (bytes.at(at) == 3 && ++seen == n) {
+        f.seekp(static_cast<std::streamoff>(at));
+        const std::string zeros(size, '\0');
+        f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+        f.flush();
+        EXPECT_TRUE(f.good()) << path;
+        return entries;
+      }
+      at += (size + 7) & ~uint64_t{7};
+    }
+    ADD_FAILURE() << path << " has no entry " << n;
+    return entries;
+  }
+
+  rdmatest::TempDir dir_{"rdma-damaged-header"};
+};
+
+TEST_F(DamagedAfterItsHeader, TheFileIsReadPastTheDamageAsJournalctlReadsItAndNamed) {
+  const CommandResult whole = history(dir_.path(), {"--json"});
+  ASSERT_EQ(whole.exit_code(), 0) << whole.err;
+  ASSERT_EQ(whole.err, "");
+  const auto whole_lines = whole.out_lines();
+  ASSERT_EQ(whole_lines.size(), 6010u);
+
+  // An entry two thirds into node02's file: sd-journal's index of the daemon's entries breaks
+  // there, and it drops the file and says nothing.
+  const std::string file = dir_.file("remote-node02.journal");
+  const std::vector<std::string> before = journalctl_identifiers(file);
+  const uint64_t damaged = before.size() * 2 / 3;
+  const uint64_t in_header = zero_entry(file, damaged);
+  ASSERT_EQ(in_header, before.size());
+  const auto through_index =
+      std::count(before.begin(), before.begin() + (damaged - 1), "rdma-eventd");
+  // journalctl reads every entry but the damaged one.
+  ASSERT_EQ(journalctl_identifiers(file).size(), in_header - 1);
+
+  const std::string named = "rdma-eventctl: " + file +
+                            ": damaged: the journal's index of the entries asked for ended after ";
+  const std::string read_on = " of them; read entry by entry, as journalctl does, " +
+                              std::to_string(in_header - 1) + " of the " +
+                              std::to_string(in_header) +
+                              " entries its header counts could be read: the others left out\n"
+                              "rdma-eventctl: incomplete: 1 of 3 journal files damaged (named "
+                              "above)\n";
+  const std::string expected_err = named + std::to_string(through_index) + read_on;
+  const CommandResult records = history(dir_.path(), {"--json"});
+  EXPECT_EQ(records.exit_code(), 74);
+  EXPECT_EQ(records.err, expected_err);
+  // Every record but the damaged entry's, in the same order.
+  const auto lines = records.out_lines();
+  ASSERT_EQ(lines.size(), whole_lines.size() - 1);
+  std::vector<std::string> missing;
+  std::set_difference(whole_lines.begin(), whole_lines.end(), lines.begin(), lines.end(),
+                      std::back_inserter(missing));
+  EXPECT_TRUE(std::includes(whole_lines.begin(), whole_lines.end(), lines.begin(), lines.end()));
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(json::parse(missing[0])["host"], "node02");
+
+  // The faults alone (--incidents: fewer entries asked for, fewer through the index), and in
+  // groups of files: the same file named, read as far.
+  for (const char* limit : {"", "16:16"}) {
+    const CommandResult incidents = history(dir_.path(), {"--incidents", "--json"}, limit);
+    EXPECT_EQ(incidents.exit_code(), 74) << limit;
+    EXPECT_TRUE(incidents.err.starts_with(named) && incidents.err.ends_with(read_on))
+        << limit << ": " << incidents.err;
+  }
+}
+
+// A copy of the first leaf's files, which rdma-open-gate changes when node0005's is opened:
+// after the listing, before node0015's is read (the files are opened in name order).
+class Changing : public JournalFiles {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(copy_first_leaf(dir_.path())); }
+
+  // history -D over the copy, `action` (sh -c) run when node0005's file is first opened.
+  CommandResult history_while(const std::string& action, std::vector<std::string> args) const {
+    args.insert(args.begin(), {rdmatest::bin("rdma-open-gate"), file(5), action, "--",
+                               rdmatest::bin("rdma-eventctl"), "history", "-D", dir_.path()});
+    return run_command(args, {}, std::chrono::seconds(120));
+  }
+
+  std::string file(int host) const { return dir_.file("remote-" + host_name(host) + ".journal"); }
+
+  // The whole fleet's lines of the first leaf's hosts, but `without`'s.
+  static std::vector<std::string> first_leaf_lines(const std::string& without = "") {
+    std::vector<std::string> lines;
+    for (const auto& line : history(fleet_, {"--json"}).out_lines()) {
+      const std::string host = json::parse(line)["host"];
+      if (host <= host_name(20) && host != without) lines.push_back(line);
+    }
+    return lines;
+  }
+
+  rdmatest::TempDir dir_{"rdma-changing-files"};
+};
+
+TEST_F(Changing, AFileRotatedAfterTheListingIsReadFromItsArchiveAndTheNewFileToo) {
+  // What journal-remote does when it rotates: the file renamed to an archive, and a new one
+  // under the old name, here with one more entry of that host, written in 2027 (the fleet's are
+  // of 2026): the last line.
+  const std::string archive = dir_.file("remote-node0015@0123456789abcdef-1-62d1c5a2e1c00.journal");
+  const std::string rotate = "mv " + file(15) + " " + archive + " && " +
+                             rdmatest::bin("rdma-journal-gen") +
+                             " --entry port_state --host node0015 | sed "
+                             "'s/^RDMA_SEQ=.*/RDMA_SEQ=9999/; "
+                             "s/^__REALTIME_TIMESTAMP=.*/__REALTIME_TIMESTAMP=1800000000000000/' |"
+                             " /lib/systemd/systemd-journal-remote --output=" +
+                             file(15) + " - 2>" + dir_.file("journal-remote.log");
+  const CommandResult r = history_while(rotate, {"--json"});
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Every record of the archive, in place, then the new file's.
+  auto lines = r.out_lines();
+  ASSERT_EQ(lines.size(), 20u * 7 + 7 + 1);
+  EXPECT_EQ(json::parse(lines.back())["host"], "node0015");
+  lines.pop_back();
+  EXPECT_EQ(lines, first_leaf_lines());
+  // What the directory holds now, read without a change: the same.
+  EXPECT_EQ(history(dir_.path(), {"--json"}).out, r.out);
+}
+
+TEST_F(Changing, AFileDeletedAfterTheListingIsNamedAndTheOthersRead) {
+  const std::string expected_err =
+      "rdma-eventctl: " + file(15) +
+      ": deleted after the directory was listed (a vacuum, or a rotation that removed it); not "
+      "read\n"
+      "rdma-eventctl: changed: 1 of 20 journal files deleted after the directory was listed "
+      "(named above)\n";
+  const CommandResult records = history_while("rm " + file(15), {"--json"});
+  EXPECT_EQ(records.exit_code(), 75);
+  EXPECT_EQ(records.err, expected_err);
+  EXPECT_EQ(records.out_lines(), first_leaf_lines("node0015"));
+}
+
+TEST_F(Changing, AFileDeletedDuringIncidentsIsNamedToo) {
+  const CommandResult incidents = history_while("rm " + file(16), {"--incidents", "--json"});
+  EXPECT_EQ(incidents.exit_code(), 75);
+  EXPECT_NE(incidents.err.find(file(16) + ": deleted after the directory was listed"),
+            std::string::npos)
+      << incidents.err;
+  // The leaf's fabric incident, without node0016.
+  const auto lines = incidents.out_lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(json::parse(lines[0])["hosts"].size(), 19u);
+}
+
+TEST_F(Changing, AFifoNamedLikeAJournalFileIsNamedNotWaitedFor) {
+  ASSERT_EQ(::mkfifo(dir_.file("remote-fifo.journal").c_str(), 0600), 0);
+  const CommandResult r = history(dir_.path(), {"--json"});
+  EXPECT_EQ(r.exit_code(), 74);
+  EXPECT_EQ(r.err, "rdma-eventctl: " + dir_.file("remote-fifo.journal") +
+                       ": cannot open: not a regular file; left out\n"
+                       "rdma-eventctl: incomplete: 1 of 21 journal files left out (named above)\n");
+  EXPECT_EQ(r.out_lines(), first_leaf_lines());
 }
 
 }  // namespace
