@@ -197,7 +197,9 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
       // The new file of a rotation: read after the others (files_ may move: `opened` holds
       // its own copies).
       if (opened.replacement) files_.push_back(*opened.replacement);
-      if (opened.deleted) {
+      if (opened.outside_window) {
+        ++report_.outside_window;
+      } else if (opened.deleted) {
         tell({opened.path,
               "deleted after the directory was listed (a vacuum, or a rotation"
               " that removed it); not read",

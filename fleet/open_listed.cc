@@ -13,6 +13,16 @@ using rdma_eventd::internal::UniqueFd;
 // A file renamed again while it was being looked for: given up after this many names.
 constexpr int kNamesTried = 4;
 
+// Whether the header of the file open as `fd` says that none of its entries is in the window.
+bool outside(int fd, const JournalQuery& q) {
+  if (!q.since_us && !q.until_us) return false;
+  const std::optional<JournalHeader> h = read_journal_header(fd);
+  if (!h) return false;  // sd-journal says what is wrong with it
+  if (h->entries == 0) return true;
+  return (q.since_us && static_cast<int64_t>(h->tail_realtime_us) < *q.since_us) ||
+         (q.until_us && static_cast<int64_t>(h->head_realtime_us) > *q.until_us);
+}
+
 std::string directory_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
@@ -42,6 +52,10 @@ OpenedFile open_listed(const ListedFile& listed, const JournalQuery& query) {
     if (same) {
       if (!S_ISREG(st.st_mode)) {
         opened.not_regular = true;
+        return opened;
+      }
+      if (outside(fd.get(), query)) {
+        opened.outside_window = true;
         return opened;
       }
       int e = 0;

@@ -451,5 +451,40 @@ TEST_F(Changing, AFifoNamedLikeAJournalFileIsNamedNotWaitedFor) {
   EXPECT_EQ(r.out_lines(), first_leaf_lines());
 }
 
+TEST_F(Changing, AFileWhoseHeaderIsOutsideSinceAndUntilIsNotOpened) {
+  // node0003's file: its header whole, everything after it zeroes. Opened, it is named.
+  const CommandResult zeroed = run_command(
+      {"sh", "-c",
+       "f=" + file(3) + "; size=$(stat -c %s $f); head -c 208 $f >$f.new && truncate -s $size " +
+           "$f.new && mv $f.new $f"});
+  ASSERT_EQ(zeroed.exit_code(), 0) << zeroed.err;
+  // A host whose one entry is of 2027 (the fleet's are of 2026-11-27).
+  const CommandResult late =
+      run_command({"sh", "-c",
+                   rdmatest::bin("rdma-journal-gen") +
+                       " --entry port_state --host late | sed "
+                       "'s/^__REALTIME_TIMESTAMP=.*/__REALTIME_TIMESTAMP=1800000000000000/' | "
+                       "/lib/systemd/systemd-journal-remote --output=" +
+                       dir_.file("remote-late.journal") + " - 2>/dev/null"});
+  ASSERT_EQ(late.exit_code(), 0) << late.err;
+
+  const CommandResult whole = history(dir_.path(), {"--json", "--until", "2026-11-28"});
+  EXPECT_EQ(whole.exit_code(), 74);
+  EXPECT_NE(whole.err.find(file(3) + ": "), std::string::npos) << whole.err;
+  EXPECT_EQ(whole.out_lines(), first_leaf_lines("node0003"));
+  // Since 2027: the fleet's files, node0003's among them, not opened; the late host's entry.
+  const CommandResult since = history(dir_.path(), {"--json", "--since", "2027-01-01"});
+  EXPECT_EQ(since.exit_code(), 0) << since.err;
+  EXPECT_EQ(since.err, "");
+  ASSERT_EQ(since.out_lines().size(), 1u);
+  EXPECT_EQ(json::parse(since.out_lines()[0])["host"], "late");
+  // Until before the fleet: nothing opened, nothing to say.
+  const CommandResult until =
+      history(dir_.path(), {"--incidents", "--json", "--until", "2026-11-26"});
+  EXPECT_EQ(until.exit_code(), 0) << until.err;
+  EXPECT_EQ(until.err, "");
+  EXPECT_EQ(until.out, "");
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test
