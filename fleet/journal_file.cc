@@ -76,10 +76,7 @@ bool JournalFile::Place::operator==(const Place& o) const {
 }
 
 JournalFile::JournalFile(sd_journal* j, const JournalQuery& q, UniqueFd fd)
-    : journal_(j),
-      window_{q.since_us, q.until_us, q.whole_records},
-      query_(q),
-      fd_(std::move(fd)) {}
+    : journal_(j), query_(q), fd_(std::move(fd)) {}
 
 std::unique_ptr<JournalFile> JournalFile::set_up(sd_journal* j, const JournalQuery& query,
                                                  UniqueFd fd, int* error) {
@@ -153,7 +150,7 @@ void JournalFile::fill(int64_t realtime, JournalEntry& e) {
   field(j, "RDMA_PORT", e.port);
   // Looking for a field an entry does not have reads every field, the record's JSON included
   // (compressed in a receiver's files): only port_health records have a verdict.
-  if (window_.whole_records || e.event == "port_health") {
+  if (query_.whole_records || e.event == "port_health") {
     field(j, "RDMA_HEALTH", e.health);
   } else {
     e.health.clear();
@@ -162,7 +159,7 @@ void JournalFile::fill(int64_t realtime, JournalEntry& e) {
   // devlink_health records and theirs ("error", "recovered", ...), in the same place.
   if (e.event == "devlink_health") {
     field(j, "RDMA_DEVLINK_CHANGE", e.link_change);
-  } else if (window_.whole_records || e.event == "link_quality") {
+  } else if (query_.whole_records || e.event == "link_quality") {
     field(j, "RDMA_LINK_CHANGE", e.link_change);
   } else {
     e.link_change.clear();
@@ -171,7 +168,7 @@ void JournalFile::fill(int64_t realtime, JournalEntry& e) {
   std::string seq;
   field(j, "RDMA_SEQ", seq);
   e.seq = std::strtoull(seq.c_str(), nullptr, 10);
-  if (window_.whole_records) {
+  if (query_.whole_records) {
     field(j, "RDMA_RECORD", e.record);
     field(j, "MESSAGE", e.message);
   } else {
@@ -181,9 +178,9 @@ void JournalFile::fill(int64_t realtime, JournalEntry& e) {
   ++entries_read_;
 }
 
-JournalFile::Place JournalFile::place() const {
+JournalFile::Place JournalFile::place(uint64_t realtime) const {
   Place p;
-  sd_journal_get_realtime_usec(journal_, &p.realtime);
+  p.realtime = realtime;
   sd_id128_t boot{};
   sd_journal_get_monotonic_usec(journal_, &p.monotonic, &boot);
   static_assert(sizeof boot == sizeof p.boot);
@@ -196,19 +193,18 @@ int JournalFile::next_indexed(JournalEntry& e) {
   int r = 0;
   if (!started_) {
     started_ = true;
-    r = window_.since_us
-            ? sd_journal_seek_realtime_usec(j, static_cast<uint64_t>(*window_.since_us))
-            : sd_journal_seek_head(j);
+    r = query_.since_us ? sd_journal_seek_realtime_usec(j, static_cast<uint64_t>(*query_.since_us))
+                        : sd_journal_seek_head(j);
     if (r < 0) return r;
   }
   while ((r = sd_journal_next(j)) > 0) {
     uint64_t realtime = 0;
     if ((r = sd_journal_get_realtime_usec(j, &realtime)) < 0) return r;
     const auto t = static_cast<int64_t>(realtime);
-    if (window_.since_us && t < *window_.since_us) continue;
-    if (window_.until_us && t > *window_.until_us) return 0;
+    if (query_.since_us && t < *query_.since_us) continue;
+    if (query_.until_us && t > *query_.until_us) return 0;
     fill(t, e);
-    if (fd_) last_ = place();
+    if (fd_) last_ = place(realtime);
     return 1;
   }
   return r;
@@ -233,11 +229,12 @@ bool JournalFile::whole() {
 }
 
 bool JournalFile::read_on() {
-  sd_journal* j = nullptr;
-  if (open_over(fd_.get(), &j) < 0) return false;
+  // The sd-journal that stopped short goes first, with its descriptor: at the limit of open
+  // files, the new one takes that one's place.
   sd_journal_close(journal_);
-  journal_ = j;
-  if (sd_journal_seek_head(j) < 0) return false;
+  journal_ = nullptr;
+  if (open_over(fd_.get(), &journal_) < 0) return false;
+  if (sd_journal_seek_head(journal_) < 0) return false;
   mode_ = Mode::kEntryByEntry;
   skipping_ = entries_read_ > 0;
   return true;
@@ -265,15 +262,15 @@ int JournalFile::next_entry_by_entry(JournalEntry& e) {
   // Every entry is walked, whatever the window: how many could be read is part of the report.
   while ((r = sd_journal_next(j)) > 0) {
     ++walked_;
-    if (skipping_) {
-      skipping_ = !(place() == last_);
-      continue;
-    }
     uint64_t realtime = 0;
     if (sd_journal_get_realtime_usec(j, &realtime) < 0) continue;
+    if (skipping_) {
+      skipping_ = !(place(realtime) == last_);
+      continue;
+    }
     const auto t = static_cast<int64_t>(realtime);
-    if (window_.since_us && t < *window_.since_us) continue;
-    if (window_.until_us && t > *window_.until_us) continue;
+    if (query_.since_us && t < *query_.since_us) continue;
+    if (query_.until_us && t > *query_.until_us) continue;
     if (!matches(e)) continue;
     fill(t, e);
     return 1;

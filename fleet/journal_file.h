@@ -56,12 +56,6 @@ class JournalFile : public EntryStream {
   const std::optional<FileDamage>& damage() const { return damage_; }
 
  private:
-  // What next() needs of the query.
-  struct Window {
-    std::optional<int64_t> since_us;
-    std::optional<int64_t> until_us;
-    bool whole_records;
-  };
   // Which entry was given last: the one to find again when reading on without the index.
   struct Place {
     uint64_t realtime = 0;
@@ -81,10 +75,9 @@ class JournalFile : public EntryStream {
   void end_damaged();  // damage_, from what reading on found
   bool matches(JournalEntry& e);  // the query's identifier, hosts and events (entry by entry)
   void fill(int64_t realtime, JournalEntry& e);
-  Place place() const;
+  Place place(uint64_t realtime) const;  // the current entry's, whose time is `realtime`
 
   sd_journal* journal_;
-  Window window_;
   JournalQuery query_;
   rdma_eventd::internal::UniqueFd fd_;  // a file's (none for the local journal)
   Mode mode_ = Mode::kIndex;

@@ -442,11 +442,11 @@ prepare_in_background() {
 }
 
 # The sanitizer builds exist to run the tests: the product at -O1, as ASan's and TSan's own
-# documentation advise (at -O0 the instrumented daemon and clients run the suites with a third
-# more CPU: docs/testing.md), the test programs at -O0 as in every build, with the line tables a
-# sanitizer's report needs (-g1: file, line and function; full -g only adds the variables a
-# debugger shows, at a tenth more compile time). The ASan+UBSan build compiles the test
-# programs as unity sources, as the plain build does (under ASan+UBSan a test source alone
+# documentation advise (at -O0 the instrumented daemon and clients run the suites with a quarter
+# to a third more CPU: docs/testing.md), the test programs at -O0 as in every build, with the
+# line tables a sanitizer's report needs (-g1: file, line and function; full -g only adds the
+# variables a debugger shows, at a tenth more compile time). The ASan+UBSan build compiles the
+# test programs as unity sources, as the plain build does (under ASan+UBSan a test source alone
 # compiles slower than at -O2). The ThreadSanitizer build compiles each test source of its
 # suites on its own, so that one build still proves that every one compiles with exactly the
 # includes it names.
