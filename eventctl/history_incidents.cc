@@ -1,24 +1,85 @@
 #include "history_incidents.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "escape.h"
+#include "rdma_eventd/internal/atomic_file.h"
 
 namespace rdma_eventctl {
 namespace {
 
 namespace fleet = rdma_eventd_fleet;
+namespace internal = rdma_eventd::internal;
 
-// Opens the page's file before the journal is read, so that a path that cannot be written is
-// said at once; the page is written at the end.
-struct PageFile {
-  std::FILE* file = nullptr;
-  ~PageFile() {
-    if (file) std::fclose(file);
+// The page's file, written whole at the end or not at all (a run that fails leaves the page
+// before it): to a temporary file beside it, renamed over it. Tried at the start, so that a
+// path that cannot be written is said before the journal is read. A path that is not a regular
+// file (/dev/stdout, a FIFO) cannot be replaced, and is written as it is.
+class PageFile {
+ public:
+  explicit PageFile(std::string path) : path_(std::move(path)) {}
+
+  // 0, or the errno that says why the page could not be written there.
+  int check() {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      in_place_ = true;
+      const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) return errno;
+      ::close(fd);
+      return 0;
+    }
+    // A symbolic link stays one: its file is replaced.
+    if (char* real = ::realpath(path_.c_str(), nullptr)) {
+      target_ = real;
+      std::free(real);
+    } else {
+      target_ = path_;
+    }
+    std::string probe = internal::atomic_temp_template(target_);
+    const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
+    if (fd < 0) return errno;
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return 0;
   }
+
+  int write(std::string_view page) const {
+    if (!in_place_) return internal::write_file_atomically(target_, page, {.mode = 0644});
+    std::FILE* f = std::fopen(path_.c_str(), "w");
+    if (!f) return errno;
+    int err = std::fwrite(page.data(), 1, page.size(), f) == page.size() ? 0 : errno;
+    if (std::fclose(f) != 0 && err == 0) err = errno;
+    return err;
+  }
+
+ private:
+  std::string path_;
+  std::string target_;
+  bool in_place_ = false;
 };
+
+// What incomplete() says of the read, for the page's notice; empty when it was complete.
+std::string incomplete_notice(const fleet::JournalReader::Report& report) {
+  std::string what;
+  const auto add = [&](size_t n, const char* text) {
+    if (n) what += (what.empty() ? "" : ", ") + std::to_string(n) + " " + text;
+  };
+  add(report.unreadable_files, "left out");
+  add(report.damaged_files, "damaged");
+  add(report.deleted_files, "deleted during the run");
+  add(report.unreadable_dirs, "directories not read");
+  if (what.empty()) return what;
+  return "Incomplete: of " + std::to_string(report.files) + " journal files, " + what +
+         " (rdma-eventctl named them on its standard error).";
+}
 
 }  // namespace
 
@@ -70,12 +131,11 @@ int run_history_incidents(const Global& g, fleet::JournalQuery query,
     std::fprintf(stderr, "%s: %s\n", g.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
-  PageFile page;
+  PageFile page(request.html);
   if (options.page) {
-    page.file = std::fopen(request.html.c_str(), "w");
-    if (!page.file) {
+    if (const int err = page.check()) {
       std::fprintf(stderr, "%s: --html: cannot write %s: %s\n", g.program.c_str(),
-                   request.html.c_str(), std::strerror(errno));
+                   request.html.c_str(), std::strerror(err));
       return kExitCantCreate;
     }
   }
@@ -89,14 +149,14 @@ int run_history_incidents(const Global& g, fleet::JournalQuery query,
     std::fprintf(stderr, "%s: %s\n", g.program.c_str(), error.message.c_str());
     return error.exit_code;
   }
-  if (page.file) {
-    const std::string html = report.page();
-    const bool written = std::fwrite(html.data(), 1, html.size(), page.file) == html.size();
-    const bool closed_ok = std::fclose(page.file) == 0;
-    page.file = nullptr;
-    if (!written || !closed_ok) {
+  if (options.page) {
+    if (!report.page_problem().empty()) {
+      std::fprintf(stderr, "%s: --html: some marks are not drawn: %s\n", g.program.c_str(),
+                   report.page_problem().c_str());
+    }
+    if (const int err = page.write(report.page(incomplete_notice(reader->report())))) {
       std::fprintf(stderr, "%s: --html: cannot write %s: %s\n", g.program.c_str(),
-                   request.html.c_str(), std::strerror(errno));
+                   request.html.c_str(), std::strerror(err));
       return kExitCantCreate;
     }
   }

@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
+
+#include "temp_file.h"
 
 namespace rdma_eventd_fleet {
 namespace {
@@ -150,19 +151,9 @@ class RunReader : public EntryStream {
 }  // namespace
 
 std::unique_ptr<RunFile> RunFile::create(std::string* error) {
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string dir = tmpdir && *tmpdir ? tmpdir : "/var/tmp";
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
-    // A file system without O_TMPFILE: a named file, unlinked at once.
-    std::string name = dir + "/rdma-eventctl-runs-XXXXXX";
-    fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd >= 0) ::unlink(name.c_str());
-  }
-  if (fd < 0) {
-    *error = "cannot make a temporary file in " + dir + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  std::string dir;
+  const int fd = make_temporary_file(&dir, error);
+  if (fd < 0) return nullptr;
   return std::unique_ptr<RunFile>(new RunFile(fd, dir));
 }
 

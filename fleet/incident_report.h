@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,7 +50,10 @@ class IncidentReport {
   // Returns how many incidents there were.
   size_t finish();
 
-  std::string page() const { return timeline_.html(); }
+  // The page; `notice`: a line at its top (the read was incomplete), empty for none.
+  std::string page(std::string_view notice = {}) const { return timeline_.html(notice); }
+  // Why some of the page's marks could not be kept (incidents_html.h), empty when none.
+  const std::string& page_problem() const { return timeline_.problem(); }
 
  private:
   IncidentReportOptions options_;

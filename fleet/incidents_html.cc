@@ -1,13 +1,13 @@
 #include "incidents_html.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
-#include <set>
-#include <tuple>
+#include <numeric>
 
 #include "escape.h"
-#include "rdma_eventd/internal/enum_names.h"
-#include "rdma_eventd/record.h"
+#include "incidents_page_text.h"
+#include "timeline_axis.h"
 
 namespace rdma_eventd_fleet {
 namespace {
@@ -19,20 +19,21 @@ constexpr int kTop = 34;
 constexpr int kRowHeight = 18;
 constexpr int kBottom = 26;
 constexpr size_t kHostsInTable = 8;
+constexpr size_t kOutliersListed = 20;
+constexpr uint32_t kNoHost = UINT32_MAX;
 
-std::string_view class_color(IncidentClass c) {
-  // In IncidentClass's order: fabric, host, port, sm, application.
-  static constexpr std::string_view kColors[] = {"#c0392b", "#8e44ad", "#d68910", "#16a085",
-                                                 "#2471a3"};
-  return rdma_eventd::internal::enum_name(kColors, c, "#555");
-}
+constexpr IncidentClass kClasses[] = {IncidentClass::kFabric, IncidentClass::kHost,
+                                      IncidentClass::kPort, IncidentClass::kSm,
+                                      IncidentClass::kApplication};
 
-std::string_view verdict_color(std::string_view verdict) {
-  if (verdict == "healthy") return "#27ae60";
-  if (verdict == "degraded") return "#f1c40f";
-  if (verdict == "flapping") return "#e67e22";
-  if (verdict == "down") return "#c0392b";
-  return "#6c3483";  // fatal, gone, or one this version does not know
+// A verdict's code in a mark, in the order of how much it says: what a cell of several draws.
+constexpr std::string_view kVerdicts[] = {"healthy", "degraded", "flapping", "down", "other"};
+constexpr std::string_view kVerdictColors[] = {"#27ae60", "#f1c40f", "#e67e22", "#c0392b",
+                                               "#6c3483"};
+uint8_t verdict_code(std::string_view verdict) {
+  for (uint8_t i = 0; i < 4; ++i)
+    if (kVerdicts[i] == verdict) return i;
+  return 4;  // fatal, gone, or one this version does not know
 }
 
 std::string px(double v) {
@@ -41,45 +42,22 @@ std::string px(double v) {
   return text;
 }
 
-const char* const kStyle = R"(<style>
-body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:16px;color:#222;background:#fff}
-h1{font-size:18px;margin:0 0 4px}
-.meta{color:#555;margin-bottom:8px}
-.legend span{display:inline-block;margin-right:14px}
-.legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
-svg{display:block;border:1px solid #ddd;background:#fcfcfc}
-svg text{font-size:11px;fill:#333}
-svg .host{font-family:monospace}
-svg .axis{fill:#777}
-svg .band{cursor:pointer}
-svg .band-label{font-weight:600}
-table{border-collapse:collapse;margin-top:14px;width:100%}
-th,td{border-bottom:1px solid #e5e5e5;padding:4px 8px;text-align:left;vertical-align:top}
-td:nth-child(-n+4){white-space:nowrap}
-th{background:#f4f4f4}
-td.class{font-weight:600}
-tr.picked{background:#fff6d5}
-</style>
-)";
+// A time on the axis or in a title, as much of it as the span needs.
+std::string short_time(int64_t t, int64_t span) {
+  const std::string full = incident_time(t);  // 2026-11-28T10:15:30.123Z
+  if (span >= 2 * 86'400'000'000LL) return full.substr(5, 5) + " " + full.substr(11, 5);
+  if (span >= 60'000'000LL) return full.substr(11, 8);
+  return full.substr(11, 12);
+}
 
-const char* const kScript = R"(<script>
-(function () {
-  var rows = document.querySelectorAll('tr.incident');
-  var hosts = document.querySelectorAll('svg .row').length;
-  document.getElementById('summary').textContent =
-      rows.length + (rows.length === 1 ? ' incident' : ' incidents') + ', ' +
-      document.body.dataset.hosts + ' hosts in ' + hosts + ' rows';
-  document.querySelectorAll('svg .band').forEach(function (band) {
-    band.addEventListener('click', function () {
-      var row = document.getElementById('incident-' + band.dataset.n);
-      rows.forEach(function (r) { r.classList.remove('picked'); });
-      row.classList.add('picked');
-      row.scrollIntoView({block: 'nearest'});
-    });
-  });
-})();
-</script>
-)";
+// One row and pixel of the timeline: how many marks of each kind (down, up, fault, then one a
+// verdict) fell on it, and by whom.
+struct Cell {
+  std::array<uint32_t, 3 + std::size(kVerdicts)> count{};
+  uint32_t host = kNoHost;  // the first host's number
+  bool other_hosts = false;
+  bool empty() const { return host == kNoHost; }
+};
 
 }  // namespace
 
@@ -111,218 +89,387 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+uint32_t Timeline::host_number(std::string_view name) {
+  if (const auto it = names_.find(name); it != names_.end()) return it->second;
+  const auto n = static_cast<uint32_t>(hosts_.size());
+  hosts_.push_back({std::string(name)});
+  names_.emplace(hosts_.back().name, n);
+  return n;
+}
+
 void Timeline::add(const FaultInput& in) {
-  Host& host = hosts_[std::string(in.host)];
-  first_us_ = std::min(first_us_, in.time_us);
-  last_us_ = std::max(last_us_, in.time_us);
+  const uint32_t host = host_number(in.host);
   // Downs, ups, verdicts and the other faults are marks; any other record only gives its host
   // a row.
-  const bool marked = in.event == "port_err" || in.event == "port_active" ||
-                      in.event == "port_health" || is_fault(in.event, in.health, in.link_change);
-  if (!marked) return;
-  if (host.marks.size() >= marks_per_host_) {
-    ++host.left_out;
-    return;
-  }
-  const std::string where =
-      in.port ? std::string(in.device) + "/" + std::to_string(in.port) : std::string(in.device);
-  char kind = 'f';
-  if (in.event == "port_err") kind = 'd';
-  if (in.event == "port_active") kind = 'u';
-  if (in.event == "port_health") kind = 'v';
-  // A link_quality fault says which change ("link_quality hidden_down").
-  const std::string what = kind == 'v'                  ? "verdict " + std::string(in.health)
-                           : in.event == "link_quality" ? counted_name(in.event, {}, in.link_change)
-                                                        : std::string(in.event);
-  const std::string label = where + " " + what;
-  host.marks.push_back({in.time_us, kind, label, std::string(in.health)});
+  MarkKind kind = MarkKind::kFault;
+  if (in.event == "port_err") kind = MarkKind::kDown;
+  if (in.event == "port_active") kind = MarkKind::kUp;
+  if (in.event == "port_health") kind = MarkKind::kVerdict;
+  if (kind == MarkKind::kFault && !is_fault(in.event, in.health, in.link_change)) return;
+  ++hosts_[host].marks;
+  marks_.add({.time_us = in.time_us,
+              .host = host,
+              .kind = kind,
+              .verdict = kind == MarkKind::kVerdict ? verdict_code(in.health) : uint8_t{0}});
 }
 
 void Timeline::add(const Incident& incident) {
-  Band band{incident.start_us,     incident.end_us, incident.cls, incident.evidence, {},
-            incident.hosts.size(), incident.records};
+  const auto arrival = static_cast<uint32_t>(bands_.size());
+  uint32_t first = kNoHost;
   for (const auto& [name, h] : incident.hosts) {
-    if (band.hosts.size() == kHostsInTable) break;
-    band.hosts.push_back(name);
+    const uint32_t n = host_number(name);
+    ++hosts_[n].incidents;
+    if (first == kNoHost) first = n;
   }
-  first_us_ = std::min(first_us_, incident.start_us);
-  last_us_ = std::max(last_us_, incident.end_us);
-  bands_.push_back(std::move(band));
+  bands_.push_back({incident.start_us, incident.end_us, incident.records,
+                    static_cast<uint32_t>(incident.hosts.size()), first, arrival, incident.cls});
+  // The table's rows: the newest table_rows_ by start (incidents close roughly in time order).
+  const auto later = [](const Detail& a, const Detail& b) { return a.start_us > b.start_us; };
+  if (details_.size() == table_rows_) {
+    if (table_rows_ == 0 || incident.start_us <= details_.front().start_us) return;
+    std::pop_heap(details_.begin(), details_.end(), later);
+    details_.pop_back();
+  }
+  Detail d{incident.start_us, arrival, incident.evidence, {}};
+  for (const auto& [name, h] : incident.hosts) {
+    if (d.hosts.size() == kHostsInTable) break;
+    d.hosts.push_back(name);
+  }
+  details_.push_back(std::move(d));
+  std::push_heap(details_.begin(), details_.end(), later);
 }
 
-std::string Timeline::html() const {
-  // Rows: one per host, or runs of hosts in name order when there are more than max_rows_.
-  const size_t per_row =
-      hosts_.size() <= max_rows_ ? 1 : (hosts_.size() + max_rows_ - 1) / max_rows_;
-  const size_t rows = (hosts_.size() + per_row - 1) / per_row;
-  const int height = kTop + static_cast<int>(rows) * kRowHeight + kBottom;
-  const int64_t t0 = hosts_.empty() && bands_.empty() ? 0 : first_us_;
-  const int64_t span = std::max<int64_t>(1, time_span(t0, std::max(t0, last_us_)));
-  const auto x = [&](int64_t t) {
+// Where things go on the page: the rows (hosts in name order, several a row when there are
+// more than max_rows_) and the time axis.
+struct Timeline::Layout {
+  size_t per_row = 1;
+  size_t rows = 0;
+  std::vector<uint32_t> by_name;  // host numbers in name order
+  std::vector<uint32_t> row_of;   // host number -> row
+  AxisSpan axis{TimeFence{}};
+  int64_t t0 = 0;
+  int64_t span = 1;
+  int height = 0;
+  int bottom = 0;
+  std::vector<uint32_t> outliers;  // bands not drawn, by arrival
+  uint64_t marks_outside = 0;
+  std::vector<uint32_t> hosts_outside;  // the first few hosts of those marks
+
+  double x(int64_t t) const {
     return kLabelWidth + (static_cast<double>(t) - static_cast<double>(t0)) * kPlotWidth /
                              static_cast<double>(span);
-  };
-  // The incidents are added as they close; they are numbered and drawn in the order they began.
-  std::vector<const Band*> bands;
-  for (const Band& b : bands_)
-    bands.push_back(&b);
-  std::stable_sort(bands.begin(), bands.end(),
-                   [](const Band* a, const Band* b) { return a->start_us < b->start_us; });
-  const int bottom = kTop + static_cast<int>(rows) * kRowHeight;
+  }
+  int pixel(int64_t t) const {
+    const double p = (static_cast<double>(t) - static_cast<double>(t0)) * (kPlotWidth - 1) /
+                     static_cast<double>(span);
+    return std::clamp(static_cast<int>(p), 0, kPlotWidth - 1);
+  }
+  int64_t pixel_start(int p) const {
+    return t0 + static_cast<int64_t>(static_cast<double>(span) * p / (kPlotWidth - 1));
+  }
+};
 
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<title>rdma-eventd: incidents</title>\n";
-  out += kStyle;
-  out += "</head>\n<body data-hosts=\"" + std::to_string(hosts_.size()) + "\">\n";
-  out += "<h1>rdma-eventd: incidents</h1>\n<div class=\"meta\">";
-  if (!hosts_.empty() || !bands_.empty()) {
-    out += html_escape(incident_time(t0)) + " to " + html_escape(incident_time(last_us_)) +
-           " &middot; ";
+void Timeline::draw_bands(const Layout& l, const std::vector<uint32_t>& by_start,
+                          std::string& out) const {
+  const int band_height = l.bottom - kTop;
+  std::vector<uint32_t> number(bands_.size());
+  for (size_t i = 0; i < by_start.size(); ++i)
+    number[by_start[i]] = static_cast<uint32_t>(i + 1);
+  size_t drawn = 0;
+  for (const uint32_t a : by_start)
+    drawn +=
+        l.axis.fence().contains(bands_[a].start_us) && l.axis.fence().contains(bands_[a].end_us);
+  if (drawn <= kBandsDrawn) {
+    // Each incident a band, numbered in time order, labelled where there is room.
+    double label_end = 0;
+    for (const uint32_t a : by_start) {
+      const Band& b = bands_[a];
+      if (!l.axis.fence().contains(b.start_us) || !l.axis.fence().contains(b.end_us)) continue;
+      const std::string n = std::to_string(number[a]);
+      const double left = l.x(b.start_us) - 1.5;
+      const double width = std::max(3.0, l.x(b.end_us) - l.x(b.start_us) + 3.0);
+      const std::string color(class_color(b.cls));
+      const std::string name(class_name(b.cls));
+      out += "<g class=\"band\" data-n=\"" + n + "\" data-class=\"" + name + "\"><title>#" + n +
+             " " + name + ", " + std::to_string(b.hosts) + (b.hosts == 1 ? " host" : " hosts") +
+             ", from " + html_escape(incident_time(b.start_us)) + "</title>";
+      out += "<rect x=\"" + px(left) + "\" y=\"" + std::to_string(kTop) + "\" width=\"" +
+             px(width) + "\" height=\"" + std::to_string(band_height) + "\" fill=\"" + color +
+             "\" fill-opacity=\"0.18\" stroke=\"" + color + "\" stroke-opacity=\"0.6\"/>";
+      const std::string text = "#" + n + " " + name;
+      const double label_width = 7.0 * static_cast<double>(text.size());
+      const double label_x = std::min(left, kWidth - label_width - 4);
+      if (label_x >= label_end) {
+        out += "<text class=\"band-label\" x=\"" + px(label_x) + "\" y=\"" +
+               std::to_string(kTop - 6) + "\" fill=\"" + color + "\" style=\"fill:" + color +
+               "\">" + text + "</text>";
+        label_end = label_x + label_width + 6;
+      }
+      out += "</g>\n";
+    }
+    return;
   }
-  out += "<span id=\"summary\"></span></div>\n<div class=\"legend\">";
-  for (const auto c : {IncidentClass::kFabric, IncidentClass::kHost, IncidentClass::kPort,
-                       IncidentClass::kSm, IncidentClass::kApplication}) {
-    out += "<span><i style=\"background:" + std::string(class_color(c)) + ";opacity:.5\"></i>" +
-           std::string(class_name(c)) + "</span>";
+  // Too many to draw one by one: per class, each stretch of pixels that incidents cover is one
+  // band, with how many began in it; a click shows the first of them in the table.
+  for (const IncidentClass cls : kClasses) {
+    std::vector<int> covered(kPlotWidth + 1, 0);  // +1 where a span begins, -1 after it ends
+    std::vector<uint32_t> began(kPlotWidth, 0);
+    std::vector<uint32_t> first(kPlotWidth, 0);
+    for (const uint32_t a : by_start) {
+      const Band& b = bands_[a];
+      if (b.cls != cls || !l.axis.fence().contains(b.start_us) ||
+          !l.axis.fence().contains(b.end_us))
+        continue;
+      const int p = l.pixel(b.start_us);
+      ++covered[p];
+      --covered[l.pixel(b.end_us) + 1];
+      if (began[p]++ == 0) first[p] = number[a];
+    }
+    const std::string color(class_color(cls));
+    const std::string name(class_name(cls));
+    std::vector<int> depth(kPlotWidth);
+    std::partial_sum(covered.begin(), covered.end() - 1, depth.begin());
+    for (int p = 0; p < kPlotWidth;) {
+      if (depth[static_cast<size_t>(p)] == 0) {
+        ++p;
+        continue;
+      }
+      const int from = p;
+      uint64_t count = 0;
+      uint32_t first_n = 0;
+      for (; p < kPlotWidth && depth[static_cast<size_t>(p)] > 0; ++p) {
+        if (began[static_cast<size_t>(p)] && !first_n) first_n = first[static_cast<size_t>(p)];
+        count += began[static_cast<size_t>(p)];
+      }
+      const double left = kLabelWidth + from * kPlotWidth / (kPlotWidth - 1.0) - 1.5;
+      const double width = (p - from) * kPlotWidth / (kPlotWidth - 1.0) + 3.0;
+      out += "<g class=\"band\" data-n=\"" + std::to_string(first_n) + "\" data-class=\"" + name +
+             "\"><title>" + std::to_string(count) + " " + name +
+             (count == 1 ? " incident" : " incidents") + " from " +
+             html_escape(incident_time(l.pixel_start(from))) + "</title><rect x=\"" + px(left) +
+             "\" y=\"" + std::to_string(kTop) + "\" width=\"" + px(width) + "\" height=\"" +
+             std::to_string(band_height) + "\" fill=\"" + color +
+             "\" fill-opacity=\"0.18\" stroke=\"" + color + "\" stroke-opacity=\"0.6\"/></g>\n";
+    }
   }
-  out +=
-      "<span><i style=\"background:#c0392b\"></i>port down</span>"
-      "<span><i style=\"background:#27ae60\"></i>port up</span>"
-      "<span><i style=\"background:#e67e22;border-radius:5px\"></i>verdict</span>"
-      "<span><i style=\"background:#333;transform:rotate(45deg)\"></i>other fault</span>";
-  out += "</div>\n";
+}
 
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +
-         "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(kWidth) +
-         " " + std::to_string(height) + "\" role=\"img\" aria-label=\"timeline\">\n";
-  // Rows and their labels.
-  size_t index = 0;
-  std::vector<size_t> row_of;  // host index -> row
-  std::vector<std::string> names;
-  for (const auto& [name, h] : hosts_) {
-    row_of.push_back(index / per_row);
-    names.push_back(name);
-    ++index;
-  }
-  for (size_t r = 0; r < rows; ++r) {
+void Timeline::draw_marks(const Layout& l, std::string& out) const {
+  std::vector<Cell> cells(l.rows * kPlotWidth);
+  marks_.for_each([&](const Mark& m) {
+    if (!l.axis.fence().contains(m.time_us)) return;
+    Cell& c = cells[l.row_of[m.host] * kPlotWidth + static_cast<size_t>(l.pixel(m.time_us))];
+    ++c.count[m.kind == MarkKind::kVerdict ? 3 + m.verdict : static_cast<size_t>(m.kind)];
+    if (c.host == kNoHost) c.host = m.host;
+    c.other_hosts |= c.host != m.host;
+  });
+  static constexpr std::string_view kNames[] = {"port down", "port up", "other fault"};
+  for (size_t r = 0; r < l.rows; ++r) {
     const int y = kTop + static_cast<int>(r) * kRowHeight;
-    const size_t first = r * per_row;
-    const size_t last = std::min(names.size(), first + per_row) - 1;
-    // The names escaped, the page's own ellipsis not.
-    std::string label = names[first].empty() ? "-" : html_escape(names[first]);
-    if (last != first) {
-      label +=
-          " \u2026 " + html_escape(names[last]) + " (" + std::to_string(last - first + 1) + ")";
-    }
-    out += "<g class=\"row\"><rect x=\"0\" y=\"" + std::to_string(y) + "\" width=\"" +
-           std::to_string(kWidth) + "\" height=\"" + std::to_string(kRowHeight) + "\" fill=\"" +
-           (r % 2 ? "#f3f3f3" : "#fcfcfc") + "\"/>";
-    out += "<text class=\"host\" x=\"6\" y=\"" + std::to_string(y + 13) + "\">" + label +
-           "</text></g>\n";
-  }
-  // Incidents: bands over every row, numbered in time order, labelled where there is room.
-  double label_end = 0;
-  for (size_t i = 0; i < bands.size(); ++i) {
-    const Band& b = *bands[i];
-    const double left = x(b.start_us) - 1.5;
-    const double width = std::max(3.0, x(b.end_us) - x(b.start_us) + 3.0);
-    const std::string color(class_color(b.cls));
-    out += "<g class=\"band\" data-n=\"" + std::to_string(i + 1) + "\" data-class=\"" +
-           std::string(class_name(b.cls)) + "\"><title>#" + std::to_string(i + 1) + " " +
-           std::string(class_name(b.cls)) + ": " + html_escape(b.evidence) + "</title>";
-    out += "<rect x=\"" + px(left) + "\" y=\"" + std::to_string(kTop) + "\" width=\"" + px(width) +
-           "\" height=\"" + std::to_string(bottom - kTop) + "\" fill=\"" + color +
-           "\" fill-opacity=\"0.18\" stroke=\"" + color + "\" stroke-opacity=\"0.6\"/>";
-    const std::string text = "#" + std::to_string(i + 1) + " " + std::string(class_name(b.cls));
-    const double label_width = 7.0 * static_cast<double>(text.size());
-    const double label_x = std::min(left, kWidth - label_width - 4);
-    if (label_x >= label_end) {
-      out += "<text class=\"band-label\" x=\"" + px(label_x) + "\" y=\"" +
-             std::to_string(kTop - 6) + "\" fill=\"" + color + "\" style=\"fill:" + color + "\">" +
-             text + "</text>";
-      label_end = label_x + label_width + 6;
-    }
-    out += "</g>\n";
-  }
-  // Marks: one per row, pixel and kind (a busy row would otherwise draw thousands on a pixel).
-  std::set<std::tuple<size_t, int, char, std::string>> drawn;
-  index = 0;
-  for (const auto& [name, h] : hosts_) {
-    const size_t r = row_of[index++];
-    const int y = kTop + static_cast<int>(r) * kRowHeight;
-    for (const Mark& m : h.marks) {
-      const double mx = x(m.time_us);
-      if (!drawn.emplace(r, static_cast<int>(mx), m.kind, m.verdict).second) continue;
-      const std::string title = "<title>" +
-                                html_escape(incident_time(m.time_us) + " " + name + " " + m.label) +
+    for (int p = 0; p < kPlotWidth; ++p) {
+      const Cell& c = cells[r * kPlotWidth + static_cast<size_t>(p)];
+      if (c.empty()) continue;
+      // The title counts everything on this row and pixel; the mark shows the most telling:
+      // a down, else another fault, else the gravest verdict, else an up.
+      std::string what;
+      int verdict = -1;
+      for (size_t k = 0; k < c.count.size(); ++k) {
+        if (!c.count[k]) continue;
+        if (k >= 3) verdict = static_cast<int>(k - 3);
+        what += (what.empty() ? "" : ", ") + std::to_string(c.count[k]) + " " +
+                (k < 3 ? std::string(kNames[k]) : "verdict " + std::string(kVerdicts[k - 3]));
+        if (k < 3 && c.count[k] > 1) what += "s";
+      }
+      const int64_t from = l.pixel_start(p);
+      const std::string title = "<title>" + html_escape(short_time(from, l.span)) + " " +
+                                html_escape(hosts_[c.host].name) +
+                                (c.other_hosts ? " and other hosts" : "") + ": " + what +
                                 "</title>";
-      switch (m.kind) {
-        case 'd':
-        case 'u':
-          out += "<line class=\"mark " + std::string(m.kind == 'd' ? "down" : "up") + "\" x1=\"" +
-                 px(mx) + "\" x2=\"" + px(mx) + "\" y1=\"" + std::to_string(y + 3) + "\" y2=\"" +
-                 std::to_string(y + kRowHeight - 3) + "\" stroke=\"" +
-                 (m.kind == 'd' ? "#c0392b" : "#27ae60") + "\" stroke-width=\"2\">" + title +
-                 "</line>\n";
-          break;
-        case 'v':
-          out += "<circle class=\"mark verdict\" cx=\"" + px(mx) + "\" cy=\"" +
-                 std::to_string(y + kRowHeight / 2) + "\" r=\"4\" fill=\"" +
-                 std::string(verdict_color(m.verdict)) + "\" stroke=\"#fff\">" + title +
-                 "</circle>\n";
-          break;
-        default:
-          out += "<rect class=\"mark fault\" x=\"" + px(mx - 3.5) + "\" y=\"" +
-                 std::to_string(y + kRowHeight / 2 - 4) +
-                 "\" width=\"7\" height=\"7\" fill=\"#333\" transform=\"rotate(45 " + px(mx) + " " +
-                 std::to_string(y + kRowHeight / 2) + ")\">" + title + "</rect>\n";
+      const double mx = kLabelWidth + p * kPlotWidth / (kPlotWidth - 1.0);
+      if (c.count[0] || (!c.count[2] && verdict < 0)) {
+        const bool down = c.count[0] > 0;
+        out += "<line class=\"mark " + std::string(down ? "down" : "up") + "\" x1=\"" + px(mx) +
+               "\" x2=\"" + px(mx) + "\" y1=\"" + std::to_string(y + 3) + "\" y2=\"" +
+               std::to_string(y + kRowHeight - 3) + "\" stroke=\"" +
+               (down ? "#c0392b" : "#27ae60") + "\" stroke-width=\"2\">" + title + "</line>\n";
+      } else if (c.count[2]) {
+        out += "<rect class=\"mark fault\" x=\"" + px(mx - 3.5) + "\" y=\"" +
+               std::to_string(y + kRowHeight / 2 - 4) +
+               "\" width=\"7\" height=\"7\" fill=\"#333\" transform=\"rotate(45 " + px(mx) + " " +
+               std::to_string(y + kRowHeight / 2) + ")\">" + title + "</rect>\n";
+      } else {
+        out += "<circle class=\"mark verdict\" cx=\"" + px(mx) + "\" cy=\"" +
+               std::to_string(y + kRowHeight / 2) + "\" r=\"4\" fill=\"" +
+               std::string(kVerdictColors[static_cast<size_t>(verdict)]) + "\" stroke=\"#fff\">" +
+               title + "</circle>\n";
       }
     }
   }
-  // The time axis: six ticks.
-  for (int i = 0; i <= 5; ++i) {
-    const int64_t t = t0 + span / 5 * i;
-    const double tx = x(t);
-    out += "<line x1=\"" + px(tx) + "\" x2=\"" + px(tx) + "\" y1=\"" + std::to_string(bottom) +
-           "\" y2=\"" + std::to_string(bottom + 4) + "\" stroke=\"#999\"/>";
-    const std::string label = incident_time(t).substr(11, 12);  // HH:MM:SS.mmm
-    out += "<text class=\"axis\" x=\"" + px(std::min(tx, kWidth - 80.0)) + "\" y=\"" +
-           std::to_string(bottom + 16) + "\" text-anchor=\"" + (i == 0 ? "start" : "middle") +
-           "\">" + html_escape(label) + "</text>\n";
-  }
-  out += "</svg>\n";
+}
 
-  // The table, newest first.
+void Timeline::draw_table(const std::vector<uint32_t>& number, std::string& out) const {
+  std::vector<const Detail*> rows;
+  for (const Detail& d : details_)
+    rows.push_back(&d);
+  std::sort(rows.begin(), rows.end(), [&](const Detail* a, const Detail* b) {
+    return number[a->arrival] > number[b->arrival];
+  });
   out +=
       "<table id=\"incidents\">\n<thead><tr><th>#</th><th>start (UTC)</th><th>duration</th>"
       "<th>class</th><th>hosts</th><th>records</th><th>evidence</th></tr></thead>\n<tbody>\n";
-  for (size_t i = bands.size(); i-- > 0;) {
-    const Band& b = *bands[i];
+  for (const Detail* d : rows) {
+    const Band& b = bands_[d->arrival];
+    const std::string n = std::to_string(number[d->arrival]);
     std::string hosts;
-    for (const auto& h : b.hosts)
+    for (const auto& h : d->hosts)
       hosts += (hosts.empty() ? "" : ", ") + html_escape(h);
-    if (b.host_count > b.hosts.size()) {
-      hosts += " and " + std::to_string(b.host_count - b.hosts.size()) + " more";
-    }
-    out += "<tr class=\"incident\" id=\"incident-" + std::to_string(i + 1) + "\" data-class=\"" +
-           std::string(class_name(b.cls)) + "\"><td>" + std::to_string(i + 1) + "</td><td>" +
-           html_escape(incident_time(b.start_us)) + "</td><td>" +
+    if (b.hosts > d->hosts.size())
+      hosts += " and " + std::to_string(b.hosts - d->hosts.size()) + " more";
+    const std::string cls(class_name(b.cls));
+    out += "<tr class=\"incident\" id=\"incident-" + n + "\" data-class=\"" + cls + "\"><td>" + n +
+           "</td><td>" + html_escape(incident_time(b.start_us)) + "</td><td>" +
            incident_duration(time_span(b.start_us, b.end_us)) +
            "</td><td class=\"class\" style=\"color:" + std::string(class_color(b.cls)) + "\">" +
-           std::string(class_name(b.cls)) + "</td><td class=\"hosts\">" +
-           std::to_string(b.host_count) + ": " + hosts + "</td><td>" + std::to_string(b.records) +
-           "</td><td class=\"evidence\">" + html_escape(b.evidence) + "</td></tr>\n";
+           cls + "</td><td class=\"hosts\">" + std::to_string(b.hosts) + ": " + hosts +
+           "</td><td>" + std::to_string(b.records) + "</td><td class=\"evidence\">" +
+           html_escape(d->evidence) + "</td></tr>\n";
   }
   out += "</tbody>\n</table>\n";
-  uint64_t left_out = 0;
-  for (const auto& [name, h] : hosts_)
-    left_out += h.left_out;
-  if (left_out) {
-    out += "<p class=\"meta\">" + std::to_string(left_out) + " marks not drawn (at most " +
-           std::to_string(marks_per_host_) + " per host); the incidents count every record.</p>\n";
+  if (bands_.size() > rows.size()) {
+    out += "<p class=\"meta\" id=\"table-note\">The newest " + std::to_string(rows.size()) +
+           " of " + std::to_string(bands_.size()) +
+           " incidents; <code>rdma-eventctl history --incidents</code> lists every one.</p>\n";
   }
-  out += kScript;
-  out += "</body>\n</html>\n";
+}
+
+std::string Timeline::html(std::string_view notice) const {
+  Layout l;
+  l.by_name.resize(hosts_.size());
+  std::iota(l.by_name.begin(), l.by_name.end(), 0u);
+  std::sort(l.by_name.begin(), l.by_name.end(),
+            [&](uint32_t a, uint32_t b) { return hosts_[a].name < hosts_[b].name; });
+  l.per_row = hosts_.size() <= max_rows_ ? 1 : (hosts_.size() + max_rows_ - 1) / max_rows_;
+  l.rows = (hosts_.size() + l.per_row - 1) / l.per_row;
+  l.row_of.resize(hosts_.size());
+  for (size_t i = 0; i < l.by_name.size(); ++i)
+    l.row_of[l.by_name[i]] = static_cast<uint32_t>(i / l.per_row);
+
+  // The axis: over the incidents within the fence and the marks within it.
+  std::vector<uint32_t> by_start(bands_.size());
+  std::iota(by_start.begin(), by_start.end(), 0u);
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](uint32_t a, uint32_t b) { return bands_[a].start_us < bands_[b].start_us; });
+  std::vector<int64_t> starts;
+  starts.reserve(bands_.size());
+  for (const Band& b : bands_)
+    starts.push_back(b.start_us);
+  l.axis = AxisSpan(incidents_fence(std::move(starts)));
+  for (const uint32_t a : by_start) {
+    const Band& b = bands_[a];
+    if (!l.axis.fence().contains(b.start_us) || !l.axis.fence().contains(b.end_us)) {
+      l.outliers.push_back(a);
+      continue;
+    }
+    l.axis.add(b.start_us);
+    l.axis.add(b.end_us);
+  }
+  marks_.for_each([&](const Mark& m) {
+    if (l.axis.add(m.time_us)) return;
+    ++l.marks_outside;
+    if (l.hosts_outside.size() < 5 &&
+        std::find(l.hosts_outside.begin(), l.hosts_outside.end(), m.host) == l.hosts_outside.end())
+      l.hosts_outside.push_back(m.host);
+  });
+  l.t0 = l.axis.empty() ? 0 : l.axis.first();
+  l.span = l.axis.empty() ? 1 : std::max<int64_t>(1, time_span(l.t0, l.axis.last()));
+  l.bottom = kTop + static_cast<int>(l.rows) * kRowHeight;
+  l.height = l.bottom + kBottom;
+
+  PageCounts counts{
+      .hosts = hosts_.size(), .rows = l.rows, .per_row = l.per_row, .incidents = bands_.size()};
+  std::string out = page_head(counts, notice);
+  if (!l.axis.empty()) {
+    out += "<div class=\"meta\">" + html_escape(incident_time(l.t0)) + " to " +
+           html_escape(incident_time(l.axis.last())) + "</div>\n";
+  }
+  out += legend();
+  out += host_search();
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +
+         "\" height=\"" + std::to_string(l.height) + "\" viewBox=\"0 0 " + std::to_string(kWidth) +
+         " " + std::to_string(l.height) + "\" role=\"img\" aria-label=\"timeline\">\n";
+  for (size_t r = 0; r < l.rows; ++r) {
+    const int y = kTop + static_cast<int>(r) * kRowHeight;
+    const size_t first = r * l.per_row;
+    const size_t last = std::min(l.by_name.size(), first + l.per_row) - 1;
+    const std::string& first_name = hosts_[l.by_name[first]].name;
+    // The names escaped, the page's own ellipsis not.
+    std::string label = first_name.empty() ? "-" : html_escape(first_name);
+    if (last != first) {
+      label += " \u2026 " + html_escape(hosts_[l.by_name[last]].name) + " (" +
+               std::to_string(last - first + 1) + ")";
+    }
+    out += "<g class=\"row\" id=\"row-" + std::to_string(r + 1) + "\"><rect x=\"0\" y=\"" +
+           std::to_string(y) + "\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
+           std::to_string(kRowHeight) + "\" fill=\"" + (r % 2 ? "#f3f3f3" : "#fcfcfc") + "\"/>";
+    out += "<text class=\"host\" x=\"6\" y=\"" + std::to_string(y + 13) + "\">" + label +
+           "</text></g>\n";
+  }
+  draw_bands(l, by_start, out);
+  draw_marks(l, out);
+  // The time axis: six ticks.
+  for (int i = 0; i <= 5 && !l.axis.empty(); ++i) {
+    const int64_t t = l.t0 + l.span / 5 * i;
+    const double tx = l.x(t);
+    out += "<line x1=\"" + px(tx) + "\" x2=\"" + px(tx) + "\" y1=\"" + std::to_string(l.bottom) +
+           "\" y2=\"" + std::to_string(l.bottom + 4) + "\" stroke=\"#999\"/>";
+    out += "<text class=\"axis\" x=\"" + px(std::min(tx, kWidth - 80.0)) + "\" y=\"" +
+           std::to_string(l.bottom + 16) + "\" text-anchor=\"" + (i == 0 ? "start" : "middle") +
+           "\">" + html_escape(short_time(t, l.span)) + "</text>\n";
+  }
+  out += "</svg>\n";
+
+  // What is not drawn, and why.
+  std::vector<uint32_t> number(bands_.size());
+  for (size_t i = 0; i < by_start.size(); ++i)
+    number[by_start[i]] = static_cast<uint32_t>(i + 1);
+  if (!l.outliers.empty()) {
+    out += "<div class=\"meta\" id=\"outliers\">" + std::to_string(l.outliers.size()) +
+           (l.outliers.size() == 1 ? " incident is" : " incidents are") +
+           " far from the others (a host's clock?), not drawn:<ul>";
+    for (size_t i = 0; i < l.outliers.size() && i < kOutliersListed; ++i) {
+      const Band& b = bands_[l.outliers[i]];
+      out += "<li>#" + std::to_string(number[l.outliers[i]]) + " " +
+             html_escape(incident_time(b.start_us)) + " " + std::string(class_name(b.cls)) + ": " +
+             (b.first_host == kNoHost ? "-" : html_escape(hosts_[b.first_host].name)) +
+             (b.hosts > 1 ? " and " + std::to_string(b.hosts - 1) + " more" : "") + "</li>";
+    }
+    if (l.outliers.size() > kOutliersListed)
+      out += "<li>and " + std::to_string(l.outliers.size() - kOutliersListed) + " more</li>";
+    out += "</ul></div>\n";
+  }
+  if (l.marks_outside) {
+    std::string who;
+    for (const uint32_t h : l.hosts_outside)
+      who += (who.empty() ? "" : ", ") + html_escape(hosts_[h].name);
+    out += "<p class=\"meta\" id=\"marks-outside\">" + std::to_string(l.marks_outside) +
+           (l.marks_outside == 1 ? " mark" : " marks") + " outside the timeline, not drawn (of " +
+           who + (l.hosts_outside.size() == 5 ? " and others" : "") + ").</p>\n";
+  }
+  if (!marks_.error().empty()) {
+    out += "<p class=\"meta notice\" id=\"marks-lost\">" +
+           (marks_.lost() ? std::to_string(marks_.lost()) + " marks" : std::string("Marks")) +
+           " not drawn: " + html_escape(marks_.error()) + "</p>\n";
+  }
+  draw_table(number, out);
+  // The hosts the search knows, in name order (their rows follow from it), with what each has.
+  out += "<datalist id=\"hostnames\">";
+  for (const uint32_t h : l.by_name) {
+    out += "<option value=\"" + html_escape(hosts_[h].name) + "\" data-marks=\"" +
+           std::to_string(hosts_[h].marks) + "\" data-incidents=\"" +
+           std::to_string(hosts_[h].incidents) + "\"></option>";
+  }
+  out += "</datalist>\n";
+  out += page_tail();
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "chromium.h"
 #include "paths.h"
 #include "process.h"
 #include "rdma_eventd/record.h"
@@ -24,6 +25,7 @@ namespace rdma_eventd::test {
 namespace {
 
 using nlohmann::json;
+using rdmatest::browse;
 using rdmatest::CommandResult;
 using rdmatest::run_command;
 
@@ -453,39 +455,6 @@ TEST_F(Incidents, BadInputIsOneClearMessageAndHistorysExitStatus) {
   EXPECT_EQ(r.code, 64);
 }
 
-// Headless Chromium (Debian's chromium) on a page: the DOM after its script ran, and what it
-// logged to its console.
-struct Browsed {
-  int code;
-  std::string dom;
-  std::vector<std::string> console;  // "CONSOLE" lines of Chromium's log
-};
-
-Browsed browse(const std::string& page, const std::vector<std::string>& extra) {
-  rdmatest::TempDir profile("rdma-chromium");
-  std::vector<std::string> argv = {"chromium",
-                                   "--headless",
-                                   "--no-sandbox",
-                                   "--disable-gpu",
-                                   "--disable-quic",
-                                   "--no-first-run",
-                                   "--disable-background-networking",
-                                   "--disable-component-update",
-                                   "--disable-sync",
-                                   "--user-data-dir=" + profile.path(),
-                                   "--enable-logging=stderr",
-                                   "--v=0"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("file://" + page);
-  const CommandResult r = run_command(argv, {}, std::chrono::seconds(120));
-  Browsed b{r.exit_code(), r.out, {}};
-  std::istringstream err(r.err);
-  for (std::string line; std::getline(err, line);) {
-    if (line.find(":CONSOLE") != std::string::npos) b.console.push_back(line);
-  }
-  return b;
-}
-
 TEST_F(Incidents, ThePageLoadsInChromiumWithItsHostsAndIncidentsAndNoConsoleError) {
   rdmatest::TempDir out("rdma-incidents-page");
   const std::string page = out.file("incidents.html");
@@ -501,7 +470,7 @@ TEST_F(Incidents, ThePageLoadsInChromiumWithItsHostsAndIncidentsAndNoConsoleErro
     EXPECT_EQ(rest.find(outside), std::string::npos) << outside;
   }
 
-  const Browsed b = browse(page, {"--dump-dom"});
+  const rdmatest::Browsed b = browse("file://" + page, {"--dump-dom"});
   ASSERT_EQ(b.code, 0);
   EXPECT_EQ(b.console, std::vector<std::string>{}) << "the page logged to its console";
   // The script ran: it wrote the summary.
@@ -527,8 +496,8 @@ TEST_F(Incidents, ThePageLoadsInChromiumWithItsHostsAndIncidentsAndNoConsoleErro
 
   // A screenshot of it.
   const std::string png = out.file("incidents.png");
-  const Browsed shot =
-      browse(page, {"--screenshot=" + png, "--window-size=1240,760", "--hide-scrollbars"});
+  const rdmatest::Browsed shot = browse(
+      "file://" + page, {"--screenshot=" + png, "--window-size=1240,760", "--hide-scrollbars"});
   ASSERT_EQ(shot.code, 0);
   EXPECT_EQ(shot.console, std::vector<std::string>{});
   const std::string image = rdmatest::read_file(png);
@@ -541,7 +510,7 @@ TEST_F(Incidents, TheConsoleCheckSeesAnError) {
   rdmatest::TempDir out("rdma-incidents-bad");
   const std::string page =
       out.write("bad.html", "<html><body><script>no_such_function();</script></body></html>");
-  const Browsed b = browse(page, {"--dump-dom"});
+  const rdmatest::Browsed b = browse("file://" + page, {"--dump-dom"});
   ASSERT_EQ(b.console.size(), 1u);
   EXPECT_NE(b.console[0].find("Uncaught ReferenceError: no_such_function is not defined"),
             std::string::npos)
