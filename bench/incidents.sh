@@ -4,11 +4,19 @@
 #
 #   bench/incidents.sh [--hosts N] [--records M] [--runs R] [--journal DIR] [--build-dir DIR]
 #                      [--scales N,N...] [--nofile SOFT:HARD[,SOFT:HARD...]]
+#                      [--days D] [--archives A] [--other-units U] [--jobs J]
+#                      [--since TIME] [--until TIME] [--strace 0|1]
 #
-# Builds the journal with rdma-journal-gen (one file per host through systemd-journal-remote,
-# as a receiver with SplitMode=host has them, with their zero blocks freed: --sparse, the same
-# bytes read back; kept in DIR and used again when it is there with the same counts), then runs
-# `rdma-eventctl history -D DIR --incidents --json` R times for each open-file limit (prlimit;
+# Builds the journal with rdma-journal-gen as a receiver holds it: each host's files through
+# systemd-journal-remote (SplitMode=host), the records over D days (1), U other units' entries
+# per record mixed in (kernel, sshd, cron, slurmd, systemd...; 0 when not given: the earlier
+# benchmark's journal of rdma-eventd's entries only, as bench/run.sh --only incidents reads it;
+# the generator's realistic ratio is 100), the days split into A files per host (1), the older
+# ones archives named as journal-remote names them, with their zero blocks freed (--sparse, the
+# same bytes read back); J hosts written at once (the processors). The journal is kept in DIR
+# and used again when it is there with the same shape.
+# Then it runs `rdma-eventctl history -D DIR --incidents --json [--since T] [--until T]` R times
+# for each open-file limit (prlimit;
 # default a soft limit of 1024, Debian's for a login or a service, under the shell's hard
 # limit) and reports each run's wall time,
 # CPU time, peak RSS (getrusage, through /usr/bin/time; it counts the journal files' pages
@@ -16,13 +24,17 @@
 # 50 ms: what the program itself allocates), its exit status and the incidents; the incidents
 # must be the same under every limit (the script says so, or fails). --scales: also over the
 # first N hosts' files (hard links in DIR.N), for time against records. Defaults: 1,000 hosts,
-# 1,000,000 records, 3 runs. Needs systemd-journal-remote, /usr/bin/time and prlimit (Debian's
-# systemd-journal-remote, time, util-linux).
+# 1,000,000 records, 3 runs. Files opened: one more run under the first limit, not timed, under
+# `strace -f -y -e trace=openat,mmap`: the journal files it opened (each to read its header,
+# whatever the window) and those it mapped (read by sd-journal: within the window); --strace 0
+# leaves it out (and so does a machine without strace, saying so). Needs systemd-journal-remote,
+# /usr/bin/time and prlimit (Debian's systemd-journal-remote, time, util-linux), and strace.
 set -euo pipefail
 
 # The default limit: Debian's soft limit of 1,024 (a login, a service) under this shell's hard one
 # (prlimit cannot raise it without CAP_SYS_RESOURCE).
 hosts=1000 records=1000000 runs=3 journal="" build_dir="" scales="" nofile="1024:$(ulimit -Hn)"
+days=1 archives=1 other_units=0 jobs=$(nproc) since="" until="" use_strace=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --hosts) hosts=$2; shift 2 ;;
@@ -32,16 +44,35 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir=$2; shift 2 ;;
     --scales) scales=$2; shift 2 ;;
     --nofile) nofile=$2; shift 2 ;;
+    --days) days=$2; shift 2 ;;
+    --archives) archives=$2; shift 2 ;;
+    --other-units) other_units=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --since) since=$2; shift 2 ;;
+    --until) until=$2; shift 2 ;;
+    --strace) use_strace=$2; shift 2 ;;
     *) echo "incidents.sh: unknown option '$1'" >&2; exit 64 ;;
   esac
 done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${build_dir:=$root/build}"
 : "${journal:=/var/tmp/rdma-incidents-bench-$hosts-$records}"
+# The earlier benchmark's journal (rdma-eventd's entries only, a file per host, a day) keeps
+# its name; any other shape has its own.
+if [ "$days/$archives/$other_units" != "1/1/0" ] && [ "$journal" = "/var/tmp/rdma-incidents-bench-$hosts-$records" ]; then
+  journal=$journal-d$days-a$archives-u$other_units
+fi
+window=()
+[ -n "$since" ] && window+=(--since "$since")
+[ -n "$until" ] && window+=(--until "$until")
 gen=$build_dir/bin/rdma-journal-gen
 eventctl=$build_dir/bin/rdma-eventctl
 [ -x /usr/bin/time ] || { echo "incidents.sh: /usr/bin/time is missing: apt-get install time" >&2; exit 1; }
 command -v prlimit >/dev/null || { echo "incidents.sh: prlimit is missing: apt-get install util-linux" >&2; exit 1; }
+if [ "$use_strace" != 0 ] && ! command -v strace >/dev/null; then
+  echo "incidents.sh: strace is missing (apt-get install strace): the files opened are not counted" >&2
+  use_strace=0
+fi
 for program in "$gen" "$eventctl"; do
   [ -x "$program" ] || { echo "incidents.sh: $program is missing: build rdma-journal-gen and rdma-eventctl" >&2; exit 1; }
 done
@@ -50,12 +81,15 @@ if [ ! -f "$journal/.complete" ]; then
   rm -rf "$journal"
   mkdir -p "$journal"
   start=$(date +%s.%N)
-  "$gen" --hosts "$hosts" --records "$records" --output "$journal" --sparse 1 >"$journal/.complete.tmp"
+  "$gen" --hosts "$hosts" --records "$records" --days "$days" --archives "$archives" \
+    --other-units "$other_units" --jobs "$jobs" --output "$journal" --sparse 1 >"$journal/.complete.tmp"
+  seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  echo "generated in $seconds s ($(awk -v s="$seconds" -v h="$hosts" 'BEGIN { printf "%.3f", s / h }') s a host, $jobs at once)" >>"$journal/.complete.tmp"
   mv "$journal/.complete.tmp" "$journal/.complete"
-  printf 'generated: %s in %.1f s\n' "$(cat "$journal/.complete")" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
 fi
-echo "journal: $journal, $(cat "$journal/.complete"), $(find "$journal" -name '*.journal' | wc -l) files," \
+echo "journal: $journal, $(paste -sd' ' "$journal/.complete"), $(find "$journal" -name '*.journal' | wc -l) files," \
   "$(du -sh "$journal" | cut -f1) on disk ($(du -sh --apparent-size "$journal" | cut -f1) as journal-remote wrote them)"
+echo "window: ${window[*]:-(none)}"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rdma-eventctl: $eventctl ($("$eventctl" --version 2>/dev/null || echo "no --version"))"
 
@@ -65,7 +99,11 @@ subset() {
   if [ ! -f "$dir/.complete" ]; then
     rm -rf "$dir"
     mkdir -p "$dir"
-    find "$journal" -maxdepth 1 -name '*.journal' | sort | head -n "$n" | xargs -r ln -t "$dir"
+    # Every file of the first N hosts (remote-HOST.journal and its archives remote-HOST@...).
+    find "$journal" -maxdepth 1 -name 'remote-*.journal' | sort |
+      awk -v n="$n" '{ host = $0; sub(/.*\/remote-/, "", host); sub(/[@.].*/, "", host)
+                       if (!(host in seen)) { seen[host] = 1; count++ } if (count <= n) print }' |
+      xargs -r ln -t "$dir"
     touch "$dir/.complete"
   fi
   echo "$dir"
@@ -80,7 +118,7 @@ run_all() {
     out=$(mktemp) times=$(mktemp)
     status=0
     prlimit --nofile="$limit" /usr/bin/time -f '%e %M %U %S' -o "$times" \
-      "$eventctl" history -D "$dir" --incidents --json >"$out" 2>"$out.err" &
+      "$eventctl" history -D "$dir" --incidents --json "${window[@]}" >"$out" 2>"$out.err" &
     pid=$!
     # The child of prlimit's /usr/bin/time is rdma-eventctl (prlimit execs).
     peak_anon=0
@@ -110,6 +148,25 @@ run_all() {
   done
 }
 
+# count_opened DIR LIMIT MD5: one run under strace: the journal files opened (openat: each has
+# its header read) and mapped (mmap: read by sd-journal), distinct paths; its output must be
+# the timed runs'.
+count_opened() {
+  local dir=$1 limit=$2 want=$3 trace out opened mapped
+  trace=$(mktemp) out=$(mktemp)
+  prlimit --nofile="$limit" strace -f -y -qq -e trace=openat,mmap -o "$trace" \
+    "$eventctl" history -D "$dir" --incidents --json "${window[@]}" >"$out" 2>/dev/null || true
+  opened=$(grep '^[0-9]* *openat(' "$trace" | grep -v '= -1' | grep -o '"[^"]*\.journal"' | sort -u | wc -l)
+  mapped=$(grep '^[0-9]* *mmap(' "$trace" | grep -o '<[^>]*\.journal>' | sort -u | wc -l)
+  echo "  files: $(find "$dir" -maxdepth 1 -name '*.journal' | wc -l) listed, $opened opened (openat), $mapped read by sd-journal (mmap), strace -f -y -e trace=openat,mmap"
+  if [ "$(md5sum <"$out" | cut -d' ' -f1)" != "$want" ]; then
+    echo "  DIFFERENT incidents under strace" >&2
+    rm -f "$trace" "$out"
+    return 1
+  fi
+  rm -f "$trace" "$out"
+}
+
 dirs=()
 if [ -n "$scales" ]; then
   IFS=, read -r -a sizes <<<"$scales"
@@ -137,5 +194,6 @@ for dir in "${dirs[@]}"; do
     fi
   done
   [ ${#limits[@]} -gt 1 ] && [ "$status" = 0 ] && echo "  the same incidents under every limit (md5 $first)"
+  [ "$use_strace" = 0 ] || count_opened "$dir" "${limits[0]}" "$first" || status=1
 done
 exit $status

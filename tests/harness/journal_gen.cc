@@ -3,7 +3,9 @@
 // host's entries are made as rdma-eventd makes them (the daemon's record and journal entry code:
 // RecordStamper, to_json, append_journal_entry_head) with the fields journald adds, in journal
 // export format, written through systemd-journal-remote into one journal file per host, as a
-// receiver with SplitMode=host has them. tests/integration/journal_gen_test.cc checks an entry
+// receiver with SplitMode=host has them; as a receiver's journal, with other units' entries mixed
+// in and each host's time split into archives (--other-units, --archives: journal_gen_receiver.h).
+// tests/integration/journal_gen_test.cc checks an entry
 // of every kind the scenarios write (port_state, port_err, port_active, sm_change, lid_change,
 // client_reregister, device_fatal, app_report, and port_health with each verdict) field by
 // field against the real daemon's for the same event.
@@ -12,17 +14,16 @@
 //   rdma-journal-gen --scenario flapping --output DIR      a port flapping for hours (fixed)
 //   rdma-journal-gen --scenario many-hosts --hosts 200 --output DIR   a file per host, each in
 //                                                          an incident
-//   rdma-journal-gen --hosts 1000 --records 1000000 --output DIR [--seed N]
+//   rdma-journal-gen --hosts 1000 --records 1000000 --output DIR [--seed N] [--days D]
+//                    [--other-units R] [--archives N] [--jobs J]
 //   rdma-journal-gen --entry EVENT --host NAME             one entry on stdout (export format)
-#include <fcntl.h>
-#include <linux/falloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
-#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,7 @@
 
 #include "core/journal_entry.h"
 #include "core/stamper.h"
+#include "journal_gen_receiver.h"
 #include "schema/record_json.h"
 
 namespace {
@@ -43,7 +45,8 @@ using rdma_eventd::daemon::RecordStamper;
 constexpr int64_t kSecond = 1'000'000;
 // 2026-11-27T00:00:00Z: the generated day starts here unless --start says otherwise.
 constexpr int64_t kDefaultStartUs = 1'795'737'600LL * kSecond;
-const char* const kRemote = "/lib/systemd/systemd-journal-remote";
+// __MONOTONIC_TIMESTAMP: the hosts booted an hour before the default start.
+constexpr int64_t kMonotonicOffsetUs = 3600 * kSecond - kDefaultStartUs;
 
 // What happens to one host at one time; made into a record when the host's entries are written.
 struct Happening {
@@ -168,8 +171,7 @@ class HostJournal {
     if (h.event == EventKind::kPortHealth) r.severity = health_severity(h.health);
     std::string out;
     out += "__REALTIME_TIMESTAMP=" + std::to_string(h.time_us) + "\n";
-    out += "__MONOTONIC_TIMESTAMP=" + std::to_string(h.time_us - kDefaultStartUs + 3600 * kSecond) +
-           "\n";
+    out += "__MONOTONIC_TIMESTAMP=" + std::to_string(h.time_us + kMonotonicOffsetUs) + "\n";
     out += "_BOOT_ID=" + boot_id_ + "\n_MACHINE_ID=" + machine_id_ + "\n_HOSTNAME=" + name_ + "\n";
     out += "_TRANSPORT=journal\n_UID=0\n_GID=0\n_COMM=rdma-eventd\n_EXE=/usr/sbin/rdma-eventd\n";
     out += "_CMDLINE=/usr/sbin/rdma-eventd\n_PID=" + std::to_string(pid_) + "\n";
@@ -179,6 +181,9 @@ class HostJournal {
     append_json(out, r);
     out += "\n\n";
     return out;
+  }
+  rdma_journal_gen::HostIdentity identity() const {
+    return {name_, boot_id_, machine_id_, kMonotonicOffsetUs};
   }
 
  private:
@@ -313,14 +318,14 @@ Fleet flapping_scenario(int64_t t0) {
   return f;
 }
 
-// A day of a busy fleet: episodes at random times (fabric events on a leaf of 20 to 60 hosts,
+// `days` of a busy fleet: episodes at random times (fabric events on a leaf of 20 to 60 hosts,
 // flapping ports, failed devices, application reports), and daemon starts, until `records`.
-Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed) {
+Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed, int64_t days) {
   Fleet f = make_fleet(hosts);
   std::mt19937_64 rng(seed);
   for (size_t i = 0; i < hosts; ++i)
     f.start(t0 + static_cast<int64_t>(rng() % 60) * kSecond, i);
-  const int64_t day = 86'400 * kSecond;
+  const int64_t day = 86'400 * kSecond * std::max<int64_t>(days, 1);
   while (f.records < records) {
     const int64_t t = t0 + 120 * kSecond +
                       static_cast<int64_t>(rng() % static_cast<uint64_t>(day - 300 * kSecond));
@@ -341,39 +346,11 @@ Fleet busy_fleet(size_t hosts, size_t records, int64_t t0, uint64_t seed) {
   return f;
 }
 
-// Frees the blocks of `path` that hold only zeros (FALLOC_FL_PUNCH_HOLE): what it reads stays
-// the same byte for byte. systemd 252's journal-remote allocates 8 MiB for every file it
-// creates, 3.6 MiB of it a data hash table sized for 128 MiB (its defaults; journal-remote.conf
-// has no MaxFileSize= before systemd 253), nearly all zeros for a host's day of records.
-// Returns 0 or an errno.
-int punch_zero_blocks(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return errno;
-  constexpr size_t kBlock = 4096;
-  std::vector<char> block(kBlock);
-  const std::vector<char> zeros(kBlock, 0);
-  int error = 0;
-  off_t offset = 0;
-  for (;;) {
-    const ssize_t n = ::pread(fd, block.data(), kBlock, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) error = errno;
-    if (n <= 0) break;
-    if (static_cast<size_t>(n) == kBlock && std::memcmp(block.data(), zeros.data(), kBlock) == 0 &&
-        ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, kBlock) != 0) {
-      error = errno;
-      break;
-    }
-    offset += n;
-  }
-  ::close(fd);
-  return error;
-}
-
 // Writes each host's entries, in time order, through systemd-journal-remote into
-// DIR/remote-HOST.journal. `copies`: every copies-th entry is sent twice, as an upload that
-// starts again from its cursor does.
-bool write_fleet(Fleet& f, const std::string& dir, size_t copies, uint64_t seed, bool sparse) {
+// DIR/remote-HOST.journal (and its archives, journal_gen_receiver.h). `copies`: every copies-th
+// entry is sent twice, as an upload that starts again from its cursor does.
+bool write_fleet(Fleet& f, const std::string& dir, size_t copies,
+                 rdma_journal_gen::ReceiverShape shape) {
   // A directory that is not there, or not one, is said before anything runs (a pipe to a
   // journal-remote that could not open its output would end this program with SIGPIPE).
   struct stat st {};
@@ -384,56 +361,30 @@ bool write_fleet(Fleet& f, const std::string& dir, size_t copies, uint64_t seed,
     std::fprintf(stderr, "rdma-journal-gen: --output %s: %s\n", dir.c_str(), std::strerror(error));
     return false;
   }
-  // A journal-remote that fails midway: its messages are kept and said, not a SIGPIPE.
-  ::signal(SIGPIPE, SIG_IGN);
-  const std::string log = dir + "/.journal-remote.log";
-  for (size_t i = 0; i < f.hosts.size(); ++i) {
+  // The time the archives split: from the fleet's first entry to its last.
+  shape.from_us = INT64_MAX;
+  shape.to_us = INT64_MIN;
+  for (const auto& list : f.happenings) {
+    for (const auto& h : list) {
+      shape.from_us = std::min(shape.from_us, h.time_us);
+      shape.to_us = std::max(shape.to_us, h.time_us + 1);
+    }
+  }
+  if (shape.from_us > shape.to_us) shape.from_us = shape.to_us = 0;
+  const auto host = [&](size_t i) {
     auto& list = f.happenings[i];
     std::stable_sort(list.begin(), list.end(),
                      [](const Happening& a, const Happening& b) { return a.time_us < b.time_us; });
-    const std::string command =
-        std::string(kRemote) + " --output=" + dir + "/remote-" + f.hosts[i] + ".journal - 2>" + log;
-    std::FILE* pipe = ::popen(command.c_str(), "w");
-    if (!pipe) {
-      std::perror("rdma-journal-gen: popen");
-      return false;
-    }
-    HostJournal journal(f.hosts[i], i, seed);
-    std::string buffer;
+    HostJournal journal(f.hosts[i], i, shape.seed);
+    rdma_journal_gen::HostEntries out{journal.identity(), {}, list.size()};
     size_t n = 0;
-    std::string last;
-    bool written = true;
     for (const auto& h : list) {
-      last = journal.entry(h);
-      buffer += last;
-      if (copies && ++n % copies == 0) buffer += last;
-      if (buffer.size() > (1 << 20)) {
-        written = written && std::fwrite(buffer.data(), 1, buffer.size(), pipe) == buffer.size();
-        buffer.clear();
-      }
+      out.rdma.push_back({h.time_us, journal.entry(h)});
+      if (copies && ++n % copies == 0) out.rdma.push_back(out.rdma.back());
     }
-    written = written && std::fwrite(buffer.data(), 1, buffer.size(), pipe) == buffer.size();
-    const int status = ::pclose(pipe);
-    if (!written || status != 0) {
-      std::fprintf(stderr, "rdma-journal-gen: %s failed for %s (%s/remote-%s.journal)%s\n", kRemote,
-                   f.hosts[i].c_str(), dir.c_str(), f.hosts[i].c_str(),
-                   written ? "" : ": it stopped reading");
-      std::FILE* said = std::fopen(log.c_str(), "r");
-      char line[512];
-      while (said && std::fgets(line, sizeof line, said))
-        std::fprintf(stderr, "  %s", line);
-      if (said) std::fclose(said);
-      return false;
-    }
-    const std::string file = dir + "/remote-" + f.hosts[i] + ".journal";
-    if (const int error = sparse ? punch_zero_blocks(file) : 0) {
-      std::fprintf(stderr, "rdma-journal-gen: --sparse: %s: %s\n", file.c_str(),
-                   std::strerror(error));
-      return false;
-    }
-  }
-  ::unlink(log.c_str());
-  return true;
+    return out;
+  };
+  return rdma_journal_gen::write_receiver(dir, f.hosts.size(), host, shape);
 }
 
 // What make_record makes: the kinds the scenarios write (and the notices of a port's SM and
@@ -449,7 +400,11 @@ int usage() {
       "[--copies N]\n"
       "       rdma-journal-gen --scenario many-hosts [--hosts N] --output DIR\n"
       "       rdma-journal-gen --hosts N --records M --output DIR [--seed S] [--start US]\n"
+      "                        [--days D] [--other-units R] [--archives N] [--jobs J]\n"
       "                        [--sparse 1]   (free the files' zero blocks: the disk they take)\n"
+      "         --days: the records over D days (1); --other-units: other units' entries per\n"
+      "         record (100 with --hosts, else 0); --archives: files per host, the time split\n"
+      "         among them (1); --jobs: hosts written at once (the processors)\n"
       "       rdma-journal-gen --entry EVENT --host NAME [--health H --reason R --previous P\n"
       "                        --downs N]\n"
       "         EVENT: port_state, port_err, port_active, sm_change, lid_change,\n"
@@ -502,6 +457,17 @@ int main(int argc, char** argv) {
   }
   if (!opt.count("output")) return usage();
   Fleet fleet;
+  // The receiver's shape: the fixed scenarios mix in no other units unless told to.
+  rdma_journal_gen::ReceiverShape shape;
+  shape.seed = seed;
+  shape.sparse = number("sparse", 0) != 0;
+  shape.archives = std::max<uint64_t>(number("archives", 1), 1);
+  shape.jobs = static_cast<unsigned>(std::max<uint64_t>(
+      number("jobs", static_cast<uint64_t>(::sysconf(_SC_NPROCESSORS_ONLN))), 1));
+  shape.other_units = opt.count("other-units") ? std::strtod(opt["other-units"].c_str(), nullptr)
+                      : opt.count("scenario")  ? 0
+                                               : rdma_journal_gen::kDefaultOtherUnits;
+  if (!(shape.other_units >= 0)) return usage();
   if (opt["scenario"] == "incidents") {
     fleet = incidents_scenario(start);
   } else if (opt["scenario"] == "many-hosts") {
@@ -509,12 +475,19 @@ int main(int argc, char** argv) {
   } else if (opt["scenario"] == "flapping") {
     fleet = flapping_scenario(start);
   } else if (opt.count("hosts") && opt.count("records")) {
-    fleet = busy_fleet(number("hosts", 1), number("records", 1), start, seed);
+    fleet = busy_fleet(number("hosts", 1), number("records", 1), start, seed,
+                       static_cast<int64_t>(number("days", 1)));
   } else {
     return usage();
   }
-  if (!write_fleet(fleet, opt["output"], number("copies", 0), seed, number("sparse", 0) != 0))
-    return 1;
-  std::printf("%zu hosts, %zu records\n", fleet.hosts.size(), fleet.records);
+  if (!write_fleet(fleet, opt["output"], number("copies", 0), shape)) return 1;
+  std::printf("%zu hosts, %zu records", fleet.hosts.size(), fleet.records);
+  if (shape.other_units > 0 || shape.archives > 1) {
+    size_t other = 0;
+    for (const auto& list : fleet.happenings)
+      other += rdma_journal_gen::other_units_count(shape, list.size());
+    std::printf(", %zu entries of other units, %zu files a host at most", other, shape.archives);
+  }
+  std::printf("\n");
   return 0;
 }

@@ -262,8 +262,10 @@ TEST_F(Damaged, AFileThisUserMayNotReadIsNamedAndTheOthersAreRead) {
 class DamagedAfterItsHeader : public JournalFiles {
  protected:
   void SetUp() override {
-    const CommandResult gen = run_command({rdmatest::bin("rdma-journal-gen"), "--hosts", "3",
-                                           "--records", "6000", "--output", dir_.path()});
+    // rdma-eventd's entries alone: the damage is placed among them.
+    const CommandResult gen =
+        run_command({rdmatest::bin("rdma-journal-gen"), "--hosts", "3", "--records", "6000",
+                     "--other-units", "0", "--output", dir_.path()});
     ASSERT_EQ(gen.exit_code(), 0) << gen.err;
     ASSERT_EQ(gen.out, "3 hosts, 6010 records\n");
   }

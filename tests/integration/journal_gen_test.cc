@@ -6,8 +6,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cinttypes>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -238,6 +244,239 @@ TEST(JournalGen, SaysWhatIsWrongWithItsOutputDirectory) {
   ASSERT_EQ(made.exit_code(), 0) << made.err;
   const CommandResult files = run_command({"ls", "-A", dir.path()});
   EXPECT_EQ(files.out, "file\nremote-node01.journal\nremote-node02.journal\n");
+}
+
+// A receiver's journal: other units' entries mixed in, each host's time split into archives.
+
+// What a journal file's header says (systemd's struct Header, little-endian).
+struct FileHeader {
+  unsigned state = 0;
+  std::string seqnum_id;  // hex
+  uint64_t entries = 0, head_seqnum = 0, head_realtime = 0, tail_realtime = 0;
+};
+
+FileHeader read_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char h[208] = {};
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  EXPECT_EQ(in.gcount(), 208) << path;
+  const auto le64 = [&h](size_t at) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i)
+      v = (v << 8) | h[at + i];
+    return v;
+  };
+  FileHeader f{.state = h[16],
+               .entries = le64(152),
+               .head_seqnum = le64(168),
+               .head_realtime = le64(184),
+               .tail_realtime = le64(192)};
+  char hex[3];
+  for (size_t i = 72; i < 88; ++i) {
+    std::snprintf(hex, sizeof hex, "%02x", h[i]);
+    f.seqnum_id += hex;
+  }
+  return f;
+}
+
+CommandResult generate(const std::string& dir, const std::vector<std::string>& shape) {
+  std::vector<std::string> argv = {rdmatest::bin("rdma-journal-gen"),
+                                   "--hosts",
+                                   "3",
+                                   "--records",
+                                   "300",
+                                   "--days",
+                                   "2",
+                                   "--seed",
+                                   "5",
+                                   "--output",
+                                   dir};
+  argv.insert(argv.end(), shape.begin(), shape.end());
+  return run_command(argv, {}, 120s);
+}
+
+// The records the generator says it wrote ("N hosts, M records...").
+int generated_records(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("^3 hosts, ([0-9]+) records"))) {
+    ADD_FAILURE() << out;
+    return 0;
+  }
+  return std::stoi(m[1]);
+}
+
+CommandResult history(const std::string& dir, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {rdmatest::bin("rdma-eventctl"), "history", "-D", dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, {}, 120s);
+}
+
+// A host's files, oldest first (by the time of their first entry); the active one last.
+struct HostFiles {
+  std::vector<std::string> archives;
+  std::string active;
+};
+
+std::map<std::string, HostFiles> files_by_host(const std::string& dir) {
+  static const std::regex archive(
+      "remote-(node[0-9]+)@[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{16}\\.journal");
+  static const std::regex active("remote-(node[0-9]+)\\.journal");
+  std::map<std::string, HostFiles> hosts;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename();
+    std::smatch m;
+    if (std::regex_match(name, m, archive)) {
+      hosts[m[1]].archives.push_back(e.path());
+    } else if (std::regex_match(name, m, active)) {
+      hosts[m[1]].active = e.path();
+    } else {
+      ADD_FAILURE() << "not a journal-remote name: " << name;
+    }
+  }
+  for (auto& [host, files] : hosts) {
+    std::sort(files.archives.begin(), files.archives.end(),
+              [](const std::string& a, const std::string& b) {
+                return read_header(a).head_realtime < read_header(b).head_realtime;
+              });
+  }
+  return hosts;
+}
+
+TEST(JournalGen, WritesArchivesAsAReceiverRotatesThem) {
+  rdmatest::TempDir dir("rdma-journal-gen");
+  const CommandResult gen =
+      generate(dir.path(), {"--other-units", "20", "--archives", "4", "--jobs", "2"});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  const int records = generated_records(gen.out);
+  EXPECT_EQ(gen.out, "3 hosts, " + std::to_string(records) + " records, " +
+                         std::to_string(20 * records) +
+                         " entries of other units, 4 files a host at most\n");
+  const auto hosts = files_by_host(dir.path());
+  ASSERT_EQ(hosts.size(), 3u);
+  uint64_t entries = 0;
+  std::map<std::string, int> identifiers;
+  for (const auto& [host, files] : hosts) {
+    SCOPED_TRACE(host);
+    ASSERT_EQ(files.archives.size(), 3u);
+    ASSERT_FALSE(files.active.empty());
+    std::vector<std::string> all = files.archives;
+    all.push_back(files.active);
+    uint64_t previous_tail = 0;
+    for (const std::string& path : all) {
+      SCOPED_TRACE(path);
+      const FileHeader h = read_header(path);
+      EXPECT_GT(h.entries, 0u);
+      EXPECT_GT(h.head_realtime, previous_tail);  // each file after the one before
+      EXPECT_LE(h.head_realtime, h.tail_realtime);
+      previous_tail = h.tail_realtime;
+      if (path != files.active) {
+        // The name is the header's: sequence number id, first seqnum, first entry's time.
+        char name[128];
+        std::snprintf(name, sizeof name, "/remote-%s@%s-%016" PRIx64 "-%016" PRIx64 ".journal",
+                      host.c_str(), h.seqnum_id.c_str(), h.head_seqnum, h.head_realtime);
+        EXPECT_EQ(path, dir.path() + name);
+        EXPECT_EQ(h.state, 2u);  // STATE_ARCHIVED
+      } else {
+        EXPECT_EQ(h.state, 0u);  // STATE_OFFLINE: journal-remote closed it
+      }
+      // journalctl reads every entry the header counts, each of this host.
+      const CommandResult read =
+          run_command({"journalctl", "--file", path, "-o", "json", "--no-pager"}, {}, 60s);
+      ASSERT_EQ(read.exit_code(), 0) << read.err;
+      const auto lines = read.out_lines();
+      EXPECT_EQ(lines.size(), h.entries);
+      entries += lines.size();
+      for (const std::string& line : lines) {
+        const json e = json::parse(line);
+        EXPECT_EQ(e["_HOSTNAME"], host);
+        const std::string id = e["SYSLOG_IDENTIFIER"];
+        ++identifiers[id];
+        // Kernel messages come from no process and no unit; every other entry has both.
+        EXPECT_EQ(e["_TRANSPORT"] == "kernel", id == "kernel") << line;
+        EXPECT_EQ(e.contains("_PID"), id != "kernel") << line;
+        EXPECT_EQ(e.contains("_SYSTEMD_UNIT"), id != "kernel") << line;
+        for (const char* key : {"MESSAGE", "PRIORITY", "_BOOT_ID", "_MACHINE_ID"})
+          EXPECT_TRUE(e.contains(key)) << key << ": " << line;
+      }
+    }
+  }
+  EXPECT_EQ(entries, 21u * records);
+  EXPECT_EQ(identifiers["rdma-eventd"], records);
+  for (const char* id : {"kernel", "sshd", "systemd", "systemd-logind", "CRON", "slurmd"})
+    EXPECT_GT(identifiers[id], 0) << id;
+}
+
+// rdma-eventctl reads rdma-eventd's entries only: the same records, however many other units'
+// entries and archives are around them; and --jobs changes nothing of them.
+TEST(JournalGen, OtherUnitsAndArchivesLeaveTheRecordsAsTheyAre) {
+  rdmatest::TempDir plain("rdma-journal-gen"), receiver("rdma-journal-gen");
+  const CommandResult alone = generate(plain.path(), {"--other-units", "0", "--jobs", "1"});
+  ASSERT_EQ(alone.exit_code(), 0) << alone.err;
+  const CommandResult gen =
+      generate(receiver.path(), {"--other-units", "20", "--archives", "4", "--jobs", "2"});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--json"}, std::vector<std::string>{"--incidents", "--json"}}) {
+    const CommandResult want = history(plain.path(), args);
+    const CommandResult got = history(receiver.path(), args);
+    ASSERT_EQ(want.exit_code(), 0) << want.err;
+    EXPECT_EQ(got.exit_code(), 0) << got.err;
+    EXPECT_EQ(got.err, "");
+    EXPECT_FALSE(want.out.empty());
+    EXPECT_EQ(got.out, want.out);
+  }
+  EXPECT_EQ(history(plain.path(), {"--json"}).out_lines().size(),
+            static_cast<size_t>(generated_records(alone.out)));
+}
+
+// --since and --until leave the archives outside them unopened: each host's oldest archive and
+// its active file are cut to their header (opened, each is named and the exit status is 74),
+// and a window between them reads the same records as over the whole files, saying nothing.
+TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
+  rdmatest::TempDir dir("rdma-journal-gen");
+  const CommandResult gen =
+      generate(dir.path(), {"--other-units", "5", "--archives", "4", "--jobs", "2"});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  const auto hosts = files_by_host(dir.path());
+  ASSERT_EQ(hosts.size(), 3u);
+  // The window: from the latest second archive's first entry to just before the earliest
+  // active file's first entry.
+  uint64_t since = 0, until = UINT64_MAX;
+  for (const auto& [host, files] : hosts) {
+    ASSERT_EQ(files.archives.size(), 3u) << host;
+    since = std::max(since, read_header(files.archives[1]).head_realtime);
+    until = std::min(until, read_header(files.active).head_realtime - 1);
+  }
+  ASSERT_LT(since, until);
+  const auto at = [](uint64_t us) {
+    char text[48];
+    std::snprintf(text, sizeof text, "@%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+    return std::string(text);
+  };
+  const std::vector<std::string> window = {"--json", "--since", at(since), "--until", at(until)};
+  const CommandResult want = history(dir.path(), window);
+  ASSERT_EQ(want.exit_code(), 0) << want.err;
+  ASSERT_FALSE(want.out.empty());
+
+  std::vector<std::string> cut;
+  for (const auto& [host, files] : hosts) {
+    cut.push_back(files.archives[0]);
+    cut.push_back(files.active);
+  }
+  for (const std::string& path : cut) {
+    const CommandResult truncated = run_command({"truncate", "-s", "208", path});
+    ASSERT_EQ(truncated.exit_code(), 0) << truncated.err;
+  }
+  // Read, each cut file is named: the check can fail.
+  const CommandResult whole = history(dir.path(), {"--json"});
+  EXPECT_EQ(whole.exit_code(), 74);
+  for (const std::string& path : cut)
+    EXPECT_NE(whole.err.find(path + ": "), std::string::npos) << whole.err;
+  // Outside the window, none of them is opened.
+  const CommandResult got = history(dir.path(), window);
+  EXPECT_EQ(got.exit_code(), 0) << got.err;
+  EXPECT_EQ(got.err, "");
+  EXPECT_EQ(got.out, want.out);
 }
 
 }  // namespace
