@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "archive_names.h"
 #include "entry_runs.h"
 #include "journal_file.h"
 #include "journal_files.h"
@@ -178,6 +179,8 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
     problem(problem_of(dir, "cannot read the directory", e));
   }
 
+  // Archives whose names put them outside --since/--until: not opened at all.
+  const std::vector<bool> by_name = outside_by_name(files_, query_.since_us, query_.until_us);
   const size_t ahead = query_.whole_records ? kAheadRecords : kAheadFields;
   std::unique_ptr<RunFile> runs;
   size_t next_file = 0;
@@ -189,6 +192,12 @@ bool JournalReader::read_directory(const Each& each, const Problem& problem, Jou
     std::vector<std::unique_ptr<JournalFile>> group;
     std::vector<std::string> paths;
     while (next_file < files_.size() && group.size() < room) {
+      if (next_file < by_name.size() && by_name[next_file]) {
+        ++next_file;
+        ++report_.outside_window;
+        ++report_.outside_by_name;
+        continue;
+      }
       OpenedFile opened = open_listed(files_[next_file], query_);
       const int e = opened.error;
       if (!opened.file && (e == EMFILE || e == ENFILE) && !group.empty())

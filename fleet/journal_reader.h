@@ -58,7 +58,8 @@ class JournalReader {
     size_t unreadable_files = 0;  // given to `problem`: not read
     size_t damaged_files = 0;     // given to `problem`: damaged, read as far as they could be
     size_t deleted_files = 0;     // given to `problem`: deleted after the listing
-    size_t outside_window = 0;    // not opened: no entry within --since/--until (the header)
+    size_t outside_window = 0;    // not read: no entry within --since/--until (the header)
+    size_t outside_by_name = 0;   // of those, archives known from their names: not even opened
     size_t unreadable_dirs = 0;   // directories below it given to `problem`
     size_t groups = 0;            // groups of files read one after the other: 1 when all at once
     uint64_t run_bytes = 0;       // written to the temporary file

@@ -4,6 +4,7 @@
 // the same fields with the same values, but for what must differ between two records of two
 // daemons (seq, stream, time, host, and journald's fields of the process).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -432,6 +433,13 @@ TEST(JournalGen, OtherUnitsAndArchivesLeaveTheRecordsAsTheyAre) {
 // --since and --until leave the archives outside them unopened: each host's oldest archive and
 // its active file are cut to their header (opened, each is named and the exit status is 74),
 // and a window between them reads the same records as over the whole files, saying nothing.
+// A time as --since and --until take it: @SECONDS.MICROSECONDS.
+std::string at(uint64_t us) {
+  char text[48];
+  std::snprintf(text, sizeof text, "@%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+  return text;
+}
+
 TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
   rdmatest::TempDir dir("rdma-journal-gen");
   const CommandResult gen =
@@ -448,11 +456,6 @@ TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
     until = std::min(until, read_header(files.active).head_realtime - 1);
   }
   ASSERT_LT(since, until);
-  const auto at = [](uint64_t us) {
-    char text[48];
-    std::snprintf(text, sizeof text, "@%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
-    return std::string(text);
-  };
   const std::vector<std::string> window = {"--json", "--since", at(since), "--until", at(until)};
   const CommandResult want = history(dir.path(), window);
   ASSERT_EQ(want.exit_code(), 0) << want.err;
@@ -473,6 +476,48 @@ TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
   for (const std::string& path : cut)
     EXPECT_NE(whole.err.find(path + ": "), std::string::npos) << whole.err;
   // Outside the window, none of them is opened.
+  const CommandResult got = history(dir.path(), window);
+  EXPECT_EQ(got.exit_code(), 0) << got.err;
+  EXPECT_EQ(got.err, "");
+  EXPECT_EQ(got.out, want.out);
+}
+
+TEST(JournalGen, ArchivesThatTheirNamesPutOutsideTheWindowAreNotEvenOpened) {
+  // An archive's name holds its first entry's time; the next archive's first entry ends it. Each
+  // host's oldest archive, which the next one's name puts before --since, and its newest, whose
+  // own name puts it after --until, become FIFOs: looked at, each would be named ("not a regular
+  // file"); left alone, the window reads as before.
+  rdmatest::TempDir dir("rdma-journal-gen");
+  const CommandResult gen =
+      generate(dir.path(), {"--other-units", "2", "--archives", "4", "--jobs", "2"});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  const auto hosts = files_by_host(dir.path());
+  ASSERT_EQ(hosts.size(), 3u);
+  uint64_t since = 0, until = UINT64_MAX;
+  for (const auto& [host, files] : hosts) {
+    ASSERT_EQ(files.archives.size(), 3u) << host;
+    since = std::max(since, read_header(files.archives[1]).head_realtime + 1);
+    until = std::min(until, read_header(files.archives[2]).head_realtime - 1);
+  }
+  ASSERT_LT(since, until);
+  const std::vector<std::string> window = {"--json", "--since", at(since), "--until", at(until)};
+  const CommandResult want = history(dir.path(), window);
+  ASSERT_EQ(want.exit_code(), 0) << want.err;
+  ASSERT_FALSE(want.out.empty());
+
+  std::vector<std::string> fifos;
+  for (const auto& [host, files] : hosts) {
+    for (const std::string& path : {files.archives[0], files.archives[2]}) {
+      ASSERT_EQ(::unlink(path.c_str()), 0) << path;
+      ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+      fifos.push_back(path);
+    }
+  }
+  const CommandResult whole = history(dir.path(), {"--json"});
+  EXPECT_EQ(whole.exit_code(), 74);
+  for (const std::string& path : fifos)
+    EXPECT_NE(whole.err.find(path + ": cannot open: not a regular file"), std::string::npos)
+        << whole.err;
   const CommandResult got = history(dir.path(), window);
   EXPECT_EQ(got.exit_code(), 0) << got.err;
   EXPECT_EQ(got.err, "");
