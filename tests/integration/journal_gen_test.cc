@@ -440,29 +440,59 @@ std::string at(uint64_t us) {
   return text;
 }
 
-TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
-  rdmatest::TempDir dir("rdma-journal-gen");
+// Three hosts' receiver, four files each (file 0 to 2 the archives, 3 the active file), and a
+// window in it: from just after the latest first entry of the hosts' file `from` to just before
+// the earliest first entry of their file `to`, with what it reads (--json) before any change.
+struct Receiver {
+  rdmatest::TempDir dir{"rdma-journal-gen"};
+  std::map<std::string, HostFiles> hosts;
+  std::vector<std::string> window;
+  std::string records;
+
+  const std::string& file(const HostFiles& h, size_t i) { return i < 3 ? h.archives[i] : h.active; }
+};
+
+void write_receiver(Receiver& r, size_t from, size_t to) {
   const CommandResult gen =
-      generate(dir.path(), {"--other-units", "5", "--archives", "4", "--jobs", "2"});
+      generate(r.dir.path(), {"--other-units", "5", "--archives", "4", "--jobs", "2"});
   ASSERT_EQ(gen.exit_code(), 0) << gen.err;
-  const auto hosts = files_by_host(dir.path());
-  ASSERT_EQ(hosts.size(), 3u);
-  // The window: from the latest second archive's first entry to just before the earliest
-  // active file's first entry.
+  r.hosts = files_by_host(r.dir.path());
+  ASSERT_EQ(r.hosts.size(), 3u);
   uint64_t since = 0, until = UINT64_MAX;
-  for (const auto& [host, files] : hosts) {
+  for (const auto& [host, files] : r.hosts) {
     ASSERT_EQ(files.archives.size(), 3u) << host;
-    since = std::max(since, read_header(files.archives[1]).head_realtime);
-    until = std::min(until, read_header(files.active).head_realtime - 1);
+    since = std::max(since, read_header(r.file(files, from)).head_realtime + 1);
+    until = std::min(until, read_header(r.file(files, to)).head_realtime - 1);
   }
   ASSERT_LT(since, until);
-  const std::vector<std::string> window = {"--json", "--since", at(since), "--until", at(until)};
-  const CommandResult want = history(dir.path(), window);
+  r.window = {"--json", "--since", at(since), "--until", at(until)};
+  const CommandResult want = history(r.dir.path(), r.window);
   ASSERT_EQ(want.exit_code(), 0) << want.err;
   ASSERT_FALSE(want.out.empty());
+  r.records = want.out;
+}
 
+// Read whole, each of `changed` is named; within the window, nothing is said and the records
+// are those before the change.
+void expect_left_alone(Receiver& r, const std::vector<std::string>& changed,
+                       const std::string& said) {
+  const CommandResult whole = history(r.dir.path(), {"--json"});
+  EXPECT_EQ(whole.exit_code(), 74);
+  for (const std::string& path : changed)
+    EXPECT_NE(whole.err.find(path + ": " + said), std::string::npos) << whole.err;
+  const CommandResult got = history(r.dir.path(), r.window);
+  EXPECT_EQ(got.exit_code(), 0) << got.err;
+  EXPECT_EQ(got.err, "");
+  EXPECT_EQ(got.out, r.records);
+}
+
+TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
+  // Each host's oldest archive and its active file cut to their header: read, each is named
+  // (the check can fail); outside the window, none of them is read.
+  Receiver r;
+  ASSERT_NO_FATAL_FAILURE(write_receiver(r, 1, 3));
   std::vector<std::string> cut;
-  for (const auto& [host, files] : hosts) {
+  for (const auto& [host, files] : r.hosts) {
     cut.push_back(files.archives[0]);
     cut.push_back(files.active);
   }
@@ -470,16 +500,7 @@ TEST(JournalGen, SinceAndUntilSkipTheArchivesOutsideThem) {
     const CommandResult truncated = run_command({"truncate", "-s", "208", path});
     ASSERT_EQ(truncated.exit_code(), 0) << truncated.err;
   }
-  // Read, each cut file is named: the check can fail.
-  const CommandResult whole = history(dir.path(), {"--json"});
-  EXPECT_EQ(whole.exit_code(), 74);
-  for (const std::string& path : cut)
-    EXPECT_NE(whole.err.find(path + ": "), std::string::npos) << whole.err;
-  // Outside the window, none of them is opened.
-  const CommandResult got = history(dir.path(), window);
-  EXPECT_EQ(got.exit_code(), 0) << got.err;
-  EXPECT_EQ(got.err, "");
-  EXPECT_EQ(got.out, want.out);
+  expect_left_alone(r, cut, "");
 }
 
 TEST(JournalGen, ArchivesThatTheirNamesPutOutsideTheWindowAreNotEvenOpened) {
@@ -487,41 +508,17 @@ TEST(JournalGen, ArchivesThatTheirNamesPutOutsideTheWindowAreNotEvenOpened) {
   // host's oldest archive, which the next one's name puts before --since, and its newest, whose
   // own name puts it after --until, become FIFOs: looked at, each would be named ("not a regular
   // file"); left alone, the window reads as before.
-  rdmatest::TempDir dir("rdma-journal-gen");
-  const CommandResult gen =
-      generate(dir.path(), {"--other-units", "2", "--archives", "4", "--jobs", "2"});
-  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
-  const auto hosts = files_by_host(dir.path());
-  ASSERT_EQ(hosts.size(), 3u);
-  uint64_t since = 0, until = UINT64_MAX;
-  for (const auto& [host, files] : hosts) {
-    ASSERT_EQ(files.archives.size(), 3u) << host;
-    since = std::max(since, read_header(files.archives[1]).head_realtime + 1);
-    until = std::min(until, read_header(files.archives[2]).head_realtime - 1);
-  }
-  ASSERT_LT(since, until);
-  const std::vector<std::string> window = {"--json", "--since", at(since), "--until", at(until)};
-  const CommandResult want = history(dir.path(), window);
-  ASSERT_EQ(want.exit_code(), 0) << want.err;
-  ASSERT_FALSE(want.out.empty());
-
+  Receiver r;
+  ASSERT_NO_FATAL_FAILURE(write_receiver(r, 1, 2));
   std::vector<std::string> fifos;
-  for (const auto& [host, files] : hosts) {
+  for (const auto& [host, files] : r.hosts) {
     for (const std::string& path : {files.archives[0], files.archives[2]}) {
       ASSERT_EQ(::unlink(path.c_str()), 0) << path;
       ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
       fifos.push_back(path);
     }
   }
-  const CommandResult whole = history(dir.path(), {"--json"});
-  EXPECT_EQ(whole.exit_code(), 74);
-  for (const std::string& path : fifos)
-    EXPECT_NE(whole.err.find(path + ": cannot open: not a regular file"), std::string::npos)
-        << whole.err;
-  const CommandResult got = history(dir.path(), window);
-  EXPECT_EQ(got.exit_code(), 0) << got.err;
-  EXPECT_EQ(got.err, "");
-  EXPECT_EQ(got.out, want.out);
+  expect_left_alone(r, fifos, "cannot open: not a regular file");
 }
 
 }  // namespace
