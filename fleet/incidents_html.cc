@@ -162,7 +162,7 @@ struct Timeline::Layout {
   int pixel(int64_t t) const {
     const double p = (static_cast<double>(t) - static_cast<double>(t0)) * (kPlotWidth - 1) /
                      static_cast<double>(span);
-    return std::clamp(static_cast<int>(p), 0, kPlotWidth - 1);
+    return static_cast<int>(std::clamp(p, 0.0, kPlotWidth - 1.0));
   }
   int64_t pixel_start(int p) const {
     return t0 + static_cast<int64_t>(static_cast<double>(span) * p / (kPlotWidth - 1));
