@@ -18,23 +18,33 @@
 //    (strict UTF-8) and says what the incident holds; the page is UTF-8 with no control
 //    character but the newline and no script but its own;
 //  - IncidentReport prints exactly the JSON lines the grouping's incidents give.
+// The same input also feeds the two parsers of what a receiver's directory holds: the host
+// names, as file names, go through the archive names' reading (fleet/archive_names.h) with a
+// window from the first entries' times (an archive is decided outside only when its name is
+// one, and never the newest of its name for --since alone), and the bytes after the first
+// through the journal header's (a header is read only from 208 bytes or more, and says a time
+// for its first entry exactly when it counts one).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "archive_names.h"
 #include "escape.h"
 #include "fuzz_check.h"
 #include "incident_grouper.h"
 #include "incident_report.h"
 #include "incidents_html.h"
 #include "incidents_output.h"
+#include "journal_header.h"
 
 namespace {
 
@@ -179,6 +189,42 @@ std::string report_json(const IncidentOptions& o, const std::vector<JournalEntry
   return text;
 }
 
+void check_directory_parsers(const std::vector<JournalEntry>& entries, std::string_view bytes,
+                             const std::string& input) {
+  // A directory lists each name once.
+  std::set<std::string> names;
+  for (const auto& e : entries)
+    names.insert("/r/" + e.hostname);
+  std::vector<ListedFile> files;
+  for (const auto& n : names)
+    files.push_back({n});
+  std::optional<int64_t> since, until;
+  if (!entries.empty()) since = entries[0].realtime_us;
+  if (entries.size() > 1) until = entries[1].realtime_us;
+  const std::vector<bool> outside = outside_by_name(files, since, std::nullopt);
+  const std::vector<bool> both = outside_by_name(files, since, until);
+  FUZZ_CHECK(outside.size() == files.size() && both.size() == files.size(), input);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::optional<int64_t> head = archive_head_realtime(files[i].path);
+    FUZZ_CHECK(!both[i] || head, input);
+    FUZZ_CHECK(!outside[i] || both[i], input);
+    if (outside[i]) {
+      // --since alone: a later archive of the same name begins before it.
+      bool later = false;
+      const std::string stem = files[i].path.substr(0, files[i].path.rfind('@'));
+      for (const auto& f : files) {
+        const auto h = archive_head_realtime(f.path);
+        later |= h && f.path.substr(0, f.path.rfind('@')) == stem && *h >= *head && *h < *since &&
+                 f.path != files[i].path;
+      }
+      FUZZ_CHECK(later, input);
+    }
+  }
+  const auto header =
+      parse_journal_header(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  FUZZ_CHECK(!header || bytes.size() >= kJournalHeaderBytes, input);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -189,7 +235,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   std::vector<Incident> incidents;
   IncidentGrouper grouper(o, [&](Incident&& i) { incidents.push_back(std::move(i)); });
-  Timeline timeline(/*marks_per_host=*/8, /*max_rows=*/4);
+  Timeline timeline(/*max_rows=*/4, /*table_rows=*/8);
   uint64_t faults = 0;
   for (const auto& e : entries) {
     const FaultInput in = fault_input(e);
@@ -218,5 +264,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(occurrences(page, "<script") == 1 && occurrences(page, "</script") == 1, input);
 
   FUZZ_CHECK(report_json(o, entries) == lines, input);
+  check_directory_parsers(entries, std::string_view(input).substr(1), input);
   return 0;
 }
