@@ -211,6 +211,25 @@ TEST(IncidentsHtml, TheSearchKnowsEveryHostInNameOrderWithWhatItHas) {
   EXPECT_NE(page.find("<input id=\"find\" list=\"hostnames\""), std::string::npos);
 }
 
+TEST(IncidentsHtml, APageOfNothingIsStillAPage) {
+  // No entry at all, then one host with one record that is no mark: no rows or one, no axis,
+  // nothing drawn, and no number that is not one.
+  const std::string empty = Timeline().html();
+  EXPECT_NE(empty.find("data-hosts=\"0\" data-rows=\"0\""), std::string::npos);
+  EXPECT_EQ(occurrences(empty, "class=\"mark "), 0u);
+  EXPECT_EQ(occurrences(empty, "class=\"axis\""), 0u);
+  Timeline one;
+  one.add(port_fault("n1", 0, "port_state"));
+  const std::string page = one.html();
+  EXPECT_EQ(occurrences(page, "<g class=\"row\" id=\"row-1\">"), 1u);
+  EXPECT_EQ(occurrences(page, "class=\"mark "), 0u);
+  for (const std::string& p : {empty, page}) {
+    EXPECT_EQ(p.find("nan"), std::string::npos);
+    EXPECT_EQ(p.find("inf\""), std::string::npos);
+    EXPECT_NE(p.find("</html>\n"), std::string::npos);
+  }
+}
+
 TEST(IncidentsHtml, EveryIncidentIsABandAndARowNewestFirst) {
   Timeline t;
   t.add(one_port("a", 0));
