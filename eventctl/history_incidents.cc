@@ -66,19 +66,31 @@ class PageFile {
   bool in_place_ = false;
 };
 
-// What incomplete() says of the read, for the page's notice; empty when it was complete.
-std::string incomplete_notice(const fleet::JournalReader::Report& report) {
+// What of a read was not whole ("2 of 5000 journal files left out, 1 damaged, 1 directory not
+// read"), for stderr and the page; empty when nothing.
+std::string not_read(const fleet::JournalReader::Report& report) {
+  const std::string of = " of " + std::to_string(report.files) + " journal files ";
   std::string what;
-  const auto add = [&](size_t n, const char* text) {
-    if (n) what += (what.empty() ? "" : ", ") + std::to_string(n) + " " + text;
+  const auto add = [&](size_t n, const std::string& text) {
+    if (n == 0) return;
+    what += (what.empty() ? "" : ", ") + std::to_string(n) + (what.empty() ? of : " ") + text;
   };
   add(report.unreadable_files, "left out");
   add(report.damaged_files, "damaged");
   add(report.deleted_files, "deleted during the run");
-  add(report.unreadable_dirs, "directories not read");
-  if (what.empty()) return what;
-  return "Incomplete: of " + std::to_string(report.files) + " journal files, " + what +
-         " (rdma-eventctl named them on its standard error).";
+  if (report.unreadable_dirs) {
+    what += (what.empty() ? "" : ", ") + std::to_string(report.unreadable_dirs) +
+            (report.unreadable_dirs == 1 ? " directory" : " directories") + " not read";
+  }
+  return what;
+}
+
+// The page's notice of an incomplete read (exit 74 or 75); empty when it was whole.
+std::string incomplete_notice(const fleet::JournalReader::Report& report) {
+  const std::string what = not_read(report);
+  return what.empty()
+             ? what
+             : "Incomplete: " + what + " (rdma-eventctl named them on its standard error).";
 }
 
 }  // namespace
@@ -91,19 +103,8 @@ void report_unreadable(const Global& g, const fleet::FileProblem& p) {
 int incomplete(const Global& g, const fleet::JournalReader::Report& report) {
   const std::string of = " of " + std::to_string(report.files) + " journal files ";
   if (report.unreadable_files || report.damaged_files || report.unreadable_dirs) {
-    std::string what;
-    const auto add = [&](size_t n, const std::string& text) {
-      if (n == 0) return;
-      what += (what.empty() ? "" : ", ") + std::to_string(n) + (what.empty() ? of : " ") + text;
-    };
-    add(report.unreadable_files, "left out");
-    add(report.damaged_files, "damaged");
-    add(report.deleted_files, "deleted during the run");
-    if (report.unreadable_dirs) {
-      what += (what.empty() ? "" : ", ") + std::to_string(report.unreadable_dirs) +
-              (report.unreadable_dirs == 1 ? " directory" : " directories") + " not read";
-    }
-    std::fprintf(stderr, "%s: incomplete: %s (named above)\n", g.program.c_str(), what.c_str());
+    std::fprintf(stderr, "%s: incomplete: %s (named above)\n", g.program.c_str(),
+                 not_read(report).c_str());
     return fleet::kExitIncomplete;
   }
   if (report.deleted_files) {

@@ -151,7 +151,8 @@ struct Timeline::Layout {
   int64_t span = 1;
   int height = 0;
   int bottom = 0;
-  std::vector<uint32_t> outliers;  // bands not drawn, by arrival
+  std::vector<bool> band_drawn;    // by arrival: within the fence
+  std::vector<uint32_t> outliers;  // the others, in time order
   uint64_t marks_outside = 0;
   std::vector<uint32_t> hosts_outside;  // the first few hosts of those marks
 
@@ -175,16 +176,12 @@ void Timeline::draw_bands(const Layout& l, const std::vector<uint32_t>& by_start
   std::vector<uint32_t> number(bands_.size());
   for (size_t i = 0; i < by_start.size(); ++i)
     number[by_start[i]] = static_cast<uint32_t>(i + 1);
-  size_t drawn = 0;
-  for (const uint32_t a : by_start)
-    drawn +=
-        l.axis.fence().contains(bands_[a].start_us) && l.axis.fence().contains(bands_[a].end_us);
-  if (drawn <= kBandsDrawn) {
+  if (bands_.size() - l.outliers.size() <= kBandsDrawn) {
     // Each incident a band, numbered in time order, labelled where there is room.
     double label_end = 0;
     for (const uint32_t a : by_start) {
       const Band& b = bands_[a];
-      if (!l.axis.fence().contains(b.start_us) || !l.axis.fence().contains(b.end_us)) continue;
+      if (!l.band_drawn[a]) continue;
       const std::string n = std::to_string(number[a]);
       const double left = l.x(b.start_us) - 1.5;
       const double width = std::max(3.0, l.x(b.end_us) - l.x(b.start_us) + 3.0);
@@ -217,9 +214,7 @@ void Timeline::draw_bands(const Layout& l, const std::vector<uint32_t>& by_start
     std::vector<uint32_t> first(kPlotWidth, 0);
     for (const uint32_t a : by_start) {
       const Band& b = bands_[a];
-      if (b.cls != cls || !l.axis.fence().contains(b.start_us) ||
-          !l.axis.fence().contains(b.end_us))
-        continue;
+      if (b.cls != cls || !l.band_drawn[a]) continue;
       const int p = l.pixel(b.start_us);
       ++covered[p];
       --covered[l.pixel(b.end_us) + 1];
@@ -364,9 +359,11 @@ std::string Timeline::html(std::string_view notice) const {
   for (const Band& b : bands_)
     starts.push_back(b.start_us);
   l.axis = AxisSpan(incidents_fence(std::move(starts)));
+  l.band_drawn.resize(bands_.size());
   for (const uint32_t a : by_start) {
     const Band& b = bands_[a];
-    if (!l.axis.fence().contains(b.start_us) || !l.axis.fence().contains(b.end_us)) {
+    l.band_drawn[a] = l.axis.fence().contains(b.start_us) && l.axis.fence().contains(b.end_us);
+    if (!l.band_drawn[a]) {
       l.outliers.push_back(a);
       continue;
     }

@@ -7,7 +7,7 @@
 // Bounded by design, whatever the number of hosts, records and incidents:
 // - the marks are kept as 16 bytes each, beyond a megabyte in a temporary file (mark_store.h),
 //   and drawn aggregated: one mark per row and pixel, whose title counts what it stands for;
-// - the incidents are kept as 48 bytes each; with more than kBandsDrawn the bands are drawn
+// - the incidents are kept as 40 bytes each; with more than kBandsDrawn the bands are drawn
 //   as one run per class and stretch of pixels, with their count;
 // - the table holds the newest `table_rows` incidents (rdma-eventctl history --incidents
 //   lists every one);
@@ -69,6 +69,7 @@ class Timeline {
     uint32_t arrival;     // its index in bands_
     IncidentClass cls;
   };
+  static_assert(sizeof(Band) == 40);
   struct Detail {  // what the table shows of one of the newest incidents
     int64_t start_us;
     uint32_t arrival;

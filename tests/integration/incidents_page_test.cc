@@ -4,6 +4,7 @@
 // journal: rdma-journal-gen's tests' fleet (eight hosts) through systemd-journal-remote, and
 // another file of node01's from a boot whose clock said 2028.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -126,6 +127,27 @@ TEST_F(IncidentsPage, ARunThatFailsLeavesThePageBeforeItAndNothingElse) {
   EXPECT_TRUE(std::filesystem::is_symlink(out.file("latest.html")));
   EXPECT_EQ(rdmatest::read_file(page), before);
   EXPECT_EQ(files_in(out.path()), (std::vector<std::string>{"fleet.html", "latest.html"}));
+}
+
+TEST_F(IncidentsPage, AnIncompleteReadIsSaidOnThePageAsOnStderr) {
+  // A FIFO named like a journal file is left out (exit 74): the page is written, and says so.
+  rdmatest::TempDir dir("rdma-page-incomplete");
+  const CommandResult gen = run_command(
+      {rdmatest::bin("rdma-journal-gen"), "--scenario", "incidents", "--output", dir.path()});
+  ASSERT_EQ(gen.exit_code(), 0) << gen.err;
+  ASSERT_EQ(::mkfifo(dir.file("remote-fifo.journal").c_str(), 0600), 0);
+  rdmatest::TempDir out("rdma-page");
+  const std::string page = out.file("fleet.html");
+  const CommandResult r = run_command(
+      {rdmatest::bin("rdma-eventctl"), "history", "--directory", dir.path(), "--html", page});
+  EXPECT_EQ(r.exit_code(), 74);
+  EXPECT_NE(r.err.find("rdma-eventctl: incomplete: 1 of 9 journal files left out (named above)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(rdmatest::read_file(page).find(
+                "<p class=\"notice\" id=\"notice\">Incomplete: 1 of 9 journal files left out "
+                "(rdma-eventctl named them on its standard error).</p>"),
+            std::string::npos);
 }
 
 }  // namespace
