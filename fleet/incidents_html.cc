@@ -165,8 +165,11 @@ struct Timeline::Layout {
                      static_cast<double>(span);
     return static_cast<int>(std::clamp(p, 0.0, kPlotWidth - 1.0));
   }
+  // The first time that falls at pixel p. A span near the largest int64_t rounds up to 2^63 as a
+  // double: the last pixel starts at t0 + span itself, the others strictly below it.
   int64_t pixel_start(int p) const {
-    return t0 + static_cast<int64_t>(static_cast<double>(span) * p / (kPlotWidth - 1));
+    if (p >= kPlotWidth - 1) return time_plus(t0, span);
+    return time_plus(t0, static_cast<int64_t>(static_cast<double>(span) / (kPlotWidth - 1) * p));
   }
 };
 

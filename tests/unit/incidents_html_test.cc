@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <regex>
 #include <string>
@@ -170,6 +171,31 @@ TEST(IncidentsHtml, AnIncidentFarFromTheOthersIsListedNotDrawn) {
   // It stays in the table.
   EXPECT_NE(page.find("<tr class=\"incident\" id=\"incident-1\" data-class=\"port\">"),
             std::string::npos);
+}
+
+TEST(IncidentsHtml, TimesAtTheEndsOfTheirRangeSpanTheWholeAxis) {
+  // Two hosts' clocks as far apart as a journal's times go, with too few incidents for a fence:
+  // the axis spans them all, the last pixel starts at the last time, and every number is one.
+  constexpr int64_t kFirst = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
+  Timeline t;
+  t.add(FaultInput{.time_us = kFirst, .host = "past", .event = "port_err"});
+  t.add(FaultInput{.time_us = kLast, .host = "future", .event = "port_err"});
+  t.add(FaultInput{.time_us = kLast, .host = "future", .event = "port_err"});
+  Incident first = one_port("past", 0);
+  first.start_us = first.end_us = kFirst;
+  Incident last = one_port("future", 0);
+  last.start_us = last.end_us = kLast;
+  t.add(first);
+  t.add(last);
+  const std::string page = t.html();
+  EXPECT_EQ(occurrences(page, "<g class=\"band\""), 2u);
+  EXPECT_EQ(occurrences(page, "class=\"mark down\""), 2u);
+  EXPECT_NE(page.find(" future: 2 port downs</title>"), std::string::npos);
+  EXPECT_NE(page.find(" past: 1 port down</title>"), std::string::npos);
+  EXPECT_EQ(page.find("nan"), std::string::npos);
+  EXPECT_EQ(page.find("inf\""), std::string::npos);
+  EXPECT_NE(page.find("</html>\n"), std::string::npos);
 }
 
 TEST(IncidentsHtml, ManyIncidentsAreRunsOfBandsAndTheTableHoldsTheNewest) {
