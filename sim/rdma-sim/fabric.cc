@@ -190,14 +190,16 @@ void Fabric::register_device(const DeviceModel& model) {
     throw CommandError("the fabric is full (" + std::to_string(kMaxDevices) + " devices)");
   DeviceEntry e;
   e.model = model;
-  if (e.model.pci_function.empty()) e.model.pci_function = pci_function_of(model.node_guid);
+  const char* parent_driver = parent_driver_of(e.model.devx.provider);
+  if (e.model.pci_function.empty() && parent_driver)
+    e.model.pci_function = pci_function_of(model.node_guid);
   e.original = e.model;
   e.index = next_index_++;  // never reused, like the kernel's device index
   e.uverbs = free_uverbs();
   e.slot = slot;
   // Kernel order: the ib_device (netlink, sysfs), then its uverbs char device.
   publish(e);
-  sysfs_.add_pci_function(e.model.pci_function);
+  if (parent_driver) sysfs_.add_pci_function(e.model.pci_function, parent_driver);
   sysfs_.add_device(e.model, e.uverbs);
   devices_.push_back(std::move(e));
   hotplug_.ib_device_added(devices_.back().model, devices_.back().index);

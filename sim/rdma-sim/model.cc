@@ -37,6 +37,17 @@ std::vector<uint32_t> roce_gid_types(devx::Provider provider) {
   return {IBV_GID_TYPE_ROCE_V1, IBV_GID_TYPE_ROCE_V2};
 }
 
+const char* parent_driver_of(devx::Provider provider) {
+  using devx::Provider;
+  // By provider, in the order of devx::Provider; rxe and siw have none.
+  static constexpr const char* kDrivers[] = {
+      "mlx5_core", "mlx4_core", nullptr, nullptr, "bnxt_en", "ice",    "efa",
+      "hns3",      "mana",      "qede",  "cxgb4", "erdma",   "be2net", "vmw_pvrdma"};
+  static_assert(std::size(kDrivers) == static_cast<size_t>(Provider::kVmwPvrdma) + 1);
+  const auto i = static_cast<size_t>(provider);
+  return i < std::size(kDrivers) ? kDrivers[i] : nullptr;
+}
+
 ibv_transport_type transport_for(ibv_node_type type) {
   switch (type) {
     case IBV_NODE_CA:

@@ -82,6 +82,7 @@ struct DeviceModel {
   std::vector<Port> ports;
   // The synthetic PCI function the device hangs off ("0000:00:02.0"), given by the fabric when
   // the device is first registered: its sysfs parent and its devlink instance pci/<function>.
+  // None for a provider without a parent device (rxe, siw: parent_driver_of()).
   std::string pci_function;
   // Reporters the topology adds to the driver's own (devlink_reporters).
   std::vector<DevlinkReporterSpec> devlink_reporters;
@@ -98,6 +99,11 @@ ibv_transport_type transport_for(ibv_node_type type);
 std::vector<uint32_t> roce_gid_types(devx::Provider provider);
 // What the shared state and the stand-in libmlx5 see of the device's DEVX.
 ShmDevx devx_caps(const DeviceModel& d);
+// The driver of the PCI function a provider's RDMA device hangs off (sysfs device/driver), as
+// each kernel driver sets the ib_device's parent: mlx5_ib the function mlx5_core drives,
+// bnxt_re bnxt_en's, irdma ice's, and so on. nullptr for rxe and siw: software devices with no
+// parent at all in current kernels, under /sys/devices/virtual.
+const char* parent_driver_of(devx::Provider provider);
 
 // Text forms shared by the sysfs tree, `show` and the CLI.
 std::string guid_to_string(uint64_t guid);                              // "0c42:a103:00f6:5e44"

@@ -234,17 +234,24 @@ void SysfsTree::remove_all() {
   if (ec) throw std::system_error(ec, "cannot remove " + root_);
 }
 
-void SysfsTree::add_pci_function(const std::string& function) {
+void SysfsTree::add_pci_function(const std::string& function, const std::string& driver) {
   const std::string dir = root_ + "/devices/pci0000:00/" + function;
   if (access(dir.c_str(), F_OK) == 0) return;
   make_dirs(dir);
   make_dirs(root_ + "/bus/pci/devices");
+  const std::string driver_dir = root_ + "/bus/pci/drivers/" + driver;
+  make_dirs(driver_dir);
   // Relative links, as sysfs has them: they stay right wherever the tree is.
   if (symlink("../../../bus/pci", (dir + "/subsystem").c_str()) != 0)
     throw_errno("cannot link " + dir + "/subsystem");
+  if (symlink(("../../../bus/pci/drivers/" + driver).c_str(), (dir + "/driver").c_str()) != 0)
+    throw_errno("cannot link " + dir + "/driver");
   const std::string back = root_ + "/bus/pci/devices/" + function;
   if (symlink(("../../../devices/pci0000:00/" + function).c_str(), back.c_str()) != 0)
     throw_errno("cannot link " + back);
+  const std::string bound = driver_dir + "/" + function;
+  if (symlink(("../../../../devices/pci0000:00/" + function).c_str(), bound.c_str()) != 0)
+    throw_errno("cannot link " + bound);
 }
 
 void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {

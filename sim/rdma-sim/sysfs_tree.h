@@ -9,8 +9,9 @@
 //   class/infiniband/<name>/ports/<p>/hw_counters/{<counter>,lifespan}
 //   class/infiniband_verbs/abi_version, class/infiniband_verbs/uverbs<N>/{ibdev,abi_version,dev}
 //   class/infiniband/<name>/device -> devices/pci0000:00/<function> (its PCI function, whose
-//   `subsystem` is bus/pci, and bus/pci/devices/<function> back to it): what a devlink
-//   instance pci/<function> is found by
+//   `subsystem` is bus/pci and `driver` bus/pci/drivers/<driver>, with bus/pci/devices/<function>
+//   and bus/pci/drivers/<driver>/<function> back to it): what a devlink instance pci/<function>
+//   is found by, and the driver behind the device. rxe and siw devices have no `device`.
 // Files are replaced atomically (write + rename), so a reader sees the old or the new value.
 // A counter given a fault (rdma-sim counter fail) is absent, empty, garbage, or a directory, whose
 // read() fails with EISDIR (docs/simulator.md, "Port counters").
@@ -34,9 +35,10 @@ class SysfsTree {
   // Removes the whole tree (simulator exit).
   void remove_all();
 
-  // The synthetic PCI function a device hangs off ("0000:00:02.0"); it stays for the tree's
-  // life, as the fabric gives it to that device again when it is plugged back.
-  void add_pci_function(const std::string& function);
+  // The synthetic PCI function a device hangs off ("0000:00:02.0"), bound to `driver`
+  // ("mlx5_core"); it stays for the tree's life, as the fabric gives it to that device again
+  // when it is plugged back.
+  void add_pci_function(const std::string& function, const std::string& driver);
   // Kernel order on registration: the ib_device, then its uverbs character device.
   void add_device(const DeviceModel& d, uint32_t uverbs);
   void write_port(const DeviceModel& d, int port);  // every per-port attribute but the tables

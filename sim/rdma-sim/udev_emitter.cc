@@ -121,6 +121,8 @@ UdevEmitter::UdevEmitter() {
 }
 
 std::string UdevEmitter::parent_path(const DeviceModel& device) {
+  // A device without a parent (rxe, siw) is a virtual one, as are its uverbs nodes.
+  if (device.pci_function.empty()) return "/devices/virtual";
   return "/devices/pci0000:00/" + device.pci_function;
 }
 

@@ -2,7 +2,14 @@
 // two RDMA subsystems) receives a message for every device added, removed and renamed, in the
 // kernel's order. Each test runs in a network namespace of its own, with a private /run where
 // udev "runs" (/run/udev/control exists), so no message reaches the host.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <filesystem>
 #include <regex>
+#include <utility>
+#include <vector>
 
 #include "sim_test.h"
 
@@ -111,6 +118,39 @@ TEST_F(UdevTest, ACycleIsFourMessagesPerRoundAndEndsWithTheDevicePlugged) {
   }
   EXPECT_EQ(sim.show()["devices"][1]["name"], "mlx5_0");
   EXPECT_EQ(sim.show()["devices"][1]["index"], 4);  // 0 and 1 at start, then 2, 3, 4
+}
+
+// A device hangs off the PCI function its driver binds (device/driver), as the kernel's RDMA
+// drivers set their ib_device's parent; rxe and siw have no parent: they are virtual devices,
+// in sysfs and in udev's paths.
+TEST_F(UdevTest, AHardwareDeviceHangsOffItsDriversFunctionAndASoftwareOneOffNothing) {
+  Sim sim(rdmatest::topology("devx-variants"), rdmatest::SimOptions{.udev = true});
+  const std::string sys = sim.dir() + "/sys";
+  char buf[PATH_MAX];
+  for (const auto& [device, driver] : std::vector<std::pair<std::string, std::string>>{
+           {"mlx5_0", "mlx5_core"}, {"bnxt_re0", "bnxt_en"}, {"irdma0", "ice"}}) {
+    const std::string link = sys + "/class/infiniband/" + device + "/device/driver";
+    ASSERT_NE(::realpath(link.c_str(), buf), nullptr) << link;
+    EXPECT_EQ(std::string(buf), sys + "/bus/pci/drivers/" + driver);
+    // And the driver's directory lists the function it binds.
+    const std::string function =
+        std::filesystem::read_symlink(sys + "/class/infiniband/" + device + "/device").filename();
+    ASSERT_NE(::realpath((sys + "/bus/pci/drivers/" + driver + "/" + function).c_str(), buf),
+              nullptr);
+    EXPECT_EQ(std::string(buf), sys + "/devices/pci0000:00/" + function);
+  }
+  struct stat st {};
+  EXPECT_EQ(::lstat((sys + "/class/infiniband/rxe0/device").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+
+  Process l = listen();
+  uint64_t seq = 0;
+  ctl_ok(sim, {"unplug", "rxe0"});
+  EXPECT_EQ(next_events(l, 2, &seq),
+            (std::vector<std::string>{
+                "remove infiniband_verbs uverbs5 devpath=/devices/virtual/infiniband_verbs/"
+                "uverbs5 devname=/dev/infiniband/uverbs5",
+                "remove infiniband rxe0 devpath=/devices/virtual/infiniband/rxe0 name=rxe0"}));
 }
 
 TEST(Udev, TheSimulatorRefusesToBroadcastInANetworkNamespaceWithInterfaces) {
