@@ -102,9 +102,17 @@ std::string hotplug_line(const StatusReply::Hotplug& h) {
            std::to_string(h.udev_overflows) + " overflows\n";
   }
   if (h.source == "rdma_netlink") {
+    std::string rescan = "no rescan";
+    if (h.rescanning) {
+      // A daemon older than the rescan beside the monitor names no device: it always rescans.
+      rescan = "and a rescan every 5 s";
+      for (size_t i = 0; i < h.rescan_for.size(); ++i)
+        rescan += (i == 0 ? " while " : ", ") + h.rescan_for[i];
+      if (!h.rescan_for.empty()) rescan += h.rescan_for.size() == 1 ? " is open" : " are open";
+    }
     return "hot-plug: the kernel's RDMA netlink monitor, " + std::to_string(h.netlink_events) +
-           " messages, " + std::to_string(h.netlink_overruns) +
-           " overruns; and a rescan every 5 s (udev does not run)\n";
+           " messages, " + std::to_string(h.netlink_overruns) + " overruns; " + rescan +
+           " (udev does not run)\n";
   }
   return "hot-plug: a rescan every 5 s (udev does not run, the kernel has no RDMA netlink "
          "monitor)\n";

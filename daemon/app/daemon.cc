@@ -57,11 +57,12 @@ Daemon::Daemon(Options options, Config config)
                [this](std::vector<Record>& records) { publish(records); }),
       hotplug_(
           loop_, [this](std::string_view why) { devices_.resync(DeviceSet::Mode::kChange, why); },
-          options_.rdma_netlink_socket),
+          options_.rdma_netlink_socket, options_.kernel_release),
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
   devices_.set_filter(config_.devices);
   devices_.on_change([this] {
     devlink_handles_.reset();  // devices opened, closed or renamed
+    hotplug_.set_unannounced(devices_.unannounced_removals());
     update_service_status();
   });
 }
@@ -383,7 +384,9 @@ StatusReply Daemon::status() const {
                                    .udev_events = h.udev_events,
                                    .udev_overflows = h.overflows,
                                    .netlink_events = h.netlink_events,
-                                   .netlink_overruns = h.netlink_overruns};
+                                   .netlink_overruns = h.netlink_overruns,
+                                   .rescanning = h.rescanning,
+                                   .rescan_for = h.rescan_for};
   if (journal_) {
     const JournalSink::Stats j = journal_->stats();
     const BackpressureStats& b = backpressure_.stats();

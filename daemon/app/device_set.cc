@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "app/watched_device.h"
+#include "core/removal_notice.h"
 
 namespace rdma_eventd::daemon {
 
@@ -135,6 +136,16 @@ void DeviceSet::log(const std::vector<LogNote>& notes) {
                                                           spdlog::level::warn, spdlog::level::err};
   for (const LogNote& n : notes)
     spdlog::log(kLevels[static_cast<size_t>(n.level)], "{}", n.text);
+}
+
+std::vector<std::pair<std::string, std::string>> DeviceSet::unannounced_removals() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [index, d] : devices_) {
+    const DeviceEntry& e = d->device->entry();
+    if (!d->close_queued && !removal_announced(e.parent_driver))
+      out.emplace_back(e.name, unannounced_because(e.parent_driver));
+  }
+  return out;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -76,6 +77,9 @@ class DeviceSet {
   const DeviceStats& stats() const { return stats_; }
   // The sysfs directory of a watched device by its current name ("" when none is watched).
   std::string ibdev_path(std::string_view name) const;
+  // The watched devices whose removal the kernel does not announce to their users
+  // (core/removal_notice.h), in index order: name, then why.
+  std::vector<std::pair<std::string, std::string>> unannounced_removals() const;
   // Each watched device's DEVX state and counters, by device name.
   std::map<std::string, DevxReport> devx_reports() const;
 

@@ -2,13 +2,16 @@
 
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/utsname.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
 
 #include "core/rdma_netlink_decode.h"
+#include "core/removal_notice.h"
 #include "udev/udev_monitor.h"
 
 namespace rdma_eventd::daemon {
@@ -29,14 +32,16 @@ void log_lost_events(std::string_view monitor, uint64_t& times) {
 
 }  // namespace
 
-HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in)
+HotplugSource::HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in,
+                             std::string kernel_release)
     : loop_(loop),
       on_change_(std::move(on_change)),
       netlink_stand_in_(std::move(netlink_stand_in)),
+      kernel_release_(std::move(kernel_release)),
       rescan_(loop, [this] {
         ++stats_.rescans;
-        on_change_("periodic rescan");
-        rescan_.arm(kFallbackRescan);
+        on_change_("periodic rescan");  // may have closed the last device that needed it
+        if (rescan_needed() && !rescan_.armed()) rescan_.arm(kFallbackRescan);
       }) {}
 
 HotplugSource::~HotplugSource() {
@@ -72,17 +77,61 @@ void HotplugSource::fall_back(const std::string& why) {
   watch_.reset();
   monitor_.reset();
   stats_.udev = false;
-  if (stats_.rdma_netlink) {
+  if (stats_.rdma_netlink && !renames_announced_) {
     spdlog::info(
-        "hot-plug: {}; following the kernel's RDMA netlink monitor, and rescanning "
-        "for RDMA devices every {} s for what it cannot announce in time: the removal "
-        "of a device whose driver waits for its users to close it (rxe, siw)",
+        "hot-plug: {}; following the kernel's RDMA netlink monitor, and rescanning for RDMA "
+        "devices every {} s: this kernel ({}) announces no rename (Linux 6.13 and later do)",
+        why, kFallbackRescan.count(), kernel_release_);
+  } else if (stats_.rdma_netlink) {
+    spdlog::info(
+        "hot-plug: {}; following the kernel's RDMA netlink monitor, and rescanning for RDMA "
+        "devices every {} s only while a device is open whose removal it cannot announce in "
+        "time (one whose driver waits for its users to close it: rxe, siw)",
         why, kFallbackRescan.count());
   } else {
     spdlog::info("hot-plug: {}; rescanning for RDMA devices every {} s instead", why,
                  kFallbackRescan.count());
   }
-  rescan_.arm(kFallbackRescan);
+  update_rescan();
+}
+
+void HotplugSource::set_unannounced(std::vector<std::pair<std::string, std::string>> devices) {
+  if (devices == unannounced_) return;
+  if (!stats_.udev && stats_.rdma_netlink) {
+    // A line for each device that joins, one when the last has gone.
+    for (const auto& [name, why] : devices) {
+      if (std::find(unannounced_.begin(), unannounced_.end(), std::pair(name, why)) !=
+          unannounced_.end())
+        continue;
+      spdlog::info(
+          "hot-plug: rescanning every {} s while {} is open: the kernel may announce its "
+          "removal only once its users have closed it ({})",
+          kFallbackRescan.count(), name, why);
+    }
+    if (devices.empty() && renames_announced_) {
+      spdlog::info(
+          "hot-plug: no rescan: the kernel announces the removal of every open RDMA device");
+    }
+  }
+  unannounced_ = std::move(devices);
+  update_rescan();
+}
+
+bool HotplugSource::rescan_needed() const {
+  if (stats_.udev) return false;
+  return !stats_.rdma_netlink || !renames_announced_ || !unannounced_.empty();
+}
+
+void HotplugSource::update_rescan() {
+  const bool needed = rescan_needed();
+  if (needed && !rescan_.armed()) rescan_.arm(kFallbackRescan);
+  if (!needed) rescan_.cancel();
+  stats_.rescanning = needed;
+  // The devices it runs for: only beside the monitor (with udev none, without the monitor all).
+  stats_.rescan_for.clear();
+  if (stats_.udev || !stats_.rdma_netlink) return;
+  for (const auto& [name, why] : unannounced_)
+    stats_.rescan_for.push_back(name);
 }
 
 std::string HotplugSource::start_netlink() {
@@ -142,6 +191,11 @@ std::string HotplugSource::start_netlink() {
                                                  [this](bool, bool) { on_netlink_readable(); });
       netlink_watch_->watch(true, false);
       stats_.rdma_netlink = true;
+      if (kernel_release_.empty()) {
+        utsname u{};
+        if (uname(&u) == 0) kernel_release_ = u.release;
+      }
+      renames_announced_ = kernel_announces_renames(kernel_release_);
       return {};
     }
   }
@@ -151,7 +205,9 @@ void HotplugSource::netlink_failed(const std::string& why) {
   netlink_watch_.reset();
   netlink_.close();
   stats_.rdma_netlink = false;
-  spdlog::warn("hot-plug: {}; the rescan every {} s goes on alone", why, kFallbackRescan.count());
+  spdlog::warn("hot-plug: {}; rescanning for RDMA devices every {} s from now on", why,
+               kFallbackRescan.count());
+  update_rescan();
   on_change_("the RDMA netlink monitor failed");  // what it may have missed
 }
 

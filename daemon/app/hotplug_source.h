@@ -7,12 +7,13 @@
 // that a device is going whose driver cannot disassociate its users (rxe, siw): the kernel
 // unregisters such a device, and announces it, only once every user has closed it.
 //
-// Where udev does not run (containers without /run/udev/control), a rescan every
-// kFallbackRescan, and where the kernel has it (Linux 6.12 and later: the monitor-mode
-// attribute of the RDMA system query) the RDMA netlink monitor as well: NETLINK_RDMA's notify
-// group, which announces every device that registers or unregisters, every port netdev that
-// attaches or detaches, and (from 6.13) every rename, at once. The rescan stays for the case
-// above, which nothing announces without udev.
+// Where udev does not run (containers without /run/udev/control) and the kernel has it (Linux
+// 6.12 and later: the monitor-mode attribute of the RDMA system query), the RDMA netlink
+// monitor: NETLINK_RDMA's notify group, which announces every device that registers or
+// unregisters, every port netdev that attaches or detaches, and (from 6.13) every rename, at
+// once. A rescan every kFallbackRescan runs beside it only where the kernel announces no
+// rename (6.12), or while the daemon has a device open whose removal nothing announces without
+// udev (the case above; core/removal_notice.h); it runs alone where the kernel has no monitor.
 //
 // Every event, and every overflow of either socket (ENOBUFS: events were lost), is a reason to
 // resynchronize: one resync per wakeup, whatever it read.
@@ -24,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "loop/event_loop.h"
@@ -43,6 +45,10 @@ struct HotplugStats {
   uint64_t rescans = 0;           // fallback rescans
   uint64_t netlink_events = 0;    // RDMA netlink monitor messages
   uint64_t netlink_overruns = 0;  // times its socket overflowed (ENOBUFS)
+  bool rescanning = false;        // the rescan timer runs
+  // With the RDMA netlink monitor: the open devices the rescan runs for (their removal is not
+  // announced), by name.
+  std::vector<std::string> rescan_for;
   // "udev", "rdma_netlink" (with the rescan) or "rescan": what tells of hot-plug.
   std::string_view source() const {
     return udev ? "udev" : rdma_netlink ? "rdma_netlink" : "rescan";
@@ -54,16 +60,22 @@ class HotplugSource {
   using OnChange = std::function<void(std::string_view why)>;
 
   // `netlink_stand_in`: a seqpacket socket speaking NETLINK_RDMA's messages (rdma-sim's), ""
-  // for the kernel's own.
-  HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in = {});
+  // for the kernel's own; `kernel_release`: the release of the kernel it models, "" for the
+  // running kernel's.
+  HotplugSource(EventLoop& loop, OnChange on_change, std::string netlink_stand_in = {},
+                std::string kernel_release = {});
   ~HotplugSource();
   HotplugSource(const HotplugSource&) = delete;
   HotplugSource& operator=(const HotplugSource&) = delete;
 
-  // Starts the udev monitor; where udev does not run, the fallback timer and, when the kernel
-  // has it (a short wait for its answer to the system query, at start only), the RDMA netlink
-  // monitor. Logs which.
+  // Starts the udev monitor; where udev does not run, the RDMA netlink monitor when the kernel
+  // has it (a short wait for its answer to the system query, at start only), else the
+  // rescan timer. Logs which.
   void start();
+  // The open devices whose removal the kernel does not announce to their users, each with why
+  // (DeviceSet::unannounced_removals()): beside the RDMA netlink monitor, the rescan runs while
+  // there is one. Logged when the rescan starts or stops for them.
+  void set_unannounced(std::vector<std::pair<std::string, std::string>> devices);
   const HotplugStats& stats() const { return stats_; }
 
  private:
@@ -74,10 +86,15 @@ class HotplugSource {
   void on_udev_readable();
   void netlink_failed(const std::string& why);
   void fall_back(const std::string& why);
+  bool rescan_needed() const;
+  // Arms or cancels the rescan as rescan_needed() says.
+  void update_rescan();
 
   EventLoop& loop_;
   OnChange on_change_;
   std::string netlink_stand_in_;
+  std::string kernel_release_;
+  bool renames_announced_ = false;  // by the monitor followed
   netlink::NetlinkSocket netlink_;
   std::unique_ptr<IoWatch> netlink_watch_;  // after its socket: unregistered before it closes
   std::vector<uint8_t> buf_;
@@ -86,6 +103,7 @@ class HotplugSource {
   std::unique_ptr<udev::UdevMonitor> monitor_;
   std::unique_ptr<IoWatch> watch_;  // declared after the monitor: unregistered before it closes
   Timer rescan_;
+  std::vector<std::pair<std::string, std::string>> unannounced_;
   HotplugStats stats_;
 };
 

@@ -52,6 +52,8 @@ Environment:
   RDMA_EVENTD_DEVLINK_SOCKET  a seqpacket socket that stands in for the kernel's generic
                          netlink (devlink health): rdma-sim's; unset, the kernel's own
   RDMA_EVENTD_RDMA_NETLINK_SOCKET  the same for NETLINK_RDMA (the RDMA netlink monitor)
+  RDMA_EVENTD_KERNEL_RELEASE  the kernel release that stand-in models (its monitor
+                         announces renames from 6.13 on); unset, the running kernel's
 
 Exit status: 0 stopped cleanly, 64 bad command line, 78 bad configuration,
 1 other startup failure.
@@ -134,6 +136,8 @@ std::variant<Options, EarlyExit> parse_options(int argc, char** argv) {
     o.devlink_socket = devlink;
   if (const char* rdma = std::getenv("RDMA_EVENTD_RDMA_NETLINK_SOCKET"); rdma && *rdma)
     o.rdma_netlink_socket = rdma;
+  if (const char* release = std::getenv("RDMA_EVENTD_KERNEL_RELEASE"); release && *release)
+    o.kernel_release = release;
   return o;
 }
 

@@ -24,6 +24,9 @@ struct Options {
   std::string devlink_socket;
   // $RDMA_EVENTD_RDMA_NETLINK_SOCKET: the same for NETLINK_RDMA (the RDMA netlink monitor).
   std::string rdma_netlink_socket;
+  // $RDMA_EVENTD_KERNEL_RELEASE: the release of the kernel that stand-in models ("6.12.0"),
+  // which says what its monitor announces; "" for the running kernel's (uname).
+  std::string kernel_release;
 };
 
 // What main should do instead of running: print this text to stdout (help, version) and exit

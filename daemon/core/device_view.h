@@ -65,6 +65,9 @@ struct DeviceEntry {
   uint64_t node_guid = 0;  // host order
   int index = -1;          // the kernel's device index, never reused while the system runs
   std::string ibdev_path;  // <sysfs>/class/infiniband/<name>, for the current name
+  // The driver of the device's parent (its device/driver link), "" for a device without one:
+  // whether the kernel announces its removal (core/removal_notice.h).
+  std::string parent_driver;
 };
 
 // One open device. Destroying it closes the device (and its async fd).

@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <linux/limits.h>
 #include <net/if.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "rdma_eventd/internal/small_file.h"
 
@@ -23,6 +25,17 @@ std::string read_sysfs_line(const std::string& path) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
     s.pop_back();
   return s;
+}
+
+// The driver of the device's parent: the last part of the device/driver link ("mlx5_core"), ""
+// for a device without a parent (rxe, siw) or one whose link cannot be read.
+std::string parent_driver(const std::string& ibdev_path) {
+  char target[PATH_MAX];
+  const ssize_t n = readlink((ibdev_path + "/device/driver").c_str(), target, sizeof target - 1);
+  if (n <= 0) return {};
+  const std::string_view link(target, static_cast<size_t>(n));
+  const size_t slash = link.rfind('/');
+  return std::string(slash == std::string_view::npos ? link : link.substr(slash + 1));
 }
 
 // <sysfs>/class/infiniband/<name>: libibverbs's ibdev_path, or the same directory under the
@@ -71,6 +84,7 @@ int Catalog::scan() {
     e.node_guid = be64toh(ibv_get_device_guid(dev));
     e.index = ibv_get_device_index(dev);
     e.ibdev_path = ibdev_path_for(dev, e.name);
+    e.parent_driver = parent_driver(e.ibdev_path);
     entries_.push_back(std::move(e));
     handles_.push_back(list_[i]);
   }

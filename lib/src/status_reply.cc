@@ -48,6 +48,10 @@ const Fields<Status::Hotplug, 2> kHotplugNetlinkFields = {{
     {"netlink_events", &Status::Hotplug::netlink_events},
     {"netlink_overruns", &Status::Hotplug::netlink_overruns},
 }};
+// Absent from daemons that predate the rescan beside the monitor (then "rescan_for" too).
+const Fields<Status::Hotplug, 1> kHotplugRescanFields = {{
+    {"rescanning", &Status::Hotplug::rescanning},
+}};
 
 const Fields<Status::Journal, 10> kJournalFields = {{
     {"enabled", &Status::Journal::enabled},
@@ -274,7 +278,12 @@ bool read_hotplug(JsonReader& rd, const json& o, Status::Hotplug& h) {
   if (h.source != "rdma_netlink" && h.source != "udev" && h.source != "rescan") {
     return rd.fail("source", "'" + h.source + "' is none of rdma_netlink, udev, rescan");
   }
-  return !o.contains("netlink_events") || read_fields(rd, o, h, kHotplugNetlinkFields);
+  if (o.contains("netlink_events") && !read_fields(rd, o, h, kHotplugNetlinkFields)) return false;
+  if (!o.contains("rescanning")) {
+    h.rescanning = h.source != "udev";
+    return true;
+  }
+  return read_fields(rd, o, h, kHotplugRescanFields) && rd.strings(o, "rescan_for", h.rescan_for);
 }
 
 bool read_subscriber(JsonReader& rd, const json& o, Status::Subscriber& s) {
@@ -425,6 +434,12 @@ void write_status(JsonWriter& w, const StatusReply& s) {
   w.field("source", s.hotplug.source);
   write_fields(w, s.hotplug, kHotplugFields);
   write_fields(w, s.hotplug, kHotplugNetlinkFields);
+  write_fields(w, s.hotplug, kHotplugRescanFields);
+  w.key("rescan_for");
+  w.begin_array();
+  for (const std::string& name : s.hotplug.rescan_for)
+    w.value(name);
+  w.end_array();
   w.end_object();
   write_object(w, "journal", s.journal, kJournalFields);
   write_object(w, "ring", s.ring, kRingFields);

@@ -18,6 +18,9 @@ SimFabric::SimFabric(const std::string& topology_path, const SimOptions& options
   if (options.udev) argv.push_back("--udev");
   if (!options.rdma_netlink.empty())
     argv.insert(argv.end(), {"--rdma-netlink", options.rdma_netlink});
+  kernel_release_ = options.rdma_netlink == "rename-less" ? "6.12.0"
+                    : options.rdma_netlink == "none"      ? "6.1.0"
+                                                          : "6.13.0";
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   SpawnOptions so;
   so.unset = {"RDMA_SIM_DIR"};

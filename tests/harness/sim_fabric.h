@@ -69,8 +69,11 @@ class SimFabric {
   // test chooses which kernel interface its daemon sees.
   std::string devlink_socket() const { return dir_ + "/devlink.sock"; }
   std::string rdma_netlink_socket() const { return dir_ + "/rdma-netlink.sock"; }
+  // With the release of the kernel the stand-in models (RDMA_EVENTD_KERNEL_RELEASE), which
+  // says whether its monitor announces renames.
   std::map<std::string, std::string> rdma_netlink_env() const {
-    return {{"RDMA_EVENTD_RDMA_NETLINK_SOCKET", rdma_netlink_socket()}};
+    return {{"RDMA_EVENTD_RDMA_NETLINK_SOCKET", rdma_netlink_socket()},
+            {"RDMA_EVENTD_KERNEL_RELEASE", kernel_release_}};
   }
 
   // The environment settings a program needs to see this fabric.
@@ -86,6 +89,7 @@ class SimFabric {
  private:
   std::unique_ptr<TempDir> tmp_;
   std::string dir_;
+  std::string kernel_release_;  // of the --rdma-netlink kind
   std::unique_ptr<Process> sim_;
 };
 

@@ -291,19 +291,38 @@ TEST(HotplugWithoutUdev, DevicesAreFoundByAPeriodicRescan) {
   EXPECT_EQ(daemon.status()["hotplug"]["source"], "rescan");
 }
 
+// A daemon that follows the simulator's RDMA netlink monitor and logs at debug (its messages).
+DaemonOptions on_the_monitor_with_debug_log(const SimFabric& sim) {
+  return DaemonOptions{.extra_args = {"--log-level", "debug"}, .env = sim.rdma_netlink_env()};
+}
+
+// Renames two-adapters' mlx5_0 to ib7: its device_renamed record, and the note that says which
+// resync found it (`found_by`).
+void rename_mlx5_0_to_ib7(const SimFabric& sim, DaemonProcess& daemon,
+                          const std::string& found_by) {
+  inject(sim, {"rename", "mlx5_0", "ib7"});
+  json renamed = device_record("device_renamed", "notice", "ib7");
+  renamed["node_guid"] = "0c42:a103:00f6:5e44";
+  renamed["old_name"] = "mlx5_0";
+  EXPECT_EQ(stable_part(next_json(daemon)), renamed);
+  EXPECT_TRUE(daemon.logged("mlx5_0: renamed to ib7 (" + found_by + ")"));
+}
+
+// What the daemon logs where udev does not run and the kernel has the RDMA netlink monitor.
+constexpr const char* kMonitorFollowed =
+    "hot-plug: udev is not running here (no /run/udev/control); following the kernel's RDMA "
+    "netlink monitor, and rescanning for RDMA devices every 5 s only while a device is open "
+    "whose removal it cannot announce in time (one whose driver waits for its users to close "
+    "it: rxe, siw)";
+
 // A container on Linux 6.12 or later: no udev, and the kernel announces devices over its RDMA
-// netlink monitor. Adds and renames are published from its messages, at once; the rescan stays
-// for the one removal the kernel announces too late (below).
+// netlink monitor. Adds and renames are published from its messages, at once; the rescan runs
+// only for a removal the kernel announces too late (below), which mlx5's is not.
 TEST(HotplugWithoutUdev, TheKernelsRdmaNetlinkMonitorTellsOfDevicesAndRenames) {
   hotplug_sandbox(false);
   SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
-  DaemonProcess daemon(
-      sim, DaemonOptions{.extra_args = {"--log-level", "debug"}, .env = sim.rdma_netlink_env()});
-  EXPECT_TRUE(daemon.logged(
-      "hot-plug: udev is not running here (no /run/udev/control); following the kernel's RDMA "
-      "netlink monitor, and rescanning for RDMA devices every 5 s for what it cannot announce "
-      "in time: the removal of a device whose driver waits for its users to close it (rxe, "
-      "siw)"));
+  DaemonProcess daemon(sim, on_the_monitor_with_debug_log(sim));
+  EXPECT_TRUE(daemon.logged(kMonitorFollowed));
 
   // A removal with disassociation: DEVICE_FATAL tells the daemon, the kernel's UNREGISTER
   // follows once the daemon has closed the device.
@@ -323,12 +342,7 @@ TEST(HotplugWithoutUdev, TheKernelsRdmaNetlinkMonitorTellsOfDevicesAndRenames) {
   daemon.require_log("rdma netlink: netdev_attach mlx5_1 port 2 ens1f1 (ifindex 5)", 10s);
 
   // The rename is taken from the kernel's RENAME: the note says which resync found it.
-  inject(sim, {"rename", "mlx5_0", "ib7"});
-  json renamed = device_record("device_renamed", "notice", "ib7");
-  renamed["node_guid"] = "0c42:a103:00f6:5e44";
-  renamed["old_name"] = "mlx5_0";
-  EXPECT_EQ(stable_part(next_json(daemon)), renamed);
-  EXPECT_TRUE(daemon.logged("mlx5_0: renamed to ib7 (rdma netlink rename ib7 (index 0))"));
+  rename_mlx5_0_to_ib7(sim, daemon, "rdma netlink rename ib7 (index 0)");
 
   const json st = daemon.status();
   EXPECT_EQ(st["hotplug"]["source"], "rdma_netlink");
@@ -336,31 +350,100 @@ TEST(HotplugWithoutUdev, TheKernelsRdmaNetlinkMonitorTellsOfDevicesAndRenames) {
   EXPECT_EQ(st["hotplug"]["netlink_events"], 5);
   EXPECT_EQ(st["hotplug"]["netlink_overruns"], 0);
   EXPECT_EQ(st["hotplug"]["udev_events"], 0);
+  EXPECT_EQ(st["hotplug"]["rescanning"], false);
+  EXPECT_EQ(st["hotplug"]["rescan_for"], json::array());
   EXPECT_EQ(sim.stats()["rdma_netlink"]["connections_open"], 1);
   // And as rdma-eventctl says it.
   const rdmatest::CommandResult text = rdmatest::run_command(
       {rdmatest::bin("rdma-eventctl"), "--socket", daemon.socket(), "status", "--color", "never"});
   ASSERT_EQ(text.exit_code(), 0) << text.err;
   EXPECT_NE(text.out.find("\nhot-plug: the kernel's RDMA netlink monitor, 5 messages, 0 overruns; "
-                          "and a rescan every 5 s (udev does not run)\n"),
+                          "no rescan (udev does not run)\n"),
             std::string::npos)
       << text.out;
 }
 
-// A driver that cannot disassociate its users: the kernel unregisters the device, and says so,
-// only once the daemon has closed it. The rescan finds the device gone; then the UNREGISTER
-// comes, and publishes nothing more.
-TEST(HotplugWithoutUdev, WithTheMonitorTheRescanStillFindsADeviceThatWaitsForItsUsers) {
+// Linux 6.12: the monitor, but no RENAME. The rescan runs throughout, and finds a rename.
+TEST(HotplugWithoutUdev, OnLinux612TheRescanRunsForRenamesWhichItsMonitorDoesNotAnnounce) {
   hotplug_sandbox(false);
-  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
-  DaemonProcess daemon(
-      sim, DaemonOptions{.extra_args = {"--log-level", "debug"}, .env = sim.rdma_netlink_env()});
-  inject(sim, {"unplug", "mlx5_1", "--no-disassociate"});
-  EXPECT_EQ(
-      stable_part(next_json(daemon)),
-      with_ports(device_record("device_removed", "warning", "mlx5_1"), {roce_port(), roce_port()}));
-  EXPECT_TRUE(daemon.logged("mlx5_1: removed (periodic rescan); closing it"));
-  daemon.require_log("rdma netlink: unregister mlx5_1 (index 1)", 10s);
+  SimFabric sim(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "rename-less"});
+  DaemonProcess daemon(sim, DaemonOptions{.env = sim.rdma_netlink_env()});
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: udev is not running here (no /run/udev/control); following the kernel's RDMA "
+      "netlink monitor, and rescanning for RDMA devices every 5 s: this kernel (6.12.0) "
+      "announces no rename (Linux 6.13 and later do)"));
+  const json st = daemon.status();
+  EXPECT_EQ(st["hotplug"]["source"], "rdma_netlink");
+  EXPECT_EQ(st["hotplug"]["rescanning"], true);
+  EXPECT_EQ(st["hotplug"]["rescan_for"], json::array());
+  rename_mlx5_0_to_ib7(sim, daemon, "periodic rescan");
+}
+
+// The same container, idle: with every device's removal announced, nothing wakes the daemon
+// (link health off: its timer is the one other); the rescan alone wakes it every 5 s.
+TEST(HotplugWithoutUdev, WithEveryRemovalAnnouncedTheIdleDaemonNeverWakes) {
+  hotplug_sandbox(false);
+  const std::string quiet = R"({"health":{"enabled":false},"link_health":{"enabled":false}})";
+  SimFabric monitored(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
+  DaemonProcess idle(monitored,
+                     DaemonOptions{.config_json = quiet, .env = monitored.rdma_netlink_env()});
+  SimFabric alone(topology("two-adapters"), rdmatest::SimOptions{.rdma_netlink = "none"});
+  DaemonProcess rescanning(alone,
+                           DaemonOptions{.config_json = quiet, .env = alone.rdma_netlink_env()});
+  ASSERT_TRUE(idle.logged(kMonitorFollowed));
+  // Both measured over the same span, longer than the rescan's period.
+  const pid_t idle_pid = idle.process().pid();
+  const pid_t rescanning_pid = rescanning.process().pid();
+  const uint64_t idle_before = settled_wakeups(idle_pid, std::chrono::milliseconds(200));
+  const uint64_t rescanning_before =
+      settled_wakeups(rescanning_pid, std::chrono::milliseconds(200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));  // a span to measure, not a wait
+  EXPECT_EQ(rdmatest::main_thread_wakeups(idle_pid) - idle_before, 0u);
+  EXPECT_GE(rdmatest::main_thread_wakeups(rescanning_pid) - rescanning_before, 1u);
+}
+
+// A driver that cannot disassociate its users (rxe in Debian 12's kernel): the kernel
+// unregisters the device, and says so, only once the daemon has closed it. The rescan runs while
+// such a device is open, finds it gone, and stops with the last of them; then the UNREGISTER
+// comes, and publishes nothing more. Devices of other drivers than mlx5's and mlx4's are not
+// trusted to announce their removal either.
+TEST(HotplugWithoutUdev, WithTheMonitorTheRescanRunsWhileADeviceThatWaitsForItsUsersIsOpen) {
+  hotplug_sandbox(false);
+  SimFabric sim(topology("devx-variants"), rdmatest::SimOptions{.rdma_netlink = "monitor"});
+  DaemonProcess daemon(sim, on_the_monitor_with_debug_log(sim));
+  EXPECT_TRUE(daemon.logged(kMonitorFollowed));
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: rescanning every 5 s while rxe0 is open: the kernel may announce its removal "
+      "only once its users have closed it (it has no parent device: a software device such as "
+      "rxe or siw)"));
+  EXPECT_TRUE(daemon.logged(
+      "hot-plug: rescanning every 5 s while bnxt_re0 is open: the kernel may announce its "
+      "removal only once its users have closed it (its parent's driver, bnxt_en, is not known "
+      "to disassociate its users)"));
+  json st = daemon.status();
+  EXPECT_EQ(st["hotplug"]["source"], "rdma_netlink");
+  EXPECT_EQ(st["hotplug"]["rescanning"], true);
+  EXPECT_EQ(st["hotplug"]["rescan_for"], json::parse(R"(["rxe0","bnxt_re0","irdma0"])"));
+
+  inject(sim, {"unplug", "rxe0", "--no-disassociate"});
+  Record removed = daemon.next_record();
+  EXPECT_EQ(removed.event, EventKind::kDeviceRemoved);
+  EXPECT_EQ(removed.device, "rxe0");
+  EXPECT_TRUE(daemon.logged("rxe0: removed (periodic rescan); closing it"));
+  daemon.require_log("rdma netlink: unregister rxe0", 10s);
+
+  // The other two go with disassociation: their DEVICE_FATAL tells, and the rescan stops.
+  for (const char* device : {"bnxt_re0", "irdma0"}) {
+    inject(sim, {"unplug", device});
+    removed = daemon.next_record();
+    EXPECT_EQ(removed.event, EventKind::kDeviceRemoved);
+    EXPECT_EQ(removed.device, device);
+  }
+  daemon.require_log(
+      "hot-plug: no rescan: the kernel announces the removal of every open RDMA device", 10s);
+  st = daemon.status();
+  EXPECT_EQ(st["hotplug"]["rescanning"], false);
+  EXPECT_EQ(st["hotplug"]["rescan_for"], json::array());
   // Nothing else was published: the next record is the next change's.
   inject(sim, {"port", "down", "mlx5_0/1"});
   const Record next = daemon.next_record();
@@ -377,8 +460,8 @@ TEST(HotplugWithoutUdev, WhenTheMonitorFailsTheRescanGoesOnAlone) {
   ASSERT_EQ(daemon.status()["hotplug"]["source"], "rdma_netlink");
   EXPECT_EQ(sim.ctl_json({"rdma-netlink", "close"})["closed"], 1);
   daemon.require_log(
-      "hot-plug: reading the RDMA netlink monitor failed: the stand-in went away; the rescan "
-      "every 5 s goes on alone",
+      "hot-plug: reading the RDMA netlink monitor failed: the stand-in went away; rescanning "
+      "for RDMA devices every 5 s from now on",
       10s);
   ASSERT_TRUE(
       rdmatest::wait_until([&] { return daemon.status()["hotplug"]["source"] == "rescan"; }, 10s));

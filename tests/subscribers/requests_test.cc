@@ -262,10 +262,9 @@ TEST(Requests, StatusReportsDaemonDevicesCountersAndSubscribers) {
                               R"("resyncs":1,"devices_waiting":0})");
   counters["events_acked"] = seen.acked;
   EXPECT_EQ(st["counters"], counters);
-  EXPECT_EQ(
-      st["hotplug"],
-      json::parse(
-          R"({"source":"udev","udev_events":0,"udev_overflows":0,"netlink_events":0,"netlink_overruns":0})"));
+  EXPECT_EQ(st["hotplug"],
+            json::parse(R"({"source":"udev","udev_events":0,"udev_overflows":0,"netlink_events":0,)"
+                        R"("netlink_overruns":0,"rescanning":false,"rescan_for":[]})"));
   EXPECT_EQ(st["journal"], json::parse(R"({"enabled":false,"written":0,"failed":0,"dropped":0,)"
                                        R"("queued":0,"waits":0,"stalls":0,"budget":false,)"
                                        R"("not_journaled":0,"summaries":0})"));

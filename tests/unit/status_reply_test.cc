@@ -16,7 +16,7 @@ StatusReply sample() {
   StatusReply s;
   s.daemon = {"0.1.0", 1, "d5c4", "node17", 12153, 1795342530123456, 42};
   s.counters = {3, 3, 3, 3, 0, 1, 0};
-  s.hotplug = {"rdma_netlink", 5, 1, 9, 2};
+  s.hotplug = {"rdma_netlink", 5, 1, 9, 2, true, {"rxe0"}};
   s.journal = {true, 3, 1, 0, 2, 4, 0, true, 4812, 2};
   s.ring = {4, 3, 1, 3};
   // count, max, accepted, refused (by reason), rate_limited, records sent and lost, notices,
@@ -76,7 +76,8 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
               "started":"2026-11-22T10:15:30.123456Z","uptime_s":42},
     "counters":{"events_read":3,"events_acked":3,"records":3,"batches":3,"query_failures":0,
                 "resyncs":1,"devices_waiting":0},
-    "hotplug":{"source":"rdma_netlink","udev_events":5,"udev_overflows":1,"netlink_events":9,"netlink_overruns":2},
+    "hotplug":{"source":"rdma_netlink","udev_events":5,"udev_overflows":1,"netlink_events":9,"netlink_overruns":2,
+               "rescanning":true,"rescan_for":["rxe0"]},
     "journal":{"enabled":true,"written":3,"failed":1,"dropped":0,"queued":2,"waits":4,
                "stalls":0,"budget":true,"not_journaled":4812,"summaries":2},
     "ring":{"capacity":4,"records":3,"first_seq":1,"last_seq":3},
@@ -207,6 +208,24 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "");
   EXPECT_EQ(error_after([](json& j) { j["hotplug"].erase("netlink_overruns"); }),
             "hotplug.netlink_overruns: missing");
+  // An older daemon's has no word of the rescan: it runs wherever udev does not, for no device
+  // in particular.
+  {
+    json j = json::parse(reply_line(sample()));
+    j["hotplug"].erase("rescanning");
+    j["hotplug"].erase("rescan_for");
+    std::string error;
+    const auto old = status_from_json(j.dump(), &error);
+    ASSERT_TRUE(old) << error;
+    EXPECT_TRUE(old->hotplug.rescanning);
+    EXPECT_TRUE(old->hotplug.rescan_for.empty());
+  }
+  EXPECT_EQ(error_after([](json& j) { j["hotplug"].erase("rescan_for"); }),
+            "hotplug.rescan_for: missing");
+  EXPECT_EQ(error_after([](json& j) { j["hotplug"]["rescan_for"] = {1}; }),
+            "hotplug.rescan_for: entry is not a string");
+  EXPECT_EQ(error_after([](json& j) { j["hotplug"]["rescanning"] = "yes"; }),
+            "hotplug.rescanning: not a boolean");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][1]["events"]["port_err"] = -1; }),
             "event_counts.events.port_err: not a count");
   EXPECT_EQ(error_after([](json& j) { j["event_counts"]["ports"][0].erase("down_transitions"); }),

@@ -50,6 +50,11 @@ struct StatusReply {
     // From daemons that know the RDMA netlink monitor; 0 from older ones.
     uint64_t netlink_events = 0;    // RDMA netlink monitor messages
     uint64_t netlink_overruns = 0;  // its socket lost events (each one led to a resync)
+    // Whether the rescan runs: always where udev does not run and the kernel has no monitor;
+    // beside the monitor, only while a device is open whose removal the kernel does not
+    // announce, named in rescan_for. From older daemons: every source but udev, no names.
+    bool rescanning = false;
+    std::vector<std::string> rescan_for;
     friend bool operator==(const Hotplug&, const Hotplug&) = default;
   };
   struct Journal {
