@@ -249,14 +249,17 @@ std::string format_devlink(const StatusReply::Devlink& d) {
   return out;
 }
 
-// "link health: every 60 s, 1200 reads, 0 devices unreadable", then a line per port read:
+// "link health: every 60 s, 1200 samples, 3600 counter reads, 0 devices unreadable, 0 failed
+// reads retried", then a line per port read:
 // "  mlx5_0/1 clean, bit error rate 1.2e-15; symbol_error 12, link_downed 3 (pegged: -)".
 std::string format_link_health(const StatusReply::LinkHealth& l) {
   if (!l.enabled) return "link health: off\n";
   std::string out = "link health: every " + std::to_string(l.interval_s) + " s, " +
                     std::to_string(l.samples) + " samples, " + std::to_string(l.counter_reads) +
                     " counter reads, " + std::to_string(l.read_failures) +
-                    (l.read_failures == 1 ? " device" : " devices") + " unreadable\n";
+                    (l.read_failures == 1 ? " device" : " devices") + " unreadable, " +
+                    std::to_string(l.read_retries) +
+                    (l.read_retries == 1 ? " failed read" : " failed reads") + " retried\n";
   for (const auto& p : l.ports) {
     char ber[32];
     std::snprintf(ber, sizeof ber, "%.1e", p.ber_estimate);

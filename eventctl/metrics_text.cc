@@ -226,6 +226,9 @@ void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
   e.single("rdma_eventd_link_read_failures_total", "counter",
            "Devices whose error counters could not be read (not read again until reopened).",
            l.read_failures);
+  e.single("rdma_eventd_link_read_retries_total", "counter",
+           "Reads of error counters that failed in a way that may pass (each retried later).",
+           l.read_retries);
   port_gauge(e, "rdma_eventd_link_bad",
              "1 when the port's error counters make its link bad (docs/health.md, Link quality).",
              l.ports, [](const StatusReply::LinkPort& p) { return p.bad ? 1 : 0; });

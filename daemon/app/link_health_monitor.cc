@@ -25,11 +25,6 @@ bool link_event(EventKind e) {
   return e == EventKind::kPortErr || e == EventKind::kPortActive || e == EventKind::kPortState;
 }
 
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 // An event-driven sample of a port at most this often: a storm of port events costs one read
 // of its counters a second, not one per event (the timer and the next event catch up).
 constexpr int64_t kMinSampleGapUs = kMicrosPerSecond;
@@ -252,6 +247,8 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
     return;
   }
   d.failed = false;
+  d.failed_reads = 0;
+  d.retry_mono_us = INT64_MIN;
   d.nothing_to_read = false;
   d.pma.reset();
   for (auto& [number, p] : d.ports) {
@@ -264,39 +261,9 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
   }
 }
 
-std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& path, uint32_t port,
-                                                             Device& d) {
-  if (!d.pma) {
-    const CounterGroups groups = counter_groups(path, port);
-    d.pma = groups.pma;
-    if (!groups.pma) {
-      spdlog::info(
-          "{}: no counters/ group (a driver without a PMA, like rxe): bit errors and "
-          "link recoveries are not judged on it{}",
-          path.substr(path.rfind('/') + 1),
-          groups.hw ? ", brief downs are read from hw_counters/link_downed" : "");
-    }
-  }
-  std::vector<std::string> names;
-  const std::string dir = path + "/ports/" + std::to_string(port) + "/";
-  if (*d.pma) {
-    names = {std::string(kSymbolError), std::string(kLinkDowned), std::string(kLinkErrorRecovery)};
-  } else if (file_exists(dir + std::string(kHwLinkDowned))) {
-    names = {std::string(kHwLinkDowned)};
-  }
-  // A transport rule reads its counter where the driver has it (mlx5's names are not rxe's).
-  for (const GrowthRule& rule : config_.transport) {
-    if (std::find(names.begin(), names.end(), rule.counter) == names.end() &&
-        file_exists(dir + (rule.counter.starts_with("hw_counters/") ? rule.counter
-                                                                    : "counters/" + rule.counter)))
-      names.push_back(rule.counter);
-  }
-  return names;
-}
-
 void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t number, Port& p,
                                Instant now, std::vector<PortChanges>& out) {
-  if (d.excluded || d.failed) return;
+  if (d.excluded || d.failed || now.mono_us < d.retry_mono_us) return;
   const std::string path = device_path_(name);
   if (path.empty()) return;
   const std::vector<std::string> names = counters_to_read(path, number, d);
@@ -306,17 +273,7 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
     return;
   }
   std::vector<CounterValue> values;
-  stats_.counter_reads += names.size();
-  if (auto error = read_port_counters(path, number, names, values)) {
-    d.failed = true;
-    recount();
-    ++stats_.read_failures;
-    spdlog::warn(
-        "{}/{}: cannot read its counters ({}: {}): link quality is not judged on {} "
-        "until it is opened again",
-        name, number, error->path, error->reason, name);
-    return;
-  }
+  if (!read_counters(name, d, path, number, names, now, values)) return;
   ++stats_.samples;
   p.last_sample_mono_us = now.mono_us;
   const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
@@ -560,6 +517,7 @@ StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,
   s.samples = stats.samples;
   s.counter_reads = stats.counter_reads;
   s.read_failures = stats.read_failures;
+  s.read_retries = stats.read_retries;
   auto joined = [](const auto& names) {
     std::string out;
     for (const auto& n : names)

@@ -7,10 +7,14 @@
 // and some port it reads is up. Disabled, or every port down: no timer, and the idle daemon
 // never wakes.
 //
-// Faults that will happen: a device whose counter file cannot be read (EIO, EACCES, garbage,
-// gone) is logged once, counted, and not read again until it is opened again (a device_added
-// or device_recovered record); a device without counters/ (rxe) is read through hw_counters/
-// link_downed only; devices that link_health.exclude names are never read at all.
+// Faults that will happen: a device whose counter file fails to read in a way that may pass (a
+// failed firmware command: EIO, ETIMEDOUT, EBUSY, EINVAL, ...) is read again after a backoff,
+// one interval_s then twice as long each time up to 2^kMaxReadBackoffDoublings intervals, logged
+// once until a read succeeds and counted each time; one whose file cannot be read for good (EACCES,
+// garbage, gone) is logged once, counted, and not read again until it is opened again (a
+// device_added or device_recovered record); a device without counters/ (rxe) is read through
+// hw_counters/link_downed only; devices that link_health.exclude names are never read at all. The
+// reads of a device's counters are in link_health_reads.cc.
 //
 // Across a restart on the same boot: every port's state (core/link_quality's, counters'
 // baselines, windows, faults) is kept in $STATE_DIRECTORY/link-quality.json, written at stop,
@@ -37,6 +41,11 @@
 #include "schema/status_reply.h"
 
 namespace rdma_eventd::daemon {
+
+// A device whose counters fail to read in a way that may pass is read again after one
+// interval_s, then twice as long each time, up to 2^kMaxReadBackoffDoublings intervals (32 min
+// at the default 60 s).
+inline constexpr uint32_t kMaxReadBackoffDoublings = 5;
 
 class LinkHealthMonitor {
  public:
@@ -66,6 +75,7 @@ class LinkHealthMonitor {
     uint64_t samples = 0;               // port samples taken
     uint64_t counter_reads = 0;         // counter files read
     uint64_t read_failures = 0;         // devices given up on until they are opened again
+    uint64_t read_retries = 0;          // reads that failed in a way that may pass: retried
     uint64_t state_write_failures = 0;  // writes of the state file that failed
   };
 
@@ -116,9 +126,11 @@ class LinkHealthMonitor {
   struct Device {
     std::string node_guid;
     bool excluded = false;
-    bool failed = false;           // a counter could not be read: left alone until opened again
-    std::optional<bool> pma;       // has counters/ (probed at the first sample)
-    bool nothing_to_read = false;  // neither counters/ nor a counter a rule reads
+    bool failed = false;        // a counter could not be read: left alone until opened again
+    uint32_t failed_reads = 0;  // reads in a row that failed in a way that may pass
+    int64_t retry_mono_us = INT64_MIN;  // after such a failure: not read before this
+    std::optional<bool> pma;            // has counters/ (probed at the first sample)
+    bool nothing_to_read = false;       // neither counters/ nor a counter a rule reads
     std::map<uint32_t, Port> ports;
   };
 
@@ -126,6 +138,11 @@ class LinkHealthMonitor {
   void sample(const std::string& name, Device& d, uint32_t number, Port& p, Instant now,
               std::vector<PortChanges>& out);
   std::vector<std::string> counters_to_read(const std::string& path, uint32_t port, Device& d);
+  // Reads `names` of a port of device `name` into `values`. False when they could not be read:
+  // logged and counted, and the device read again after a backoff or, for good, not at all.
+  bool read_counters(const std::string& name, Device& d, const std::string& path, uint32_t port,
+                     const std::vector<std::string>& names, Instant now,
+                     std::vector<CounterValue>& values);
   static PortChanges changes_of(const std::string& name, const Device& d, uint32_t number,
                                 const Port& p, std::vector<LinkQualityChange> changes);
   void on_timer();

@@ -29,6 +29,21 @@ std::string shown(std::string_view text) {
 
 }  // namespace
 
+bool CounterReadError::transient() const {
+  switch (error) {
+    case 0:
+    case ENOENT:
+    case ENOTDIR:
+    case ENODEV:
+    case ENXIO:
+    case EACCES:
+    case EPERM:
+      return false;
+    default:
+      return true;
+  }
+}
+
 CounterGroups counter_groups(const std::string& ibdev_path, uint32_t port) {
   const std::string dir = ibdev_path + "/ports/" + std::to_string(port);
   return {is_directory(dir + "/counters"), is_directory(dir + "/hw_counters")};
@@ -56,13 +71,13 @@ std::optional<CounterReadError> read_port_counters(const std::string& ibdev_path
     // counters/ names are bare; the driver's group carries its directory.
     const std::string path = dir + (name.starts_with("hw_counters/") ? name : "counters/" + name);
     internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return CounterReadError{path, std::strerror(errno)};
+    if (!fd) return CounterReadError{path, std::strerror(errno), errno};
     char buf[64];
     ssize_t n;
     do {
       n = ::read(fd.get(), buf, sizeof buf);
     } while (n < 0 && errno == EINTR);
-    if (n < 0) return CounterReadError{path, std::strerror(errno)};
+    if (n < 0) return CounterReadError{path, std::strerror(errno), errno};
     const std::string_view text(buf, static_cast<size_t>(n));
     if (text.empty()) return CounterReadError{path, "empty"};
     uint64_t value = 0;

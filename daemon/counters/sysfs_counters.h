@@ -27,6 +27,13 @@ CounterGroups counter_groups(const std::string& ibdev_path, uint32_t port);
 struct CounterReadError {
   std::string path;
   std::string reason;
+  int error = 0;  // the errno of a failed open or read; 0 for what the file holds
+  // A failure that may pass: a read that failed with any errno but those that say the file
+  // is not there or not for us (ENOENT, ENOTDIR, ENODEV, ENXIO, EACCES, EPERM). A failed
+  // firmware command is one: EIO, ETIMEDOUT, EBUSY or EAGAIN from hw_counters/, and EINVAL from
+  // counters/, as get_perf_mad() turns any failed MAD into. An empty file or one that holds
+  // no number (older kernels' "N/A (no PMA)") stays as it is.
+  bool transient() const;
 };
 
 // Reads `names` (as CounterValue::name: "symbol_error", "hw_counters/out_of_sequence") of

@@ -194,6 +194,10 @@ const Fields<Status::LinkHealth, 5> kLinkHealthFields = {{
     {"counter_reads", &Status::LinkHealth::counter_reads},
     {"read_failures", &Status::LinkHealth::read_failures},
 }};
+// Absent from daemons that gave up on every failed read.
+const Fields<Status::LinkHealth, 1> kLinkHealthRetryFields = {{
+    {"read_retries", &Status::LinkHealth::read_retries},
+}};
 
 // Before "ber_estimate" and "pegged" (read in the other order) and "counters".
 const Fields<Status::LinkPort, 4> kLinkPortFields = {{
@@ -207,6 +211,7 @@ void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
   w.key("link_health");
   w.begin_object();
   write_fields(w, l, kLinkHealthFields);
+  write_fields(w, l, kLinkHealthRetryFields);
   write_object_array(w, "ports", l.ports, [&](const Status::LinkPort& p) {
     write_fields(w, p, kLinkPortFields);
     w.field("ber_estimate", p.ber_estimate);
@@ -387,6 +392,8 @@ bool read_link_health(const json& reply, Status::LinkHealth& l, std::string& err
              *o, "link_health", l,
              [](JsonReader& rd, const json& b, Status::LinkHealth& out) {
                return read_fields(rd, b, out, kLinkHealthFields) &&
+                      (!b.contains("read_retries") ||
+                       read_fields(rd, b, out, kLinkHealthRetryFields)) &&
                       rd.entries(b, "ports", out.ports, [&](const json& item, Status::LinkPort& p) {
                         return read_link_port(rd, item, p);
                       });

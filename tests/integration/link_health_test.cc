@@ -91,6 +91,26 @@ class LinkHealth : public ::testing::Test {
     return d;
   }
 
+  // mlx5_0/1's symbol_error file, and what the daemon logs after "mlx5_0/1: cannot read its
+  // counters " when it fails.
+  std::string symbol_error_file() const {
+    return sim_.dir() + "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error";
+  }
+  static std::string read_failure(DaemonProcess& d) {
+    const std::string line = d.require_log("mlx5_0/1: cannot read its counters");
+    const std::string_view from = "cannot read its counters ";
+    return line.substr(line.find(from) + from.size());
+  }
+  // The lines of the log that say a device's counters could not be read.
+  static size_t read_failure_lines(DaemonProcess& d) {
+    const std::string log = d.log_tail(400);
+    size_t lines = 0;
+    for (size_t at = log.find("cannot read its counters"); at != std::string::npos;
+         at = log.find("cannot read its counters", at + 1))
+      ++lines;
+    return lines;
+  }
+
   SimFabric sim_{topology("two-adapters")};
   rdmatest::TempDir state_{"rdma-link"};
   std::optional<DaemonProcess> d_;
@@ -321,16 +341,15 @@ TEST_F(LinkHealth, DownsWhoseEventsAreReadAfterTheCounterAreNotHidden) {
 }
 
 TEST_F(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUntilOpenedAgain) {
-  // Each way a counter file fails is unit-tested (SysfsCounters.*); here the daemon's handling.
+  // Each way a counter file fails is unit-tested (SysfsCounters.*); here the daemon's handling
+  // of one that will not pass: a file that holds no number.
   DaemonProcess& d = start_judged();
-  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
-  const std::string line = d.require_log("mlx5_0/1: cannot read its counters");
-  EXPECT_NE(line.find(sim_.dir() +
-                      "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error: Is a "
-                      "directory): link quality is not judged on mlx5_0 until it is opened again"),
-            std::string::npos)
-      << line;
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "garbage"});
+  EXPECT_EQ(read_failure(d), "(" + symbol_error_file() +
+                                 ": not a number: 'N/A (no PMA)'): link quality is not judged on "
+                                 "mlx5_0 until it is opened again");
   EXPECT_EQ(d.status()["link_health"]["read_failures"], 1);
+  EXPECT_EQ(d.status()["link_health"]["read_retries"], 0);
   // Left alone while the other device is still read: its errors make it bad, and its clean
   // period (3 s, three of the timer's periods) passes without another line about mlx5_0.
   inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "10"});
@@ -349,12 +368,36 @@ TEST_F(LinkHealth, ACounterThatCannotBeReadIsLoggedOnceAndItsDeviceLeftAloneUnti
   inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   EXPECT_EQ(next_link(d, "mlx5_0/1", "bad").link->count, 50u);
   // One line for the failure, never one per read.
-  const std::string log = d.log_tail(400);
-  size_t lines = 0;
-  for (size_t at = log.find("cannot read its counters"); at != std::string::npos;
-       at = log.find("cannot read its counters", at + 1))
-    ++lines;
-  EXPECT_EQ(lines, 1u);
+  EXPECT_EQ(read_failure_lines(d), 1u);
+}
+
+// A read that fails as a failed firmware command does (EIO, ETIMEDOUT, EINVAL: here the
+// simulator's unreadable file) may pass: the device is read again after one interval (1 s
+// here), then 2 s, 4 s ..., logged once, each failure counted; when a read succeeds, what the
+// counters gained meanwhile is judged.
+TEST_F(LinkHealth, AReadThatFailsInAWayThatMayPassIsRetriedLessAndLessOftenUntilItSucceeds) {
+  DaemonProcess& d = start_judged();
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  EXPECT_EQ(read_failure(d), "(" + symbol_error_file() +
+                                 ": Is a directory), a failure that may pass: reading mlx5_0 "
+                                 "again in 1 s, then at twice the interval each time up to 32 s "
+                                 "while it fails; its link quality is not judged meanwhile");
+  // Read again (1 s after the first failure), and failed again.
+  ASSERT_TRUE(rdmatest::wait_until([&] { return d.status()["link_health"]["read_retries"] >= 2; },
+                                   std::chrono::seconds(15)));
+  EXPECT_EQ(d.status()["link_health"]["read_failures"], 0);
+
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  const Record bad = next_link(d, "mlx5_0/1", "bad");
+  EXPECT_EQ(bad.link->counter, "symbol_error");
+  EXPECT_EQ(bad.link->count, 50u);
+  const std::string back = d.require_log("mlx5_0: its counters are read again, after ");
+  const uint64_t retries = d.status()["link_health"]["read_retries"].get<uint64_t>();
+  EXPECT_NE(back.find("after " + std::to_string(retries) + " failed reads"), std::string::npos)
+      << back << " (" << retries << " retries)";
+  // One warning for the whole failure, never one per read.
+  EXPECT_EQ(read_failure_lines(d), 1u);
 }
 
 TEST_F(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsAgain) {

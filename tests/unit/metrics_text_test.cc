@@ -36,6 +36,7 @@ StatusReply sample_status() {
   s.link_health.samples = 40;
   s.link_health.counter_reads = 120;
   s.link_health.read_failures = 1;
+  s.link_health.read_retries = 3;
   s.link_health.ports = {
       {"mlx5_0", 1, true, "bit_errors", 1e-12, "", {{"symbol_error", 4242}, {"link_downed", 3}}},
       {"mlx5_0", 2, false, "", 0, "symbol_error", {{"symbol_error", 65535}}}};
@@ -167,6 +168,9 @@ rdma_eventd_link_health_enabled 1
 # HELP rdma_eventd_link_read_failures_total Devices whose error counters could not be read (not read again until reopened).
 # TYPE rdma_eventd_link_read_failures_total counter
 rdma_eventd_link_read_failures_total 1
+# HELP rdma_eventd_link_read_retries_total Reads of error counters that failed in a way that may pass (each retried later).
+# TYPE rdma_eventd_link_read_retries_total counter
+rdma_eventd_link_read_retries_total 3
 # HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
 # TYPE rdma_eventd_link_bad gauge
 rdma_eventd_link_bad{device="mlx5_0",port="1"} 1
@@ -260,6 +264,9 @@ rdma_eventd_link_health_enabled 0
 # HELP rdma_eventd_link_read_failures_total Devices whose error counters could not be read (not read again until reopened).
 # TYPE rdma_eventd_link_read_failures_total counter
 rdma_eventd_link_read_failures_total 0
+# HELP rdma_eventd_link_read_retries_total Reads of error counters that failed in a way that may pass (each retried later).
+# TYPE rdma_eventd_link_read_retries_total counter
+rdma_eventd_link_read_retries_total 0
 # HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
 # TYPE rdma_eventd_link_bad gauge
 # HELP rdma_eventd_link_fault 1 for each fault that makes the port's link bad, 0 for the others, by fault.

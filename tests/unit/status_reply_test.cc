@@ -39,7 +39,7 @@ StatusReply sample() {
   // errors, then one reporter.
   s.reporters = {"/run/rdma-eventd/events.sock.report", 1, 4096, 1024, 3, 2, 1, 1, 0, 1, 2, {}};
   s.reporters.list = {{3, 12160, 4242, 1795342530600000, 2, 1, 0, 177}};
-  s.link_health = {true, 60, 120, 360, 1, {}};
+  s.link_health = {true, 60, 120, 360, 1, 2, {}};
   s.link_health.ports = {
       {"mlx5_0",
        1,
@@ -113,7 +113,7 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                  "list":[{"id":3,"pid":12160,"uid":4242,"connected":"2026-11-22T10:15:30.600000Z",
                           "requests":2,"rate_limited":1,"bytes_queued":0,"bytes_sent":177}]},
     "link_health":{"enabled":true,"interval_s":60,"samples":120,"counter_reads":360,
-                   "read_failures":1,
+                   "read_failures":1,"read_retries":2,
                    "ports":[{"device":"mlx5_0","port":1,"bad":true,"faults":"bit_errors",
                              "ber_estimate":1.5e-14,"pegged":"link_downed",
                              "counters":{"link_downed":255,"link_error_recovery":0,
@@ -220,6 +220,10 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
     EXPECT_TRUE(old->hotplug.rescanning);
     EXPECT_TRUE(old->hotplug.rescan_for.empty());
   }
+  // An older daemon's link health gave up on every failed read: no retries.
+  EXPECT_EQ(error_after([](json& j) { j["link_health"].erase("read_retries"); }), "");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"]["read_retries"] = -1; }),
+            "link_health.read_retries: not an unsigned integer");
   EXPECT_EQ(error_after([](json& j) { j["hotplug"].erase("rescan_for"); }),
             "hotplug.rescan_for: missing");
   EXPECT_EQ(error_after([](json& j) { j["hotplug"]["rescan_for"] = {1}; }),

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rdma_eventd::daemon {
@@ -58,23 +61,35 @@ TEST(SysfsCounters, EveryWayAFileFailsIsNamedWithItsPath) {
   p.file("counters/too_big", "18446744073709551616\n");
   p.file("counters/control", std::string("1\x01\n"));
   ::mkdir(p.path("counters/directory").c_str(), 0755);
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"missing", "No such file or directory"},
-      {"empty", "empty"},
-      {"garbage", "not a number: 'N/A (no PMA)'"},
-      {"signed", "not a number: '-1'"},
-      {"too_big", "not a number: '18446744073709551616'"},
-      {"control", "not a number: '1?'"},
-      {"directory", "Is a directory"},
+  // And whether the failure may pass: only a read that failed does (the directory stands for
+  // a failed firmware command, whose read fails too).
+  const std::vector<std::tuple<std::string, std::string, bool>> cases = {
+      {"missing", "No such file or directory", false},
+      {"empty", "empty", false},
+      {"garbage", "not a number: 'N/A (no PMA)'", false},
+      {"signed", "not a number: '-1'", false},
+      {"too_big", "not a number: '18446744073709551616'", false},
+      {"control", "not a number: '1?'", false},
+      {"directory", "Is a directory", true},
   };
-  for (const auto& [name, reason] : cases) {
+  for (const auto& [name, reason, transient] : cases) {
     SCOPED_TRACE(name);
     std::vector<CounterValue> out;
     const auto error = read_port_counters(p.dir, 1, {name}, out);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->path, p.path("counters/" + name));
     EXPECT_EQ(error->reason, reason);
+    EXPECT_EQ(error->transient(), transient);
     EXPECT_TRUE(out.empty());
+  }
+}
+
+TEST(SysfsCounters, AFailedFirmwareCommandMayPassAndAFileThatIsNotThereOrNotOursDoesNot) {
+  for (const int e : {EIO, ETIMEDOUT, EBUSY, EAGAIN, EINVAL, ENOMEM, EISDIR}) {
+    EXPECT_TRUE((CounterReadError{"f", std::strerror(e), e}).transient()) << std::strerror(e);
+  }
+  for (const int e : {0, ENOENT, ENOTDIR, ENODEV, ENXIO, EACCES, EPERM}) {
+    EXPECT_FALSE((CounterReadError{"f", "x", e}).transient()) << e;
   }
 }
 

@@ -212,6 +212,9 @@ struct StatusReply {
     uint64_t samples = 0;
     uint64_t counter_reads = 0;
     uint64_t read_failures = 0;  // devices given up on until they are opened again
+    // Reads that failed in a way that may pass, each retried after a backoff; 0 from daemons
+    // that gave up on those too.
+    uint64_t read_retries = 0;
     std::vector<LinkPort> ports;
     friend bool operator==(const LinkHealth&, const LinkHealth&) = default;
   };
