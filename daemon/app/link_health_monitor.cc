@@ -351,12 +351,9 @@ void LinkHealthMonitor::on_timer() {
     if (d == devices_.end()) continue;
     auto p = d->second.ports.find(number);
     if (p == d->second.ports.end()) continue;
-    std::vector<LinkQualityChange> cleaned;
-    p->second.quality.advance(config_, now, cleaned);
-    if (!cleaned.empty()) {
-      faults_changed_ = true;
-      out.push_back(changes_of(name, d->second, number, p->second, std::move(cleaned)));
-    }
+    // A fault is cleared only by a read that shows its clean period without growth (sample()
+    // judges it): time alone does not, so a port that is not read (its link down, its device's
+    // reads failing or given up on) keeps its faults; nothing says they are gone.
     if (p->second.link_up) sample(name, d->second, number, p->second, now, out);
     confirm_hidden_downs(name, d->second, number, p->second, now, out);
   }
@@ -448,9 +445,10 @@ void LinkHealthMonitor::recount() {
 bool LinkHealthMonitor::wanted() const {
   if (!config_.enabled) return false;
   if (readable_up_ > 0) return true;
+  // A bad port that is not read waits for its next read, not for time.
   for (const auto& [name, d] : devices_) {
     for (const auto& [number, p] : d.ports) {
-      if (p.quality.bad() || p.unexplained > 0) return true;
+      if (p.unexplained > 0) return true;
     }
   }
   return false;

@@ -151,7 +151,7 @@ class LinkHealthMonitor {
   void confirm_hidden_downs(const std::string& name, const Device& d, uint32_t number, Port& p,
                             Instant now, std::vector<PortChanges>& out);
   void arm();
-  bool wanted() const;  // a port up that is read, or a verdict or downs waiting on time
+  bool wanted() const;  // a port up that is read, or downs waiting on time
   bool excluded(std::string_view name, std::string_view node_guid) const;
   // Whether a device's counters are read (not excluded, not failed, something to read).
   static bool readable(const Device& d);

@@ -400,6 +400,51 @@ TEST_F(LinkHealth, AReadThatFailsInAWayThatMayPassIsRetriedLessAndLessOftenUntil
   EXPECT_EQ(read_failure_lines(d), 1u);
 }
 
+// Unknown is not clean: a bad link that is not read keeps its fault past its clean period,
+// whether its device's reads fail (mlx5_0) or its link is down (mlx5_1); a read once it is
+// readable and up again, finding no growth, clears it.
+TEST_F(LinkHealth, ABadLinkThatIsNotReadStaysDegradedPastItsCleanPeriodUntilAReadShowsItClean) {
+  DaemonProcess& d = start_judged();
+  EXPECT_EQ(next_port_verdict(d, "mlx5_1/1", "healthy").reason, "first_seen");
+  // The time of the `change` record of each of the two ports, in whichever order they come.
+  auto both = [&d](const std::string& change) {
+    std::map<std::string, int64_t> at;
+    while (at.size() < 2) {
+      const Record r = next_record_where(
+          d,
+          [&](const Record& one) {
+            return one.event == EventKind::kLinkQuality && one.link && one.link->change == change &&
+                   one.port == 1;
+          },
+          "a link_quality " + change + " record");
+      at[r.device] = r.time_us;
+    }
+    return at;
+  };
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "50"});
+  const std::map<std::string, int64_t> bad = both("bad");
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  inject(sim_, {"port", "down", "mlx5_1/1"});
+  d.require_log("mlx5_0/1: cannot read its counters");
+  // Past the clean period (3 s) of both, by a second more: a span to measure, not a wait.
+  const int64_t past = std::max(bad.at("mlx5_0"), bad.at("mlx5_1")) + 4'000'000;
+  ASSERT_TRUE(rdmatest::wait_until([&] { return link_test_wall_now_us() >= past; },
+                                   std::chrono::seconds(10)));
+  for (const json& port : d.status()["link_health"]["ports"]) {
+    if (port["port"] == 1) {
+      EXPECT_EQ(port["bad"], true) << port;
+    }
+  }
+
+  const int64_t back = link_test_wall_now_us();
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  inject(sim_, {"port", "up", "mlx5_1/1"});
+  const std::map<std::string, int64_t> clean = both("clean");
+  EXPECT_GE(clean.at("mlx5_0"), back);
+  EXPECT_GE(clean.at("mlx5_1"), back);
+}
+
 TEST_F(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsReadsAgain) {
   const DaemonOptions o = link_options(state_.path());
   DaemonProcess d(sim_, o);
