@@ -431,7 +431,8 @@ TEST_F(LinkHealth, ABadLinkThatIsNotReadStaysDegradedPastItsCleanPeriodUntilARea
   const int64_t past = std::max(bad.at("mlx5_0"), bad.at("mlx5_1")) + 4'000'000;
   ASSERT_TRUE(rdmatest::wait_until([&] { return link_test_wall_now_us() >= past; },
                                    std::chrono::seconds(10)));
-  for (const json& port : d.status()["link_health"]["ports"]) {
+  const json st = d.status();
+  for (const json& port : st["link_health"]["ports"]) {
     if (port["port"] == 1) {
       EXPECT_EQ(port["bad"], true) << port;
     }
