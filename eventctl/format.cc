@@ -261,8 +261,8 @@ std::string format_link_health(const StatusReply::LinkHealth& l) {
                     std::to_string(l.read_retries) +
                     (l.read_retries == 1 ? " failed read" : " failed reads") + " retried\n";
   for (const auto& p : l.ports) {
-    char ber[32];
-    std::snprintf(ber, sizeof ber, "%.1e", p.ber_estimate);
+    char ber[32] = "unknown";
+    if (p.ber_estimate) std::snprintf(ber, sizeof ber, "%.1e", *p.ber_estimate);
     out += "  " + p.device + "/" + std::to_string(p.port) + " " +
            (p.bad ? "bad (" + p.faults + ")" : std::string("clean")) + ", bit error rate " + ber;
     std::string counters;

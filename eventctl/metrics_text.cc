@@ -250,10 +250,17 @@ void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
       }
     }
   }
-  port_gauge(e, "rdma_eventd_link_ber_estimate",
-             "symbol_error growth per bit over the longest bit error window: the bit error rate "
-             "after FEC.",
-             l.ports, [](const StatusReply::LinkPort& p) { return shortest(p.ber_estimate); });
+  // Only where it is known: no sample stands for a port whose estimate is not (0 would say "no
+  // errors").
+  e.family("rdma_eventd_link_ber_estimate", "gauge",
+           "symbol_error growth per bit over the longest bit error window: the bit error rate "
+           "after FEC.");
+  for (const auto& p : l.ports) {
+    if (p.ber_estimate) {
+      e.sample("rdma_eventd_link_ber_estimate", port_labels(p.device, p.port),
+               shortest(*p.ber_estimate));
+    }
+  }
   e.family("rdma_eventd_link_pegged", "gauge",
            "1 for each error counter at its maximum: its errors are unknown until it is reset.");
   for (const StatusReply::LinkPort& p : l.ports) {

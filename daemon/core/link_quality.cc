@@ -426,7 +426,9 @@ LinkQualityView PortLinkQuality::view() const {
       ber_window_s_,
       static_cast<double>(last_sample_.mono_us - first_sample_.mono_us) / kMicrosPerSecond);
   const double bits = last_rate_.gbps() * 1e9 * observed_s;
-  if (bits > 0) {
+  const auto symbols = counters_.find(std::string(kSymbolError));
+  if (bits > 0 && symbols != counters_.end() && symbols->second.has_baseline &&
+      !symbols->second.pegged) {
     const uint64_t growth =
         growth_within(std::string(kSymbolError), last_sample_.mono_us, ber_window_s_);
     v.ber_estimate = static_cast<double>(growth) / bits;

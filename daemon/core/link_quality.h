@@ -129,9 +129,12 @@ struct LinkQualityChange {
 // A port's link quality now, for status, metrics and the health model.
 struct LinkQualityView {
   bool bad = false;
-  std::vector<LinkFault> faults;    // why, when bad
-  Instant since;                    // bad since; clean since the first sample when not
-  double ber_estimate = 0;          // symbol_error growth over the longest window, per bit
+  std::vector<LinkFault> faults;  // why, when bad
+  Instant since;                  // bad since; clean since the first sample when not
+  // symbol_error growth over the longest window, per bit; none where it is not known: no
+  // symbol_error read twice (a first read, a baseline, a port without counters/), no known
+  // rate, or symbol_error pegged (it counts nothing more: 0 would say "no errors").
+  std::optional<double> ber_estimate;
   std::vector<std::string> pegged;  // counters at their maximum: unknown since pegged_since
   std::map<std::string, int64_t> pegged_since_wall_us;
   std::map<std::string, uint64_t> values;  // the last values read, by counter name

@@ -214,7 +214,11 @@ void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
   write_fields(w, l, kLinkHealthRetryFields);
   write_object_array(w, "ports", l.ports, [&](const Status::LinkPort& p) {
     write_fields(w, p, kLinkPortFields);
-    w.field("ber_estimate", p.ber_estimate);
+    w.key("ber_estimate");
+    if (p.ber_estimate)
+      w.value(*p.ber_estimate);
+    else
+      w.null();
     w.field("pegged", p.pegged);
     write_named_counts(w, "counters", p.counters);
   });
@@ -321,9 +325,23 @@ bool read_reporters(JsonReader& rd, const json& o, Status::Reporters& r) {
          });
 }
 
+// ber_estimate: a number, or null where it is not known.
+bool read_ber_estimate(JsonReader& rd, const json& o, std::optional<double>& out) {
+  const json* v = rd.find(o, "ber_estimate");
+  if (!v) return false;
+  if (v->is_null()) {
+    out.reset();
+    return true;
+  }
+  double ber = 0;
+  if (!rd.real(o, "ber_estimate", ber)) return false;
+  out = ber;
+  return true;
+}
+
 bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
   return read_fields(rd, o, p, kLinkPortFields) && rd.str(o, "pegged", p.pegged) &&
-         rd.real(o, "ber_estimate", p.ber_estimate) &&
+         read_ber_estimate(rd, o, p.ber_estimate) &&
          read_named_counts(rd, o, "counters", p.counters);
 }
 

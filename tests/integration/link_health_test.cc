@@ -266,6 +266,24 @@ TEST_F(LinkHealth, PeggedAndResetCountersPassNeitherForHealthyNorForBroken) {
   EXPECT_EQ(pegged.link->value, 65535u);
   EXPECT_EQ(pegged.link->pegged, std::vector<std::string>{"symbol_error"});
   EXPECT_EQ(pegged.severity, Severity::kWarning);
+  // Its bit error rate is not known from then on: no estimate, in status and the metrics.
+  const json st = d.status();
+  size_t seen = 0;
+  for (const json& port : st["link_health"]["ports"]) {
+    if (port["device"] == "mlx5_0" && port["port"] == 1) {
+      ++seen;
+      EXPECT_EQ(port["ber_estimate"], nullptr) << port;
+      EXPECT_EQ(port["pegged"], "symbol_error") << port;
+    }
+  }
+  EXPECT_EQ(seen, 1u) << st["link_health"];
+  const rdmatest::CommandResult metrics =
+      rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "metrics"});
+  ASSERT_EQ(metrics.exit_code(), 0) << metrics.err;
+  EXPECT_NE(metrics.out.find("# TYPE rdma_eventd_link_ber_estimate gauge\n"), std::string::npos);
+  EXPECT_EQ(metrics.out.find("rdma_eventd_link_ber_estimate{device=\"mlx5_0\",port=\"1\"}"),
+            std::string::npos)
+      << metrics.out;
 
   // Someone resets the counters: a new baseline, said once, no verdict either way.
   inject(sim_, {"counter", "reset", "mlx5_0/1"});

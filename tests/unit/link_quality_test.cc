@@ -463,7 +463,7 @@ TEST(LinkQualityJudgement, AnUnknownRateJudgesNoBitErrorsButTheOtherRules) {
   EXPECT_EQ(port.up(60, {counter(kSymbols, 1000), counter(kRecoveries, 5)}, kUnknownRate),
             Changes{bad_rule(LinkFault::kLinkRecoveries, kRecoveries, 5, 4, 720, 5)});
   EXPECT_EQ(port.port().view().faults, std::vector{LinkFault::kLinkRecoveries});
-  EXPECT_EQ(port.port().view().ber_estimate, 0);
+  EXPECT_EQ(port.port().view().ber_estimate, std::nullopt);  // not known, not 0
 }
 
 TEST(LinkQualityJudgement, LinkRecoveriesWithinTheirWindow) {
@@ -513,6 +513,7 @@ TEST(LinkQualitySteps, TheOldestGrowthIsMergedIntoTheNextNeverDropped) {
 TEST(LinkQualityEstimate, TheBerEstimateIsOverTheTimeObservedUpToTheLongestWindow) {
   DrivenPort port;
   port.up(0, {counter(kSymbols, 0)});
+  EXPECT_EQ(port.port().view().ber_estimate, std::nullopt);  // one read observes no time
   port.up(720, {counter(kSymbols, 2)});
   EXPECT_EQ(port.port().view().ber_estimate, 2 / (400e9 * 720));
   port.up(7200, {counter(kSymbols, 2)});
@@ -523,6 +524,17 @@ TEST(LinkQualityEstimate, TheBerEstimateIsOverTheTimeObservedUpToTheLongestWindo
   EXPECT_EQ(port.port().view().ber_estimate, 0);  // the growth has left the window
 
   EXPECT_EQ(PortLinkQuality().view(), LinkQualityView{});
+}
+TEST(LinkQualityEstimate, APeggedSymbolErrorLeavesTheEstimateUnknownNotZero) {
+  // symbol_error is 16 bits: at 65535 it counts nothing more, so no growth is no news.
+  DrivenPort port;
+  port.up(0, {counter(kSymbols, 65000)});
+  port.up(60, {counter(kSymbols, 65000)});
+  EXPECT_EQ(port.port().view().ber_estimate, 0.0);
+  port.up(120, {counter(kSymbols, 65535)});
+  port.up(180, {counter(kSymbols, 65535)});
+  EXPECT_EQ(port.port().view().ber_estimate, std::nullopt);
+  EXPECT_EQ(port.port().view().pegged, std::vector<std::string>{std::string(kSymbols)});
 }
 
 }  // namespace link_quality_test

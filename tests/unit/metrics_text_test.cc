@@ -39,7 +39,7 @@ StatusReply sample_status() {
   s.link_health.read_retries = 3;
   s.link_health.ports = {
       {"mlx5_0", 1, true, "bit_errors", 1e-12, "", {{"symbol_error", 4242}, {"link_downed", 3}}},
-      {"mlx5_0", 2, false, "", 0, "symbol_error", {{"symbol_error", 65535}}}};
+      {"mlx5_0", 2, false, "", std::nullopt, "symbol_error", {{"symbol_error", 65535}}}};
   // The adapter's fw_fatal reporter in error; a port reporter of an adapter with no RDMA device.
   s.devlink = {true, true, "", 4, 1, 1, 0, 3, {}};
   s.devlink.reporters = {
@@ -186,7 +186,6 @@ rdma_eventd_link_fault{device="mlx5_0",port="2",fault="transport_errors"} 0
 # HELP rdma_eventd_link_ber_estimate symbol_error growth per bit over the longest bit error window: the bit error rate after FEC.
 # TYPE rdma_eventd_link_ber_estimate gauge
 rdma_eventd_link_ber_estimate{device="mlx5_0",port="1"} 1e-12
-rdma_eventd_link_ber_estimate{device="mlx5_0",port="2"} 0
 # HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
 # TYPE rdma_eventd_link_pegged gauge
 rdma_eventd_link_pegged{device="mlx5_0",port="2",counter="symbol_error"} 1

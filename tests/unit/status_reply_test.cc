@@ -190,6 +190,19 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "link_health.samples: missing");
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["ber_estimate"] = "low"; }),
             "link_health.ber_estimate: not a finite number >= 0");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0].erase("ber_estimate"); }),
+            "link_health.ber_estimate: missing");
+  // Not known: null, read back as none.
+  {
+    StatusReply s = sample();
+    s.link_health.ports[0].ber_estimate.reset();
+    const std::string line = reply_line(s);
+    EXPECT_NE(line.find(R"("ber_estimate":null)"), std::string::npos) << line;
+    std::string error;
+    const auto back = status_from_json(line, &error);
+    ASSERT_TRUE(back) << error;
+    EXPECT_EQ(back->link_health.ports[0].ber_estimate, std::nullopt);
+  }
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0]["counters"]["x"] = -1; }),
             "link_health.counters.x: not a count");
   // An older daemon's reply has no devlink block; a reporter's port index is a number or null.

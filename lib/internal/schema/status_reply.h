@@ -200,9 +200,10 @@ struct StatusReply {
     std::string device;
     uint32_t port = 0;
     bool bad = false;
-    std::string faults;       // "bit_errors,link_recoveries"; "" when clean
-    double ber_estimate = 0;  // symbol_error growth per bit over the longest window
-    std::string pegged;       // counters at their maximum, comma-separated
+    std::string faults;  // "bit_errors,link_recoveries"; "" when clean
+    // symbol_error growth per bit over the longest window; none where it is not known (null).
+    std::optional<double> ber_estimate;
+    std::string pegged;  // counters at their maximum, comma-separated
     std::vector<std::pair<std::string, uint64_t>> counters;  // the last values read, by name
     friend bool operator==(const LinkPort&, const LinkPort&) = default;
   };
