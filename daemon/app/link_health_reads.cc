@@ -72,8 +72,9 @@ bool LinkHealthMonitor::read_counters(const std::string& name, Device& d, const 
         name, port, error->path, error->reason, name);
     return false;
   }
-  // Read again after one interval, then twice as long each time, up to kMaxReadBackoff
-  // intervals: a firmware that stopped answering is not asked at every tick.
+  // Read again after one interval, then twice as long each time, up to
+  // 2^kMaxReadBackoffDoublings intervals: a firmware that stopped answering is not asked at
+  // every tick.
   ++stats_.read_retries;
   const uint32_t doublings = std::min<uint32_t>(d.failed_reads, kMaxReadBackoffDoublings);
   const int64_t backoff_s = int64_t{config_.interval_s} << doublings;

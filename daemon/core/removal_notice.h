@@ -8,9 +8,10 @@
 // only after that wait (__ib_unregister_device(): disable_device() first): the one sign left
 // is the device leaving the list, which udev's "remove" of its uverbs node or a rescan finds.
 //
-// Only drivers known to disassociate in every kernel the daemon supports count: mlx5_ib and
-// mlx4_ib (theirs since the 4.x kernels), whose RDMA devices hang off the PCI function (or the mlx5
-// sub-function) that mlx5_core or mlx4_core drives. Any other driver, and a device with no
+// Only drivers known to disassociate count: mlx5_ib and mlx4_ib (their ib_device_ops set
+// disassociate_ucontext in the kernels read; when each gained it was not checked), whose RDMA
+// devices hang off the PCI function (or the mlx5 sub-function) that mlx5_core or mlx4_core
+// drives. Any other driver, and a device with no
 // parent at all (rxe and siw, virtual devices in current kernels), is taken not to: a rescan
 // that finds nothing costs one wakeup, a removal never seen holds the kernel's unregister.
 #pragma once
