@@ -33,14 +33,19 @@ std::string reading(const Counter& c) {
       return "reads \"N/A (no PMA)\"";
     case CounterFault::kUnreadable:
       return "unreadable (a directory: read fails with EISDIR)";
+    case CounterFault::kHang:
+      return "hangs (a FIFO: open blocks, as a read that waits on a firmware that stopped "
+             "answering)";
   }
   return "";
 }
 
 json reply(const Fabric::CounterChange& c, std::string message) {
   if (c.counter.fault != CounterFault::kNone)
-    message += "; the file stays " + std::string(fault_name(c.counter.fault)) +
-               " until `counter fail " + c.port + " " + c.counter.path() + " ok`";
+    message +=
+        "; the file stays " +
+        std::string(c.counter.fault == CounterFault::kHang ? "hung" : fault_name(c.counter.fault)) +
+        " until `counter fail " + c.port + " " + c.counter.path() + " ok`";
   return {{"ok", true},
           {"message", std::move(message)},
           {"counter", counter_json(c)},

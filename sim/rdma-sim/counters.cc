@@ -64,7 +64,7 @@ constexpr const char* kRxeHw[] = {"sent_pkts",           "rcvd_pkts",
 
 constexpr const char* kPmaSetNames[] = {"none", "basic", "extended"};  // by PmaCounters
 constexpr const char* kHwSetNames[] = {"none", "mlx5", "rxe"};         // by HwCounters
-constexpr const char* kFaults[] = {"ok", "missing", "empty", "garbage", "unreadable"};
+constexpr const char* kFaults[] = {"ok", "missing", "empty", "garbage", "unreadable", "hang"};
 
 template <size_t N>
 bool index_of(const char* const (&names)[N], const std::string& name, uint8_t* index) {

@@ -25,8 +25,9 @@ struct CounterSets {
 enum class CounterGroup : uint8_t { kPma, kHw };
 
 // How reading a counter's file goes wrong, for readers that must cope (`rdma-sim counter fail`):
-// the file is gone, empty, not a number, or its read fails.
-enum class CounterFault : uint8_t { kNone, kMissing, kEmpty, kGarbage, kUnreadable };
+// the file is gone, empty, not a number, its read fails, or it blocks (a firmware that stopped
+// answering).
+enum class CounterFault : uint8_t { kNone, kMissing, kEmpty, kGarbage, kUnreadable, kHang };
 
 struct Counter {
   const char* name;  // the sysfs file name (static storage)
@@ -56,10 +57,10 @@ const char* hw_counters_name(HwCounters set);    // "none", "mlx5", "rxe"
 bool parse_pma_counters(const std::string& name, PmaCounters* set);
 bool parse_hw_counters(const std::string& name, HwCounters* set);
 
-// "ok", "missing", "empty", "garbage", "unreadable".
+// "ok", "missing", "empty", "garbage", "unreadable", "hang".
 const char* fault_name(CounterFault fault);
 bool parse_fault(const std::string& name, CounterFault* fault);
-inline constexpr const char* kFaultNames = "missing, empty, garbage, unreadable, ok";
+inline constexpr const char* kFaultNames = "missing, empty, garbage, unreadable, hang, ok";
 // What a counter's file holds while it reads as garbage: what older kernels printed for a device
 // without a PMA or whose PMA did not answer (node_exporter #966, 2018); current ones fail the
 // read instead.

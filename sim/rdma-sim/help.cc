@@ -82,11 +82,13 @@ const Help kHelp[] = {
     {"counter set", "rdma-sim counter set DEV/PORT NAME N",
      "Set a port counter to N; refused over its width's maximum. 0 is what a reset by another\n"
      "tool (perfquery -R) looks like to a reader."},
-    {"counter fail", "rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok",
+    {"counter fail", "rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|hang|ok",
      "Make a counter's file fail its readers: missing (no file: ENOENT), empty (0 bytes),\n"
      "garbage (\"N/A (no PMA)\", as older kernels printed), unreadable (open succeeds, read\n"
-     "fails: EISDIR here, EINVAL or EIO on a real kernel). ok: the file is back, with the\n"
-     "counter's value, which went on counting meanwhile."},
+     "fails: EISDIR here, EINVAL or EIO on a real kernel), hang (a FIFO: open blocks, as a\n"
+     "read waits on a firmware that stopped answering; mlx5 fails it after 60 s). ok: the file\n"
+     "is back, with the counter's value, which went on counting meanwhile. Readers blocked by\n"
+     "hang read that value when it ends (another mode, ok, unplug, stop)."},
     {"counter reset", "rdma-sim counter reset DEV/PORT",
      "Set every counters/ counter of a port to 0, as perfquery -R does (hw_counters/ cannot be\n"
      "reset)."},

@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <system_error>
 
+#include "hung_fifo.h"
 #include "rdma_eventd/internal/enum_names.h"
 #include "throw_errno.h"
 
@@ -148,18 +148,59 @@ void write_gid_files(const std::string& pdir, const Gid& g, int index, bool stag
     remove_file(pdir + "/gid_attrs/ndevs/" + name);
 }
 
-// Puts a file holding `content`, or an empty directory when there is none, at dir/name in one
-// step for readers: built beside it and renamed over it, or exchanged with it where a file
-// replaces a directory or the reverse (rename cannot), then the old one removed.
-void replace_entry(const std::string& dir, const std::string& name,
-                   const std::optional<std::string>& content) {
+// What stands at a counter's path: a file with its text, an empty directory (unreadable: it
+// opens, and its read fails with EISDIR), a FIFO nobody writes (hang: its open blocks), or
+// nothing (missing).
+struct Entry {
+  enum Kind : uint8_t { kAbsent, kFile, kDir, kFifo };
+  Kind kind;
+  std::string text;  // kFile's
+};
+
+// A counter's value as show_pma_counter() and show_hw_stats() print it.
+std::string value_text(const Counter& c) {
+  return fmt("%llu\n", static_cast<unsigned long long>(c.value));
+}
+
+Entry counter_entry(const Counter& c) {
+  switch (c.fault) {
+    case CounterFault::kNone:
+      return {Entry::kFile, value_text(c)};
+    case CounterFault::kEmpty:
+      return {Entry::kFile, ""};
+    case CounterFault::kGarbage:
+      return {Entry::kFile, kGarbageText};
+    case CounterFault::kUnreadable:
+      return {Entry::kDir, ""};
+    case CounterFault::kHang:
+      return {Entry::kFifo, ""};
+    case CounterFault::kMissing:
+      break;
+  }
+  return {Entry::kAbsent, ""};
+}
+
+// Creates the entry at a path where there is none.
+void make_entry(const std::string& path, const Entry& e) {
+  // The FIFO is writable by its owner: the simulator opens its write end to let readers go.
+  if ((e.kind == Entry::kDir && mkdir(path.c_str(), 0755) != 0) ||
+      (e.kind == Entry::kFifo && mkfifo(path.c_str(), 0644) != 0))
+    throw_errno("cannot create " + path);
+  if (e.kind == Entry::kFile) create_file(path, e.text);
+}
+
+// Puts the entry at dir/name in one step for readers: built beside it and renamed over it, or
+// exchanged with it where a directory replaces a file or FIFO or the reverse (rename cannot),
+// then the old one removed; kAbsent removes what is there.
+void replace_entry(const std::string& dir, const std::string& name, const Entry& e) {
   const std::string path = dir + "/" + name;
+  if (e.kind == Entry::kAbsent) {
+    remove_all_of(path);
+    return;
+  }
   const std::string tmp = dir + "/." + name + ".tmp";
   remove_all_of(tmp);
-  if (content)
-    create_file(tmp, *content);
-  else if (mkdir(tmp.c_str(), 0755) != 0)
-    throw_errno("cannot create " + tmp);
+  make_entry(tmp, e);
   if (rename(tmp.c_str(), path.c_str()) == 0) return;
   if (errno != EISDIR && errno != ENOTDIR) throw_errno("cannot rename to " + path);
   if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
@@ -170,32 +211,6 @@ void replace_entry(const std::string& dir, const std::string& name,
   if (errno != EINVAL) throw_errno("cannot exchange " + tmp + " and " + path);
   remove_all_of(path);
   if (rename(tmp.c_str(), path.c_str()) != 0) throw_errno("cannot rename to " + path);
-}
-
-// What a counter's file holds: its value as show_pma_counter() and show_hw_stats() print it,
-// or its fault's text; nullopt for the faults that leave no regular file.
-std::optional<std::string> counter_content(const Counter& c) {
-  switch (c.fault) {
-    case CounterFault::kNone:
-      return fmt("%llu\n", static_cast<unsigned long long>(c.value));
-    case CounterFault::kEmpty:
-      return std::string();
-    case CounterFault::kGarbage:
-      return std::string(kGarbageText);
-    case CounterFault::kMissing:
-    case CounterFault::kUnreadable:
-      break;
-  }
-  return std::nullopt;
-}
-
-// A counter of a device nobody can see yet.
-void stage_counter(const std::string& pdir, const Counter& c) {
-  const std::string dir = pdir + "/" + group_dir(c.group);
-  if (auto content = counter_content(c))
-    write_file(dir, c.name, *content, true);
-  else if (c.fault == CounterFault::kUnreadable)
-    make_dirs(dir + "/" + c.name);
 }
 
 // The counters/ and hw_counters/ groups of a port being staged. hw_counters/ also has
@@ -212,7 +227,7 @@ void stage_counters(const std::string& pdir, const Port& port) {
     write_file(pdir + "/hw_counters", "lifespan", "10\n", true);
   }
   for (const Counter& c : port.counters)
-    stage_counter(pdir, c);
+    make_entry(pdir + "/" + c.path(), counter_entry(c));
 }
 
 }  // namespace
@@ -222,13 +237,24 @@ std::string SysfsTree::device_dir(const std::string& name) const {
 }
 
 void SysfsTree::reset() {
-  remove_all();
+  // A simulator that ended without removing its tree (killed) left its hung counters' FIFOs,
+  // and maybe readers blocked on them: they are let go, with end of file (the value is lost).
+  {
+    FifoRelease release;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec))
+      if (it->symlink_status(ec).type() == fs::file_type::fifo)
+        release.add(it->path().string(), "");
+    remove_all();
+  }
   make_dirs(root_ + "/class/infiniband");
   make_dirs(root_ + "/class/infiniband_verbs");
   write_file(root_ + "/class/infiniband_verbs", "abi_version", "6\n");
 }
 
 void SysfsTree::remove_all() {
+  FifoRelease release;
+  take_hung("", release);
   std::error_code ec;
   fs::remove_all(root_, ec);
   if (ec) throw std::system_error(ec, "cannot remove " + root_);
@@ -287,6 +313,10 @@ void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
   }
   if (rename(dir.c_str(), final_dir.c_str()) != 0)
     throw_errno("cannot rename " + dir + " to " + final_dir);
+  for (size_t p = 1; p <= d.ports.size(); ++p)
+    for (const Counter& c : d.ports[p - 1].counters)
+      if (c.fault == CounterFault::kHang)
+        hung_[port_dir(final_dir, static_cast<int>(p)) + "/" + c.path()] = value_text(c);
 
   const std::string ustage = root_ + "/class/.new-uverbs" + std::to_string(uverbs);
   const std::string udir = root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs);
@@ -316,10 +346,28 @@ void SysfsTree::write_pkey(const DeviceModel& d, int port, int index) {
 
 void SysfsTree::write_counter(const DeviceModel& d, int port, const Counter& c) {
   const std::string dir = port_dir(device_dir(d.name), port) + "/" + group_dir(c.group);
-  if (c.fault == CounterFault::kMissing)
-    remove_all_of(dir + "/" + c.name);
-  else
-    replace_entry(dir, c.name, counter_content(c));
+  const std::string path = dir + "/" + c.name;
+  const auto hung = hung_.find(path);
+  if (c.fault == CounterFault::kHang) {
+    // The FIFO stays while the counter counts: its readers are to read the value it got to.
+    if (hung == hung_.end()) replace_entry(dir, c.name, counter_entry(c));
+    hung_[path] = value_text(c);
+    return;
+  }
+  // The FIFO's readers read the value once the new entry has replaced it.
+  FifoRelease release;
+  if (hung != hung_.end()) {
+    release.add(path, value_text(c));
+    hung_.erase(hung);
+  }
+  replace_entry(dir, c.name, counter_entry(c));
+}
+
+void SysfsTree::take_hung(const std::string& prefix, FifoRelease& release) {
+  for (auto it = hung_.lower_bound(prefix); it != hung_.end() && it->first.starts_with(prefix);) {
+    release.add(it->first, it->second);
+    it = hung_.erase(it);
+  }
 }
 
 void SysfsTree::remove_uverbs(uint32_t uverbs) {
@@ -332,6 +380,8 @@ void SysfsTree::remove_device(const std::string& name) {
   // Rename first so a reader never sees a half-removed directory, then delete at leisure.
   const std::string dir = device_dir(name);
   const std::string doomed = root_ + "/class/.removed-" + name;
+  FifoRelease release;  // the device's hung counters: their readers read the values
+  take_hung(dir + "/", release);
   if (rename(dir.c_str(), doomed.c_str()) != 0 && errno != ENOENT)
     throw_errno("cannot remove " + dir);
   std::error_code ec;
@@ -344,6 +394,14 @@ void SysfsTree::rename_device(const std::string& old_name, const std::string& ne
   const std::string from = device_dir(old_name);
   const std::string to = device_dir(new_name);
   if (rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot rename " + from + " to " + to);
+  // The hung counters' FIFOs moved with the directory.
+  std::map<std::string, std::string> moved;
+  for (auto it = hung_.lower_bound(from + "/");
+       it != hung_.end() && it->first.starts_with(from + "/");) {
+    moved[to + it->first.substr(from.size())] = std::move(it->second);
+    it = hung_.erase(it);
+  }
+  hung_.merge(moved);
   write_file(root_ + "/class/infiniband_verbs/uverbs" + std::to_string(uverbs), "ibdev",
              new_name + "\n");
 }

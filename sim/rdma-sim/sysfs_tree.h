@@ -13,18 +13,23 @@
 //   and bus/pci/drivers/<driver>/<function> back to it): what a devlink instance pci/<function>
 //   is found by, and the driver behind the device. rxe and siw devices have no `device`.
 // Files are replaced atomically (write + rename), so a reader sees the old or the new value.
-// A counter given a fault (rdma-sim counter fail) is absent, empty, garbage, or a directory, whose
-// read() fails with EISDIR (docs/simulator.md, "Port counters").
+// A counter given a fault (rdma-sim counter fail) is absent, empty, garbage, a directory, whose
+// read() fails with EISDIR, or a FIFO nobody writes, whose open() blocks (hang) until the fault
+// is cleared, the device removed or the tree removed: then its readers read the counter's value
+// (docs/simulator.md, "Port counters"). Nothing here opens a counter's file for reading.
 //
 // Where reading the kernel attribute fails (gid_attrs of an empty GID slot: ENODATA; the netdev of
 // an IB GID: ENODEV), the file is absent: the read fails too, at open(), with ENOENT.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "model.h"
 
 namespace rdmasim {
+
+class FifoRelease;
 
 class SysfsTree {
  public:
@@ -32,7 +37,7 @@ class SysfsTree {
 
   // Removes whatever a previous simulator left and creates the empty class directories.
   void reset();
-  // Removes the whole tree (simulator exit).
+  // Removes the whole tree (simulator exit). Readers blocked on hung counters read their values.
   void remove_all();
 
   // The synthetic PCI function a device hangs off ("0000:00:02.0"), bound to `driver`
@@ -52,7 +57,13 @@ class SysfsTree {
   std::string device_dir(const std::string& name) const;
 
  private:
+  // Takes the hung counters whose paths start with `prefix` out of hung_, into `release`.
+  void take_hung(const std::string& prefix, FifoRelease& release);
+
   std::string root_;
+  // The hung counters' FIFOs in the tree, by path, with the text their readers are to read (the
+  // counter's value, kept up to date while it counts).
+  std::map<std::string, std::string> hung_;
 };
 
 }  // namespace rdmasim

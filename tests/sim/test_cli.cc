@@ -282,7 +282,7 @@ TEST(Cli, HelpEnvAndRun) {
                           "gid del-ip DEV/PORT IP",
                           "counter add DEV/PORT NAME N",
                           "counter set DEV/PORT NAME N",
-                          "counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok",
+                          "counter fail DEV/PORT NAME missing|empty|garbage|unreadable|hang|ok",
                           "counter reset DEV/PORT",
                           "fatal DEV",
                           "unplug DEV",
@@ -295,7 +295,7 @@ TEST(Cli, HelpEnvAndRun) {
     EXPECT_NE(r.out.find(std::string("  ") + cmd), std::string::npos) << cmd;
   r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "help", "counter", "fail"});
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            "usage: rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|ok");
+            "usage: rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|hang|ok");
   r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "help", "gid", "add-ip"});
   EXPECT_EQ(r.out.substr(0, 54), "usage: rdma-sim gid add-ip DEV/PORT IP --netdev NAME\n\n");
   r = rdmatest::run_command({rdmatest::rdma_sim_bin(), "unplug", "--help"});

@@ -136,8 +136,8 @@ TEST(CounterFaults, UnknownNamesBadValuesAndModesAreRefusedAndChangeNothing) {
       {{"counter", "fail", "mlx5_0/1", "link_downed", "broken"},
        2,
        "rdma-sim: counter fail: mode \"broken\" is not one of: missing, empty, garbage, "
-       "unreadable, ok (usage: rdma-sim counter fail DEV/PORT NAME "
-       "missing|empty|garbage|unreadable|ok)\n"},
+       "unreadable, hang, ok (usage: rdma-sim counter fail DEV/PORT NAME "
+       "missing|empty|garbage|unreadable|hang|ok)\n"},
       {{"counter", "add", "mlx5_0/1", "link_downed", "-1"},
        2,
        "rdma-sim: counter add: value \"-1\" is not a number (usage: rdma-sim counter add "
