@@ -250,21 +250,28 @@ std::string format_devlink(const StatusReply::Devlink& d) {
 }
 
 // "link health: every 60 s, 1200 samples, 3600 counter reads, 0 devices unreadable, 0 failed
-// reads retried", then a line per port read:
-// "  mlx5_0/1 clean, bit error rate 1.2e-15; symbol_error 12, link_downed 3 (pegged: -)".
+// reads retried, 0 reads hung", then a line per port watched:
+// "  mlx5_0/1 clean since 2026-...Z, bit error rate 1.2e-15; symbol_error 12, link_downed 3",
+// "  mlx5_1/1 unknown (read_hung) since 2026-...Z, bit error rate unknown; ...".
 std::string format_link_health(const StatusReply::LinkHealth& l) {
   if (!l.enabled) return "link health: off\n";
-  std::string out = "link health: every " + std::to_string(l.interval_s) + " s, " +
-                    std::to_string(l.samples) + " samples, " + std::to_string(l.counter_reads) +
-                    " counter reads, " + std::to_string(l.read_failures) +
-                    (l.read_failures == 1 ? " device" : " devices") + " unreadable, " +
-                    std::to_string(l.read_retries) +
-                    (l.read_retries == 1 ? " failed read" : " failed reads") + " retried\n";
+  std::string out =
+      "link health: every " + std::to_string(l.interval_s) + " s, " + std::to_string(l.samples) +
+      " samples, " + std::to_string(l.counter_reads) + " counter reads, " +
+      std::to_string(l.read_failures) + (l.read_failures == 1 ? " device" : " devices") +
+      " unreadable, " + std::to_string(l.read_retries) +
+      (l.read_retries == 1 ? " failed read" : " failed reads") + " retried, " +
+      std::to_string(l.reads_hung) + (l.reads_hung == 1 ? " read" : " reads") + " hung\n";
   for (const auto& p : l.ports) {
     char ber[32] = "unknown";
     if (p.ber_estimate) std::snprintf(ber, sizeof ber, "%.1e", *p.ber_estimate);
-    out += "  " + p.device + "/" + std::to_string(p.port) + " " +
-           (p.bad ? "bad (" + p.faults + ")" : std::string("clean")) + ", bit error rate " + ber;
+    // An older daemon says only bad or not.
+    const std::string quality = p.quality.empty() ? (p.bad ? "bad" : "clean") : p.quality;
+    out += "  " + p.device + "/" + std::to_string(p.port) + " " + quality;
+    if (p.bad) out += " (" + p.faults + ")";
+    if (!p.unknown.empty()) out += (p.bad ? ", not judged now (" : " (") + p.unknown + ")";
+    if (p.since_us != 0) out += " since " + rdma_eventd::format_rfc3339_us(p.since_us);
+    out += std::string(", bit error rate ") + ber;
     std::string counters;
     for (const auto& [name, value] : p.counters)
       counters += (counters.empty() ? "; " : ", ") + name + " " + std::to_string(value);

@@ -17,8 +17,11 @@ const char* const kHealthHelp = R"(Usage: rdma-eventctl health [OPTIONS]
 
 Prints the health of the host's RDMA ports as rdma-eventd judges them (docs/health.md) in one
 line: the host's verdict (the worst of its ports in service), then the ports that are not
-healthy, worst first, with their verdict, reason and since when. Ports down that were never
-up are not in service and do not count.
+healthy, worst first, with their verdict, reason and since when; then the healthy ports whose
+link quality is not judged for a reason that lasts (their error counters unreadable, hung or
+pegged: 'link quality not judged: mlx5_0/1 (read_hung)'), which are healthy by their verdict
+but not judged clean, and do not change the exit status. Ports down that were never up are
+not in service and do not count.
 
 Options:
       --json           print the daemon's health reply as it is (one JSON object)
@@ -46,6 +49,17 @@ std::string not_in_service(const HealthReply& h) {
   return h.not_counted ? "; " + std::to_string(h.not_counted) + " not in service (never up)" : "";
 }
 
+// "; link quality not judged: mlx5_0/1 (read_hung)", or "": healthy ports not judged clean.
+std::string not_judged(const HealthView& v) {
+  if (v.not_judged.empty()) return "";
+  std::string out = "; link quality not judged:";
+  for (size_t i = 0; i < v.not_judged.size(); ++i) {
+    const HealthReply::Port& p = *v.not_judged[i];
+    out += (i ? ", " : " ") + port_name(p) + " (" + p.link_quality_reason + ")";
+  }
+  return out;
+}
+
 // What every line starts with: the verdict, and how many ports are not healthy.
 // "flapping: 1 of 4 ports not healthy:"; kUnhealthy only.
 std::string unhealthy_lead(const HealthView& v) {
@@ -60,7 +74,8 @@ std::string summary_line(const HealthReply& h, const HealthView& v) {
     case HealthView::Judgement::kUnknown:
       return "unknown: " + v.unknown_why + (h.enabled ? not_in_service(h) : "");
     case HealthView::Judgement::kHealthy:
-      return "healthy: " + plural(v.counted, "port") + " healthy" + not_in_service(h);
+      return "healthy: " + plural(v.counted, "port") + " healthy" + not_in_service(h) +
+             not_judged(v);
     case HealthView::Judgement::kUnhealthy:
       break;
   }
@@ -70,7 +85,7 @@ std::string summary_line(const HealthReply& h, const HealthView& v) {
     line += (i ? ", " : " ") + port_name(p) + " " + p.health + " (" + p.reason + ") since " +
             format_rfc3339_us(p.since_us);
   }
-  return line + not_in_service(h);
+  return line + not_in_service(h) + not_judged(v);
 }
 
 // "fatal: 3 of 4 ports not healthy: mlx5_1/1 fatal, mlx5_1/2 fatal +1 more", worst first, within

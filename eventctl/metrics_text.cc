@@ -229,6 +229,18 @@ void link_health_metrics(Exposition& e, const StatusReply::LinkHealth& l) {
   e.single("rdma_eventd_link_read_retries_total", "counter",
            "Reads of error counters that failed in a way that may pass (each retried later).",
            l.read_retries);
+  e.single("rdma_eventd_link_reads_hung_total", "counter",
+           "Reads of error counters that had not returned by link_health.read_deadline_s.",
+           l.reads_hung);
+  // 0 for a port its last read judged: "not judged" is never read as "judged clean".
+  e.family("rdma_eventd_link_unknown", "gauge",
+           "1 when the port's link quality is not judged now (its link down, its counters "
+           "unreadable, hung or pegged, ...), by reason; 0 when its last read judged it.");
+  for (const StatusReply::LinkPort& p : l.ports) {
+    Labels labels = port_labels(p.device, p.port);
+    labels.emplace_back("reason", p.unknown);
+    e.sample("rdma_eventd_link_unknown", labels, p.unknown.empty() ? 0 : 1);
+  }
   port_gauge(e, "rdma_eventd_link_bad",
              "1 when the port's error counters make its link bad (docs/health.md, Link quality).",
              l.ports, [](const StatusReply::LinkPort& p) { return p.bad ? 1 : 0; });

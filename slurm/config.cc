@@ -85,11 +85,12 @@ std::set<std::string> drain_on_key(const json& v) {
                          kDrainableVerdicts.end();
     const bool reason = std::find(kDrainableReasons.begin(), kDrainableReasons.end(), name) !=
                         kDrainableReasons.end();
-    if (!verdict && !reason) {
+    if (!verdict && !reason && name != kNotJudged) {
       throw ConfigError{where + ": '" + name +
                         "' is not a verdict a node is drained for (degraded, down, flapping, "
-                        "gone, fatal) nor a reason of degraded it may name (bit_errors, "
-                        "link_recoveries, transport_errors, firmware_errors, queue_errors)"};
+                        "gone, fatal), a reason of degraded it may name (bit_errors, "
+                        "link_recoveries, transport_errors, firmware_errors, queue_errors) nor "
+                        "not_judged"};
     }
     out.insert(name);
   }

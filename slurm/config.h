@@ -23,6 +23,12 @@ inline constexpr std::array<std::string_view, 5> kDrainableVerdicts = {"degraded
 // is left in service.
 inline constexpr std::array<std::string_view, 5> kDrainableReasons = {
     "bit_errors", "link_recoveries", "transport_errors", "firmware_errors", "queue_errors"};
+// What drain_on may name besides: a port in service whose link quality is not judged, for a
+// reason that lasts (its counters unreadable, hung, pegged, with no error counters or no rate
+// known): not "judged clean", whatever its verdict. A port read once or not yet (at most one
+// link_health.interval_s after a start or a link up) or down (its verdict says) is not drained
+// for it. Off by default.
+inline constexpr std::string_view kNotJudged = "not_judged";
 
 // How many nodes the followers may hold drained at once (docs/scheduler.md, "The drain limit"):
 // a drain that would go past it waits, so that an event of the whole fabric (a spine's reboot, an

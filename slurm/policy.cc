@@ -14,6 +14,8 @@ using rdma_eventd::HealthView;
 namespace {
 
 std::string port_item(const HealthReply::Port& p) {
+  if (p.health == "healthy" && rdma_eventd::link_not_judged(p))
+    return rdma_eventd::port_name(p) + " not_judged (" + p.link_quality_reason + ")";
   std::string item = rdma_eventd::port_name(p) + " " + p.health;
   if (p.health == "flapping") {
     // "(3 downs/1h)"; a daemon that does not say its window (0) gives "(3 downs)".
@@ -152,6 +154,11 @@ Wanted wanted_state(const HealthReply* health, const Config& config, std::string
   std::vector<HealthReply::Port> bad;
   for (const HealthReply::Port* p : view.bad) {
     if (drains(config, *p)) bad.push_back(*p);
+  }
+  // Healthy by its verdict, its link not judged: drained only where drain_on asks.
+  if (config.drain_on.count(std::string(kNotJudged))) {
+    for (const HealthReply::Port* p : view.not_judged)
+      bad.push_back(*p);
   }
   std::vector<DrainedPort> ours;
   if (drained_for) {

@@ -198,6 +198,19 @@ void Daemon::publish(std::vector<Record>& records) {
   update_service_status();  // port states
 }
 
+// Port health's verdicts, with what each port's error counters say: a healthy port whose link
+// was not judged (link_quality "unknown") is no port judged clean.
+HealthReply Daemon::health() const {
+  HealthReply h = health_.reply(system_clock().now());
+  for (HealthReply::Port& p : h.ports) {
+    if (const auto q = links_.quality(p.device, p.port)) {
+      p.link_quality = q->quality;
+      p.link_quality_reason = q->unknown;
+    }
+  }
+  return h;
+}
+
 void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant sampled) {
   link_changes_ = std::move(changes);
   // Dated when the counters were read: a clean record is then clean_s after its bad one, however

@@ -73,7 +73,7 @@ class Daemon : private StateSource {
   uint64_t last_seq() const override { return stamper_.last_seq(); }
   std::vector<const DeviceView*> device_views() const override { return devices_.views(); }
   StatusReply status() const override;
-  HealthReply health() const override { return health_.reply(system_clock().now()); }
+  HealthReply health() const override;
   InventoryReply inventory() const override { return health_.inventory_reply(); }
   std::string retire(std::string_view what, uint32_t uid,
                      InventoryReply::Adapter& retired) override {

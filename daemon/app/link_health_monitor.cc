@@ -63,6 +63,16 @@ void log_change(std::string_view device, uint32_t port, const LinkQualityChange&
       spdlog::info("{}/{}: {} went down to {}: reset by another tool, counted from there", device,
                    port, c.counter, c.value);
       return;
+    case Kind::kUnknown:
+      // The device's read failure or hang is logged once for all its ports.
+      spdlog::debug("{}/{}: link quality unknown ({}: {}), since {}", device, port, c.reason,
+                    c.counter.empty() ? "its counters" : c.counter,
+                    format_rfc3339_us(c.since_wall_us));
+      return;
+    case Kind::kJudged:
+      spdlog::debug("{}/{}: link quality judged again: its counters read ({} before)", device, port,
+                    c.reason);
+      return;
     case Kind::kHiddenDown:
       spdlog::warn(
           "{}/{}: {} grew by {} without a port event: link down{} too brief for an "
@@ -93,7 +103,10 @@ LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQu
             timer_armed_ = false;  // a one-shot: fired
             on_timer();
           },
-          Priority::kSources) {}
+          Priority::kSources),
+      deadline_timer_(
+          loop, [this] { on_deadline(); }, Priority::kSources),
+      worker_(loop, [this](const std::shared_ptr<CounterReadJob>& job) { on_read_done(job); }) {}
 
 bool LinkHealthMonitor::excluded(std::string_view name, std::string_view node_guid) const {
   return std::any_of(config_.exclude.begin(), config_.exclude.end(),
@@ -106,6 +119,7 @@ LinkHealthMonitor::Device& LinkHealthMonitor::device_of(const std::string& name,
   if (fresh) {
     it->second.node_guid = node_guid;
     it->second.excluded = excluded(name, node_guid);
+    it->second.generation = next_generation_++;
   }
   return it->second;
 }
@@ -163,19 +177,20 @@ void LinkHealthMonitor::restore(const std::vector<const DeviceView*>& views, Ins
 
 void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& views, Instant now) {
   if (!config_.enabled) return;
-  std::vector<PortChanges> out;  // first samples: baselines, at most a pegged counter
+  std::vector<PortChanges> out;
   for (const DeviceView* v : views) {
     Device& d = device_of(v->name, format_guid(v->node_guid));
+    std::vector<uint32_t> up;
     for (uint32_t n = 1; n <= v->num_ports(); ++n) {
       Port& p = d.ports[n];
       set_link_up(d, p, link_is_up(v->ports[n - 1].info.state));
       p.rate = {v->ports[n - 1].info.lanes, v->ports[n - 1].info.speed};
-      if (p.link_up) sample(v->name, d, n, p, now, out);
+      update_unknown(v->name, d, n, p, now, out);
+      if (p.link_up) up.push_back(n);
     }
+    // First samples: baselines (or the first reads across a restart), judged when they return.
+    if (!up.empty()) request_read(v->name, d, up, now);
   }
-  // The baselines (or the first reads across a restart), saved now rather than at the first
-  // tick; and a restored fault found clean is saved before its record goes out.
-  if (state_dirty_ || faults_changed_) save();
   if (!out.empty()) deliver_(out, now);
   arm();
 }
@@ -212,7 +227,8 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   }
   Device& d = *last_device_;
   Port& p = d.ports[r.port];
-  set_link_up(d, p, link_is_up(r.port_info->state));
+  if (set_link_up(d, p, link_is_up(r.port_info->state)))
+    update_unknown(r.device, d, r.port, p, now, out);
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {
     // A down the counter already showed, its event read only now: explained.
@@ -223,10 +239,9 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   }
   if (link_event(r.event) && (p.last_sample_mono_us == INT64_MIN ||
                               now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
-    sample(r.device, d, r.port, p, now, out);
+    p.last_sample_mono_us = now.mono_us;  // asked for: the next event's waits its second
+    request_read(r.device, d, {r.port}, now);
   }
-  // A fault that changed is saved before its record goes out (as port health saves a verdict).
-  if (faults_changed_) save();
   arm();
 }
 
@@ -251,35 +266,32 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
   d.retry_mono_us = INT64_MIN;
   d.nothing_to_read = false;
   d.pma.reset();
+  // A read of the device before it was opened again is no read of it now: dropped when it
+  // returns (if it ever does), and the new one may be read meanwhile.
+  d.generation = next_generation_++;
+  d.reading.reset();
+  d.hung = false;
   for (auto& [number, p] : d.ports) {
     p.link_up = false;  // recount() follows; the next record or sample says what it is now
     p.downs_seen = 0;
     p.downs_carried = 0;
     p.unexplained = 0;
     p.last_sample_mono_us = INT64_MIN;
+    p.pending = false;
     p.quality.forget_baseline();
   }
 }
 
 void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t number, Port& p,
-                               Instant now, std::vector<PortChanges>& out) {
-  if (d.excluded || d.failed || now.mono_us < d.retry_mono_us) return;
-  const std::string path = device_path_(name);
-  if (path.empty()) return;
-  const std::vector<std::string> names = counters_to_read(path, number, d);
-  if (names.empty()) {
-    d.nothing_to_read = true;  // the timer need not wake for it
-    recount();
-    return;
-  }
-  std::vector<CounterValue> values;
-  if (!read_counters(name, d, path, number, names, now, values)) return;
+                               CounterReadJob::Port& read, Instant now,
+                               std::vector<PortChanges>& out) {
   ++stats_.samples;
   p.last_sample_mono_us = now.mono_us;
   const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
   const auto downed = [&] { return p.quality.last_value(downed_name); };
   const std::optional<uint64_t> before = downed();
-  PortSample s{p.rate, p.link_up, p.downs_seen + p.downs_carried, std::move(values)};
+  // The link as it was when the read was asked for: what the values were read of.
+  PortSample s{read.rate, read.link_up, p.downs_seen + p.downs_carried, std::move(read.values)};
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);
@@ -330,42 +342,26 @@ LinkHealthMonitor::PortChanges LinkHealthMonitor::changes_of(
   return c;
 }
 
-// A sweep reads kPortsPerTurn ports per turn of the loop, device events read between turns (the
-// timer has the devices' priority): a host with many ports never holds its events for all of
-// their reads at once, only for as many as one port event's queries take.
+// A sweep asks for a read of every device's ports that are up (each device's in a thread of its
+// own, app/counter_read_worker): their values are judged as each read returns, while the loop
+// goes on with every device's events.
 void LinkHealthMonitor::on_timer() {
-  if (sweep_.empty()) {
-    for (const auto& [name, d] : devices_) {
-      for (const auto& [number, p] : d.ports)
-        sweep_.emplace_back(name, number);
-    }
-    std::reverse(sweep_.begin(), sweep_.end());  // taken from the back
-    sweep_started_mono_us_ = clock_.now().mono_us;
-  }
   const Instant now = clock_.now();
+  sweep_started_mono_us_ = now.mono_us;
   std::vector<PortChanges> out;
-  for (size_t n = 0; n < kPortsPerTurn && !sweep_.empty(); ++n) {
-    const auto [name, number] = std::move(sweep_.back());
-    sweep_.pop_back();
-    auto d = devices_.find(name);  // gone or renamed since the sweep began: skipped
-    if (d == devices_.end()) continue;
-    auto p = d->second.ports.find(number);
-    if (p == d->second.ports.end()) continue;
-    // A fault is cleared only by a read that shows its clean period without growth (sample()
-    // judges it): time alone does not, so a port that is not read (its link down, its device's
-    // reads failing or given up on) keeps its faults; nothing says they are gone.
-    if (p->second.link_up) sample(name, d->second, number, p->second, now, out);
-    confirm_hidden_downs(name, d->second, number, p->second, now, out);
+  for (auto& [name, d] : devices_) {
+    std::vector<uint32_t> up;
+    for (auto& [number, p] : d.ports) {
+      // A fault is cleared only by a read that shows its clean period without growth (sample()
+      // judges it): time alone does not, so a port that is not read (its link down, its
+      // device's reads failing or given up on) keeps its faults; nothing says they are gone.
+      if (p.link_up) up.push_back(number);
+      confirm_hidden_downs(name, d, number, p, now, out);
+    }
+    if (!up.empty()) request_read(name, d, up, now);
   }
-  // Counts at the end of a sweep, so once per interval_s; a fault at once: before the records
-  // of what changed go out.
-  if (faults_changed_ || (state_dirty_ && sweep_.empty())) save();
+  if (faults_changed_ || state_dirty_) save();
   if (!out.empty()) deliver_(out, now);
-  if (!sweep_.empty()) {
-    timer_.arm(std::chrono::microseconds(0));  // the rest at the next turn
-    timer_armed_ = true;
-    return;
-  }
   // The next sweep an interval after this one began.
   const int64_t next_us =
       std::max<int64_t>(0, sweep_started_mono_us_ + int64_t{config_.interval_s} * kMicrosPerSecond -
@@ -424,10 +420,11 @@ bool LinkHealthMonitor::readable(const Device& d) {
   return !d.excluded && !d.failed && !d.nothing_to_read;
 }
 
-void LinkHealthMonitor::set_link_up(const Device& d, Port& p, bool up) {
-  if (p.link_up == up) return;
+bool LinkHealthMonitor::set_link_up(const Device& d, Port& p, bool up) {
+  if (p.link_up == up) return false;
   p.link_up = up;
   if (readable(d)) readable_up_ += up ? 1 : -1;
+  return true;
 }
 
 void LinkHealthMonitor::recount() {
@@ -459,7 +456,6 @@ void LinkHealthMonitor::arm() {
   if (!wanted()) {
     if (timer_armed_) timer_.cancel();
     timer_armed_ = false;
-    sweep_.clear();
     return;
   }
   if (!timer_armed_) timer_.arm(std::chrono::seconds(config_.interval_s));
@@ -489,7 +485,7 @@ std::vector<LinkHealthMonitor::PortChanges> LinkHealthMonitor::set_config(
   if (!config_.enabled) devices_.clear();
   state_dirty_ = true;
   recount();
-  if (interval_changed && timer_armed_ && sweep_.empty()) {
+  if (interval_changed && timer_armed_) {
     timer_.cancel();
     timer_armed_ = false;
   }
@@ -516,6 +512,8 @@ StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,
   s.counter_reads = stats.counter_reads;
   s.read_failures = stats.read_failures;
   s.read_retries = stats.read_retries;
+  s.reads_hung = stats.reads_hung;
+  s.reads_in_flight = links.reads_in_flight();
   auto joined = [](const auto& names) {
     std::string out;
     for (const auto& n : names)
@@ -525,8 +523,10 @@ StatusReply::LinkHealth link_health_status(const LinkHealthMonitor& links,
   for (const DeviceView* d : views) {
     for (uint32_t n = 1; n <= d->num_ports(); ++n) {
       const std::optional<LinkQualityView> v = links.view(d->name, n);
-      if (!v || v->values.empty()) continue;  // never read: nothing to show
-      StatusReply::LinkPort p{d->name, n, v->bad, {}, v->ber_estimate, joined(v->pegged), {}};
+      const std::optional<LinkHealthMonitor::Quality> q = links.quality(d->name, n);
+      if (!v || !q) continue;  // not watched
+      StatusReply::LinkPort p{d->name,           n,  v->bad,     {},         v->ber_estimate,
+                              joined(v->pegged), {}, q->quality, q->unknown, q->since_wall_us};
       std::vector<std::string_view> faults;
       for (LinkFault f : v->faults)
         faults.push_back(link_fault_name(f));

@@ -7,6 +7,15 @@
 // and some port it reads is up. Disabled, or every port down: no timer, and the idle daemon
 // never wakes.
 //
+// Reads: off the loop (app/counter_read_worker), one read of a device's ports at a time; a
+// sample asked for while its device is being read waits for that read to return. A read that has
+// not returned by link_health.read_deadline_s is reported once (read_hung) and the device is not
+// read again until it returns.
+//
+// Unknown is a state, never a verdict: each port watched says whether its last read judged it
+// (LinkQualityView::unknown, or the device's reads failing or hung, or its link down), and since
+// when; a fault stays until a read shows it clean.
+//
 // Faults that will happen: a device whose counter file fails to read in a way that may pass (a
 // failed firmware command: EIO, ETIMEDOUT, EBUSY, EINVAL, ...) is read again after a backoff,
 // one interval_s then twice as long each time up to 2^kMaxReadBackoffDoublings intervals, logged
@@ -32,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "app/counter_read_worker.h"
 #include "core/clock.h"
 #include "core/device_view.h"
 #include "core/link_quality.h"
@@ -49,8 +59,6 @@ inline constexpr uint32_t kMaxReadBackoffDoublings = 5;
 
 class LinkHealthMonitor {
  public:
-  // Ports one turn of the loop reads in a sweep: 12 counter files at most.
-  static constexpr size_t kPortsPerTurn = 4;
   // What one port's sample changed: the health model takes `faults` (a bit per LinkFault) and
   // `hidden_downs`; the changes are logged and counted.
   struct PortChanges {
@@ -77,6 +85,13 @@ class LinkHealthMonitor {
     uint64_t read_failures = 0;         // devices given up on until they are opened again
     uint64_t read_retries = 0;          // reads that failed in a way that may pass: retried
     uint64_t state_write_failures = 0;  // writes of the state file that failed
+    uint64_t reads_hung = 0;            // reads not returned by read_deadline_s
+  };
+  // A port's link quality as status and the health reply say it.
+  struct Quality {
+    std::string quality;  // "clean", "bad", "unknown"
+    std::string unknown;  // why unknown ("" when judged); a bad port may say it too
+    int64_t since_wall_us = 0;
   };
 
   LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
@@ -104,6 +119,9 @@ class LinkHealthMonitor {
   const Stats& stats() const { return stats_; }
   // A port's link quality, for status (none when it is not read).
   std::optional<LinkQualityView> view(std::string_view device, uint32_t port) const;
+  // A port's quality, for status and the health reply (none when it is not watched).
+  std::optional<Quality> quality(std::string_view device, uint32_t port) const;
+  size_t reads_in_flight() const { return worker_.in_flight(); }
 
  private:
   struct Port {
@@ -122,6 +140,12 @@ class LinkHealthMonitor {
     int64_t unexplained_since_mono_us = 0;
     LinkQualityChange unexplained_change;  // the kHiddenDown that found them (counter, value)
     int64_t last_sample_mono_us = INT64_MIN;
+    bool pending = false;  // a sample asked for while its device was being read
+    // Why its link is not judged now ("" when it is), since when; told: an unknown record for
+    // it went out, so a judged one follows the next good read.
+    std::string unknown = "not_read";
+    int64_t unknown_since_wall_us = 0;
+    bool unknown_told = false;
   };
   struct Device {
     std::string node_guid;
@@ -132,17 +156,34 @@ class LinkHealthMonitor {
     std::optional<bool> pma;            // has counters/ (probed at the first sample)
     bool nothing_to_read = false;       // neither counters/ nor a counter a rule reads
     std::map<uint32_t, Port> ports;
+    uint64_t generation = 0;  // new when opened again: a read of the old one is dropped
+    std::shared_ptr<CounterReadJob> reading;  // the read out now
+    bool hung = false;                        // it passed read_deadline_s (reported)
+    std::string failed_counter;               // the file of the last read that failed or hung
   };
 
   Device& device_of(const std::string& name, std::string_view node_guid);
-  void sample(const std::string& name, Device& d, uint32_t number, Port& p, Instant now,
-              std::vector<PortChanges>& out);
+  // Asks for a read of these ports of the device (none while one is out: they wait for it).
+  void request_read(const std::string& name, Device& d, const std::vector<uint32_t>& ports,
+                    Instant now);
   std::vector<std::string> counters_to_read(const std::string& path, uint32_t port, Device& d);
-  // Reads `names` of a port of device `name` into `values`. False when they could not be read:
-  // logged and counted, and the device read again after a backoff or, for good, not at all.
-  bool read_counters(const std::string& name, Device& d, const std::string& path, uint32_t port,
-                     const std::vector<std::string>& names, Instant now,
-                     std::vector<CounterValue>& values);
+  void on_read_done(const std::shared_ptr<CounterReadJob>& job);
+  // A port's values read: judged.
+  void sample(const std::string& name, Device& d, uint32_t number, Port& p,
+              CounterReadJob::Port& read, Instant now, std::vector<PortChanges>& out);
+  // A read that failed: logged and counted, and the device read again after a backoff or, for
+  // good, not at all.
+  void read_failed(const std::string& name, Device& d, uint32_t port, const CounterReadError& error,
+                   Instant now);
+  void on_deadline();  // reads out past read_deadline_s
+  void arm_deadline();
+  // A port's unknown state from its device, link and last sample; an unknown record (or a
+  // judged one after it) when the reads themselves changed it.
+  void update_unknown(const std::string& name, const Device& d, uint32_t number, Port& p,
+                      Instant now, std::vector<PortChanges>& out,
+                      std::optional<int64_t> since_wall_us = std::nullopt);
+  void update_unknown_all(const std::string& name, Device& d, Instant now,
+                          std::vector<PortChanges>& out);
   static PortChanges changes_of(const std::string& name, const Device& d, uint32_t number,
                                 const Port& p, std::vector<LinkQualityChange> changes);
   void on_timer();
@@ -155,7 +196,7 @@ class LinkHealthMonitor {
   bool excluded(std::string_view name, std::string_view node_guid) const;
   // Whether a device's counters are read (not excluded, not failed, something to read).
   static bool readable(const Device& d);
-  void set_link_up(const Device& d, Port& p, bool up);
+  bool set_link_up(const Device& d, Port& p, bool up);  // true when it changed
   void recount();  // readable_up_ from scratch, after a device's flags or the set changed
   std::vector<DeviceLinkQualityState> export_state() const;
   void save();  // the state file, whole or not at all; with counter health off, none
@@ -176,11 +217,12 @@ class LinkHealthMonitor {
   };
   std::unordered_map<std::string, Device, NameHash, std::equal_to<>> devices_;
   Timer timer_;
+  Timer deadline_timer_;  // armed only while a read is out
+  CounterReadWorker worker_;
+  uint64_t next_generation_ = 1;
   Stats stats_;
   int64_t readable_up_ = 0;  // ports up on devices that are read: the timer's reason
   bool timer_armed_ = false;
-  // The ports a sweep has still to read, last first, and when it began.
-  std::vector<std::pair<std::string, uint32_t>> sweep_;
   int64_t sweep_started_mono_us_ = 0;
   // The device of the last record (recount() forgets it: a device erased or renamed).
   std::string last_device_name_;

@@ -48,29 +48,97 @@ std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& 
   return names;
 }
 
-bool LinkHealthMonitor::read_counters(const std::string& name, Device& d, const std::string& path,
-                                      uint32_t port, const std::vector<std::string>& names,
-                                      Instant now, std::vector<CounterValue>& values) {
-  stats_.counter_reads += names.size();
-  const std::optional<CounterReadError> error = read_port_counters(path, port, names, values);
-  if (!error) {
-    if (d.failed_reads > 0) {
+void LinkHealthMonitor::request_read(const std::string& name, Device& d,
+                                     const std::vector<uint32_t>& ports, Instant now) {
+  if (d.excluded || d.failed || now.mono_us < d.retry_mono_us) return;
+  if (d.reading) {
+    // One read of a device at a time: these ports are read when it returns (not at all while
+    // it hangs).
+    for (uint32_t number : ports)
+      d.ports[number].pending = true;
+    return;
+  }
+  const std::string path = device_path_(name);
+  if (path.empty()) return;
+  auto job = std::make_shared<CounterReadJob>();
+  job->device = name;
+  job->path = path;
+  job->generation = d.generation;
+  job->started_mono_us = now.mono_us;
+  for (uint32_t number : ports) {
+    std::vector<std::string> names = counters_to_read(path, number, d);
+    if (names.empty()) {
+      d.nothing_to_read = true;  // the timer need not wake for it
+      recount();
+      return;
+    }
+    Port& p = d.ports[number];
+    p.pending = false;
+    stats_.counter_reads += names.size();
+    job->ports.push_back({number, std::move(names), p.link_up, p.rate, {}});
+  }
+  if (job->ports.empty() || !worker_.start(job)) return;
+  d.reading = std::move(job);
+  arm_deadline();
+}
+
+void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job) {
+  auto it = devices_.find(job->device);
+  // Gone, opened again or renamed since it was asked for: not this device's values.
+  if (it == devices_.end() || it->second.generation != job->generation || it->second.reading != job)
+    return;
+  Device& d = it->second;
+  const std::string& name = it->first;
+  d.reading.reset();
+  const Instant now = clock_.now();
+  if (d.hung) {
+    d.hung = false;
+    spdlog::info("{}: the read of {} returned after {} s", name, d.failed_counter,
+                 (now.mono_us - job->started_mono_us) / kMicrosPerSecond);
+  }
+  std::vector<PortChanges> out;
+  if (!d.excluded) {
+    for (CounterReadJob::Port& read : job->ports) {
+      if (job->error && read.number == job->error_port) break;
+      Port& p = d.ports[read.number];
+      sample(name, d, read.number, p, read, now, out);
+    }
+    if (job->error) {
+      read_failed(name, d, job->error_port, *job->error, now);
+    } else if (d.failed_reads > 0) {
       spdlog::info("{}: its counters are read again, after {} failed read{}", name, d.failed_reads,
                    d.failed_reads == 1 ? "" : "s");
+      d.failed_reads = 0;
+      d.retry_mono_us = INT64_MIN;
     }
-    d.failed_reads = 0;
-    d.retry_mono_us = INT64_MIN;
-    return true;
+    update_unknown_all(name, d, now, out);
   }
-  if (!error->transient()) {
+  // A fault that changed is saved before its record goes out (as port health saves a verdict).
+  if (faults_changed_ || state_dirty_) save();
+  if (!out.empty()) deliver_(out, now);
+  // The samples asked for meanwhile, and the deadline of the reads still out.
+  std::vector<uint32_t> pending;
+  for (auto& [number, p] : d.ports) {
+    if (p.pending && p.link_up) pending.push_back(number);
+    p.pending = false;
+  }
+  if (!pending.empty()) request_read(name, d, pending, now);
+  arm_deadline();
+  arm();
+}
+
+void LinkHealthMonitor::read_failed(const std::string& name, Device& d, uint32_t port,
+                                    const CounterReadError& error, Instant now) {
+  d.failed_counter = error.path;
+  if (!error.transient()) {
     d.failed = true;
     recount();
     ++stats_.read_failures;
     spdlog::warn(
         "{}/{}: cannot read its counters ({}: {}): link quality is not judged on {} "
         "until it is opened again",
-        name, port, error->path, error->reason, name);
-    return false;
+        name, port, error.path, error.reason, name);
+    return;
   }
   // Read again after one interval, then twice as long each time, up to
   // 2^kMaxReadBackoffDoublings intervals: a firmware that stopped answering is not asked at
@@ -85,13 +153,122 @@ bool LinkHealthMonitor::read_counters(const std::string& name, Device& d, const 
         "{}/{}: cannot read its counters ({}: {}), a failure that may pass: reading {} again "
         "in {} s, then at twice the interval each time up to {} s while it fails; its link "
         "quality is not judged meanwhile",
-        name, port, error->path, error->reason, name, backoff_s,
+        name, port, error.path, error.reason, name, backoff_s,
         int64_t{config_.interval_s} << kMaxReadBackoffDoublings);
   } else {
     spdlog::debug("{}/{}: cannot read its counters ({}: {}), {} times in a row: again in {} s",
-                  name, port, error->path, error->reason, d.failed_reads, backoff_s);
+                  name, port, error.path, error.reason, d.failed_reads, backoff_s);
   }
-  return false;
+}
+
+void LinkHealthMonitor::arm_deadline() {
+  std::optional<int64_t> next;
+  for (const auto& [name, d] : devices_) {
+    if (!d.reading || d.hung) continue;
+    const int64_t at =
+        d.reading->started_mono_us + int64_t{config_.read_deadline_s} * kMicrosPerSecond;
+    if (!next || at < *next) next = at;
+  }
+  if (!next) {
+    deadline_timer_.cancel();
+    return;
+  }
+  deadline_timer_.arm(
+      std::chrono::microseconds(std::max<int64_t>(0, *next - clock_.now().mono_us)));
+}
+
+// Reported once a read: its ports' link quality is unknown (read_hung) until it returns.
+void LinkHealthMonitor::on_deadline() {
+  const Instant now = clock_.now();
+  std::vector<PortChanges> out;
+  for (auto& [name, d] : devices_) {
+    if (!d.reading || d.hung) continue;
+    const int64_t started_us = d.reading->started_mono_us;
+    if (now.mono_us - started_us < int64_t{config_.read_deadline_s} * kMicrosPerSecond) continue;
+    d.hung = true;
+    ++stats_.reads_hung;
+    d.failed_counter = d.reading->reading();
+    const int64_t since_wall_us = now.wall_us - (now.mono_us - started_us);
+    spdlog::warn(
+        "{}: reading {} has not returned since {} ({} s): its ports' link quality is unknown, and "
+        "{} is not read again until the read returns",
+        name, d.failed_counter.empty() ? "its counters" : d.failed_counter,
+        format_rfc3339_us(since_wall_us), (now.mono_us - started_us) / kMicrosPerSecond, name);
+    // Unknown since the read began, not since the deadline.
+    for (const CounterReadJob::Port& read : d.reading->ports)
+      update_unknown(name, d, read.number, d.ports[read.number], now, out, since_wall_us);
+  }
+  if (!out.empty()) deliver_(out, now);
+  arm_deadline();
+}
+
+void LinkHealthMonitor::update_unknown(const std::string& name, const Device& d, uint32_t number,
+                                       Port& p, Instant now, std::vector<PortChanges>& out,
+                                       std::optional<int64_t> since_wall_us) {
+  if (d.excluded) return;
+  std::string unknown;
+  if (!p.link_up)
+    unknown = "link_down";
+  else if (d.hung)
+    unknown = "read_hung";
+  else if (d.failed)
+    unknown = "unreadable";
+  else if (d.failed_reads > 0)
+    unknown = "read_failing";
+  else if (d.nothing_to_read)
+    unknown = "no_error_counters";
+  else
+    unknown = p.quality.unknown();
+  if (unknown == p.unknown) return;
+  const bool of_reads =
+      unknown == "read_hung" || unknown == "unreadable" || unknown == "read_failing";
+  const std::string before = std::exchange(p.unknown, unknown);
+  p.unknown_since_wall_us = since_wall_us.value_or(now.wall_us);
+  LinkQualityChange change;
+  if (of_reads) {
+    change.kind = LinkQualityChange::Kind::kUnknown;
+    change.reason = unknown;
+    change.since_wall_us = p.unknown_since_wall_us;
+    p.unknown_told = true;
+  } else if (unknown.empty() && p.unknown_told) {
+    change.kind = LinkQualityChange::Kind::kJudged;
+    change.reason = before;
+    p.unknown_told = false;
+  } else {
+    return;
+  }
+  const std::string& file = d.failed_counter;
+  const size_t group = file.rfind("/counters/");
+  const size_t hw = file.rfind("/hw_counters/");
+  change.counter = hw != std::string::npos      ? file.substr(hw + 1)
+                   : group != std::string::npos ? file.substr(group + 10)
+                                                : file;
+  out.push_back(changes_of(name, d, number, p, {change}));
+}
+
+void LinkHealthMonitor::update_unknown_all(const std::string& name, Device& d, Instant now,
+                                           std::vector<PortChanges>& out) {
+  for (auto& [number, p] : d.ports)
+    update_unknown(name, d, number, p, now, out);
+}
+
+std::optional<LinkHealthMonitor::Quality> LinkHealthMonitor::quality(std::string_view device,
+                                                                     uint32_t port) const {
+  auto it = devices_.find(device);
+  if (it == devices_.end() || it->second.excluded) return std::nullopt;
+  auto pit = it->second.ports.find(port);
+  if (pit == it->second.ports.end()) return std::nullopt;
+  const Port& p = pit->second;
+  Quality q;
+  q.unknown = p.unknown;
+  if (p.quality.bad()) {
+    q.quality = "bad";
+    q.since_wall_us = p.quality.view().since.wall_us;
+  } else {
+    q.quality = p.unknown.empty() ? "clean" : "unknown";
+    q.since_wall_us = p.unknown_since_wall_us;
+  }
+  return q;
 }
 
 }  // namespace rdma_eventd::daemon

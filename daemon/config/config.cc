@@ -430,12 +430,13 @@ GrowthRule growth_rule(const json& v, const std::string& key, bool named) {
 // Link quality from the error counters (docs/health.md, "Link quality").
 void parse_link_health(const json& v, LinkQualityConfig& l) {
   expect(v, json::value_t::object, "an object", "link_health");
-  reject_unknown(
-      v,
-      {"enabled", "interval_s", "exclude", "bit_errors", "link_recoveries", "transport", "clean_s"},
-      "link_health.");
+  reject_unknown(v,
+                 {"enabled", "interval_s", "read_deadline_s", "exclude", "bit_errors",
+                  "link_recoveries", "transport", "clean_s"},
+                 "link_health.");
   read_bool(v, "link_health.", "enabled", l.enabled);
   read_bounded(v, "link_health.", "interval_s", l.interval_s, 1, 3600);
+  read_bounded(v, "link_health.", "read_deadline_s", l.read_deadline_s, 1, 600);
   read_bounded(v, "link_health.", "clean_s", l.clean_s, 1, kWeek);
   if (v.contains("exclude")) l.exclude = pattern_list(v["exclude"], "link_health.exclude");
   if (v.contains("bit_errors")) {

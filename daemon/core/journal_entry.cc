@@ -122,6 +122,7 @@ void append_journal_entry_head(std::string& out, const Record& r, std::string_vi
     text("RDMA_LINK_CHANGE", r.link->change);
     if (!r.link->fault.empty()) text("RDMA_LINK_FAULT", r.link->fault);
     text("RDMA_LINK_COUNTER", r.link->counter);
+    if (!r.link->reason.empty()) text("RDMA_LINK_REASON", r.link->reason);
   }
   if (r.devlink) {
     // devlink health: `journalctl RDMA_DEVLINK_REPORTER=fw_fatal RDMA_DEVLINK_STATE=error`.

@@ -85,6 +85,16 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   }
   changed_ = s.downs_seen > 0;
   const size_t changes_before = out.size();
+  // The first sample of a link that came up: what its rule counters gathered while it was down
+  // or training is no error of the link that is up now (a reseat, a peer's reboot), so it is a
+  // baseline for them, as the first read is.
+  const bool came_up = s.link_up && !last_link_up_;
+  last_link_up_ = s.link_up;
+  if (came_up) {
+    for (auto& [name, k] : counters_) {
+      if (read_by_a_rule(config, name)) k.has_baseline = false;
+    }
+  }
   std::map<std::string, Read> reads;
   for (const CounterValue& c : s.counters) {
     const bool keep_steps = read_by_a_rule(config, c.name);
@@ -110,7 +120,28 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   last_sample_ = now;
   last_rate_ = s.rate;
   ber_window_s_ = longest_ber_window_s(config);
+  std::string unknown = unknown_after(config, s, reads);
+  unknown_ = std::move(unknown);  // not kept across a restart: no revision
   if (changed_ || out.size() != changes_before) ++revision_;
+}
+
+// In the order of what an operator can do about it: a link down says more than a counter.
+std::string PortLinkQuality::unknown_after(const LinkQualityConfig& config, const PortSample& s,
+                                           const std::map<std::string, Read>& reads) const {
+  if (!s.link_up) return "link_down";
+  bool any_rule_counter = false;
+  bool baseline = false;
+  for (const auto& [name, read] : reads) {
+    if (!read_by_a_rule(config, name)) continue;
+    any_rule_counter = true;
+    const auto k = counters_.find(name);
+    if (k != counters_.end() && k->second.pegged) return "pegged";
+    if (!read.known) baseline = true;
+  }
+  if (!any_rule_counter) return "no_error_counters";
+  if (!s.rate.known() && !config.symbol_error.empty() && reads.count(std::string(kSymbolError)))
+    return "rate_unknown";
+  return baseline ? "baseline" : "";
 }
 
 PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool link_up,
@@ -408,6 +439,9 @@ void PortLinkQuality::restore(const LinkQualityState& st) {
   ber_window_s_ = st.ber_window_s;
   downs_seen_pending_ = st.downs_seen_pending;
   restored_sample_mono_us_ = st.last_sample.mono_us;
+  // Not judged until its first read since the restart; a link up then is no link come up.
+  unknown_ = "not_read";
+  last_link_up_ = true;
   ++revision_;
 }
 
@@ -422,6 +456,7 @@ LinkQualityView PortLinkQuality::view() const {
     if (faults_[i].bad) v.faults.push_back(static_cast<LinkFault>(i));
   }
   v.since = since_;
+  v.unknown = unknown_;
   const double observed_s = std::min<double>(
       ber_window_s_,
       static_cast<double>(last_sample_.mono_us - first_sample_.mono_us) / kMicrosPerSecond);

@@ -79,6 +79,9 @@ struct LinkQualityConfig {
   bool enabled = true;
   // The coarse timer: every port that is up is sampled this often (and on each of its events).
   uint32_t interval_s = 60;
+  // A read of a device's counters that has not returned after this long is reported (its ports'
+  // link quality unknown: read_hung); the device is not read again until it returns.
+  uint32_t read_deadline_s = 10;
   std::vector<BerWindow> symbol_error = {{1e-14, 720}, {1e-15, 7500}};
   GrowthRule link_error_recovery = {"link_error_recovery", 5, 720};
   std::vector<GrowthRule> transport;  // hw_counters/ rules: none by default
@@ -114,6 +117,10 @@ struct LinkQualityChange {
     kPegged,      // a counter reached its maximum: its errors are unknown from now on
     kReset,       // a counter went down: someone reset it; a new baseline
     kHiddenDown,  // link_downed grew by more than the port_errs seen: `count` downs unseen
+    // The caller's, of the reads themselves: they fail or do not return (`reason`), so the
+    // port's errors are unknown since `since_wall_us`; and read again after that.
+    kUnknown,
+    kJudged,
   };
   Kind kind = Kind::kBad;
   std::string counter;                      // the counter it is about
@@ -123,6 +130,8 @@ struct LinkQualityChange {
   uint32_t window_s = 0;  // kBad: the rule's window
   double ber = 0;         // kBad of bit_errors: the estimated bit error rate in the window
   uint64_t value = 0;     // the counter's value read
+  std::string reason;     // kUnknown: "read_failing", "unreadable", "read_hung"; kJudged: the last
+  int64_t since_wall_us = 0;  // kUnknown: since when
   friend bool operator==(const LinkQualityChange&, const LinkQualityChange&) = default;
 };
 
@@ -138,6 +147,13 @@ struct LinkQualityView {
   std::vector<std::string> pegged;  // counters at their maximum: unknown since pegged_since
   std::map<std::string, int64_t> pegged_since_wall_us;
   std::map<std::string, uint64_t> values;  // the last values read, by counter name
+  // Why the last sample could not judge the link, or "" when it judged it (a fault stays bad
+  // whatever this says): "not_read" (no sample yet, or none since a restart), "link_down",
+  // "no_error_counters" (no counter a rule reads: rxe), "pegged" (a counter a rule reads is at
+  // its maximum), "rate_unknown" (the bit error rule needs the rate), "baseline" (a counter a
+  // rule reads was read for the first time since the device was opened or the link came up:
+  // the next sample judges it).
+  std::string unknown;
   friend bool operator==(const LinkQualityView&, const LinkQualityView&) = default;
 };
 
@@ -206,6 +222,7 @@ class PortLinkQuality {
 
   LinkQualityView view() const;
   bool bad() const;
+  const std::string& unknown() const { return unknown_; }  // LinkQualityView::unknown
   // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
   // than view() on the event path.
   std::optional<uint64_t> last_value(const std::string& counter) const;
@@ -244,6 +261,8 @@ class PortLinkQuality {
   Read read_counter(const CounterValue& c, bool link_up, bool keep_steps, Instant now,
                     std::vector<LinkQualityChange>& out);
   static void add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth);
+  std::string unknown_after(const LinkQualityConfig& config, const PortSample& s,
+                            const std::map<std::string, Read>& reads) const;
   void judge_hidden_down(const std::map<std::string, Read>& reads, uint32_t downs_seen,
                          std::vector<LinkQualityChange>& out);
   bool judgeable(const std::string& counter, const std::map<std::string, Read>& reads) const;
@@ -265,8 +284,10 @@ class PortLinkQuality {
   Instant first_sample_;  // the start of the steps: the BER estimate's time
   Instant last_sample_;
   LinkRate last_rate_;
-  uint32_t ber_window_s_ = 0;        // the longest BER window of the last sample's config
-  uint32_t downs_seen_pending_ = 0;  // port_errs not yet set against a read of link_downed
+  uint32_t ber_window_s_ = 0;         // the longest BER window of the last sample's config
+  uint32_t downs_seen_pending_ = 0;   // port_errs not yet set against a read of link_downed
+  bool last_link_up_ = false;         // the last sample's: a link that came up since is a baseline
+  std::string unknown_ = "not_read";  // LinkQualityView::unknown
   int64_t restored_sample_mono_us_ =
       0;  // the saved last sample: when growth across a restart is dated
   uint64_t revision_ = 0;

@@ -10,10 +10,12 @@ namespace {
 using Kind = LinkQualityChange::Kind;
 
 // In Kind's order: the record's `change`, and its severity.
-constexpr std::string_view kChangeNames[] = {"bad", "clean", "pegged", "reset", "hidden_down"};
-constexpr Severity kChangeSeverities[] = {Severity::kWarning, Severity::kNotice, Severity::kWarning,
-                                          Severity::kInfo, Severity::kWarning};
-static_assert(std::size(kChangeNames) == static_cast<size_t>(Kind::kHiddenDown) + 1);
+constexpr std::string_view kChangeNames[] = {"bad",         "clean",   "pegged", "reset",
+                                             "hidden_down", "unknown", "judged"};
+constexpr Severity kChangeSeverities[] = {
+    Severity::kWarning, Severity::kNotice,  Severity::kWarning, Severity::kInfo,
+    Severity::kWarning, Severity::kWarning, Severity::kInfo};
+static_assert(std::size(kChangeNames) == static_cast<size_t>(Kind::kJudged) + 1);
 static_assert(std::size(kChangeSeverities) == std::size(kChangeNames));
 
 }  // namespace
@@ -48,6 +50,8 @@ Record link_quality_record(std::string_view device, std::string_view node_guid, 
     l.window_s = c.window_s;
     l.ber = c.ber;
   }
+  l.reason = c.reason;
+  l.since_us = c.since_wall_us;
   l.rate_gbps = rate.gbps();
   l.pegged = std::move(pegged);
   r.link = std::move(l);

@@ -63,13 +63,17 @@ bool parse_counter_text(std::string_view text, uint64_t& value) {
   return true;
 }
 
+std::string counter_path(const std::string& ibdev_path, uint32_t port, const std::string& name) {
+  // counters/ names are bare; the driver's group carries its directory.
+  return ibdev_path + "/ports/" + std::to_string(port) + "/" +
+         (name.starts_with("hw_counters/") ? name : "counters/" + name);
+}
+
 std::optional<CounterReadError> read_port_counters(const std::string& ibdev_path, uint32_t port,
                                                    const std::vector<std::string>& names,
                                                    std::vector<CounterValue>& out) {
-  const std::string dir = ibdev_path + "/ports/" + std::to_string(port) + "/";
   for (const std::string& name : names) {
-    // counters/ names are bare; the driver's group carries its directory.
-    const std::string path = dir + (name.starts_with("hw_counters/") ? name : "counters/" + name);
+    const std::string path = counter_path(ibdev_path, port, name);
     internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return CounterReadError{path, std::strerror(errno), errno};
     char buf[64];

@@ -36,6 +36,9 @@ struct CounterReadError {
   bool transient() const;
 };
 
+// The file of a counter (as CounterValue::name) of ibdev_path's port `port`.
+std::string counter_path(const std::string& ibdev_path, uint32_t port, const std::string& name);
+
 // Reads `names` (as CounterValue::name: "symbol_error", "hw_counters/out_of_sequence") of
 // ibdev_path's port `port`, with their widths. Stops at the first counter that cannot be read
 // and returns why.

@@ -35,9 +35,16 @@ bool read_window(JsonReader& rd, const json& item, HealthReply::Port& p) {
   return !item.contains("window_s") || rd.u32(item, "window_s", p.window_s);
 }
 
+// "link_quality" and its reason came later still: "" from a daemon without them.
+bool read_link_quality(JsonReader& rd, const json& item, HealthReply::Port& p) {
+  return !item.contains("link_quality") ||
+         (rd.str(item, "link_quality", p.link_quality) &&
+          rd.str(item, "link_quality_reason", p.link_quality_reason));
+}
+
 bool read_port(JsonReader& rd, const json& item, HealthReply::Port& p) {
   return read_fields(rd, item, p, kPortFields) && read_window(rd, item, p) &&
-         rd.boolean(item, "counted", p.counted);
+         rd.boolean(item, "counted", p.counted) && read_link_quality(rd, item, p);
 }
 
 }  // namespace
@@ -50,6 +57,8 @@ void write_health(JsonWriter& w, const HealthReply& h) {
     write_fields(w, p, kPortFields);
     w.field("window_s", p.window_s);
     w.field("counted", p.counted);
+    w.field("link_quality", p.link_quality);
+    w.field("link_quality_reason", p.link_quality_reason);
   });
   w.end_object();
 }

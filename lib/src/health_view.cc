@@ -20,6 +20,7 @@ HealthView view_health(const HealthReply& reply) {
     if (!p.counted) continue;
     ++v.counted;
     if (p.health != "healthy") v.bad.push_back(&p);
+    if (p.health == "healthy" && link_not_judged(p)) v.not_judged.push_back(&p);
   }
   std::sort(v.bad.begin(), v.bad.end(), [](const auto* a, const auto* b) {
     return std::tuple(-verdict_rank(a->health), a->device, a->port) <
@@ -32,6 +33,12 @@ HealthView view_health(const HealthReply& reply) {
         v.bad.empty() ? HealthView::Judgement::kHealthy : HealthView::Judgement::kUnhealthy;
   }
   return v;
+}
+
+bool link_not_judged(const HealthReply::Port& p) {
+  return p.link_quality == "unknown" && !p.link_quality_reason.empty() &&
+         p.link_quality_reason != "baseline" && p.link_quality_reason != "not_read" &&
+         p.link_quality_reason != "link_down";
 }
 
 std::string port_name(const HealthReply::Port& p) {

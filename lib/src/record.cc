@@ -358,6 +358,8 @@ void write_link(JsonWriter& w, const LinkQualityEvent& l) {
   w.field("rate_gbps", l.rate_gbps);
   w.field("ber", l.ber);
   write_array(w, "pegged", l.pegged);
+  w.field("reason", l.reason);
+  write_or_null(w, "since", l.since_us != 0, format_rfc3339_us(l.since_us));
   w.end_object();
 }
 

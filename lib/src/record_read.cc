@@ -51,6 +51,10 @@ bool read_link(JsonReader& rd, const json& obj, Record& r) {
       !rd.real(*o, "ber", l.ber) || !rd.strings(*o, "pegged", l.pegged)) {
     return false;
   }
+  // "reason" and "since" came with the unknown change: older daemons leave them out.
+  if (o->contains("reason") && !rd.str(*o, "reason", l.reason)) return false;
+  const json* since = rd.find(*o, "since");
+  if (since && !since->is_null() && !rd.time(*o, "since", l.since_us)) return false;
   r.link = std::move(l);
   return true;
 }

@@ -329,6 +329,13 @@ std::string ber_text(double ber) {
   return buf;
 }
 
+std::string unknown_reason_text(std::string_view reason) {
+  if (reason == "read_failing") return "its counters fail to read, read again after a backoff";
+  if (reason == "unreadable") return "its counters cannot be read until the device is opened again";
+  if (reason == "read_hung") return "a read of its counters has not returned";
+  return std::string(reason);
+}
+
 // "link bad: bit_errors, symbol_error +3 in 720 s (at most 1 at 200 Gb/s), bit error rate 2.1e-14"
 std::string link_quality_text(const Record& r) {
   static const LinkQualityEvent kNone;
@@ -352,6 +359,11 @@ std::string link_quality_text(const Record& r) {
     s = std::to_string(l.count) + " link down" + (l.count == 1 ? "" : "s") +
         " too brief for an event (" + counter + " now " + std::to_string(l.value) +
         "), counted as down" + (l.count == 1 ? "" : "s");
+  } else if (l.change == "unknown") {
+    s = "link quality unknown: " + unknown_reason_text(l.reason) + " (" + counter + ")";
+    if (l.since_us != 0) s += " since " + format_rfc3339_us(l.since_us);
+  } else if (l.change == "judged") {
+    s = "link quality judged again: " + counter + " read";
   } else {
     s = "link quality " + l.change + " (" + counter + ")";
   }

@@ -198,6 +198,17 @@ const Fields<Status::LinkHealth, 5> kLinkHealthFields = {{
 const Fields<Status::LinkHealth, 1> kLinkHealthRetryFields = {{
     {"read_retries", &Status::LinkHealth::read_retries},
 }};
+// Absent from daemons that read counters on their loop.
+const Fields<Status::LinkHealth, 2> kLinkHealthWorkerFields = {{
+    {"reads_hung", &Status::LinkHealth::reads_hung},
+    {"reads_in_flight", &Status::LinkHealth::reads_in_flight},
+}};
+// Absent from daemons that had no unknown state.
+const Fields<Status::LinkPort, 3> kLinkPortQualityFields = {{
+    {"quality", &Status::LinkPort::quality},
+    {"unknown", &Status::LinkPort::unknown},
+    {"since", TimeMember<Status::LinkPort>{&Status::LinkPort::since_us}},
+}};
 
 // Before "ber_estimate" and "pegged" (read in the other order) and "counters".
 const Fields<Status::LinkPort, 4> kLinkPortFields = {{
@@ -212,8 +223,10 @@ void write_link_health(JsonWriter& w, const Status::LinkHealth& l) {
   w.begin_object();
   write_fields(w, l, kLinkHealthFields);
   write_fields(w, l, kLinkHealthRetryFields);
+  write_fields(w, l, kLinkHealthWorkerFields);
   write_object_array(w, "ports", l.ports, [&](const Status::LinkPort& p) {
     write_fields(w, p, kLinkPortFields);
+    write_fields(w, p, kLinkPortQualityFields);
     w.key("ber_estimate");
     if (p.ber_estimate)
       w.value(*p.ber_estimate);
@@ -340,8 +353,9 @@ bool read_ber_estimate(JsonReader& rd, const json& o, std::optional<double>& out
 }
 
 bool read_link_port(JsonReader& rd, const json& o, Status::LinkPort& p) {
-  return read_fields(rd, o, p, kLinkPortFields) && rd.str(o, "pegged", p.pegged) &&
-         read_ber_estimate(rd, o, p.ber_estimate) &&
+  return read_fields(rd, o, p, kLinkPortFields) &&
+         (!o.contains("quality") || read_fields(rd, o, p, kLinkPortQualityFields)) &&
+         rd.str(o, "pegged", p.pegged) && read_ber_estimate(rd, o, p.ber_estimate) &&
          read_named_counts(rd, o, "counters", p.counters);
 }
 
@@ -412,6 +426,8 @@ bool read_link_health(const json& reply, Status::LinkHealth& l, std::string& err
                return read_fields(rd, b, out, kLinkHealthFields) &&
                       (!b.contains("read_retries") ||
                        read_fields(rd, b, out, kLinkHealthRetryFields)) &&
+                      (!b.contains("reads_hung") ||
+                       read_fields(rd, b, out, kLinkHealthWorkerFields)) &&
                       rd.entries(b, "ports", out.ports, [&](const json& item, Status::LinkPort& p) {
                         return read_link_port(rd, item, p);
                       });

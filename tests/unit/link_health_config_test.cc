@@ -44,7 +44,8 @@ TEST(LinkHealthConfig, EveryKeyIsRead) {
 
 TEST(LinkHealthConfig, ErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"link_health": {"interval": 60}})"),
-            "test.json: link_health.interval: unknown key (known: enabled, interval_s, exclude, "
+            "test.json: link_health.interval: unknown key (known: enabled, interval_s, "
+            "read_deadline_s, exclude, "
             "bit_errors, link_recoveries, transport, clean_s)");
   EXPECT_EQ(error_of(R"({"link_health": {"interval_s": 0}})"),
             "test.json: link_health.interval_s: must be from 1 to 3600");

@@ -12,7 +12,8 @@
 namespace rdma_eventd::daemon {
 
 inline void PrintTo(const LinkQualityChange& c, std::ostream* os) {
-  static constexpr const char* kKinds[] = {"bad", "clean", "pegged", "reset", "hidden_down"};
+  static constexpr const char* kKinds[] = {"bad",         "clean",   "pegged", "reset",
+                                           "hidden_down", "unknown", "judged"};
   *os << "{" << kKinds[static_cast<int>(c.kind)] << " " << c.counter << " "
       << link_fault_name(c.fault) << " count " << c.count << " allowed " << c.allowed << " window "
       << c.window_s << " ber " << c.ber << " value " << c.value << "}";

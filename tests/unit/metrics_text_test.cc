@@ -37,9 +37,27 @@ StatusReply sample_status() {
   s.link_health.counter_reads = 120;
   s.link_health.read_failures = 1;
   s.link_health.read_retries = 3;
-  s.link_health.ports = {
-      {"mlx5_0", 1, true, "bit_errors", 1e-12, "", {{"symbol_error", 4242}, {"link_downed", 3}}},
-      {"mlx5_0", 2, false, "", std::nullopt, "symbol_error", {{"symbol_error", 65535}}}};
+  s.link_health.ports = {{"mlx5_0",
+                          1,
+                          true,
+                          "bit_errors",
+                          1e-12,
+                          "",
+                          {{"symbol_error", 4242}, {"link_downed", 3}},
+                          "bad",
+                          "",
+                          1795342530000000},
+                         {"mlx5_0",
+                          2,
+                          false,
+                          "",
+                          std::nullopt,
+                          "symbol_error",
+                          {{"symbol_error", 65535}},
+                          "unknown",
+                          "pegged",
+                          1795342531000000}};
+  s.link_health.reads_hung = 2;
   // The adapter's fw_fatal reporter in error; a port reporter of an adapter with no RDMA device.
   s.devlink = {true, true, "", 4, 1, 1, 0, 3, {}};
   s.devlink.reporters = {
@@ -171,6 +189,13 @@ rdma_eventd_link_read_failures_total 1
 # HELP rdma_eventd_link_read_retries_total Reads of error counters that failed in a way that may pass (each retried later).
 # TYPE rdma_eventd_link_read_retries_total counter
 rdma_eventd_link_read_retries_total 3
+# HELP rdma_eventd_link_reads_hung_total Reads of error counters that had not returned by link_health.read_deadline_s.
+# TYPE rdma_eventd_link_reads_hung_total counter
+rdma_eventd_link_reads_hung_total 2
+# HELP rdma_eventd_link_unknown 1 when the port's link quality is not judged now (its link down, its counters unreadable, hung or pegged, ...), by reason; 0 when its last read judged it.
+# TYPE rdma_eventd_link_unknown gauge
+rdma_eventd_link_unknown{device="mlx5_0",port="1",reason=""} 0
+rdma_eventd_link_unknown{device="mlx5_0",port="2",reason="pegged"} 1
 # HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
 # TYPE rdma_eventd_link_bad gauge
 rdma_eventd_link_bad{device="mlx5_0",port="1"} 1
@@ -266,6 +291,11 @@ rdma_eventd_link_read_failures_total 0
 # HELP rdma_eventd_link_read_retries_total Reads of error counters that failed in a way that may pass (each retried later).
 # TYPE rdma_eventd_link_read_retries_total counter
 rdma_eventd_link_read_retries_total 0
+# HELP rdma_eventd_link_reads_hung_total Reads of error counters that had not returned by link_health.read_deadline_s.
+# TYPE rdma_eventd_link_reads_hung_total counter
+rdma_eventd_link_reads_hung_total 0
+# HELP rdma_eventd_link_unknown 1 when the port's link quality is not judged now (its link down, its counters unreadable, hung or pegged, ...), by reason; 0 when its last read judged it.
+# TYPE rdma_eventd_link_unknown gauge
 # HELP rdma_eventd_link_bad 1 when the port's error counters make its link bad (docs/health.md, Link quality).
 # TYPE rdma_eventd_link_bad gauge
 # HELP rdma_eventd_link_fault 1 for each fault that makes the port's link bad, 0 for the others, by fault.

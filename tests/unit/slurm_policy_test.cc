@@ -151,18 +151,18 @@ TEST(SlurmConfig, EachMistakeIsOneMessageNamingTheKey) {
        "reason_prefix: 65 bytes, more than 64"},
       {R"({"drain_on":["flaping"]})",
        "drain_on[0]: 'flaping' is not a verdict a node is drained for (degraded, down, "
-       "flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
-       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
+       "flapping, gone, fatal), a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors) nor not_judged"},
       // Reasons other than the link-quality faults are not accepted: a port slower than
       // expected is drained with "degraded", and a healthy reason drains nothing.
       {R"({"drain_on":["fatal","rate_below_expected"]})",
        "drain_on[1]: 'rate_below_expected' is not a verdict a node is drained for (degraded, "
-       "down, flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
-       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
+       "down, flapping, gone, fatal), a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors) nor not_judged"},
       {R"({"drain_on":["clean_period_elapsed"]})",
        "drain_on[0]: 'clean_period_elapsed' is not a verdict a node is drained for (degraded, "
-       "down, flapping, gone, fatal) nor a reason of degraded it may name (bit_errors, "
-       "link_recoveries, transport_errors, firmware_errors, queue_errors)"},
+       "down, flapping, gone, fatal), a reason of degraded it may name (bit_errors, "
+       "link_recoveries, transport_errors, firmware_errors, queue_errors) nor not_judged"},
       {R"({"drain_on":"fatal"})", "drain_on: not an array of verdicts and reasons"},
       {R"({"reconcile_interval_s":0})",
        "reconcile_interval_s: not a whole number of seconds from 1 to 86400"},
@@ -400,6 +400,35 @@ TEST(SlurmWanted, TheLinkQualityReasonsDrainNothingByDefault) {
     EXPECT_EQ(wanted_for({degraded_for("mlx5_0", 1, reason)}, c), (Wanted{Wanted::kHold, ""}))
         << reason;
   }
+}
+
+HealthReply::Port not_judged_for(const char* device, uint32_t n, const char* reason) {
+  HealthReply::Port p = slurm_port(device, n, "healthy");
+  p.link_quality = "unknown";
+  p.link_quality_reason = reason;
+  return p;
+}
+
+TEST(SlurmWanted, ALinkNotJudgedDrainsOnlyWhereDrainOnNamesItAndForAReasonThatLasts) {
+  Config c;
+  // Off by default: a healthy port whose counters hang is healthy to the default follower.
+  EXPECT_EQ(wanted_for({not_judged_for("mlx5_0", 1, "read_hung")}, c),
+            (Wanted{Wanted::kHealthy, ""}));
+  c.drain_on.insert("not_judged");
+  EXPECT_EQ(wanted_for({not_judged_for("mlx5_0", 1, "read_hung"),
+                        not_judged_for("mlx5_1", 1, "pegged"), slurm_port("mlx5_2", 1, "healthy")},
+                       c),
+            (Wanted{Wanted::kDrain,
+                    "rdma-eventd: mlx5_0/1 not_judged (read_hung), mlx5_1/1 not_judged (pegged)"}));
+  // A first read (or none yet) is judged at the next one; a port that is down says so itself.
+  for (const char* passing : {"baseline", "not_read", "link_down"}) {
+    EXPECT_EQ(wanted_for({not_judged_for("mlx5_0", 1, passing)}, c), (Wanted{Wanted::kHealthy, ""}))
+        << passing;
+  }
+  // Judged clean: nothing to drain.
+  HealthReply::Port clean = slurm_port("mlx5_0", 1, "healthy");
+  clean.link_quality = "clean";
+  EXPECT_EQ(wanted_for({clean}, c), (Wanted{Wanted::kHealthy, ""}));
 }
 
 TEST(SlurmWanted, AReasonDrainsOnlyADegradedPortAndRanksWithDegraded) {

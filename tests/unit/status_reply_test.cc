@@ -39,15 +39,17 @@ StatusReply sample() {
   // errors, then one reporter.
   s.reporters = {"/run/rdma-eventd/events.sock.report", 1, 4096, 1024, 3, 2, 1, 1, 0, 1, 2, {}};
   s.reporters.list = {{3, 12160, 4242, 1795342530600000, 2, 1, 0, 177}};
-  s.link_health = {true, 60, 120, 360, 1, 2, {}};
-  s.link_health.ports = {
-      {"mlx5_0",
-       1,
-       true,
-       "bit_errors",
-       1.5e-14,
-       "link_downed",
-       {{"link_downed", 255}, {"link_error_recovery", 0}, {"symbol_error", 12}}}};
+  s.link_health = {true, 60, 120, 360, 1, 2, 1, 1, {}};
+  s.link_health.ports = {{"mlx5_0",
+                          1,
+                          true,
+                          "bit_errors",
+                          1.5e-14,
+                          "link_downed",
+                          {{"link_downed", 255}, {"link_error_recovery", 0}, {"symbol_error", 12}},
+                          "bad",
+                          "read_hung",
+                          1795342530700000}};
   // enabled, available, why not, notifications, dumps, overruns, malformed, records; then a
   // device's reporter in error and a port reporter.
   s.devlink = {true, true, "", 5, 2, 1, 0, 3, {}};
@@ -113,8 +115,10 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                  "list":[{"id":3,"pid":12160,"uid":4242,"connected":"2026-11-22T10:15:30.600000Z",
                           "requests":2,"rate_limited":1,"bytes_queued":0,"bytes_sent":177}]},
     "link_health":{"enabled":true,"interval_s":60,"samples":120,"counter_reads":360,
-                   "read_failures":1,"read_retries":2,
+                   "read_failures":1,"read_retries":2,"reads_hung":1,"reads_in_flight":1,
                    "ports":[{"device":"mlx5_0","port":1,"bad":true,"faults":"bit_errors",
+                             "quality":"bad","unknown":"read_hung",
+                             "since":"2026-11-22T10:15:30.700000Z",
                              "ber_estimate":1.5e-14,"pegged":"link_downed",
                              "counters":{"link_downed":255,"link_error_recovery":0,
                                          "symbol_error":12}}]},
@@ -233,6 +237,17 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
     EXPECT_TRUE(old->hotplug.rescanning);
     EXPECT_TRUE(old->hotplug.rescan_for.empty());
   }
+  // An older daemon's link health read on its loop, and had no unknown state.
+  EXPECT_EQ(error_after([](json& j) {
+              j["link_health"].erase("reads_hung");
+              j["link_health"].erase("reads_in_flight");
+              j["link_health"]["ports"][0].erase("quality");
+              j["link_health"]["ports"][0].erase("unknown");
+              j["link_health"]["ports"][0].erase("since");
+            }),
+            "");
+  EXPECT_EQ(error_after([](json& j) { j["link_health"]["ports"][0].erase("unknown"); }),
+            "link_health.unknown: missing");
   // An older daemon's link health gave up on every failed read: no retries.
   EXPECT_EQ(error_after([](json& j) { j["link_health"].erase("read_retries"); }), "");
   EXPECT_EQ(error_after([](json& j) { j["link_health"]["read_retries"] = -1; }),

@@ -89,7 +89,9 @@ struct VendorEvent {
 // link_quality: what a port's error counters say (docs/records.md): a verdict reached or
 // cleared, a counter pegged or reset, downs too brief for an event.
 struct LinkQualityEvent {
-  std::string change;     // "bad", "clean", "pegged", "reset", "hidden_down"
+  // "bad", "clean", "pegged", "reset", "hidden_down"; "unknown" (its errors cannot be known:
+  // `reason`) and "judged" (read again after "unknown")
+  std::string change;
   std::string fault;      // "bit_errors", "link_recoveries", "transport_errors"; "" for the others
   std::string counter;    // "symbol_error", "hw_counters/link_downed", ...
   uint64_t value = 0;     // the counter as read
@@ -99,6 +101,9 @@ struct LinkQualityEvent {
   double rate_gbps = 0;   // the port's rate the rule used
   double ber = 0;         // bad of bit_errors: the estimated bit error rate in the window
   std::vector<std::string> pegged;  // the port's counters at their maximum now
+  // unknown: why ("read_failing", "unreadable", "read_hung"); judged: the reason it ends
+  std::string reason;
+  int64_t since_us = 0;  // unknown: since when (wall clock); 0 for the other changes
   friend bool operator==(const LinkQualityEvent&, const LinkQualityEvent&) = default;
 };
 

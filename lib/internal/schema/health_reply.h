@@ -27,6 +27,11 @@ struct HealthReply {
     uint32_t downs_in_window = 0;
     uint32_t window_s = 0;  // the flap window those downs are counted in (health.flap_window_s)
     bool counted = true;    // false: down and never up, not in service (not in "host")
+    // What the port's error counters say (docs/health.md, "Link quality"): "clean" (read and
+    // judged clean), "bad", "unknown" (not judged: link_quality_reason says why), or "" where
+    // they are not read (counter health off, the device excluded) or the daemon did not say.
+    std::string link_quality;
+    std::string link_quality_reason;
     friend bool operator==(const Port&, const Port&) = default;
   };
   bool enabled = false;  // health.enabled: false, and the daemon judges nothing

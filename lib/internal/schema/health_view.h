@@ -34,8 +34,17 @@ struct HealthView {
   // The ports in service that are not healthy: worst first, then by device and port. They
   // point into the reply the view was made from.
   std::vector<const HealthReply::Port*> bad;
+  // The healthy ports in service whose link quality is not judged for a reason that lasts
+  // (link_not_judged): healthy by their verdict, not judged clean. By device and port.
+  std::vector<const HealthReply::Port*> not_judged;
 };
 HealthView view_health(const HealthReply& reply);
+
+// Whether a port's link quality is not judged for a reason that lasts: its counters unreadable,
+// failing, hung or pegged, no error counters, no rate known (docs/health.md, "Unknown is not
+// clean"). Not a first read (at most one link_health.interval_s) nor a link that is down (its
+// verdict says so).
+bool link_not_judged(const HealthReply::Port& p);
 
 // "mlx5_0/1"
 std::string port_name(const HealthReply::Port& p);

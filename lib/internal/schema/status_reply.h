@@ -205,6 +205,11 @@ struct StatusReply {
     std::optional<double> ber_estimate;
     std::string pegged;  // counters at their maximum, comma-separated
     std::vector<std::pair<std::string, uint64_t>> counters;  // the last values read, by name
+    // "clean" (read and judged clean), "bad", or "unknown" (not judged: `unknown` says why);
+    // "" from daemons that did not say.
+    std::string quality;
+    std::string unknown;   // "baseline", "link_down", "pegged", "rate_unknown", ...
+    int64_t since_us = 0;  // the quality since when (wall clock)
     friend bool operator==(const LinkPort&, const LinkPort&) = default;
   };
   struct LinkHealth {
@@ -216,6 +221,10 @@ struct StatusReply {
     // Reads that failed in a way that may pass, each retried after a backoff; 0 from daemons
     // that gave up on those too.
     uint64_t read_retries = 0;
+    // Reads of a device's counters that had not returned by their deadline, and those still
+    // out now (each device waits for its own: docs/health.md).
+    uint64_t reads_hung = 0;
+    uint64_t reads_in_flight = 0;
     std::vector<LinkPort> ports;
     friend bool operator==(const LinkHealth&, const LinkHealth&) = default;
   };

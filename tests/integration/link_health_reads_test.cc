@@ -1,0 +1,130 @@
+// Counter reads that fail or never return, end to end (docs/health.md, "Unknown is not clean"):
+// the real daemon reads the simulated ports' counters in threads beside its loop. A read that
+// blocks (rdma-sim counter fail ... hang: a FIFO, as a firmware that stopped answering makes a
+// counters/ read wait) holds no other device's records, is reported once (a link_quality
+// unknown record naming the file and since when, and one log line), and the port's link quality
+// says unknown in status, in the health reply and in rdma-eventctl health until the read returns
+// and a read judges it again.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "daemon_process.h"
+#include "link_health_fixture.h"
+#include "paths.h"
+#include "process.h"
+#include "test_support.h"
+
+namespace rdma_eventd::test {
+namespace {
+
+json link_port(const json& status, const std::string& device, int port) {
+  for (const json& p : status["link_health"]["ports"]) {
+    if (p["device"] == device && p["port"] == port) return p;
+  }
+  ADD_FAILURE() << device << "/" << port << " is not in " << status["link_health"];
+  return json::object();
+}
+
+json health_port(DaemonProcess& d, const std::string& device, int port) {
+  const rdmatest::CommandResult js = rdmatest::run_command(
+      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health", "--json"});
+  const json reply = json::parse(js.out, nullptr, false);
+  EXPECT_TRUE(reply.contains("health")) << js.out << js.err;
+  if (!reply.contains("health")) return json::object();
+  for (const json& p : reply["health"]["ports"]) {
+    if (p["device"] == device && p["port"] == port) return p;
+  }
+  ADD_FAILURE() << device << "/" << port << " is not in " << js.out;
+  return json::object();
+}
+
+std::string health_line(DaemonProcess& d) {
+  return rdmatest::run_command({rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health"})
+      .out;
+}
+
+TEST_F(LinkHealth, AHungReadIsReportedOnceAndHoldsNoOtherDevicesRecords) {
+  json config = fast_link_health();
+  config["read_deadline_s"] = 1;
+  DaemonProcess& d = start_judged(config);
+  // Judged: read twice, clean.
+  ASSERT_TRUE(
+      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_0", 1)["quality"] == "clean"; },
+                           std::chrono::seconds(10)));
+  EXPECT_EQ(health_port(d, "mlx5_0", 1)["link_quality"], "clean");
+
+  const int64_t hung_from = link_test_wall_now_us();
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "hang"});
+  const Record unknown = next_link(d, "mlx5_0/1", "unknown");
+  EXPECT_EQ(unknown.link->reason, "read_hung");
+  EXPECT_EQ(unknown.link->counter, "symbol_error");
+  // Since the read began: after the fault was set, a deadline (1 s) before the record.
+  EXPECT_GE(unknown.link->since_us, hung_from);
+  EXPECT_LE(unknown.link->since_us, unknown.time_us - 1'000'000);
+  const std::string logged =
+      d.require_log("mlx5_0: reading " + symbol_error_file() + " has not returned since ");
+  EXPECT_NE(logged.find("mlx5_0 is not read again until the read returns"), std::string::npos)
+      << logged;
+
+  // Another device's event while the read hangs: published at once.
+  const auto before = std::chrono::steady_clock::now();
+  inject(sim_, {"port", "down", "mlx5_1/1"});
+  const Record down = next_record_where(
+      d, [](const Record& r) { return r.event == EventKind::kPortErr && r.device == "mlx5_1"; },
+      "port_err of mlx5_1/1");
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(1));
+  EXPECT_EQ(down.port, 1u);
+
+  // Unknown, never clean, everywhere it is said; the one read stays out.
+  const json st = d.status();
+  EXPECT_EQ(st["link_health"]["reads_hung"], 1);
+  EXPECT_EQ(st["link_health"]["reads_in_flight"], 1);
+  const json port = link_port(st, "mlx5_0", 1);
+  EXPECT_EQ(port["quality"], "unknown") << port;
+  EXPECT_EQ(port["unknown"], "read_hung") << port;
+  EXPECT_EQ(port["since"], format_rfc3339_us(unknown.link->since_us)) << port;
+  const json health = health_port(d, "mlx5_0", 1);
+  EXPECT_EQ(health["health"], "healthy") << health;  // held as it was: no verdict from unknown
+  EXPECT_EQ(health["link_quality"], "unknown") << health;
+  EXPECT_EQ(health["link_quality_reason"], "read_hung") << health;
+  EXPECT_NE(health_line(d).find("link quality not judged: mlx5_0/1 (read_hung)"),
+            std::string::npos);
+
+  // Released: the read returns, and a read judges the port again.
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  d.require_log("mlx5_0: the read of " + symbol_error_file() + " returned after ");
+  const Record judged = next_link(d, "mlx5_0/1", "judged");
+  EXPECT_EQ(judged.link->reason, "read_hung");
+  ASSERT_TRUE(
+      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_0", 1)["quality"] == "clean"; },
+                           std::chrono::seconds(10)));
+  // Reported once: one count, one log line.
+  EXPECT_EQ(d.status()["link_health"]["reads_hung"], 1);
+  const std::string log = d.log_tail(400);
+  EXPECT_EQ(log.find("has not returned since"), log.rfind("has not returned since")) << log;
+}
+
+TEST_F(LinkHealth, AFailingReadSaysUnknownThenJudgedAndKeepsTheVerdict) {
+  DaemonProcess& d = start_judged();
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  const Record unknown = next_link(d, "mlx5_0/1", "unknown");
+  EXPECT_EQ(unknown.link->reason, "read_failing");
+  EXPECT_EQ(unknown.link->counter, "symbol_error");
+  EXPECT_EQ(unknown.severity, Severity::kWarning);
+  const json port = link_port(d.status(), "mlx5_0", 1);
+  EXPECT_EQ(port["quality"], "unknown") << port;
+  EXPECT_EQ(port["unknown"], "read_failing") << port;
+  EXPECT_EQ(port["ber_estimate"], nullptr) << port;
+
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  const Record judged = next_link(d, "mlx5_0/1", "judged");
+  EXPECT_EQ(judged.link->reason, "read_failing");
+  EXPECT_EQ(judged.severity, Severity::kInfo);
+}
+
+}  // namespace
+}  // namespace rdma_eventd::test
