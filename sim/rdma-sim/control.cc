@@ -110,7 +110,9 @@ json Simulator::stats() const {
                   {"connections", devlink_socket_->connections()},
                   {"requests", devlink_socket_->requests()},
                   {"dumps", dl.dumps},
-                  {"notifications", dl.notifications}};
+                  {"notifications", dl.notifications},
+                  {"ethtool_fec_replies", ethtool_->stats().fec},
+                  {"ethtool_stats_replies", ethtool_->stats().stats}};
   const RdmaNetlinkStandIn::Stats nl = rdma_netlink_->stats();
   s["rdma_netlink"] = {{"kernel", rdma_netlink_kernel_name(rdma_netlink_->kernel())},
                        {"connections_open", rdma_netlink_->open_connections()},

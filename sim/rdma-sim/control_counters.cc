@@ -1,6 +1,7 @@
 // The counter control request: {"cmd": "counter", "action": "add"|"set"|"fail"|"reset",
 // "port": "DEV/PORT", "name": COUNTER, "value": N (add, set), "mode": MODE (fail)}. The reply
-// has the counter as it is now; counters queue no event.
+// has the counter as it is now; counters queue no event. A name "ethtool/..." is a RoCE port's
+// PHY counter (add and set only): ethtool netlink reports it, no file holds it.
 #include "request_fields.h"
 #include "simulator.h"
 
@@ -53,6 +54,40 @@ json reply(const Fabric::CounterChange& c, std::string message) {
           {"events", json::array()}};
 }
 
+// The reply to add or set on an ethtool counter, shaped as a sysfs counter's.
+json phy_reply(const Fabric::PhyCounterChange& c, std::string message) {
+  if (c.fec == FecMode::kOff && c.name != "ethtool/symbol_errors")
+    message += " (not reported while FEC is off)";
+  return {{"ok", true},
+          {"message", std::move(message)},
+          {"counter",
+           {{"port", c.port},
+            {"group", "ethtool"},
+            {"name", c.name.substr(std::string(kEthtoolPrefix).size())},
+            {"bits", 64},
+            {"max", UINT64_MAX},
+            {"value", c.value},
+            {"fec", fec_mode_name(c.fec)}}},
+          {"saturated", c.saturated},
+          {"events", json::array()}};
+}
+
+json handle_phy_counter(Fabric& f, const std::string& action, const std::string& port,
+                        const std::string& name, const json& req) {
+  if (action == "add") {
+    const auto n = need<uint64_t>(req, "value");
+    const Fabric::PhyCounterChange c = f.phy_counter_add(port, name, n);
+    return phy_reply(c, c.port + ": " + c.name + " +" + std::to_string(n) + " = " +
+                            std::to_string(c.value) + (c.saturated ? " (saturated)" : ""));
+  }
+  if (action == "set") {
+    const Fabric::PhyCounterChange c = f.phy_counter_set(port, name, need<uint64_t>(req, "value"));
+    return phy_reply(c, c.port + ": " + c.name + " = " + std::to_string(c.value));
+  }
+  throw CommandError("counter " + action + " is for sysfs counters: " + name +
+                     " is read over ethtool netlink and takes only add and set");
+}
+
 }  // namespace
 
 json Simulator::handle_counter(const json& req) {
@@ -67,6 +102,7 @@ json Simulator::handle_counter(const json& req) {
             {"events", json::array()}};
   }
   const std::string name = need<std::string>(req, "name");
+  if (is_ethtool_counter(name)) return handle_phy_counter(f, action, port, name, req);
   if (action == "add") {
     const auto n = need<uint64_t>(req, "value");
     const Fabric::CounterChange c = f.counter_add(port, name, n);

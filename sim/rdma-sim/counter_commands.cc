@@ -1,6 +1,7 @@
 // Fabric: the port counters of counters/ and hw_counters/. They are sysfs files only (verbs
 // report none of them), so a change is written to sysfs and queues no event; `port down` steps
-// link_downed (port_commands.cc) before it queues the PORT_ERR.
+// link_downed (port_commands.cc) before it queues the PORT_ERR. And a RoCE port's ethtool PHY
+// counters, which live in the model only: the generic netlink stand-in reads them when asked.
 #include <cstring>
 
 #include "fabric.h"
@@ -58,6 +59,45 @@ size_t Fabric::counter_reset(const std::string& target) {
       sysfs_.write_counter(e->model, p, c);
     }
   return reset;
+}
+
+uint64_t& Fabric::phy_counter_ref(const std::string& target, const std::string& name,
+                                  PhyCounterChange* change) {
+  auto [e, p] = port(target);
+  Port& port = e->model.ports[p - 1];
+  change->port = e->model.name + "/" + std::to_string(p);
+  change->name = name;
+  change->fec = port.phy.fec;
+  if (!port.is_ethernet())
+    throw CommandError(change->port + " is an InfiniBand port: it has no netdev, so no " + name +
+                       " (ethtool counters are for RoCE ports)");
+  if (!port.phy.supported())
+    throw CommandError(change->port + "'s netdev reports no PHY statistics (fec unsupported)");
+  uint64_t* c = find_ethtool_counter(port.phy, name);
+  if (!c)
+    throw CommandError(change->port + " has no counter \"" + name + "\" (" + kEthtoolCounterNames +
+                       ")");
+  return *c;
+}
+
+Fabric::PhyCounterChange Fabric::phy_counter_add(const std::string& target, const std::string& name,
+                                                 uint64_t n) {
+  PhyCounterChange change;
+  uint64_t& c = phy_counter_ref(target, name, &change);
+  // Saturating as the sysfs counters do: a 64-bit counter never gets there in a test's life.
+  change.saturated = n > UINT64_MAX - c;
+  c = change.saturated ? UINT64_MAX : c + n;
+  change.value = c;
+  return change;
+}
+
+Fabric::PhyCounterChange Fabric::phy_counter_set(const std::string& target, const std::string& name,
+                                                 uint64_t value) {
+  PhyCounterChange change;
+  uint64_t& c = phy_counter_ref(target, name, &change);
+  c = value;
+  change.value = c;
+  return change;
 }
 
 void Fabric::count_link_down(DeviceEntry& e, int port) {

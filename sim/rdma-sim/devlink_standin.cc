@@ -19,8 +19,11 @@ namespace wire = devlink_wire;
 }  // namespace
 
 DevlinkStandIn::DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health,
-                               bool pad_u64)
-    : NetlinkStandIn(loop, std::move(path)), health_(health), pad_u64_(pad_u64) {}
+                               bool pad_u64, EthtoolFamily& ethtool)
+    : NetlinkStandIn(loop, std::move(path)),
+      health_(health),
+      pad_u64_(pad_u64),
+      ethtool_(ethtool) {}
 
 void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message) {
   wire::Header h;
@@ -37,9 +40,10 @@ void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message)
     if (cmd != CTRL_CMD_GETFAMILY) {
       error = EOPNOTSUPP;
     } else if (h.flags & NLM_F_DUMP) {
-      // ctrl_dumpfamily: every family; the stand-in's kernel has only devlink to show (the
-      // controller's own entry is left out).
+      // ctrl_dumpfamily: every family; the stand-in's kernel has devlink and ethtool to show
+      // (the controller's own entry is left out).
       wire::put_family(out, c.port_id, h.seq, NLM_F_MULTI);
+      ethtool_wire::put_family(out, c.port_id, h.seq, NLM_F_MULTI);
       server_.send(c, std::move(out));
       out.clear();
       wire::put_done(out, c.port_id, h.seq);
@@ -50,13 +54,16 @@ void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message)
       const bool by_id = wire::u16_attr(message, CTRL_ATTR_FAMILY_ID, &id);
       const std::string name = wire::string_attr(message, CTRL_ATTR_FAMILY_NAME);
       // ctrl_getfamily: the name wins over the id; neither is EINVAL, an unknown one ENOENT.
-      const bool found = !name.empty() ? name == DEVLINK_GENL_NAME : id == wire::kFamilyId;
+      const bool devlink = !name.empty() ? name == DEVLINK_GENL_NAME : id == wire::kFamilyId;
+      const bool ethtool = !name.empty() ? name == "ethtool" : id == ethtool_wire::kFamilyId;
       if (name.empty() && !by_id)
         error = EINVAL;
-      else if (!found)
-        error = ENOENT;
-      else
+      else if (devlink)
         wire::put_family(out, c.port_id, h.seq, 0);
+      else if (ethtool)
+        ethtool_wire::put_family(out, c.port_id, h.seq, 0);
+      else
+        error = ENOENT;
     }
   } else if (h.type == wire::kFamilyId) {
     if (wire::genl_command(message) == DEVLINK_CMD_HEALTH_REPORTER_GET &&
@@ -65,6 +72,13 @@ void DevlinkStandIn::on_message(const Peer& c, std::span<const uint8_t> message)
       return;  // a dump is never acknowledged
     }
     error = EOPNOTSUPP;
+  } else if (h.type == ethtool_wire::kFamilyId) {
+    // The reply is a datagram of its own (an skb), the acknowledgement another.
+    std::vector<std::vector<uint8_t>> replies;
+    error = ethtool_.handle(message, c.port_id, &replies);
+    for (std::vector<uint8_t>& d : replies)
+      server_.send(c, std::move(d));
+    if (!error && (h.flags & NLM_F_DUMP) == NLM_F_DUMP) return;  // a dump is never acknowledged
   } else {
     error = ENOENT;  // genl_rcv_msg: no such family
   }

@@ -1,15 +1,16 @@
-// DIR/devlink.sock: a stand-in for the kernel's generic netlink, for the devlink family only
-// (docs/simulator.md, "devlink health"). A program connects (AF_UNIX, SOCK_SEQPACKET) where it
+// DIR/devlink.sock: a stand-in for the kernel's generic netlink, for the devlink family
+// (docs/simulator.md, "devlink health") and the ethtool family's PHY statistics
+// (ethtool_standin.h; "RoCE PHY statistics"). A program connects (AF_UNIX, SOCK_SEQPACKET) where it
 // would open a NETLINK_GENERIC socket (rdma-eventd does so when RDMA_EVENTD_DEVLINK_SOCKET
 // names this path) and exchanges exactly the kernel's bytes: each datagram it sends is what it
 // would send to the kernel, each datagram it receives is what one recv on a netlink socket
 // would return. Joining the "config" group needs nothing: every notification goes to every
 // connection.
 //
-// Answered: CTRL_CMD_GETFAMILY (by name or id; any family but devlink: ENOENT), and
-// DEVLINK_CMD_HEALTH_REPORTER_GET as a dump. Other devlink commands: EOPNOTSUPP; other
-// families: ENOENT. Notifications are queued per connection without bound (no overrun, unlike
-// a netlink socket's receive buffer).
+// Answered: CTRL_CMD_GETFAMILY (by name or id; any family but devlink and ethtool: ENOENT),
+// DEVLINK_CMD_HEALTH_REPORTER_GET as a dump, ETHTOOL_MSG_FEC_GET and ETHTOOL_MSG_STATS_GET.
+// Other devlink and ethtool commands: EOPNOTSUPP; other families: ENOENT. Notifications are queued
+// per connection without bound (no overrun, unlike a netlink socket's receive buffer).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "devlink_health.h"
+#include "ethtool_standin.h"
 #include "event_loop.h"
 #include "netlink_standin.h"
 
@@ -25,7 +27,8 @@ namespace rdmasim {
 class DevlinkStandIn final : public NetlinkStandIn {
  public:
   // Listens on `path`; throws std::exception with a message when it cannot.
-  DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health, bool pad_u64);
+  DevlinkStandIn(EventLoop& loop, std::string path, const DevlinkHealth& health, bool pad_u64,
+                 EthtoolFamily& ethtool);
 
   // A notification to the config group: to every connection.
   void notify(const DevlinkFill& f);
@@ -43,6 +46,7 @@ class DevlinkStandIn final : public NetlinkStandIn {
 
   const DevlinkHealth& health_;
   bool pad_u64_;
+  EthtoolFamily& ethtool_;
   Stats stats_;
 };
 

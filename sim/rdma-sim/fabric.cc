@@ -67,7 +67,8 @@ json devx_json(const DevxModel& m, size_t channels) {
 }
 
 // A port's counters by group, {"counters": {"symbol_error": 0, ...}, "hw_counters": {...}}, and
-// the files given a fault, {"counter_faults": {"counters/symbol_error": "missing"}}.
+// the files given a fault, {"counter_faults": {"counters/symbol_error": "missing"}}; an Ethernet
+// port's FEC mode, {"fec": "rs"}, and its netdev's PHY counters, {"ethtool": {...}}.
 void add_counters_json(const Port& port, json* out) {
   json faults = json::object();
   for (const Counter& c : port.counters) {
@@ -75,6 +76,13 @@ void add_counters_json(const Port& port, json* out) {
     if (c.fault != CounterFault::kNone) faults[c.path()] = fault_name(c.fault);
   }
   if (!faults.empty()) (*out)["counter_faults"] = faults;
+  if (!port.is_ethernet()) return;
+  (*out)["fec"] = fec_mode_name(port.phy.fec);
+  if (port.phy.supported())
+    (*out)["ethtool"] = {{"fec_corrected_blocks", port.phy.fec_corrected_blocks},
+                         {"fec_uncorrectable_blocks", port.phy.fec_uncorrectable_blocks},
+                         {"fec_corrected_bits", port.phy.fec_corrected_bits},
+                         {"symbol_errors", port.phy.symbol_errors}};
 }
 
 }  // namespace

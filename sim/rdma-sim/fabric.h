@@ -132,6 +132,19 @@ class Fabric {
   // Every counters/ counter of the port back to 0, as `perfquery -R` resets the PMA's; the
   // driver's hw_counters/ cannot be reset. Returns how many there are.
   size_t counter_reset(const std::string& target);
+  // The ethtool PHY counters of a RoCE port's netdev ("ethtool/symbol_errors"): 64-bit, read
+  // over generic netlink, no file. An InfiniBand port, or one whose netdev reports no PHY
+  // statistics, is refused.
+  struct PhyCounterChange {
+    std::string port;
+    std::string name;
+    uint64_t value = 0;
+    FecMode fec = FecMode::kUnsupported;
+    bool saturated = false;
+  };
+  PhyCounterChange phy_counter_add(const std::string& target, const std::string& name, uint64_t n);
+  PhyCounterChange phy_counter_set(const std::string& target, const std::string& name,
+                                   uint64_t value);
 
   // --- raw events ------------------------------------------------------------------------------
   Delivery raw_event(const std::string& target, uint32_t type, std::optional<uint64_t> element,
@@ -190,6 +203,9 @@ class Fabric {
     Counter& counter;
   };
   CounterRef counter_ref(const std::string& target, const std::string& name);
+  // The ethtool counter `name` of port `target`, with the port's name ("mlx5_1/1") and mode.
+  uint64_t& phy_counter_ref(const std::string& target, const std::string& name,
+                            PhyCounterChange* change);
   // A link lost: link_downed counts it in counters/ and, where the driver has one (rxe), in
   // hw_counters/.
   void count_link_down(DeviceEntry& e, int port);

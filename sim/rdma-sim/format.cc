@@ -105,6 +105,8 @@ void print_show(const json& reply) {
                     k["pkey"].get<std::string>().c_str());
       print_counters(p, "counters");
       print_counters(p, "hw_counters");
+      if (p.contains("fec")) std::printf("    fec %s\n", p["fec"].get<std::string>().c_str());
+      print_counters(p, "ethtool");
       if (p.contains("counter_faults"))
         for (const auto& [path, fault] : p["counter_faults"].items())
           std::printf("    %s  %s\n", path.c_str(), fault.get<std::string>().c_str());

@@ -37,8 +37,9 @@ const Help kHelp[] = {
     {"env", "rdma-sim env",
      "Print the `export ...` lines that `run` would apply, for a shell: eval \"$(rdma-sim env)\"."},
     {"show", "rdma-sim show [DEV]",
-     "Show devices, ports, GIDs, P_Keys, the counters that are not 0 and the counter files\n"
-     "made to fail (and unplugged devices). --json: every counter."},
+     "Show devices, ports, GIDs, P_Keys, the counters that are not 0 (a RoCE port's FEC mode\n"
+     "and ethtool/ counters too) and the counter files made to fail (and unplugged devices).\n"
+     "--json: every counter."},
     {"stats", "rdma-sim stats",
      "Show the accounting: every context (pid, device, open or closed, events queued by the\n"
      "simulator, read by ibv_get_async_event, acked by ibv_ack_async_event), every DEVX channel\n"
@@ -78,10 +79,13 @@ const Help kHelp[] = {
      "Add N to a port counter of counters/ (the PMA's: symbol_error, link_downed, ...) or\n"
      "hw_counters/ (the driver's). A counter stops at its width's maximum and never wraps:\n"
      "local_link_integrity_errors at 15, link_downed at 255, symbol_error at 65535. NAME may\n"
-     "name the group, hw_counters/link_downed, where both have it. No event: the file changes."},
+     "name the group, hw_counters/link_downed, where both have it. No event: the file changes.\n"
+     "On a RoCE port NAME may be an ethtool PHY counter of its netdev, 64-bit, read over\n"
+     "generic netlink (devlink.sock): ethtool/fec_corrected_blocks,\n"
+     "ethtool/fec_uncorrectable_blocks, ethtool/fec_corrected_bits, ethtool/symbol_errors."},
     {"counter set", "rdma-sim counter set DEV/PORT NAME N",
      "Set a port counter to N; refused over its width's maximum. 0 is what a reset by another\n"
-     "tool (perfquery -R) looks like to a reader."},
+     "tool (perfquery -R) looks like to a reader. ethtool/ counters too (a driver reload)."},
     {"counter fail", "rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|hang|ok",
      "Make a counter's file fail its readers: missing (no file: ENOENT), empty (0 bytes),\n"
      "garbage (\"N/A (no PMA)\", as older kernels printed), unreadable (open succeeds, read\n"

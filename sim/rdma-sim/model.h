@@ -12,6 +12,7 @@
 
 #include "common/devx.h"
 #include "counters.h"
+#include "ethtool_phy.h"
 
 namespace rdmasim {
 
@@ -36,6 +37,8 @@ struct Port {
   uint8_t module = 0;
   // The counters/ and hw_counters/ files of the port (the device's CounterSets).
   std::vector<Counter> counters;
+  // Ethernet ports: what ethtool reports of the netdev's PHY (ETHTOOL_MSG_FEC_GET, STATS_GET).
+  EthtoolPhy phy;
 
   bool is_ethernet() const { return attr.link_layer == IBV_LINK_LAYER_ETHERNET; }
 };

@@ -135,8 +135,9 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
   // Instances with no RDMA device register after the devices' (their drivers probe later).
   for (const DevlinkInstanceSpec& i : unmapped)
     devlink_.add_instance(i.bus, i.device, i.reporters);
-  devlink_socket_ =
-      std::make_unique<DevlinkStandIn>(loop_, dir_ + "/" + kDevlinkSocketFile, devlink_, pad_u64);
+  ethtool_ = std::make_unique<EthtoolFamily>(*fabric_);
+  devlink_socket_ = std::make_unique<DevlinkStandIn>(loop_, dir_ + "/" + kDevlinkSocketFile,
+                                                     devlink_, pad_u64, *ethtool_);
   // The topology's devices registered before anyone could listen: the monitor starts after them.
   rdma_netlink_ = std::make_unique<RdmaNetlinkStandIn>(loop_, dir_ + "/" + kRdmaNetlinkSocketFile,
                                                        options.rdma_netlink);

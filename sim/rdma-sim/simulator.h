@@ -94,6 +94,7 @@ class Simulator {
   SysfsTree sysfs_;
   std::unique_ptr<HotplugObserver> hotplug_;
   const UdevEmitter* udev_ = nullptr;               // hotplug_ when --udev
+  std::unique_ptr<EthtoolFamily> ethtool_;          // made once the fabric is
   std::unique_ptr<DevlinkStandIn> devlink_socket_;  // made once the fabric is
   // Made once the fabric is; outlives it (the fabric's hot-plug reaches it through the fanout).
   std::unique_ptr<RdmaNetlinkStandIn> rdma_netlink_;

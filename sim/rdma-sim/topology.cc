@@ -253,6 +253,7 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
     }
   }
   p.counters = parse_port_counters(o, pc.counters, pc.device + "/" + std::to_string(pc.port_num));
+  p.phy = parse_port_phy(o, eth, pc.devx.provider);
   o.check_unknown();
   return p;
 }

@@ -36,12 +36,38 @@ std::vector<Counter> parse_port_counters(JsonFields& port_fields, CounterSets se
   if (!values) return counters;
   JsonFields v(*values, port_fields.path("counter_values"), port_fields.file());
   for (const auto& item : values->items()) {
+    if (is_ethtool_counter(item.key())) continue;  // parse_port_phy's
     std::string error;
     Counter* c = find_counter(counters, item.key(), port, &error);
     if (!c) v.fail(item.key(), error);
     c->value = v.num(item.key(), 0, 0, c->max());
   }
   return counters;
+}
+
+EthtoolPhy parse_port_phy(JsonFields& port_fields, bool ethernet, devx::Provider provider) {
+  EthtoolPhy phy;
+  if (!ethernet) {
+    if (port_fields.get("fec"))
+      port_fields.fail("fec", "an InfiniBand port has no netdev, so no FEC mode");
+  } else {
+    const std::string mode = port_fields.str("fec", fec_mode_name(default_fec_mode(provider)), 16);
+    if (!parse_fec_mode(mode, &phy.fec))
+      port_fields.fail("fec", "\"" + mode + "\" is not one of: " + kFecModeNames);
+  }
+  const json* values = port_fields.get("counter_values");
+  if (!values) return phy;
+  JsonFields v(*values, port_fields.path("counter_values"), port_fields.file());
+  for (const auto& item : values->items()) {
+    if (!is_ethtool_counter(item.key())) continue;
+    if (!ethernet) v.fail(item.key(), "an InfiniBand port has no netdev, so no ethtool counters");
+    if (!phy.supported())
+      v.fail(item.key(), "the port's netdev reports no PHY statistics (fec \"unsupported\")");
+    uint64_t* c = find_ethtool_counter(phy, item.key());
+    if (!c) v.fail(item.key(), "no such counter (" + std::string(kEthtoolCounterNames) + ")");
+    *c = v.num(item.key(), 0, 0, UINT64_MAX);
+  }
+  return phy;
 }
 
 }  // namespace rdmasim

@@ -22,5 +22,8 @@ CounterSets parse_counter_sets(JsonFields& device, devx::Provider provider);
 // names it in errors.
 std::vector<Counter> parse_port_counters(JsonFields& port_fields, CounterSets sets,
                                          const std::string& port);
+// An Ethernet port's "fec" (default_fec_mode) and the "ethtool/..." entries of its
+// "counter_values"; both are refused on an InfiniBand port, which has no netdev.
+EthtoolPhy parse_port_phy(JsonFields& port_fields, bool ethernet, devx::Provider provider);
 
 }  // namespace rdmasim

@@ -1,19 +1,26 @@
-// Fuzzes the daemon's two netlink decoders, which share their framing (core/netlink_wire.h):
+// Fuzzes the daemon's three netlink decoders, which share their framing (core/netlink_wire.h):
 // devlink's (daemon/core/devlink_decode.cc), what the daemon makes of one datagram read from its
-// devlink socket, and the RDMA netlink monitor's (daemon/core/rdma_netlink_decode.cc), the same
-// bytes read from its NETLINK_RDMA socket (the kernel's, or a stand-in's). The first two input
-// bytes are the devlink family id the daemon resolved (0: before it knows it), the rest the
+// devlink socket, ethtool's (daemon/core/ethtool_wire.cc), the same bytes read from the generic
+// netlink socket it asks for a RoCE netdev's PHY statistics, and the RDMA netlink monitor's
+// (daemon/core/rdma_netlink_decode.cc), the same bytes read from its NETLINK_RDMA socket (the
+// kernel's, or a stand-in's). The first two input bytes are the generic-netlink family id the
+// daemon resolved (devlink's or ethtool's; 0: before it knows it), the rest the
 // datagram. Beyond "no crash, no undefined behaviour, no read past the bytes", for both:
 //  - the messages decoded are at most one per 16 bytes, and only the last may be malformed by
 //    its length (a bad length ends the datagram);
 //  - an error is 0 (an acknowledgement) or an errno, 1 to 4095;
-//  - both decoders frame the datagram alike: the same number of messages, with the same
+//  - all decoders frame the datagram alike: the same number of messages, with the same
 //    headers, and the same length problem for the last one if any;
 // and for devlink:
 //  - a reporter has a bus, a device and a name, each 1 to 128 bytes with no NUL, a port index
 //    of -1 or a u32, a state of 0 to 255; its handle is "bus/device";
 //  - a reporter's record, as the daemon builds it, writes as JSON that reads back and writes
 //    again as the same line, and has a text;
+// and for ethtool:
+//  - a FEC or PHY statistics reply is of the ethtool family, names a netdev of at most 127
+//    bytes with no NUL, a FEC mode of "", "off", "rs", "baser" or "llrs"; a FEC reply has no
+//    symbol errors, a PHY statistics reply no FEC counters or mode; the controller's answer is
+//    the controller's;
 // and for the RDMA monitor:
 //  - a notice is of the monitor's type, names a device of 1 to 63 bytes or none, a netdev of 1
 //    to 15 or none (neither with a control character, a space or '/'), a port and an ifindex of -1
@@ -27,6 +34,7 @@
 #include <vector>
 
 #include "core/devlink_decode.h"
+#include "core/ethtool_wire.h"
 #include "core/rdma_netlink_decode.h"
 #include "fuzz_check.h"
 #include "rdma_eventd/record.h"
@@ -111,6 +119,41 @@ void check_rdma(std::span<const uint8_t> datagram, const std::vector<devlink::Me
   }
 }
 
+void check_ethtool(std::span<const uint8_t> datagram, uint16_t family,
+                   const std::vector<devlink::Message>& framed) {
+  namespace et = ethtool;
+  std::vector<et::Message> out;
+  et::decode(datagram, family, out);
+  FUZZ_CHECK(out.size() == framed.size(), std::to_string(out.size()));
+  for (size_t i = 0; i < out.size() && i < framed.size(); ++i) {
+    const et::Message& m = out[i];
+    const devlink::Message& d = framed[i];
+    FUZZ_CHECK(m.type == d.type && m.flags == d.flags && m.seq == d.seq && m.pid == d.pid,
+               "the same header");
+    const bool bad_length = m.problem.starts_with("message length");
+    FUZZ_CHECK(bad_length == d.problem.starts_with("message length"), m.problem);
+    if (bad_length) FUZZ_CHECK(m.problem == d.problem && i + 1 == out.size(), m.problem);
+    if (m.kind == et::MessageKind::kMalformed)
+      FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
+    if (m.kind == et::MessageKind::kError)
+      FUZZ_CHECK(m.error >= 0 && m.error <= 4095, std::to_string(m.error));
+    if (m.kind == et::MessageKind::kFamily) FUZZ_CHECK(m.type == 0x10, "the controller's");
+    if (m.kind != et::MessageKind::kFec && m.kind != et::MessageKind::kPhyStats) continue;
+    FUZZ_CHECK(family != 0 && m.type == family, "a reply is of the ethtool family");
+    FUZZ_CHECK(m.ifname.size() <= et::kMaxDevName && m.ifname.find('\0') == std::string::npos,
+               m.ifname);
+    const et::PhyStats& s = m.stats;
+    FUZZ_CHECK(s.fec_mode.empty() || s.fec_mode == "off" || s.fec_mode == "rs" ||
+                   s.fec_mode == "baser" || s.fec_mode == "llrs",
+               s.fec_mode);
+    if (m.kind == et::MessageKind::kFec) FUZZ_CHECK(!s.symbol_errors, "a FEC reply");
+    if (m.kind == et::MessageKind::kPhyStats)
+      FUZZ_CHECK(!s.fec_corrected_blocks && !s.fec_uncorrectable_blocks && !s.fec_corrected_bits &&
+                     s.fec_mode.empty(),
+                 "a PHY statistics reply");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -134,6 +177,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check_reporter(m.reporter);
     }
   }
+  check_ethtool(datagram, family, out);
   check_rdma(datagram, out);
   return 0;
 }
