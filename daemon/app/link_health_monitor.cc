@@ -50,8 +50,8 @@ void log_change(std::string_view device, uint32_t port, const LinkQualityChange&
           c.fault == LinkFault::kBitErrors ? fmt::format(", bit error rate {:.2g}", c.ber) : "");
       return;
     case Kind::kClean:
-      spdlog::info("{}/{}: {} clean again: {} did not grow for the clean period", device, port,
-                   link_fault_name(c.fault), c.counter);
+      spdlog::info("{}/{}: {} clean again: {} within its rule's allowance for the clean period",
+                   device, port, link_fault_name(c.fault), c.counter);
       return;
     case Kind::kPegged:
       spdlog::warn(
@@ -291,7 +291,8 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   const auto downed = [&] { return p.quality.last_value(downed_name); };
   const std::optional<uint64_t> before = downed();
   // The link as it was when the read was asked for: what the values were read of.
-  PortSample s{read.rate, read.link_up, p.downs_seen + p.downs_carried, std::move(read.values)};
+  PortSample s{read.rate, read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
+               p.downs_seen > 0};
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);

@@ -432,7 +432,7 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
   expect(v, json::value_t::object, "an object", "link_health");
   reject_unknown(v,
                  {"enabled", "interval_s", "read_deadline_s", "exclude", "bit_errors",
-                  "link_recoveries", "transport", "clean_s"},
+                  "bit_errors_min_speed", "link_recoveries", "transport", "clean_s"},
                  "link_health.");
   read_bool(v, "link_health.", "enabled", l.enabled);
   read_bounded(v, "link_health.", "interval_s", l.interval_s, 1, 3600);
@@ -457,6 +457,16 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
       read_bounded(a[i], key + ".", "window_s", w.window_s, 1, kWeek);
       l.symbol_error.push_back(w);
     }
+  }
+  if (v.contains("bit_errors_min_speed")) {
+    const json& s = v["bit_errors_min_speed"];
+    const std::optional<LinkSpeed> speed =
+        s.is_string() ? link_speed_from_name(s.get<std::string>()) : std::nullopt;
+    if (!speed || *speed == LinkSpeed::kUnknown) {
+      throw Bad{"link_health.bit_errors_min_speed",
+                "a lane speed is needed: sdr, ddr, qdr, fdr10, fdr, edr, hdr or ndr"};
+    }
+    l.bit_errors_min_speed = *speed;
   }
   if (v.contains("link_recoveries")) {
     l.link_error_recovery = growth_rule(v["link_recoveries"], "link_health.link_recoveries", false);

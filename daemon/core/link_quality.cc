@@ -88,7 +88,16 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   // The first sample of a link that came up: what its rule counters gathered while it was down
   // or training is no error of the link that is up now (a reseat, a peer's reboot), so it is a
   // baseline for them, as the first read is.
-  const bool came_up = s.link_up && !last_link_up_;
+  const bool came_up = s.link_up && (!last_link_up_ || s.went_down);
+  if (!s.link_up && last_link_up_) downs_.emplace_back(now.mono_us, INT64_MAX);
+  if (came_up && !downs_.empty() && downs_.back().second == INT64_MAX)
+    downs_.back().second = now.mono_us;
+  if (downs_.size() > kMaxSteps) {
+    // The oldest two as one: more time down than there was, never less (an allowance too
+    // large by the time between them, rather than a link called bad for time it was down).
+    downs_[1].first = downs_[0].first;
+    downs_.pop_front();
+  }
   last_link_up_ = s.link_up;
   if (came_up) {
     for (auto& [name, k] : counters_) {
@@ -190,12 +199,12 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
   r.across_restart = across_restart;
   // A link that is down counts nothing against its bit rate: its counters give a baseline only.
   if (r.growth > 0 && link_up) {
-    // The clean period counts from now: growth at an unknown time is no quiet time.
-    k.last_growth_mono_us = now.mono_us;
     // Growth across a restart happened at an unknown time since the saved read: dated at the
     // earliest, so that an hour's slow growth while the daemon was away is no burst in a
-    // 12-minute window, and still counts in the windows that reach back that far.
+    // 12-minute window, and still counts in the windows that reach back that far; and, at an
+    // unknown time, it is no quiet time: the clean period counts from now.
     const int64_t at_us = across_restart ? restored_sample_mono_us_ : now.mono_us;
+    if (across_restart) k.last_growth_mono_us = now.mono_us;
     if (keep_steps) add_step(k.steps, at_us, r.growth);
   }
   if (c.value >= max) {
@@ -247,16 +256,21 @@ bool PortLinkQuality::judgeable(const std::string& counter,
   return read != reads.end() && read->second.pegged_now;
 }
 
+// Over a window's allowance: ber x the bits the link carried up within the window. Judged at
+// every sample, bad or not: a bad link is clean only once no window has been over for clean_s.
 void PortLinkQuality::judge_bit_errors(const LinkQualityConfig& config, const LinkRate& rate,
                                        Instant now, std::vector<LinkQualityChange>& out) {
-  if (faults_[index_of(LinkFault::kBitErrors)].bad) return;
+  if (lane_gbps(rate.speed) < lane_gbps(config.bit_errors_min_speed)) return;
+  Fault& f = faults_[index_of(LinkFault::kBitErrors)];
   const std::string counter(kSymbolError);
   for (const BerWindow& w : config.symbol_error) {
-    const double bits = rate.gbps() * 1e9 * w.window_s;
+    const double bits = rate.gbps() * 1e9 * up_within(now.mono_us, w.window_s);
     if (bits <= 0) continue;
     const double allowed = allowance(w.ber, bits);
     const uint64_t growth = growth_within(counter, now.mono_us, w.window_s);
     if (static_cast<double>(growth) <= allowed) continue;
+    f.last_over_mono_us = now.mono_us;
+    if (f.bad) return;
     LinkQualityChange change;
     change.count = growth;
     change.allowed = static_cast<uint64_t>(std::floor(allowed));
@@ -267,13 +281,25 @@ void PortLinkQuality::judge_bit_errors(const LinkQualityConfig& config, const Li
   }
 }
 
+double PortLinkQuality::up_within(int64_t now_mono_us, uint32_t window_s) const {
+  const int64_t from_us = now_mono_us - int64_t{window_s} * kMicrosPerSecond;
+  int64_t down_us = 0;
+  for (const auto& [start, end] : downs_) {
+    const int64_t a = std::max(start, from_us);
+    const int64_t b = std::min(end, now_mono_us);
+    if (b > a) down_us += b - a;
+  }
+  return static_cast<double>(int64_t{window_s} * kMicrosPerSecond - down_us) / kMicrosPerSecond;
+}
+
 void PortLinkQuality::judge_growth_rule(const GrowthRule& rule, LinkFault fault, Instant now,
                                         std::vector<LinkQualityChange>& out) {
   if (rule.count == 0) return;  // a rule that nothing could pass is no rule
   Fault& f = faults_[index_of(fault)];
-  if (std::find(f.counters.begin(), f.counters.end(), rule.counter) != f.counters.end()) return;
   const uint64_t growth = growth_within(rule.counter, now.mono_us, rule.window_s);
   if (growth < rule.count) return;
+  f.last_over_mono_us = now.mono_us;
+  if (std::find(f.counters.begin(), f.counters.end(), rule.counter) != f.counters.end()) return;
   if (f.bad) {
     // Bad already for another counter (two transport rules): it too must stay quiet now.
     f.counters.push_back(rule.counter);
@@ -292,6 +318,7 @@ void PortLinkQuality::make_bad(LinkFault fault, const std::string& counter, Inst
   Fault& f = faults_[index_of(fault)];
   f.bad = true;
   f.counters = {counter};
+  f.last_over_mono_us = now.mono_us;
   change.kind = LinkQualityChange::Kind::kBad;
   change.counter = counter;
   change.fault = fault;
@@ -330,20 +357,24 @@ void PortLinkQuality::trim_steps(const LinkQualityConfig& config, int64_t now_mo
       k.steps.pop_front();
     }
   }
+  while (!downs_.empty() && downs_.front().second <= from_us)
+    downs_.pop_front();
 }
 
-// None while a counter of the fault is pegged: its errors are unknown, never "no new errors".
+// clean_s after the last sample its rule was over its allowance, or after the last read of its
+// counters that could not tell when their errors were, whichever is later. None while a counter
+// of the fault is pegged: its errors are unknown, never "no new errors".
 std::optional<int64_t> PortLinkQuality::clean_deadline(const Fault& f,
                                                        const LinkQualityConfig& config) const {
   if (!f.bad) return std::nullopt;
-  int64_t last_growth_us = 0;
+  int64_t last_us = f.last_over_mono_us;
   for (const std::string& name : f.counters) {
     const auto k = counters_.find(name);
     if (k == counters_.end()) continue;
     if (k->second.pegged) return std::nullopt;
-    last_growth_us = std::max(last_growth_us, k->second.last_growth_mono_us);
+    last_us = std::max(last_us, k->second.last_growth_mono_us);
   }
-  return last_growth_us + int64_t{config.clean_s} * kMicrosPerSecond;
+  return last_us + int64_t{config.clean_s} * kMicrosPerSecond;
 }
 
 void PortLinkQuality::advance(const LinkQualityConfig& config, Instant now,
@@ -401,7 +432,10 @@ LinkQualityState PortLinkQuality::export_state() const {
                            {k.steps.begin(), k.steps.end()}});
   }
   for (size_t i = 0; i < faults_.size(); ++i) {
-    if (faults_[i].bad) st.faults.push_back({static_cast<LinkFault>(i), faults_[i].counters});
+    if (faults_[i].bad) {
+      st.faults.push_back(
+          {static_cast<LinkFault>(i), faults_[i].counters, faults_[i].last_over_mono_us});
+    }
   }
   st.sampled = sampled_;
   st.since = since_;
@@ -430,6 +464,7 @@ void PortLinkQuality::restore(const LinkQualityState& st) {
     Fault& to = faults_[index_of(f.fault)];
     to.bad = true;
     to.counters = f.counters;
+    to.last_over_mono_us = f.last_over_mono_us;
   }
   sampled_ = st.sampled;
   since_ = st.since;
@@ -442,6 +477,7 @@ void PortLinkQuality::restore(const LinkQualityState& st) {
   // Not judged until its first read since the restart; a link up then is no link come up.
   unknown_ = "not_read";
   last_link_up_ = true;
+  downs_.clear();
   ++revision_;
 }
 

@@ -9,7 +9,11 @@
 //    at the new one from then on;
 //  - `link_error_recovery` growing by link_error_recovery.count within its window;
 //  - transport counters of hw_counters/: a rule of their own each, none by default;
-//  - a bad link is clean again after clean_s without growth of the counter that made it bad;
+//  - below bit_errors_min_speed (HDR: the lane speeds whose symbol_error counts what FEC left)
+//    the bit error rule is not applied: below it symbol_error is the raw count;
+//  - a window's allowance scales with the time the link was up within it;
+//  - a bad link is clean again after clean_s in which no window of its rule was over its
+//    allowance, as reads show (and none of its counters' errors was at an unknown time);
 //  - `link_downed` growth the daemon saw no port_err for is a down too brief for an event: the
 //    caller counts it as a down (a flap) and says so in the record.
 // What never raises a verdict: the first sample of a port (the counters count from the driver's
@@ -83,6 +87,9 @@ struct LinkQualityConfig {
   // link quality unknown: read_hung); the device is not read again until it returns.
   uint32_t read_deadline_s = 10;
   std::vector<BerWindow> symbol_error = {{1e-14, 720}, {1e-15, 7500}};
+  // The slowest lane speed the bit error rule applies at: from HDR on, symbol_error counts
+  // the errors FEC left; below it, raw symbol errors (docs/health.md says what to set there).
+  LinkSpeed bit_errors_min_speed = LinkSpeed::kHdr;
   GrowthRule link_error_recovery = {"link_error_recovery", 5, 720};
   std::vector<GrowthRule> transport;  // hw_counters/ rules: none by default
   uint32_t clean_s = 7560;            // 126 minutes
@@ -107,6 +114,9 @@ struct PortSample {
   bool link_up = false;     // only a port that is up is judged (a down port's counters rest)
   uint32_t downs_seen = 0;  // port_err records the daemon had for the port since the last sample
   std::vector<CounterValue> counters;  // those read; one that failed to read is absent
+  // A port_err since the last sample: the link went down and came back between two samples
+  // (events come faster than reads), so this one is its first since it came up.
+  bool went_down = false;
 };
 
 // What a sample found, for records and the health model.
@@ -180,6 +190,7 @@ struct LinkQualityState {
   struct Fault {
     LinkFault fault = LinkFault::kBitErrors;
     std::vector<std::string> counters;  // those whose growth made it bad, the first first
+    int64_t last_over_mono_us = 0;      // the last sample its rule was over its allowance
     friend bool operator==(const Fault&, const Fault&) = default;
   };
   std::vector<Counter> counters;  // by name
@@ -241,14 +252,15 @@ class PortLinkQuality {
     uint64_t value = 0;         // the last value read
     bool pegged = false;
     int64_t pegged_since_wall_us = 0;
-    // Its last growth, or the last read that could not tell (a baseline, a reset): what a
-    // clean period counts from.
+    // The last read that could not tell when its errors were (a baseline, a reset, growth
+    // across a restart): a clean period counts from no earlier.
     int64_t last_growth_mono_us = 0;
     std::deque<Step> steps;  // oldest first; only of counters a rule reads, with the link up
   };
   struct Fault {
     bool bad = false;
     std::vector<std::string> counters;  // those whose growth made it bad, the first first
+    int64_t last_over_mono_us = 0;      // the last sample its rule was over its allowance
   };
   // What one counter did in a sample, for the rules judged once all are read.
   struct Read {
@@ -274,6 +286,8 @@ class PortLinkQuality {
                 std::vector<LinkQualityChange>& out);
   uint64_t value_of(const std::string& counter) const;
   uint64_t growth_within(const std::string& counter, int64_t now_mono_us, uint32_t window_s) const;
+  // Of the window (now - window_s, now], the seconds the link was up, as the samples saw it.
+  double up_within(int64_t now_mono_us, uint32_t window_s) const;
   void trim_steps(const LinkQualityConfig& config, int64_t now_mono_us);
   std::optional<int64_t> clean_deadline(const Fault& f, const LinkQualityConfig& config) const;
 
@@ -284,9 +298,13 @@ class PortLinkQuality {
   Instant first_sample_;  // the start of the steps: the BER estimate's time
   Instant last_sample_;
   LinkRate last_rate_;
-  uint32_t ber_window_s_ = 0;         // the longest BER window of the last sample's config
-  uint32_t downs_seen_pending_ = 0;   // port_errs not yet set against a read of link_downed
-  bool last_link_up_ = false;         // the last sample's: a link that came up since is a baseline
+  uint32_t ber_window_s_ = 0;        // the longest BER window of the last sample's config
+  uint32_t downs_seen_pending_ = 0;  // port_errs not yet set against a read of link_downed
+  bool last_link_up_ = false;        // the last sample's: a link that came up since is a baseline
+  // The link's downs as the samples saw them (from a sample down to the next up; INT64_MAX
+  // while down), within the longest window, oldest first, at most kMaxSteps: an allowance
+  // scales with the time up. Not kept across a restart (the time away counts as up).
+  std::deque<std::pair<int64_t, int64_t>> downs_;
   std::string unknown_ = "not_read";  // LinkQualityView::unknown
   int64_t restored_sample_mono_us_ =
       0;  // the saved last sample: when growth across a restart is dated

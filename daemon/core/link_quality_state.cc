@@ -32,7 +32,9 @@ json link_quality_port_json(const PortLinkQualityState& p) {
     counters.push_back(counter_json(c));
   json faults = json::array();
   for (const LinkQualityState::Fault& f : s.faults)
-    faults.push_back({{"fault", link_fault_name(f.fault)}, {"counters", f.counters}});
+    faults.push_back({{"fault", link_fault_name(f.fault)},
+                      {"counters", f.counters},
+                      {"last_over_monotonic_us", f.last_over_mono_us}});
   return {{"port", p.port},
           {"since", instant_json(s.since)},
           {"first_sample", instant_json(s.first_sample)},
@@ -85,12 +87,12 @@ LinkQualityState::Counter read_counter(const Reader& r, int64_t saved_us) {
   return c;
 }
 
-std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
+std::vector<LinkQualityState::Fault> read_faults(const Reader& r, int64_t saved_us) {
   std::vector<LinkQualityState::Fault> faults;
   const json& list = r.array("faults", kLinkFaultCount);
   for (size_t i = 0; i < list.size(); ++i) {
     const Reader f(list[i], r.key("faults", i));
-    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &link_fault_from_name), {}};
+    LinkQualityState::Fault fault{f.name<LinkFault>("fault", &link_fault_from_name), {}, 0};
     if (i > 0 && fault.fault <= faults.back().fault) {
       throw Corrupt{f.key("fault"), "faults listed twice or out of order"};
     }
@@ -99,6 +101,10 @@ std::vector<LinkQualityState::Fault> read_faults(const Reader& r) {
     for (size_t j = 0; j < counters.size(); ++j) {
       fault.counters.push_back(counter_name(counters[j], f.key("counters", j)));
     }
+    // Written since clean is defined by the rules; a document without it leaves 0 (the clean
+    // period then counts from the counters' last read of an unknown time, as it did).
+    if (list[i].contains("last_over_monotonic_us"))
+      fault.last_over_mono_us = f.time("last_over_monotonic_us", saved_us);
     faults.push_back(std::move(fault));
   }
   return faults;
@@ -118,7 +124,7 @@ PortLinkQualityState read_link_quality_port(const Reader& r, int64_t saved_us) {
   s.last_rate = r.rate("rate");
   s.ber_window_s = static_cast<uint32_t>(r.unsigned_integer("ber_window_s", UINT32_MAX));
   s.downs_seen_pending = static_cast<uint32_t>(r.unsigned_integer("downs_pending", UINT32_MAX));
-  s.faults = read_faults(r);
+  s.faults = read_faults(r, saved_us);
   s.counters = state_document::read_ordered<LinkQualityState::Counter>(
       r, "counters", kMaxStateCounters, [&](const Reader& c) { return read_counter(c, saved_us); },
       "name", [](const LinkQualityState::Counter& c) -> const std::string& { return c.name; },

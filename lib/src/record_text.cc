@@ -349,7 +349,8 @@ std::string link_quality_text(const Record& r) {
     s += ")";
     if (l.fault == "bit_errors") s += ", bit error rate " + ber_text(l.ber);
   } else if (l.change == "clean") {
-    s = "link clean again: " + l.fault + ", " + counter + " did not grow for the clean period";
+    s = "link clean again: " + l.fault + ", " + counter +
+        " within its rule's allowance for the clean period";
   } else if (l.change == "pegged") {
     s = "counter " + counter + " at its maximum (" + std::to_string(l.value) +
         "): its errors are unknown until it is reset";

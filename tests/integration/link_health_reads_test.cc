@@ -126,5 +126,27 @@ TEST_F(LinkHealth, AFailingReadSaysUnknownThenJudgedAndKeepsTheVerdict) {
   EXPECT_EQ(judged.severity, Severity::kInfo);
 }
 
+// Errors counted while the link was down or training are not the new link's: its first read
+// after it came up is a baseline, and only what grows after it is judged.
+TEST_F(LinkHealth, ErrorsWhileALinkTrainsGiveNoVerdictAfterItComesUp) {
+  DaemonProcess& d = start_judged();
+  inject(sim_, {"port", "down", "mlx5_0/1"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "add", "mlx5_0/1", "link_error_recovery", "9"});
+  inject(sim_, {"port", "up", "mlx5_0/1"});
+  // Judged again: a baseline at the up, then a read that found the link clean.
+  ASSERT_TRUE(rdmatest::wait_until(
+      [&] {
+        const json port = link_port(d.status(), "mlx5_0", 1);
+        return port["quality"] == "clean" && port["counters"]["symbol_error"] == 50;
+      },
+      std::chrono::seconds(10)));
+  // What grows now is judged: the first link_quality record is the bad of these 50 alone.
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  const Record bad = first_link(d, "mlx5_0/1", "bad");
+  EXPECT_EQ(bad.link->count, 50u);
+  EXPECT_EQ(bad.link->value, 100u);
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test

@@ -17,12 +17,15 @@ TEST(LinkHealthConfig, TheDefaultsAreUfmsRules) {
   EXPECT_EQ(l.transport, std::vector<GrowthRule>{});
   EXPECT_EQ(l.clean_s, 7560u);
   EXPECT_TRUE(l.exclude.empty());
+  EXPECT_EQ(l.read_deadline_s, 10u);
+  EXPECT_EQ(l.bit_errors_min_speed, LinkSpeed::kHdr);
 }
 
 TEST(LinkHealthConfig, EveryKeyIsRead) {
   const LinkQualityConfig l = config_of(R"({"link_health": {
     "enabled": false, "interval_s": 30, "exclude": ["mlx5_4*", "0c42:a103:00f6:5e44"],
-    "bit_errors": [{"ber": 1e-13, "window_s": 600}],
+    "bit_errors": [{"ber": 1e-13, "window_s": 600}], "bit_errors_min_speed": "edr",
+    "read_deadline_s": 5,
     "link_recoveries": {"count": 2, "window_s": 60},
     "transport": [{"counter": "hw_counters/local_ack_timeout_err", "count": 100,
                    "window_s": 300}, {"counter": "port_rcv_errors", "count": 10, "window_s": 60}],
@@ -38,6 +41,8 @@ TEST(LinkHealthConfig, EveryKeyIsRead) {
   EXPECT_EQ(l.transport, (std::vector<GrowthRule>{{"hw_counters/local_ack_timeout_err", 100, 300},
                                                   {"port_rcv_errors", 10, 60}}));
   EXPECT_EQ(l.clean_s, 3600u);
+  EXPECT_EQ(l.bit_errors_min_speed, LinkSpeed::kEdr);
+  EXPECT_EQ(l.read_deadline_s, 5u);
   // No window at all: no bit error rule.
   EXPECT_TRUE(config_of(R"({"link_health": {"bit_errors": []}})").link_health.symbol_error.empty());
 }
@@ -46,7 +51,13 @@ TEST(LinkHealthConfig, ErrorsNameTheKeyAndTheReason) {
   EXPECT_EQ(error_of(R"({"link_health": {"interval": 60}})"),
             "test.json: link_health.interval: unknown key (known: enabled, interval_s, "
             "read_deadline_s, exclude, "
-            "bit_errors, link_recoveries, transport, clean_s)");
+            "bit_errors, bit_errors_min_speed, link_recoveries, transport, clean_s)");
+  EXPECT_EQ(error_of(R"({"link_health": {"bit_errors_min_speed": "fast"}})"),
+            "test.json: link_health.bit_errors_min_speed: a lane speed is needed: sdr, ddr, qdr, "
+            "fdr10, fdr, edr, hdr or ndr");
+  EXPECT_EQ(error_of(R"({"link_health": {"read_deadline_s": 0}})")
+                .rfind("test.json: link_health.read_deadline_s: ", 0),
+            0u);
   EXPECT_EQ(error_of(R"({"link_health": {"interval_s": 0}})"),
             "test.json: link_health.interval_s: must be from 1 to 3600");
   EXPECT_EQ(error_of(R"({"link_health": {"bit_errors": [{"ber": 0.5, "window_s": 60}]}})"),

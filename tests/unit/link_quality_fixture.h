@@ -42,4 +42,12 @@ inline LinkQualityChange bad_bits(uint64_t count, uint64_t allowed, uint32_t win
   return c;
 }
 
+// The bad_bits() of a window the link was up for `up_s` seconds of.
+inline LinkQualityChange bad_bits_up(uint64_t count, uint64_t allowed, uint32_t window_s,
+                                     double up_s, LinkRate rate, uint64_t value) {
+  LinkQualityChange c = bad_bits(count, allowed, window_s, rate, value);
+  c.ber = static_cast<double>(count) / (rate.gbps() * 1e9 * up_s);
+  return c;
+}
+
 }  // namespace rdma_eventd::daemon

@@ -87,10 +87,13 @@ TEST(LinkQualityRestore, TheWholeStateSurvivesExportAndRestore) {
   port.up(120, {read_of(kSymbolsName, 6)}, /*downs_seen=*/2);  // downs wait for link_downed
   const LinkQualityState saved = port.port().export_state();
   ASSERT_TRUE(saved.sampled);
-  // The 255 recoveries peg link_error_recovery in the sample that makes it bad too.
-  EXPECT_EQ(saved.faults, (std::vector<LinkQualityState::Fault>{
-                              {LinkFault::kBitErrors, {kSymbolsName}},
-                              {LinkFault::kLinkRecoveries, {std::string(kLinkErrorRecovery)}}}));
+  // The 255 recoveries peg link_error_recovery in the sample that makes it bad too. Each fault
+  // keeps the last sample its rule was over: symbol_error's 6 in 720 s still are at 120 s.
+  EXPECT_EQ(
+      saved.faults,
+      (std::vector<LinkQualityState::Fault>{
+          {LinkFault::kBitErrors, {kSymbolsName}, after(120).mono_us},
+          {LinkFault::kLinkRecoveries, {std::string(kLinkErrorRecovery)}, after(60).mono_us}}));
   EXPECT_EQ(saved.downs_seen_pending, 2u);
   EXPECT_EQ(saved.last_sample, after(120));
   EXPECT_EQ(saved.first_sample, after(0));
@@ -178,19 +181,19 @@ TEST(LinkQualityRestore, ABadFaultStaysBadAndIsCleanAtItsDeadlineFromBeforeTheRe
   RestartedPort port;
   port.up(0, {read_of(kSymbolsName, 0)});
   EXPECT_EQ(port.up(60, {read_of(kSymbolsName, 3)}), Changes{bad_symbols(3, 2, 720, 3)});
-  port.up(120, {read_of(kSymbolsName, 3)});
+  port.up(120, {read_of(kSymbolsName, 3)});  // the 3 errors still over the 720 s window
   port.restart();
   EXPECT_TRUE(port.port().bad());
-  EXPECT_EQ(port.next_deadline(), after(60 + 7560).mono_us);
+  EXPECT_EQ(port.next_deadline(), after(120 + 7560).mono_us);
   EXPECT_EQ(port.up(3600, {read_of(kSymbolsName, 3)}), Changes{});
   EXPECT_TRUE(port.port().bad());
-  EXPECT_EQ(port.advance(60 + 7559), Changes{});
+  EXPECT_EQ(port.advance(120 + 7559), Changes{});
   LinkQualityChange clean;
   clean.kind = Kind::kClean;
   clean.counter = kSymbolsName;
   clean.fault = LinkFault::kBitErrors;
   clean.value = 3;
-  EXPECT_EQ(port.advance(60 + 7560), Changes{clean});
+  EXPECT_EQ(port.advance(120 + 7560), Changes{clean});
   EXPECT_FALSE(port.port().bad());
 }
 

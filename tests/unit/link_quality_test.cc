@@ -50,14 +50,16 @@ TEST(LinkQualityCounters, WidthsAreTheKernelsAndEverythingElseIs64Bits) {
 
 TEST(LinkQualityBitErrors, TwelveMinutesAllowUfmsFiguresAtEdrHdrAndNdr) {
   // 1e-14 * rate * 720 s: 0.72 errors at EDR 4x, 1.44 at HDR 4x, 2.88 at NDR 4x. As many as
-  // allowed (rounded down) is clean, one more is bad.
+  // allowed (rounded down) is clean, one more is bad. (EDR is judged where configured.)
+  LinkQualityConfig from_edr;
+  from_edr.bit_errors_min_speed = LinkSpeed::kEdr;
   struct Case {
     LinkRate rate;
     uint64_t allowed = 0;
   };
   for (const Case& c : {Case{kEdr4x, 0}, Case{kHdr4x, 1}, Case{kNdr4x, 2}}) {
     SCOPED_TRACE(c.rate.gbps());
-    DrivenPort port;
+    DrivenPort port(from_edr);
     EXPECT_EQ(port.up(0, {counter(kSymbols, 1000)}, c.rate), Changes{});
     EXPECT_EQ(port.up(60, {counter(kSymbols, 1000 + c.allowed)}, c.rate), Changes{});
     EXPECT_FALSE(port.port().bad());
@@ -103,8 +105,11 @@ TEST(LinkQualityBitErrors, TheLongWindowEndsExactly125MinutesBack) {
 
 TEST(LinkQualityBitErrors, ARetrainToALowerRateIsJudgedAtTheNewRate) {
   // One error is allowed at HDR (1.44) and not at EDR (0.72): the link that retrains to EDR
-  // within the window is bad at its next sample, without another error.
-  DrivenPort port;
+  // within the window is bad at its next sample, without another error (EDR judged, as
+  // configured).
+  LinkQualityConfig from_edr;
+  from_edr.bit_errors_min_speed = LinkSpeed::kEdr;
+  DrivenPort port(from_edr);
   EXPECT_EQ(port.up(0, {counter(kSymbols, 7)}, kHdr4x), Changes{});
   EXPECT_EQ(port.up(60, {counter(kSymbols, 8)}, kHdr4x), Changes{});
   EXPECT_EQ(port.up(120, {counter(kSymbols, 8)}, kEdr4x), Changes{bad_bits(1, 0, 720, kEdr4x, 8)});
@@ -114,6 +119,7 @@ TEST(LinkQualityBitErrors, AnIntegerAllowanceIsThatInteger) {
   // 1e-11 * 100 Gb/s * 60 s is 60, though the product of the figures is 59.999999999999993.
   LinkQualityConfig config;
   config.symbol_error = {{1e-11, 60}};
+  config.bit_errors_min_speed = LinkSpeed::kEdr;
   DrivenPort port(config);
   port.up(0, {counter(kSymbols, 0)}, kEdr4x);
   EXPECT_EQ(port.up(30, {counter(kSymbols, 60)}, kEdr4x), Changes{});
@@ -150,7 +156,8 @@ TEST(LinkQualityClean, EachFaultIsBadAndCleanOnItsOwn) {
   port.up(0, {counter(kSymbols, 0), counter(kOutOfSequence, 0)});
   EXPECT_EQ(port.up(60, {counter(kSymbols, 3), counter(kOutOfSequence, 0)}),
             Changes{bad_bits(3, 2, 720, kNdr4x, 3)});
-  EXPECT_EQ(port.up(120, {counter(kSymbols, 3), counter(kOutOfSequence, 100)}),
+  // At 800 s the 3 errors have left the 720 s window (and are within the long one's 3).
+  EXPECT_EQ(port.up(800, {counter(kSymbols, 3), counter(kOutOfSequence, 100)}),
             Changes{bad_rule(LinkFault::kTransportErrors, kOutOfSequence, 100, 99, 60, 100)});
   LinkQualityView v = port.port().view();
   EXPECT_EQ(v.faults, (std::vector{LinkFault::kBitErrors, LinkFault::kTransportErrors}));
@@ -162,9 +169,9 @@ TEST(LinkQualityClean, EachFaultIsBadAndCleanOnItsOwn) {
   EXPECT_TRUE(v.bad);
   EXPECT_EQ(v.faults, std::vector{LinkFault::kTransportErrors});
   EXPECT_EQ(v.since, at(60));  // still bad since then
-  EXPECT_EQ(port.advance(120 + 7560),
+  EXPECT_EQ(port.advance(800 + 7560),
             Changes{clean(LinkFault::kTransportErrors, kOutOfSequence, 100)});
-  EXPECT_EQ(port.port().view().since, at(120 + 7560));
+  EXPECT_EQ(port.port().view().since, at(800 + 7560));
 }
 
 TEST(LinkQualitySaturation, A16BitSymbolErrorPeggedKeepsItsVerdictUntilReset) {
@@ -199,8 +206,11 @@ TEST(LinkQualitySaturation, GrowthUpToTheMaximumCountsInTheSampleThatPegs) {
 
 TEST(LinkQualitySaturation, APeggedCountersPastGrowthIsNotJudgedAgain) {
   // One error pegs symbol_error at HDR (allowed there); at EDR the same error would be too
-  // many, but a pegged counter's errors are unknown: it makes nothing bad after the retrain.
-  DrivenPort port;
+  // many (EDR judged, as configured), but a pegged counter's errors are unknown: it makes
+  // nothing bad after the retrain.
+  LinkQualityConfig from_edr;
+  from_edr.bit_errors_min_speed = LinkSpeed::kEdr;
+  DrivenPort port(from_edr);
   port.up(0, {counter(kSymbols, 65534)}, kHdr4x);
   EXPECT_EQ(port.up(60, {counter(kSymbols, 65535)}, kHdr4x),
             Changes{about(Kind::kPegged, kSymbols, 65535)});
@@ -368,8 +378,9 @@ TEST(LinkQualityJudgement, ADownPortUpdatesBaselinesOnly) {
   EXPECT_EQ(port.down(60, {counter(kSymbols, 1000), counter(kRecoveries, 50)}), Changes{});
   EXPECT_EQ(port.up(120, {counter(kSymbols, 1000), counter(kRecoveries, 50)}), Changes{});
   EXPECT_EQ(port.up(180, {counter(kSymbols, 1002), counter(kRecoveries, 54)}), Changes{});
+  // The window's allowance is for the 660 s of its 720 the link was up.
   EXPECT_EQ(port.up(240, {counter(kSymbols, 1003), counter(kRecoveries, 54)}),
-            Changes{bad_bits(3, 2, 720, kNdr4x, 1003)});
+            Changes{bad_bits_up(3, 2, 720, 660, kNdr4x, 1003)});
   // Nor does growth while down hold a bad link's clean period back.
   EXPECT_EQ(port.down(300, {counter(kSymbols, 2000), counter(kRecoveries, 90)}), Changes{});
   EXPECT_EQ(port.next_deadline(), at(240 + 7560).mono_us);

@@ -135,8 +135,8 @@ TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
             "Gb/s), bit error rate 1.4e-14");
   r.link->change = "clean";
   EXPECT_EQ(describe(r),
-            "mlx5_0 port 1: link clean again: bit_errors, symbol_error did not grow for the "
-            "clean period");
+            "mlx5_0 port 1: link clean again: bit_errors, symbol_error within its rule's "
+            "allowance for the clean period");
   r.link->change = "pegged";
   r.link->fault.clear();
   r.link->value = 65535;
@@ -153,6 +153,16 @@ TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
   EXPECT_EQ(describe(r),
             "mlx5_0 port 1: 2 link downs too brief for an event (hw_counters/link_downed now 7), "
             "counted as downs");
+  r.link->change = "unknown";
+  r.link->counter = "symbol_error";
+  r.link->reason = "read_hung";
+  r.link->since_us = 1795342530123456;
+  EXPECT_EQ(describe(r),
+            "mlx5_0 port 1: link quality unknown: a read of its counters has not returned "
+            "(symbol_error) since 2026-11-22T10:15:30.123456Z");
+  r.link->change = "judged";
+  r.link->since_us = 0;
+  EXPECT_EQ(describe(r), "mlx5_0 port 1: link quality judged again: symbol_error read");
 }
 
 TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
