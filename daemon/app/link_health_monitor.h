@@ -143,7 +143,7 @@ class LinkHealthMonitor {
     bool pending = false;  // a sample asked for while its device was being read
     // Why its link is not judged now ("" when it is), since when; told: an unknown record for
     // it went out, so a judged one follows the next good read.
-    std::string unknown = "not_read";
+    std::string_view unknown = "not_read";  // a literal
     int64_t unknown_since_wall_us = 0;
     bool unknown_told = false;
   };

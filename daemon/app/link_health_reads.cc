@@ -113,8 +113,9 @@ void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job)
     }
     update_unknown_all(name, d, now, out);
   }
-  // A fault that changed is saved before its record goes out (as port health saves a verdict).
-  if (faults_changed_ || state_dirty_) save();
+  // A fault that changed is saved before its record goes out (as port health saves a verdict);
+  // other changes wait for the timer's tick: at most one write per interval_s.
+  if (faults_changed_) save();
   if (!out.empty()) deliver_(out, now);
   // The samples asked for meanwhile, and the deadline of the reads still out.
   std::vector<uint32_t> pending;
@@ -206,7 +207,7 @@ void LinkHealthMonitor::update_unknown(const std::string& name, const Device& d,
                                        Port& p, Instant now, std::vector<PortChanges>& out,
                                        std::optional<int64_t> since_wall_us) {
   if (d.excluded) return;
-  std::string unknown;
+  std::string_view unknown;
   if (!p.link_up)
     unknown = "link_down";
   else if (d.hung)
@@ -222,17 +223,17 @@ void LinkHealthMonitor::update_unknown(const std::string& name, const Device& d,
   if (unknown == p.unknown) return;
   const bool of_reads =
       unknown == "read_hung" || unknown == "unreadable" || unknown == "read_failing";
-  const std::string before = std::exchange(p.unknown, unknown);
+  const std::string_view before = std::exchange(p.unknown, unknown);
   p.unknown_since_wall_us = since_wall_us.value_or(now.wall_us);
   LinkQualityChange change;
   if (of_reads) {
     change.kind = LinkQualityChange::Kind::kUnknown;
-    change.reason = unknown;
+    change.reason = std::string(unknown);
     change.since_wall_us = p.unknown_since_wall_us;
     p.unknown_told = true;
   } else if (unknown.empty() && p.unknown_told) {
     change.kind = LinkQualityChange::Kind::kJudged;
-    change.reason = before;
+    change.reason = std::string(before);
     p.unknown_told = false;
   } else {
     return;
@@ -260,7 +261,7 @@ std::optional<LinkHealthMonitor::Quality> LinkHealthMonitor::quality(std::string
   if (pit == it->second.ports.end()) return std::nullopt;
   const Port& p = pit->second;
   Quality q;
-  q.unknown = p.unknown;
+  q.unknown = std::string(p.unknown);
   if (p.quality.bad()) {
     q.quality = "bad";
     q.since_wall_us = p.quality.view().since.wall_us;

@@ -127,6 +127,12 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
 // After a speed change: a port_state record for each port whose fresh attributes differ from
 // the view's, which moves to them (a later record of the batch sees no change, an earlier one
 // already moved it). A port whose query failed keeps its cached state and has no record.
+// A recycled record's device or node GUID is most often the one it is given again: compared,
+// then copied only when it differs.
+void set_text(std::string& to, const std::string& from) {
+  if (to != from) to = from;
+}
+
 template <typename NextRecord>
 void add_changed_port_states(DeviceView& view, const Fresh& fresh, const std::string& guid,
                              NextRecord&& next_record) {
@@ -136,8 +142,8 @@ void add_changed_port_states(DeviceView& view, const Fresh& fresh, const std::st
     Record& r = next_record();
     r.event = EventKind::kPortState;
     r.event_type = -1;  // made by the daemon, like the port_state records of a device's reopening
-    r.device = view.name;
-    r.node_guid = guid;
+    set_text(r.device, view.name);
+    set_text(r.node_guid, guid);
     r.port = p;
     r.previous = pv.info;
     r.port_info = fresh.info[p];
@@ -202,20 +208,25 @@ std::vector<QueryFailure> load_view(DeviceQueries& queries, uint32_t num_ports, 
 }
 
 void reset_record(Record& r) {
-  // Field by field, in the struct's order. A field added to Record changes its size, which
-  // stops the build here until it is reset too (and Record.ResetRecordEqualsANewOne checks it).
+  r.stream.clear();
+  r.host.clear();
+  r.device.clear();
+  r.node_guid.clear();
+  reset_record_but_identity(r);
+}
+
+void reset_record_but_identity(Record& r) {
+  // Field by field, in the struct's order (reset_record() clears the four left out). A field
+  // added to Record changes its size, which stops the build here until it is reset too (and
+  // Record.ResetRecordEqualsANewOne checks it).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
   static_assert(sizeof(Record) == 1304, "a Record field was added or changed: reset it here");
 #endif
   r.seq = 0;
-  r.stream.clear();
   r.time_us = 0;
-  r.host.clear();
   r.event = EventKind::kUnknown;
   r.event_type = -1;
   r.severity = Severity::kInfo;
-  r.device.clear();
-  r.node_guid.clear();
   r.port = 0;
   r.port_info.reset();
   r.previous.reset();
@@ -263,7 +274,7 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
   const auto next_record = [&out, &built]() -> Record& {
     if (built < out.records.size()) {
       Record& r = out.records[built++];
-      reset_record(r);
+      reset_record_but_identity(r);  // each record below is given its device and node GUID
       return r;
     }
     ++built;
@@ -311,8 +322,8 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
     Record& r = next_record();
     r.event = ev.kind;
     r.event_type = ev.type;
-    r.device = view.name;
-    r.node_guid = guid;
+    set_text(r.device, view.name);
+    set_text(r.node_guid, guid);
     r.port = ev.port != 0 ? ev.port : ev.element;
     if (ev.kind == EventKind::kDeviceFatal) {
       for (const auto& pv : view.ports)

@@ -79,8 +79,12 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
                           std::vector<Record> recycled = {}, EnrichScratch* scratch = nullptr);
 
 // Sets every field of `r` to a default Record's, keeping the buffers of its strings and
-// vectors (the optional parts are reset): what enrich_batch does to each recycled record.
+// vectors (the optional parts are reset).
 void reset_record(Record& r);
+// reset_record() but for what every record of a batch is given again before it is published,
+// the same for most (its device, node GUID, stream and host): what enrich_batch does to each
+// recycled record, so that they are compared rather than copied each time.
+void reset_record_but_identity(Record& r);
 
 // Records about a whole device (event_type -1, port 0), unstamped.
 Record device_record(EventKind kind, const DeviceView& view);

@@ -129,22 +129,24 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   last_sample_ = now;
   last_rate_ = s.rate;
   ber_window_s_ = longest_ber_window_s(config);
-  std::string unknown = unknown_after(config, s, reads);
-  unknown_ = std::move(unknown);  // not kept across a restart: no revision
+  const std::string_view unknown = unknown_after(config, s, reads, counters_);
+  unknown_ = unknown;  // not kept across a restart: no revision
   if (changed_ || out.size() != changes_before) ++revision_;
 }
 
 // In the order of what an operator can do about it: a link down says more than a counter.
-std::string PortLinkQuality::unknown_after(const LinkQualityConfig& config, const PortSample& s,
-                                           const std::map<std::string, Read>& reads) const {
+std::string_view PortLinkQuality::unknown_after(const LinkQualityConfig& config,
+                                                const PortSample& s,
+                                                const std::map<std::string, Read>& reads,
+                                                const std::map<std::string, Counter>& counters) {
   if (!s.link_up) return "link_down";
   bool any_rule_counter = false;
   bool baseline = false;
   for (const auto& [name, read] : reads) {
     if (!read_by_a_rule(config, name)) continue;
     any_rule_counter = true;
-    const auto k = counters_.find(name);
-    if (k != counters_.end() && k->second.pegged) return "pegged";
+    const auto k = counters.find(name);
+    if (k != counters.end() && k->second.pegged) return "pegged";
     if (!read.known) baseline = true;
   }
   if (!any_rule_counter) return "no_error_counters";
@@ -492,7 +494,7 @@ LinkQualityView PortLinkQuality::view() const {
     if (faults_[i].bad) v.faults.push_back(static_cast<LinkFault>(i));
   }
   v.since = since_;
-  v.unknown = unknown_;
+  v.unknown = std::string(unknown_);
   const double observed_s = std::min<double>(
       ber_window_s_,
       static_cast<double>(last_sample_.mono_us - first_sample_.mono_us) / kMicrosPerSecond);

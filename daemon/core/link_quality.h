@@ -233,7 +233,7 @@ class PortLinkQuality {
 
   LinkQualityView view() const;
   bool bad() const;
-  const std::string& unknown() const { return unknown_; }  // LinkQualityView::unknown
+  std::string_view unknown() const { return unknown_; }  // LinkQualityView::unknown
   // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
   // than view() on the event path.
   std::optional<uint64_t> last_value(const std::string& counter) const;
@@ -273,8 +273,10 @@ class PortLinkQuality {
   Read read_counter(const CounterValue& c, bool link_up, bool keep_steps, Instant now,
                     std::vector<LinkQualityChange>& out);
   static void add_step(std::deque<Step>& steps, int64_t mono_us, uint64_t growth);
-  std::string unknown_after(const LinkQualityConfig& config, const PortSample& s,
-                            const std::map<std::string, Read>& reads) const;
+  // A literal: kept as a view, compared and copied for the cost of a pointer.
+  static std::string_view unknown_after(const LinkQualityConfig& config, const PortSample& s,
+                                        const std::map<std::string, Read>& reads,
+                                        const std::map<std::string, Counter>& counters);
   void judge_hidden_down(const std::map<std::string, Read>& reads, uint32_t downs_seen,
                          std::vector<LinkQualityChange>& out);
   bool judgeable(const std::string& counter, const std::map<std::string, Read>& reads) const;
@@ -305,7 +307,7 @@ class PortLinkQuality {
   // while down), within the longest window, oldest first, at most kMaxSteps: an allowance
   // scales with the time up. Not kept across a restart (the time away counts as up).
   std::deque<std::pair<int64_t, int64_t>> downs_;
-  std::string unknown_ = "not_read";  // LinkQualityView::unknown
+  std::string_view unknown_ = "not_read";  // LinkQualityView::unknown (a literal)
   int64_t restored_sample_mono_us_ =
       0;  // the saved last sample: when growth across a restart is dated
   uint64_t revision_ = 0;

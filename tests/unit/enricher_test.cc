@@ -418,8 +418,9 @@ TEST(ResetRecord, EveryFieldGoesBackToADefaultRecordsValue) {
 
 TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBuffers) {
   // Given the records of an earlier batch handed back, the new batch's records are built in
-  // them: equal to the records a batch without recycling builds, with nothing of the old
-  // content left, and the GUID text written into the buffer the old record had.
+  // them: once stamped (the stream and host are the stamper's to set: a recycled record keeps
+  // them until then), equal to the records a batch without recycling builds, with nothing of
+  // the old content left, and the GUID text written into the buffer the old record had.
   open(2);
   dev_->attrs[1].info.state = PortState::kDown;
   dev_->attrs[2].info.lanes = 1;  // the speed change's port_state is built in a recycled one
@@ -427,13 +428,19 @@ TEST_F(EnricherTest, RecordsBuiltInRecycledOnesAreTheSameAsNewOnesAndKeepTheirBu
   const std::vector<RawEvent> events = {{10, 1}, {18, 1}, {20, 0}, {12, 2}, {8, 0}};
   DeviceView fresh_view = view_;
   FakeDevice fresh_dev = *dev_;
-  const BatchOutcome expected = enrich_batch(fresh_view, events, fresh_dev);
+  BatchOutcome expected = enrich_batch(fresh_view, events, fresh_dev);
   ASSERT_EQ(expected.records.size(), 6u);
 
   std::vector<Record> recycled(8, everything_set());  // more than the batch needs
   const void* guid_buffer = recycled[0].node_guid.data();
-  const BatchOutcome out =
+  BatchOutcome out =
       enrich_batch(view_, events, *dev_, FatalMeaning::kFailure, std::move(recycled));
+  RecordStamper stamp_expected("44652e0f4db84037b3ef7fc0c6e8efef", "node17", default_severities());
+  RecordStamper stamp_out("44652e0f4db84037b3ef7fc0c6e8efef", "node17", default_severities());
+  for (Record& r : expected.records)
+    stamp_expected.stamp(r, 1795342530000000);
+  for (Record& r : out.records)
+    stamp_out.stamp(r, 1795342530000000);
 
   ASSERT_EQ(out.records.size(), expected.records.size());
   for (size_t i = 0; i < out.records.size(); ++i)
@@ -545,9 +552,14 @@ TEST_F(EnricherTest, FewerRecycledRecordsThanEventsAreToppedUpWithNewOnes) {
   BatchOutcome out = enrich_batch(view_, events, *dev_, FatalMeaning::kFailure,
                                   std::vector<Record>(2, everything_set()));
   ASSERT_EQ(out.records.size(), 5u);
-  for (const Record& r : out.records) {
+  const Record recycled = everything_set();
+  for (size_t i = 0; i < out.records.size(); ++i) {
+    const Record& r = out.records[i];
     EXPECT_EQ(r.event, EventKind::kPortErr);
-    EXPECT_TRUE(r.stream.empty());  // unstamped: nothing of the recycled record is left
+    // Unstamped: the two recycled ones still have the stream the stamper compares before it
+    // writes its own, the new ones none; nothing else of the recycled record is left.
+    EXPECT_EQ(r.stream, i < 2 ? recycled.stream : "");
+    EXPECT_EQ(r.seq, 0u);
     EXPECT_FALSE(r.vendor);
   }
 }
