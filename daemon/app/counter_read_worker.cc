@@ -9,6 +9,8 @@
 #include <system_error>
 #include <thread>
 
+#include "netlink/ethtool_reader.h"
+
 namespace rdma_eventd::daemon {
 
 std::string CounterReadJob::reading() const {
@@ -21,8 +23,9 @@ void CounterReadJob::set_reading(std::string file) {
   reading_ = std::move(file);
 }
 
-CounterReadWorker::CounterReadWorker(EventLoop& loop, Done done)
+CounterReadWorker::CounterReadWorker(EventLoop& loop, Done done, std::string ethtool_stand_in)
     : shared_(std::make_shared<Shared>()), done_(std::move(done)) {
+  shared_->ethtool_stand_in = std::move(ethtool_stand_in);
   shared_->event.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!shared_->event) {
     throw std::runtime_error(std::string("cannot create an eventfd for counter reads: ") +
@@ -68,7 +71,30 @@ bool CounterReadWorker::start(std::shared_ptr<CounterReadJob> job) {
   return true;
 }
 
-void CounterReadWorker::read(CounterReadJob& job) {
+namespace {
+
+// A RoCE port's PHY counters, as values beside its sysfs ones. A failure is the port's own
+// (no FEC statistics on this netdev, the netdev gone): its other counters still count.
+void read_phy(CounterReadJob::Port& port, const std::string& stand_in) {
+  const netlink::PhyRead phy =
+      netlink::read_phy_stats(port.netdev, stand_in, std::chrono::seconds(5));
+  if (!phy.stats) {
+    port.phy_error = phy.error;
+    port.phy_error_what = phy.what;
+    return;
+  }
+  auto add = [&](std::string_view name, const std::optional<uint64_t>& value) {
+    if (value) port.values.push_back({std::string(name), 64, *value});
+  };
+  add(kFecUncorrectable, phy.stats->fec_uncorrectable_blocks);
+  add(kFecCorrected, phy.stats->fec_corrected_blocks);
+  add(kFecCorrectedBits, phy.stats->fec_corrected_bits);
+  add(kPhySymbolErrors, phy.stats->symbol_errors);
+}
+
+}  // namespace
+
+void CounterReadWorker::read(CounterReadJob& job, const std::string& ethtool_stand_in) {
   for (CounterReadJob::Port& port : job.ports) {
     // One file at a time, so that a read that does not return is known by its file.
     for (const std::string& name : port.names) {
@@ -81,6 +107,10 @@ void CounterReadWorker::read(CounterReadJob& job) {
         job.set_reading({});
         return;
       }
+    }
+    if (!port.netdev.empty()) {
+      job.set_reading("the PHY counters of " + port.netdev);
+      read_phy(port, ethtool_stand_in);
     }
   }
   job.set_reading({});
@@ -96,7 +126,7 @@ void CounterReadWorker::serve(const std::shared_ptr<Shared>& shared) {
       job = std::move(shared->todo.front());
       shared->todo.pop_front();
     }
-    read(*job);
+    read(*job, shared->ethtool_stand_in);
     {
       std::lock_guard lock(shared->mutex);
       if (shared->closed) return;

@@ -37,6 +37,12 @@ struct CounterReadJob {
     std::vector<std::string> names;  // as CounterValue::name
     bool link_up = false;            // the port as it was when the read was asked for
     LinkRate rate;
+    // A RoCE port's netdev: its PHY counters are read too (netlink/ethtool_reader), as the
+    // kFecUncorrectable, ... values; "" for an InfiniBand port or one whose netdev is unknown.
+    bool ethernet = false;
+    std::string netdev;
+    int phy_error = 0;  // why its PHY counters were not read (an errno), 0 when they were
+    std::string phy_error_what;
     std::vector<CounterValue> values;  // read: all of names, or those before the error
   };
   std::string device;
@@ -61,7 +67,9 @@ class CounterReadWorker {
  public:
   using Done = std::function<void(std::shared_ptr<CounterReadJob>)>;
   // `done` runs on the loop, once for each job that returns while the worker lives.
-  CounterReadWorker(EventLoop& loop, Done done);
+  // `ethtool_stand_in`: rdma-sim's generic netlink stand-in for the PHY counters ("" for the
+  // kernel's).
+  CounterReadWorker(EventLoop& loop, Done done, std::string ethtool_stand_in = {});
   ~CounterReadWorker();
   CounterReadWorker(const CounterReadWorker&) = delete;
   CounterReadWorker& operator=(const CounterReadWorker&) = delete;
@@ -81,11 +89,12 @@ class CounterReadWorker {
     size_t threads = 0;
     size_t idle = 0;
     std::deque<std::shared_ptr<CounterReadJob>> todo;
+    std::string ethtool_stand_in;
     std::vector<std::shared_ptr<CounterReadJob>> done;
     internal::UniqueFd event;
   };
   static void serve(const std::shared_ptr<Shared>& shared);
-  static void read(CounterReadJob& job);
+  static void read(CounterReadJob& job, const std::string& ethtool_stand_in);
   void on_readable();
 
   std::shared_ptr<Shared> shared_;

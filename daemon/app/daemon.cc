@@ -198,6 +198,22 @@ void Daemon::publish(std::vector<Record>& records) {
   update_service_status();  // port states
 }
 
+LinkHealthMonitor::PortLink Daemon::port_link(std::string_view device, uint32_t port) const {
+  for (const DeviceView* v : devices_.views()) {
+    if (v->name != device || port == 0 || port > v->num_ports()) continue;
+    const auto& pv = v->ports[port - 1];
+    LinkHealthMonitor::PortLink link;
+    link.ethernet = pv.info.link_layer == LinkLayer::kEthernet;
+    for (const GidEntry& g : pv.gids) {
+      if (!link.ethernet || g.netdev.empty()) continue;
+      link.netdev = g.netdev;
+      break;
+    }
+    return link;
+  }
+  return {};
+}
+
 // Port health's verdicts, with what each port's error counters say: a healthy port whose link
 // was not judged (link_quality "unknown") is no port judged clean.
 HealthReply Daemon::health() const {

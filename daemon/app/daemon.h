@@ -53,6 +53,8 @@ class Daemon : private StateSource {
   void send(const Record& r, Instant now);  // one record to every sink
   // What the counters said, into port health; the timer's findings publish their verdicts.
   void judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now);
+  // A port's link layer, and a RoCE port's netdev (its first GID's), for link quality.
+  LinkHealthMonitor::PortLink port_link(std::string_view device, uint32_t port) const;
   // The open devices' devlink instances (sysfs, read once: devlink_handles_), and the devlink
   // records stamped and published.
   const std::vector<DevlinkHandles>& devlink_handles() const;
@@ -101,13 +103,17 @@ class Daemon : private StateSource {
                             inventory_path()};
   // Link quality (docs/health.md, "Link quality"): the ports' error counters, judged into
   // port health.
-  LinkHealthMonitor links_{loop_,
-                           system_clock(),
-                           config_.link_health,
-                           [this](std::string_view name) { return devices_.ibdev_path(name); },
-                           [this](std::vector<LinkHealthMonitor::PortChanges>& changes,
-                                  Instant now) { judge_links(changes, now); },
-                           link_quality_state_path()};
+  LinkHealthMonitor links_{
+      loop_,
+      system_clock(),
+      config_.link_health,
+      [this](std::string_view name) { return devices_.ibdev_path(name); },
+      [this](std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now) {
+        judge_links(changes, now);
+      },
+      link_quality_state_path(),
+      [this](std::string_view device, uint32_t port) { return port_link(device, port); },
+      options_.devlink_socket};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
   std::optional<Instant> link_changes_at_;  // when the monitor read them; none: at the batch
   // The open devices' devlink instances, read from sysfs when a devlink record or the status

@@ -90,10 +90,12 @@ std::string link_quality_state_path() {
 
 LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
                                      DevicePath device_path, Deliver deliver,
-                                     std::string state_path)
+                                     std::string state_path, PortLinkOf port_link,
+                                     std::string ethtool_stand_in)
     : clock_(clock),
       config_(std::move(config)),
       device_path_(std::move(device_path)),
+      port_link_(std::move(port_link)),
       deliver_(std::move(deliver)),
       state_path_(std::move(state_path)),
       boot_id_(read_boot_id()),
@@ -106,7 +108,9 @@ LinkHealthMonitor::LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQu
           Priority::kSources),
       deadline_timer_(
           loop, [this] { on_deadline(); }, Priority::kSources),
-      worker_(loop, [this](const std::shared_ptr<CounterReadJob>& job) { on_read_done(job); }) {}
+      worker_(
+          loop, [this](const std::shared_ptr<CounterReadJob>& job) { on_read_done(job); },
+          std::move(ethtool_stand_in)) {}
 
 bool LinkHealthMonitor::excluded(std::string_view name, std::string_view node_guid) const {
   return std::any_of(config_.exclude.begin(), config_.exclude.end(),
@@ -291,8 +295,9 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   const auto downed = [&] { return p.quality.last_value(downed_name); };
   const std::optional<uint64_t> before = downed();
   // The link as it was when the read was asked for: what the values were read of.
-  PortSample s{read.rate, read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
-               p.downs_seen > 0};
+  PortSample s{
+      read.rate,        read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
+      p.downs_seen > 0, read.ethernet};
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);

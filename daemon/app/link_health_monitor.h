@@ -76,6 +76,12 @@ class LinkHealthMonitor {
   };
   // The sysfs directory of an open device by its name ("" when it is not open).
   using DevicePath = std::function<std::string(std::string_view device)>;
+  // A port's link layer and, for an Ethernet (RoCE) port, its netdev ("" when unknown).
+  struct PortLink {
+    bool ethernet = false;
+    std::string netdev;
+  };
+  using PortLinkOf = std::function<PortLink(std::string_view device, uint32_t port)>;
   // The timer's findings: the daemon applies them to port health and publishes the verdicts.
   using Deliver = std::function<void(std::vector<PortChanges>&, Instant now)>;
 
@@ -94,8 +100,11 @@ class LinkHealthMonitor {
     int64_t since_wall_us = 0;
   };
 
+  // `ethtool_stand_in`: rdma-sim's generic netlink stand-in for RoCE ports' PHY counters ("" for
+  // the kernel's).
   LinkHealthMonitor(EventLoop& loop, const Clock& clock, LinkQualityConfig config,
-                    DevicePath device_path, Deliver deliver, std::string state_path);
+                    DevicePath device_path, Deliver deliver, std::string state_path,
+                    PortLinkOf port_link = {}, std::string ethtool_stand_in = {});
   LinkHealthMonitor(const LinkHealthMonitor&) = delete;
   LinkHealthMonitor& operator=(const LinkHealthMonitor&) = delete;
 
@@ -141,6 +150,7 @@ class LinkHealthMonitor {
     LinkQualityChange unexplained_change;  // the kHiddenDown that found them (counter, value)
     int64_t last_sample_mono_us = INT64_MIN;
     bool pending = false;  // a sample asked for while its device was being read
+    int phy_error = 0;     // the last read of its PHY counters failed so: logged once
     // Why its link is not judged now ("" when it is), since when; told: an unknown record for
     // it went out, so a judged one follows the next good read.
     std::string_view unknown = "not_read";  // a literal
@@ -166,7 +176,10 @@ class LinkHealthMonitor {
   // Asks for a read of these ports of the device (none while one is out: they wait for it).
   void request_read(const std::string& name, Device& d, const std::vector<uint32_t>& ports,
                     Instant now);
-  std::vector<std::string> counters_to_read(const std::string& path, uint32_t port, Device& d);
+  std::vector<std::string> counters_to_read(const std::string& path, uint32_t port, Device& d,
+                                            bool ethernet);
+  void note_phy_read(const std::string& name, uint32_t number, Port& p,
+                     const CounterReadJob::Port& read);
   void on_read_done(const std::shared_ptr<CounterReadJob>& job);
   // A port's values read: judged.
   void sample(const std::string& name, Device& d, uint32_t number, Port& p,
@@ -204,6 +217,7 @@ class LinkHealthMonitor {
   const Clock& clock_;
   LinkQualityConfig config_;
   DevicePath device_path_;
+  PortLinkOf port_link_;
   Deliver deliver_;
   std::string state_path_;
   std::string boot_id_;

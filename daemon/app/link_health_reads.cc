@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "app/link_health_monitor.h"
 #include "counters/sysfs_counters.h"
@@ -19,7 +21,7 @@ bool file_exists(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& path, uint32_t port,
-                                                             Device& d) {
+                                                             Device& d, bool ethernet) {
   if (!d.pma) {
     const CounterGroups groups = counter_groups(path, port);
     d.pma = groups.pma;
@@ -33,7 +35,11 @@ std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& 
   }
   std::vector<std::string> names;
   const std::string dir = path + "/ports/" + std::to_string(port) + "/";
-  if (*d.pma) {
+  if (*d.pma && ethernet) {
+    // A RoCE port's counters/symbol_error and link_error_recovery come from an InfiniBand
+    // counter group, not from its PHY: its bit errors are its netdev's FEC statistics.
+    names = {std::string(kLinkDowned)};
+  } else if (*d.pma) {
     names = {std::string(kSymbolError), std::string(kLinkDowned), std::string(kLinkErrorRecovery)};
   } else if (file_exists(dir + std::string(kHwLinkDowned))) {
     names = {std::string(kHwLinkDowned)};
@@ -66,16 +72,20 @@ void LinkHealthMonitor::request_read(const std::string& name, Device& d,
   job->generation = d.generation;
   job->started_mono_us = now.mono_us;
   for (uint32_t number : ports) {
-    std::vector<std::string> names = counters_to_read(path, number, d);
-    if (names.empty()) {
+    const PortLink link = port_link_ ? port_link_(name, number) : PortLink{};
+    std::vector<std::string> names = counters_to_read(path, number, d, link.ethernet);
+    if (names.empty() && link.netdev.empty()) {
       d.nothing_to_read = true;  // the timer need not wake for it
       recount();
       return;
     }
     Port& p = d.ports[number];
     p.pending = false;
-    stats_.counter_reads += names.size();
-    job->ports.push_back({number, std::move(names), p.link_up, p.rate, {}});
+    stats_.counter_reads += names.size() + (link.netdev.empty() ? 0 : 2);
+    CounterReadJob::Port read{number, std::move(names), p.link_up, p.rate, {}};
+    read.ethernet = link.ethernet;
+    read.netdev = link.netdev;
+    job->ports.push_back(std::move(read));
   }
   if (job->ports.empty() || !worker_.start(job)) return;
   d.reading = std::move(job);
@@ -101,6 +111,7 @@ void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job)
     for (CounterReadJob::Port& read : job->ports) {
       if (job->error && read.number == job->error_port) break;
       Port& p = d.ports[read.number];
+      note_phy_read(name, read.number, p, read);
       sample(name, d, read.number, p, read, now, out);
     }
     if (job->error) {
@@ -126,6 +137,27 @@ void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job)
   if (!pending.empty()) request_read(name, d, pending, now);
   arm_deadline();
   arm();
+}
+
+// A RoCE port whose PHY counters cannot be read is not judged for bit errors
+// (no_fec_statistics): said once until a read works again.
+void LinkHealthMonitor::note_phy_read(const std::string& name, uint32_t number, Port& p,
+                                      const CounterReadJob::Port& read) {
+  if (read.netdev.empty()) return;
+  if (read.phy_error == 0) {
+    if (p.phy_error != 0)
+      spdlog::info("{}/{}: the FEC statistics of {} are read again", name, number, read.netdev);
+    p.phy_error = 0;
+    return;
+  }
+  if (read.phy_error == p.phy_error) return;
+  p.phy_error = read.phy_error;
+  // A driver without FEC statistics (rxe's netdev, a virtual one) is how it is, no fault.
+  spdlog::log(read.phy_error == EOPNOTSUPP ? spdlog::level::info : spdlog::level::warn,
+              "{}/{}: cannot read the PHY counters of its netdev {} ({}: {}): its bit errors are "
+              "not judged while they cannot be read{}",
+              name, number, read.netdev, read.phy_error_what, std::strerror(read.phy_error),
+              read.phy_error == EOPNOTSUPP ? " (its driver has no FEC statistics)" : "");
 }
 
 void LinkHealthMonitor::read_failed(const std::string& name, Device& d, uint32_t port,

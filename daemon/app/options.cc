@@ -50,7 +50,8 @@ when WatchdogSec= is set, and serves the socket passed by socket activation (the
 
 Environment:
   RDMA_EVENTD_DEVLINK_SOCKET  a seqpacket socket that stands in for the kernel's generic
-                         netlink (devlink health): rdma-sim's; unset, the kernel's own
+                         netlink (devlink health, and RoCE ports' FEC statistics of the
+                         ethtool family): rdma-sim's; unset, the kernel's own
   RDMA_EVENTD_RDMA_NETLINK_SOCKET  the same for NETLINK_RDMA (the RDMA netlink monitor)
   RDMA_EVENTD_KERNEL_RELEASE  the kernel release that stand-in models (its monitor
                          announces renames from 6.13 on); unset, the running kernel's

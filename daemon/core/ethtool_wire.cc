@@ -4,6 +4,7 @@
 #include <linux/netlink.h>
 
 #include <cstring>
+#include <variant>
 
 #include "core/netlink_wire.h"
 
@@ -300,22 +301,33 @@ std::vector<uint8_t> family_request(uint32_t seq, uint32_t port_id) {
   return out;
 }
 
-std::vector<uint8_t> fec_request(uint16_t ethtool_family, uint32_t ifindex, uint32_t seq,
+// The request header's netdev: by ifindex, or by name (NUL-terminated, as the kernel's policy
+// wants it).
+void put_netdev(std::vector<uint8_t>& header, const Netdev& netdev) {
+  if (const auto* ifindex = std::get_if<uint32_t>(&netdev)) {
+    put_num(header, kHeaderDevIndex, *ifindex);
+  } else {
+    const std::string& name = std::get<std::string>(netdev);
+    netlink_wire::put_attr(header, kHeaderDevName, name.c_str(), name.size() + 1);
+  }
+}
+
+std::vector<uint8_t> fec_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
                                  uint32_t port_id) {
   std::vector<uint8_t> out = request(ethtool_family, seq, port_id, kMsgFecGet, kFamilyVersion);
   std::vector<uint8_t> header;
-  put_num(header, kHeaderDevIndex, ifindex);
+  put_netdev(header, netdev);
   put_num(header, kHeaderFlags, kFlagStats);
   put_nest(out, kFecHeader, header);
   netlink_wire::finish(out);
   return out;
 }
 
-std::vector<uint8_t> phy_stats_request(uint16_t ethtool_family, uint32_t ifindex, uint32_t seq,
+std::vector<uint8_t> phy_stats_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
                                        uint32_t port_id) {
   std::vector<uint8_t> out = request(ethtool_family, seq, port_id, kMsgStatsGet, kFamilyVersion);
   std::vector<uint8_t> header;
-  put_num(header, kHeaderDevIndex, ifindex);
+  put_netdev(header, netdev);
   put_nest(out, kStatsHeader, header);
   // A compact list: "these groups and no others". The size is the kernel's group count, and the
   // value one u32 word, as ethnl_compact_sanity_checks wants (its length must match the size).

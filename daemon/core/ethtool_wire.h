@@ -21,6 +21,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "rdma_eventd/internal/ethtool_uapi.h"
@@ -85,11 +86,13 @@ void decode(std::span<const uint8_t> datagram, uint16_t ethtool_family, std::vec
 // it), `seq` and the sender's netlink port id `port_id` in its header.
 // CTRL_CMD_GETFAMILY for "ethtool".
 std::vector<uint8_t> family_request(uint32_t seq, uint32_t port_id);
-// ETHTOOL_MSG_FEC_GET of the netdev `ifindex` with ETHTOOL_FLAG_STATS.
-std::vector<uint8_t> fec_request(uint16_t ethtool_family, uint32_t ifindex, uint32_t seq,
+// A netdev by its ifindex, or by its name (what a RoCE GID's sysfs ndevs file gives).
+using Netdev = std::variant<uint32_t, std::string>;
+// ETHTOOL_MSG_FEC_GET of `netdev` with ETHTOOL_FLAG_STATS.
+std::vector<uint8_t> fec_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
                                  uint32_t port_id);
-// ETHTOOL_MSG_STATS_GET of the netdev `ifindex` for the eth-phy group (a compact list bitset).
-std::vector<uint8_t> phy_stats_request(uint16_t ethtool_family, uint32_t ifindex, uint32_t seq,
+// ETHTOOL_MSG_STATS_GET of `netdev` for the eth-phy group (a compact list bitset).
+std::vector<uint8_t> phy_stats_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
                                        uint32_t port_id);
 
 // "rs", "baser", "llrs", "off" for ETHTOOL_A_FEC_ACTIVE's link-mode bit; "" for another.

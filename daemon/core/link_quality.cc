@@ -50,7 +50,8 @@ uint32_t longest_window_s(const LinkQualityConfig& config) {
 
 // Whether a rule reads `name`: only those counters keep their growth over time.
 bool read_by_a_rule(const LinkQualityConfig& config, std::string_view name) {
-  if (name == kSymbolError && !config.symbol_error.empty()) return true;
+  if ((name == kSymbolError || name == kFecUncorrectable) && !config.symbol_error.empty())
+    return true;
   if (name == config.link_error_recovery.counter) return true;
   return std::any_of(config.transport.begin(), config.transport.end(),
                      [&](const GrowthRule& r) { return r.counter == name; });
@@ -88,6 +89,7 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   // The first sample of a link that came up: what its rule counters gathered while it was down
   // or training is no error of the link that is up now (a reseat, a peer's reboot), so it is a
   // baseline for them, as the first read is.
+  bit_counter_ = s.ethernet ? kFecUncorrectable : kSymbolError;
   const bool came_up = s.link_up && (!last_link_up_ || s.went_down);
   if (!s.link_up && last_link_up_) downs_.emplace_back(now.mono_us, INT64_MAX);
   if (came_up && !downs_.empty() && downs_.back().second == INT64_MAX)
@@ -112,8 +114,9 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
   judge_hidden_down(reads, s.downs_seen, out);
   trim_steps(config, now.mono_us);
   if (s.link_up) {
-    if (s.rate.known() && judgeable(std::string(kSymbolError), reads)) {
-      judge_bit_errors(config, s.rate, now, out);
+    if (s.rate.known() && reads.count(std::string(bit_counter_)) &&
+        judgeable(std::string(bit_counter_), reads)) {
+      judge_bit_errors(config, s, now, out);
     }
     const GrowthRule& recoveries = config.link_error_recovery;
     if (judgeable(recoveries.counter, reads)) {
@@ -149,8 +152,13 @@ std::string_view PortLinkQuality::unknown_after(const LinkQualityConfig& config,
     if (k != counters.end() && k->second.pegged) return "pegged";
     if (!read.known) baseline = true;
   }
+  // A RoCE port whose netdev gives no FEC statistics (FEC off, a driver without them, a read
+  // that failed): its bit errors are unknown.
+  if (s.ethernet && !config.symbol_error.empty() && !reads.count(std::string(kFecUncorrectable)))
+    return "no_fec_statistics";
   if (!any_rule_counter) return "no_error_counters";
-  if (!s.rate.known() && !config.symbol_error.empty() && reads.count(std::string(kSymbolError)))
+  if (!s.rate.known() && !config.symbol_error.empty() &&
+      reads.count(std::string(s.ethernet ? kFecUncorrectable : kSymbolError)))
     return "rate_unknown";
   return baseline ? "baseline" : "";
 }
@@ -260,11 +268,13 @@ bool PortLinkQuality::judgeable(const std::string& counter,
 
 // Over a window's allowance: ber x the bits the link carried up within the window. Judged at
 // every sample, bad or not: a bad link is clean only once no window has been over for clean_s.
-void PortLinkQuality::judge_bit_errors(const LinkQualityConfig& config, const LinkRate& rate,
+void PortLinkQuality::judge_bit_errors(const LinkQualityConfig& config, const PortSample& s,
                                        Instant now, std::vector<LinkQualityChange>& out) {
-  if (lane_gbps(rate.speed) < lane_gbps(config.bit_errors_min_speed)) return;
+  const LinkRate& rate = s.rate;
+  // FEC's uncorrectable blocks are what FEC left at any speed; symbol_error only from HDR on.
+  if (!s.ethernet && lane_gbps(rate.speed) < lane_gbps(config.bit_errors_min_speed)) return;
   Fault& f = faults_[index_of(LinkFault::kBitErrors)];
-  const std::string counter(kSymbolError);
+  const std::string counter(bit_counter_);
   for (const BerWindow& w : config.symbol_error) {
     const double bits = rate.gbps() * 1e9 * up_within(now.mono_us, w.window_s);
     if (bits <= 0) continue;
@@ -499,11 +509,11 @@ LinkQualityView PortLinkQuality::view() const {
       ber_window_s_,
       static_cast<double>(last_sample_.mono_us - first_sample_.mono_us) / kMicrosPerSecond);
   const double bits = last_rate_.gbps() * 1e9 * observed_s;
-  const auto symbols = counters_.find(std::string(kSymbolError));
+  const auto symbols = counters_.find(std::string(bit_counter_));
   if (bits > 0 && symbols != counters_.end() && symbols->second.has_baseline &&
       !symbols->second.pegged) {
     const uint64_t growth =
-        growth_within(std::string(kSymbolError), last_sample_.mono_us, ber_window_s_);
+        growth_within(std::string(bit_counter_), last_sample_.mono_us, ber_window_s_);
     v.ber_estimate = static_cast<double>(growth) / bits;
   }
   for (const auto& [name, k] : counters_) {

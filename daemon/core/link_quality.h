@@ -62,6 +62,14 @@ inline constexpr std::string_view kSymbolError = "symbol_error";
 inline constexpr std::string_view kLinkDowned = "link_downed";
 inline constexpr std::string_view kHwLinkDowned = "hw_counters/link_downed";
 inline constexpr std::string_view kLinkErrorRecovery = "link_error_recovery";
+// A RoCE port's PHY counters, its netdev's (ethtool netlink; netlink/ethtool_reader): on an
+// Ethernet link the IB PMA's counters/ are not where the PHY's errors are. The bit error rule
+// reads the FEC's uncorrectable blocks there (each holds at least one bit error FEC left, as
+// symbol_error counts them on InfiniBand); the others are shown, not judged.
+inline constexpr std::string_view kFecUncorrectable = "ethtool/fec_uncorrectable_blocks";
+inline constexpr std::string_view kFecCorrected = "ethtool/fec_corrected_blocks";
+inline constexpr std::string_view kFecCorrectedBits = "ethtool/fec_corrected_bits";
+inline constexpr std::string_view kPhySymbolErrors = "ethtool/symbol_errors";
 
 struct BerWindow {
   double ber = 1e-14;
@@ -117,6 +125,8 @@ struct PortSample {
   // A port_err since the last sample: the link went down and came back between two samples
   // (events come faster than reads), so this one is its first since it came up.
   bool went_down = false;
+  // An Ethernet (RoCE) port: its bit errors are kFecUncorrectable's, not symbol_error's.
+  bool ethernet = false;
 };
 
 // What a sample found, for records and the health model.
@@ -280,7 +290,7 @@ class PortLinkQuality {
   void judge_hidden_down(const std::map<std::string, Read>& reads, uint32_t downs_seen,
                          std::vector<LinkQualityChange>& out);
   bool judgeable(const std::string& counter, const std::map<std::string, Read>& reads) const;
-  void judge_bit_errors(const LinkQualityConfig& config, const LinkRate& rate, Instant now,
+  void judge_bit_errors(const LinkQualityConfig& config, const PortSample& s, Instant now,
                         std::vector<LinkQualityChange>& out);
   void judge_growth_rule(const GrowthRule& rule, LinkFault fault, Instant now,
                          std::vector<LinkQualityChange>& out);
@@ -307,7 +317,8 @@ class PortLinkQuality {
   // while down), within the longest window, oldest first, at most kMaxSteps: an allowance
   // scales with the time up. Not kept across a restart (the time away counts as up).
   std::deque<std::pair<int64_t, int64_t>> downs_;
-  std::string_view unknown_ = "not_read";  // LinkQualityView::unknown (a literal)
+  std::string_view unknown_ = "not_read";        // LinkQualityView::unknown (a literal)
+  std::string_view bit_counter_ = kSymbolError;  // what the bit error rule reads on this port
   int64_t restored_sample_mono_us_ =
       0;  // the saved last sample: when growth across a restart is dated
   uint64_t revision_ = 0;

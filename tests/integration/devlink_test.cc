@@ -307,7 +307,9 @@ TEST_F(DevlinkHealth, AnUnmappedInstanceIsPublishedWithoutADeviceUnlessTurnedOff
 }
 
 TEST_F(DevlinkHealth, TurnedOffTheDaemonNeverConnects) {
-  DaemonProcess& d = start({{"devlink_health", {{"enabled", false}}}});
+  // Link quality off too: it reads RoCE ports' FEC statistics over the same generic netlink.
+  DaemonProcess& d =
+      start({{"devlink_health", {{"enabled", false}}}, {"link_health", {{"enabled", false}}}});
   next_port_verdict(d, "mlx5_0/1", "healthy");
   const json s = d.status()["devlink"];
   EXPECT_EQ(s["enabled"], false);

@@ -32,12 +32,14 @@ inline json fast_link_health() {
           {"clean_s", 3}};
 }
 
-inline DaemonOptions link_options(const std::string& state_dir,
+// The simulator's generic netlink stand-in is the daemon's: its RoCE ports' PHY counters (the
+// ethtool family) and its devlink reporters come from there.
+inline DaemonOptions link_options(const rdmatest::SimFabric& sim, const std::string& state_dir,
                                   json link_health = fast_link_health(),
                                   json health = {{"enabled", true}}) {
   DaemonOptions o;
   o.config_json = json{{"health", health}, {"link_health", link_health}}.dump();
-  o.env = {{"STATE_DIRECTORY", state_dir}};
+  o.env = {{"STATE_DIRECTORY", state_dir}, {"RDMA_EVENTD_DEVLINK_SOCKET", sim.devlink_socket()}};
   return o;
 }
 
@@ -69,7 +71,7 @@ inline Record first_link(DaemonProcess& d, const std::string& port, const std::s
 class LinkHealth : public ::testing::Test {
  protected:
   DaemonProcess& start(json link_health = fast_link_health(), json health = {{"enabled", true}}) {
-    return d_.emplace(sim_, link_options(state_.path(), link_health, health));
+    return d_.emplace(sim_, link_options(sim_, state_.path(), link_health, health));
   }
   // start(), and the first verdict of mlx5_0/1: it is judged from now on.
   DaemonProcess& start_judged(json link_health = fast_link_health(),

@@ -148,5 +148,36 @@ TEST_F(LinkHealth, ErrorsWhileALinkTrainsGiveNoVerdictAfterItComesUp) {
   EXPECT_EQ(bad.link->value, 100u);
 }
 
+// A RoCE port is judged by what its PHY counts: its netdev's uncorrectable FEC blocks (read
+// over the ethtool family, the simulator's stand-in here), not the IB counter group's
+// counters/symbol_error, which the daemon does not read on it.
+TEST_F(LinkHealth, ARocePortIsJudgedByItsNetdevsFecStatisticsNotBySymbolError) {
+  DaemonProcess& d = start_judged();
+  ASSERT_TRUE(
+      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_1", 1)["quality"] == "clean"; },
+                           std::chrono::seconds(10)));
+  const json port = link_port(d.status(), "mlx5_1", 1);
+  EXPECT_EQ(port["counters"]["ethtool/fec_uncorrectable_blocks"], 0) << port;
+  EXPECT_TRUE(port["counters"].contains("ethtool/fec_corrected_blocks")) << port;
+  EXPECT_FALSE(port["counters"].contains("symbol_error")) << port;
+  // The IB counter group's symbol_error grows: nothing. Corrected blocks grow (FEC doing its
+  // work): nothing. Uncorrectable ones: bit_errors, at the port's rate (EDR 4x: 0.5 allowed).
+  inject(sim_, {"counter", "add", "mlx5_1/1", "symbol_error", "500"});
+  inject(sim_, {"counter", "add", "mlx5_1/1", "ethtool/fec_corrected_blocks", "100000"});
+  ASSERT_TRUE(rdmatest::wait_until(
+      [&] {
+        return link_port(d.status(), "mlx5_1", 1)["counters"]["ethtool/fec_corrected_blocks"] ==
+               100000;
+      },
+      std::chrono::seconds(10)));
+  inject(sim_, {"counter", "add", "mlx5_1/1", "ethtool/fec_uncorrectable_blocks", "2"});
+  const Record bad = first_link(d, "mlx5_1/1", "bad");
+  EXPECT_EQ(bad.link->fault, "bit_errors");
+  EXPECT_EQ(bad.link->counter, "ethtool/fec_uncorrectable_blocks");
+  EXPECT_EQ(bad.link->count, 2u);
+  EXPECT_EQ(bad.link->rate_gbps, 100);
+  EXPECT_EQ(next_port_verdict(d, "mlx5_1/1", "degraded").reason, "bit_errors");
+}
+
 }  // namespace
 }  // namespace rdma_eventd::test

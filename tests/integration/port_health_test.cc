@@ -26,7 +26,9 @@ using rdmatest::topology;
 
 constexpr const char* kPortHealthId = "5d1c2b7e0a8f4f6e9b3a41c7d2e86f10";
 
-DaemonOptions health_options(const std::string& state_dir, int quiet_s) {
+// The simulator's generic netlink stand-in is the daemon's: its RoCE ports' FEC statistics
+// come from there, so that their link quality is judged, not unknown (docs/health.md).
+DaemonOptions health_options(const SimFabric& sim, const std::string& state_dir, int quiet_s) {
   DaemonOptions o;
   o.config_json = json{{"health",
                         {{"enabled", true},
@@ -34,7 +36,7 @@ DaemonOptions health_options(const std::string& state_dir, int quiet_s) {
                          {"flap_window_s", 10},
                          {"flap_quiet_s", quiet_s}}}}
                       .dump();
-  o.env = {{"STATE_DIRECTORY", state_dir}};
+  o.env = {{"STATE_DIRECTORY", state_dir}, {"RDMA_EVENTD_DEVLINK_SOCKET", sim.devlink_socket()}};
   return o;
 }
 
@@ -77,7 +79,7 @@ rdmatest::CommandResult health(DaemonProcess& d, std::vector<std::string> args =
 TEST(PortHealth, FiveDownsInTenSecondsAreFlappingThenHealthyAfterTheQuietPeriod) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonProcess d(sim, health_options(state.path(), 2));
+  DaemonProcess d(sim, health_options(sim, state.path(), 2));
   // Every port's first verdict.
   const Record first = next_verdict(d, "mlx5_0", 1, "healthy");
   EXPECT_EQ(first.reason, "first_seen");
@@ -133,7 +135,7 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
   {
-    DaemonProcess d(sim, health_options(state.path(), 600));
+    DaemonProcess d(sim, health_options(sim, state.path(), 600));
     next_verdict(d, "mlx5_0", 1, "healthy");
     flap_until_flapping(sim, d);
     EXPECT_EQ(d.stop().code, 0);
@@ -142,7 +144,7 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
   ASSERT_TRUE(saved) << "no state file in " << state.path();
   // The next run, with a short quiet period: the port is still flapping, so it becomes healthy
   // when the quiet period ends (a fresh start would make it healthy at once, first_seen).
-  DaemonProcess d(sim, health_options(state.path(), 2));
+  DaemonProcess d(sim, health_options(sim, state.path(), 2));
   EXPECT_TRUE(d.logged("port health: restored 2 devices")) << d.log_tail();
   std::vector<Record> before;
   const Record healthy = next_verdict(d, "mlx5_0", 1, "healthy", &before);
@@ -157,7 +159,7 @@ TEST(PortHealth, ARestartKeepsAFlappingPortFlapping) {
 TEST(PortHealth, AVerdictReadFromTheSocketSurvivesSigkill) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonOptions o = health_options(state.path(), 600);
+  DaemonOptions o = health_options(sim, state.path(), 600);
   json config = json::parse(o.config_json);
   config["health"]["flap_downs"] = 3;  // the third down makes the port flapping
   o.config_json = config.dump();
@@ -225,7 +227,7 @@ TEST(PortHealth, AVerdictReadFromTheSocketSurvivesSigkill) {
 TEST(PortHealth, AStateFileThatCannotBeWrittenIsCountedAndLoggedOnce) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonOptions o = health_options(state.file("none"), 600);
+  DaemonOptions o = health_options(sim, state.file("none"), 600);
   o.print_records = false;
   DaemonProcess d(sim, o);
   LineClient c(d.socket());
@@ -270,8 +272,9 @@ Record report_qp_fatal(DaemonProcess& d, const std::string& target) {
   return {};
 }
 
-DaemonOptions report_health_options(const std::string& state_dir, bool count) {
-  DaemonOptions o = health_options(state_dir, 600);
+DaemonOptions report_health_options(const SimFabric& sim, const std::string& state_dir,
+                                    bool count) {
+  DaemonOptions o = health_options(sim, state_dir, 600);
   json config = json::parse(o.config_json);
   config["health"]["application_errors"] = {
       {"count", count}, {"errors", 2}, {"window_s", 60}, {"quiet_s", 600}};
@@ -282,7 +285,7 @@ DaemonOptions report_health_options(const std::string& state_dir, bool count) {
 TEST(PortHealth, ApplicationReportsMakeTheReportedPortDegraded) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonProcess d(sim, report_health_options(state.path(), true));
+  DaemonProcess d(sim, report_health_options(sim, state.path(), true));
   next_verdict(d, "mlx5_1", 2, "healthy");  // the last port's first verdict
   report_qp_fatal(d, "mlx5_0/1");
   // One that names no port counts too: mlx5_0 has one port.
@@ -313,7 +316,7 @@ TEST(PortHealth, ApplicationReportsMakeTheReportedPortDegraded) {
 TEST(PortHealth, ReportsThatDoNotCountLeaveThePortHealthy) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonProcess d(sim, report_health_options(state.path(), false));
+  DaemonProcess d(sim, report_health_options(sim, state.path(), false));
   next_verdict(d, "mlx5_1", 2, "healthy");
   for (int i = 0; i < 3; ++i)
     report_qp_fatal(d, "mlx5_0/1");
@@ -331,7 +334,7 @@ TEST(PortHealth, ReportsThatDoNotCountLeaveThePortHealthy) {
 TEST(PortHealth, ALinkThatRetrainsAt1xIsDegradedUntilItIsBackAt4x) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonProcess d(sim, health_options(state.path(), 600));
+  DaemonProcess d(sim, health_options(sim, state.path(), 600));
   next_verdict(d, "mlx5_1", 2, "healthy");
   inject(sim, {"port", "down", "mlx5_0/1"});
   next_verdict(d, "mlx5_0", 1, "down");
@@ -366,7 +369,7 @@ TEST(PortHealth, ALinkThatRetrainsAt1xIsDegradedUntilItIsBackAt4x) {
 TEST(PortHealth, ALinkSlowerThanTheExpectedRateIsDegraded) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonOptions o = health_options(state.path(), 600);
+  DaemonOptions o = health_options(sim, state.path(), 600);
   json config = json::parse(o.config_json);
   config["health"]["expected"] = {{{"devices", "mlx5_0"}, {"width", "4x"}, {"speed", "ndr"}}};
   o.config_json = config.dump();
@@ -386,7 +389,7 @@ TEST(PortHealth, ACorruptStateFileIsLoggedAndIgnored) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
   state.write("port-health.json", "{\"version\": 1, \"devices\": [");
-  DaemonProcess d(sim, health_options(state.path(), 2));
+  DaemonProcess d(sim, health_options(sim, state.path(), 2));
   // Logged before the daemon is ready: among the lines read so far.
   EXPECT_TRUE(d.logged("port health: ignoring " + state.file("port-health.json") + ": corrupt"))
       << d.log_tail();
@@ -403,7 +406,7 @@ namespace {
 TEST(PortHealth, EventctlHealthSaysOneLineAndExitsOneForAFlappingPort) {
   SimFabric sim(topology("two-adapters"));
   rdmatest::TempDir state("rdma-health");
-  DaemonProcess d(sim, health_options(state.path(), 600));
+  DaemonProcess d(sim, health_options(sim, state.path(), 600));
   next_verdict(d, "mlx5_0", 1, "healthy");
   const Record flapping = flap_until_flapping(sim, d);
 

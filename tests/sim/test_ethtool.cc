@@ -142,11 +142,11 @@ TEST(Ethtool, RsReportsTotalsOnlyAndFollowsTheCounterCommands) {
   EthtoolFabric f;
   ctl_ok(f.sim, {"counter", "add", "mlx5_1/1", "ethtool/fec_uncorrectable_blocks", "3"});
   ctl_ok(f.sim, {"counter", "set", "mlx5_1/1", "ethtool/fec_corrected_bits", "555"});
-  EXPECT_EQ(f.ask(et::fec_request(kFamily, 4, 10, 0)),
+  EXPECT_EQ(f.ask(et::fec_request(kFamily, 4u, 10, 0)),
             fec_reply(10, f.pid, 4, "ens1f0", 50, "RS", {1000}, {3}, {555}));
 
   ctl_ok(f.sim, {"counter", "add", "mlx5_1/1", "ethtool/fec_corrected_blocks", "1"});
-  const et::Message m = decode_one(f.ask(et::fec_request(kFamily, 4, 11, 0)));
+  const et::Message m = decode_one(f.ask(et::fec_request(kFamily, 4u, 11, 0)));
   ASSERT_EQ(m.kind, et::MessageKind::kFec) << m.problem;
   et::PhyStats want;
   want.fec_corrected_blocks = 1001;
@@ -164,7 +164,7 @@ TEST(Ethtool, BaseRReportsEachLaneWithTheirSumFirst) {
   ctl_ok(f.sim, {"counter", "set", "mlx5_1/2", "ethtool/fec_uncorrectable_blocks", "1"});
   ctl_ok(f.sim, {"counter", "set", "mlx5_1/2", "ethtool/fec_corrected_bits", "77"});
   // A 4x port: four lanes, the count spread evenly; corrected bits are a total only.
-  EXPECT_EQ(f.ask(et::fec_request(kFamily, 5, 1, 0)),
+  EXPECT_EQ(f.ask(et::fec_request(kFamily, 5u, 1, 0)),
             fec_reply(1, f.pid, 5, "ens1f1", 51, "BASER", {10, 3, 3, 2, 2}, {1, 1, 0, 0, 0}, {77}));
 }
 
@@ -174,7 +174,7 @@ TEST(Ethtool, FecOffReportsEmptyArraysButSymbolErrorsStillCount) {
       ctl_ok(f.sim, {"counter", "add", "mlx5_2/1", "ethtool/fec_corrected_blocks", "5"});
   EXPECT_NE(added.find("(not reported while FEC is off)"), std::string::npos) << added;
   ctl_ok(f.sim, {"counter", "add", "mlx5_2/1", "ethtool/symbol_errors", "9"});
-  const Bytes fec = f.ask(et::fec_request(kFamily, 6, 2, 0));
+  const Bytes fec = f.ask(et::fec_request(kFamily, 6u, 2, 0));
   EXPECT_EQ(fec, fec_reply(2, f.pid, 6, "ens2f0", 49, "None", {}, {}, {}));
   const et::Message m = decode_one(fec);
   ASSERT_EQ(m.kind, et::MessageKind::kFec) << m.problem;
@@ -182,7 +182,7 @@ TEST(Ethtool, FecOffReportsEmptyArraysButSymbolErrorsStillCount) {
   want.fec_mode = "off";
   EXPECT_EQ(m.stats, want);
 
-  const Bytes phy = f.ask(et::phy_stats_request(kFamily, 6, 3, 0));
+  const Bytes phy = f.ask(et::phy_stats_request(kFamily, 6u, 3, 0));
   EXPECT_EQ(phy, phy_reply(3, f.pid, 6, "ens2f0", 9));
   EXPECT_EQ(decode_one(phy).stats.symbol_errors, std::optional<uint64_t>(9));
 }
@@ -190,7 +190,7 @@ TEST(Ethtool, FecOffReportsEmptyArraysButSymbolErrorsStillCount) {
 TEST(Ethtool, TheEthPhyGroupByIfindexOrNameCarriesSymbolErrorDuringCarrier) {
   EthtoolFabric f;
   ctl_ok(f.sim, {"counter", "add", "mlx5_1/1", "ethtool/symbol_errors", "42"});
-  const Bytes by_index = f.ask(et::phy_stats_request(kFamily, 4, 5, 0));
+  const Bytes by_index = f.ask(et::phy_stats_request(kFamily, 4u, 5, 0));
   EXPECT_EQ(by_index, phy_reply(5, f.pid, 4, "ens1f0", 42));
   const et::Message m = decode_one(by_index);
   ASSERT_EQ(m.kind, et::MessageKind::kPhyStats) << m.problem;
@@ -214,12 +214,12 @@ TEST(Ethtool, TheEthPhyGroupByIfindexOrNameCarriesSymbolErrorDuringCarrier) {
 
 TEST(Ethtool, ANetdevWithoutFecOperationsFailsFecGetAndHasAnEmptyGroup) {
   EthtoolFabric f;
-  const Bytes request = et::fec_request(kFamily, 2, 7, 0);
+  const Bytes request = et::fec_request(kFamily, 2u, 7, 0);
   EXPECT_EQ(f.ask(request), error_message(f.pid, request, EOPNOTSUPP));
   const et::Message e = decode_one(f.ask(request));
   EXPECT_EQ(e.kind, et::MessageKind::kError);
   EXPECT_EQ(e.error, EOPNOTSUPP);
-  EXPECT_EQ(f.ask(et::phy_stats_request(kFamily, 2, 8, 0)),
+  EXPECT_EQ(f.ask(et::phy_stats_request(kFamily, 2u, 8, 0)),
             phy_reply(8, f.pid, 2, "eth0", std::nullopt));
 }
 
@@ -239,7 +239,7 @@ TEST(Ethtool, RequestsTheKernelRefusesGetItsErrors) {
     int error;
   };
   const std::vector<Case> cases = {
-      {"an unknown ifindex", et::fec_request(kFamily, 99, 20, 0), ENODEV},
+      {"an unknown ifindex", et::fec_request(kFamily, 99u, 20, 0), ENODEV},
       {"a header without NLA_F_NESTED",
        Msg(kFamily, NLM_F_REQUEST, 20)
            .genl(et::kMsgFecGet, 1)
@@ -312,7 +312,7 @@ TEST(Ethtool, RequestsTheKernelRefusesGetItsErrors) {
 
 TEST(Ethtool, WithNlmFAckTheReplyComesThenTheAcknowledgement) {
   EthtoolFabric f;
-  Bytes request = et::phy_stats_request(kFamily, 4, 30, 0);
+  Bytes request = et::phy_stats_request(kFamily, 4u, 30, 0);
   const uint16_t flags = NLM_F_REQUEST | NLM_F_ACK;
   std::memcpy(request.data() + 6, &flags, 2);
   f.client.send(request);
@@ -323,7 +323,7 @@ TEST(Ethtool, WithNlmFAckTheReplyComesThenTheAcknowledgement) {
 TEST(Ethtool, AnUnpluggedDevicesNetdevIsGone) {
   EthtoolFabric f;
   ctl_ok(f.sim, {"unplug", "mlx5_1"});
-  const Bytes request = et::fec_request(kFamily, 4, 40, 0);
+  const Bytes request = et::fec_request(kFamily, 4u, 40, 0);
   EXPECT_EQ(f.ask(request), error_message(f.pid, request, ENODEV));
 }
 

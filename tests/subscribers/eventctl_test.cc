@@ -191,23 +191,22 @@ TEST(Eventctl, StatusShowsEveryPortAndTheCounters) {
       lines[12], std::regex("link health: every 60 s, [34] samples, (9|12) counter reads, 0 "
                             "devices unreadable, 0 failed reads retried, 0 reads hung")))
       << lines[12];
-  // One read observes no time: a baseline, not judged yet, and the bit error rate is not known
-  // (a second read of mlx5_1/2, at its port_err, may know it: 0); mlx5_1/2 is down, not judged.
+  // One read observes no time: a baseline, not judged yet, and the bit error rate is not known.
+  // mlx5_1's ports are RoCE: their bit errors are their netdevs' FEC statistics, which this
+  // host's kernel has not (the simulator's stand-in is not this daemon's): not judged, and
+  // their IB counter group's symbol_error is not read; mlx5_1/2 is down.
   const std::string since = " since \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z";
   EXPECT_TRUE(std::regex_match(
       lines[13], std::regex("  mlx5_0/1 unknown \\(baseline\\)" + since +
                             ", bit error rate unknown; link_downed 0, link_error_recovery 0, "
                             "symbol_error 0")))
       << lines[13];
-  EXPECT_TRUE(std::regex_match(
-      lines[14], std::regex("  mlx5_1/1 unknown \\(baseline\\)" + since +
-                            ", bit error rate unknown; link_downed 0, link_error_recovery 0, "
-                            "symbol_error 0")))
+  EXPECT_TRUE(
+      std::regex_match(lines[14], std::regex("  mlx5_1/1 unknown \\(no_fec_statistics\\)" + since +
+                                             ", bit error rate unknown; link_downed 0")))
       << lines[14];
-  EXPECT_TRUE(std::regex_match(lines[15],
-                               std::regex("  mlx5_1/2 unknown \\(link_down\\)" + since +
-                                          ", bit error rate (unknown|0.0e\\+00); link_downed [01], "
-                                          "link_error_recovery 0, symbol_error 0")))
+  EXPECT_TRUE(std::regex_match(lines[15], std::regex("  mlx5_1/2 unknown \\(link_down\\)" + since +
+                                                     ", bit error rate unknown; link_downed [01]")))
       << lines[15];
   // This machine's kernel has no devlink; where one has, the reporters follow (kernel tests).
   EXPECT_TRUE(lines[16] == "devlink health: not followed (the kernel has no devlink family)" ||

@@ -107,7 +107,19 @@ TEST(EthtoolWire, TheFecRequestNamesTheNetdevByIfindexAndAsksForStatistics) {
       0x14, 0,    0x01, 0x80,                       // ETHTOOL_A_FEC_HEADER | NLA_F_NESTED, 20 bytes
       0x08, 0,    0x01, 0,    4,    0,    0,    0,  //   ETHTOOL_A_HEADER_DEV_INDEX 4
       0x08, 0,    0x03, 0,    4,    0,    0,    0};  //   ETHTOOL_A_HEADER_FLAGS ETHTOOL_FLAG_STATS
-  EXPECT_EQ(fec_request(kFamily, 4, 7, 1234), want);
+  EXPECT_EQ(fec_request(kFamily, 4u, 7, 1234), want);
+}
+
+TEST(EthtoolWire, AFecRequestMayNameTheNetdevByItsName) {
+  // A RoCE GID's ndevs file gives the name: ETHTOOL_A_HEADER_DEV_NAME, NUL-terminated.
+  const Bytes want = {
+      0x2c, 0,    0,    0,    0x15, 0,    0x01, 0,  // length 44, the family, NLM_F_REQUEST
+      0x07, 0,    0,    0,    0xd2, 0x04, 0,    0,  // seq 7, port id 1234
+      0x1d, 0x01, 0,    0,                          // ETHTOOL_MSG_FEC_GET (29), version 1
+      0x18, 0,    0x01, 0x80,                       // ETHTOOL_A_FEC_HEADER | NLA_F_NESTED, 24 bytes
+      0x09, 0,    0x02, 0,    'e',  't',  'h',  '1', 0, 0, 0, 0,  //   DEV_NAME "eth1", padded
+      0x08, 0,    0x03, 0,    4,    0,    0,    0};  //   ETHTOOL_A_HEADER_FLAGS ETHTOOL_FLAG_STATS
+  EXPECT_EQ(fec_request(kFamily, std::string("eth1"), 7, 1234), want);
 }
 
 TEST(EthtoolWire, ThePhyStatsRequestAsksForTheEthPhyGroupAsACompactList) {
@@ -121,7 +133,7 @@ TEST(EthtoolWire, ThePhyStatsRequestAsksForTheEthPhyGroupAsACompactList) {
       0x04, 0,    0x01, 0,                           //   ETHTOOL_A_BITSET_NOMASK
       0x08, 0,    0x02, 0,    4,    0,    0,    0,   //   ETHTOOL_A_BITSET_SIZE 4
       0x08, 0,    0x04, 0,    1,    0,    0,    0};  //   ETHTOOL_A_BITSET_VALUE: bit 0, eth-phy
-  EXPECT_EQ(phy_stats_request(kFamily, 4, 8, 1234), want);
+  EXPECT_EQ(phy_stats_request(kFamily, 4u, 8, 1234), want);
 }
 
 TEST(EthtoolWire, TheControllersAnswerGivesTheFamilyIdAndTheMonitorGroup) {
@@ -257,7 +269,7 @@ TEST(EthtoolWire, RepeatedAndUnknownFecAttributesAreSkipped) {
 }
 
 TEST(EthtoolWire, AnErrorReplyGivesTheErrno) {
-  const Bytes request = fec_request(kFamily, 4, 7, 1234);
+  const Bytes request = fec_request(kFamily, 4u, 7, 1234);
   const auto eopnotsupp = decoded(simtest::error_message(1234, request, EOPNOTSUPP));
   ASSERT_EQ(eopnotsupp.size(), 1u);
   EXPECT_EQ(eopnotsupp[0].kind, MessageKind::kError);
@@ -271,7 +283,7 @@ TEST(EthtoolWire, AnErrorReplyGivesTheErrno) {
 
 TEST(EthtoolWire, AReplyAndItsAcknowledgementInOneDatagramAreTwoMessages) {
   Bytes d = phy_reply(1).done();
-  const Bytes ack = simtest::error_message(1234, phy_stats_request(kFamily, 4, 4, 1234), 0);
+  const Bytes ack = simtest::error_message(1234, phy_stats_request(kFamily, 4u, 4, 1234), 0);
   d.insert(d.end(), ack.begin(), ack.end());
   const auto m = decoded(d);
   ASSERT_EQ(m.size(), 2u);

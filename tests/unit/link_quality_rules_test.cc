@@ -112,4 +112,35 @@ TEST(LinkQualityCleanByRules, TheLastOverIsKeptAcrossARestart) {
   EXPECT_EQ(restored.next_deadline(LinkQualityConfig{}), at(120 + 7560).mono_us);
 }
 
+// On an Ethernet (RoCE) port the bit error rule reads the netdev's uncorrectable FEC blocks,
+// at any lane speed (they are what FEC left); without them its bit errors are not judged.
+TEST(LinkQualityRoce, TheBitErrorRuleReadsUncorrectableFecBlocks) {
+  const std::string fec(kFecUncorrectable);
+  auto roce = [&](PortLinkQuality& port, int64_t seconds, std::vector<CounterValue> counters) {
+    Changes out;
+    PortSample s{kEdr4x, true, 0, std::move(counters)};
+    s.ethernet = true;
+    port.sample(LinkQualityConfig{}, s, at(seconds), out);
+    return out;
+  };
+  PortLinkQuality port;
+  roce(port, 0, {counter(fec, 0), counter(std::string(kFecCorrected), 0)});
+  EXPECT_EQ(roce(port, 60, {counter(fec, 0), counter(std::string(kFecCorrected), 100000)}),
+            Changes{});
+  EXPECT_EQ(port.view().unknown, "");
+  EXPECT_EQ(port.view().ber_estimate, 0);
+  // EDR 4x allows 0.72 in 720 s: one uncorrectable block is over (no HDR gate for FEC's count).
+  Changes bad = roce(port, 120, {counter(fec, 1), counter(std::string(kFecCorrected), 100000)});
+  LinkQualityChange want = bad_bits(1, 0, 720, kEdr4x, 1);
+  want.counter = fec;
+  EXPECT_EQ(bad, Changes{want});
+
+  // No FEC statistics (FEC off, a driver without them): not judged, and said why.
+  PortLinkQuality none;
+  roce(none, 0, {counter(std::string(kLinkDowned), 0)});
+  roce(none, 60, {counter(std::string(kLinkDowned), 0)});
+  EXPECT_EQ(none.view().unknown, "no_fec_statistics");
+  EXPECT_EQ(none.view().ber_estimate, std::nullopt);
+}
+
 }  // namespace rdma_eventd::daemon::link_quality_test
