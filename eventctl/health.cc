@@ -18,10 +18,10 @@ const char* const kHealthHelp = R"(Usage: rdma-eventctl health [OPTIONS]
 Prints the health of the host's RDMA ports as rdma-eventd judges them (docs/health.md) in one
 line: the host's verdict (the worst of its ports in service), then the ports that are not
 healthy, worst first, with their verdict, reason and since when; then the healthy ports whose
-link quality is not judged for a reason that lasts (their error counters unreadable, hung or
-pegged: 'link quality not judged: mlx5_0/1 (read_hung)'), which are healthy by their verdict
-but not judged clean, and do not change the exit status. Ports down that were never up are
-not in service and do not count.
+link quality is not judged for a reason that lasts (their error counters failing, unreadable,
+hung or pegged, or their rate not known: 'link quality not judged: mlx5_0/1 (read_hung)'),
+which are healthy by their verdict but not judged clean, and do not change the exit status.
+Ports down that were never up are not in service and do not count.
 
 Options:
       --json           print the daemon's health reply as it is (one JSON object)

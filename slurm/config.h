@@ -24,10 +24,9 @@ inline constexpr std::array<std::string_view, 5> kDrainableVerdicts = {"degraded
 inline constexpr std::array<std::string_view, 5> kDrainableReasons = {
     "bit_errors", "link_recoveries", "transport_errors", "firmware_errors", "queue_errors"};
 // What drain_on may name besides: a port in service whose link quality is not judged, for a
-// reason that lasts (its counters unreadable, hung, pegged, with no error counters or no rate
-// known): not "judged clean", whatever its verdict. A port read once or not yet (at most one
-// link_health.interval_s after a start or a link up) or down (its verdict says) is not drained
-// for it. Off by default.
+// reason that lasts and is a fault of the judging (its counters unreadable, failing, hung or
+// pegged, its rate not known; rdma_eventd::link_not_judged): not "judged clean", whatever its
+// verdict. Off by default.
 inline constexpr std::string_view kNotJudged = "not_judged";
 
 // How many nodes the followers may hold drained at once (docs/scheduler.md, "The drain limit"):

@@ -36,9 +36,10 @@ HealthView view_health(const HealthReply& reply) {
 }
 
 bool link_not_judged(const HealthReply::Port& p) {
-  return p.link_quality == "unknown" && !p.link_quality_reason.empty() &&
-         p.link_quality_reason != "baseline" && p.link_quality_reason != "not_read" &&
-         p.link_quality_reason != "link_down";
+  static constexpr std::array<std::string_view, 5> kLasting = {
+      "read_failing", "unreadable", "read_hung", "pegged", "rate_unknown"};
+  return p.link_quality == "unknown" &&
+         std::find(kLasting.begin(), kLasting.end(), p.link_quality_reason) != kLasting.end();
 }
 
 std::string port_name(const HealthReply::Port& p) {

@@ -40,10 +40,11 @@ struct HealthView {
 };
 HealthView view_health(const HealthReply& reply);
 
-// Whether a port's link quality is not judged for a reason that lasts: its counters unreadable,
-// failing, hung or pegged, no error counters, no rate known (docs/health.md, "Unknown is not
-// clean"). Not a first read (at most one link_health.interval_s) nor a link that is down (its
-// verdict says so).
+// Whether a port's link quality is not judged for a reason that lasts and that is a fault of the
+// judging: its counters unreadable, failing, hung or pegged, its rate not known (docs/health.md,
+// "Unknown is not clean"). Not a first read (at most one link_health.interval_s), a link that is
+// down (its verdict says so), nor a port that has no such counters by its nature (rxe's, a RoCE
+// netdev without FEC statistics): those are unknown in status and in the health reply only.
 bool link_not_judged(const HealthReply::Port& p);
 
 // "mlx5_0/1"
