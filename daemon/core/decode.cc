@@ -1,6 +1,22 @@
 #include "core/decode.h"
 
+#include <utility>
+
 namespace rdma_eventd::daemon {
+namespace {
+
+// The port events, whose element is the port number, and the kind each is.
+constexpr std::pair<uint32_t, EventKind> kPortEvents[] = {
+    {event_type::kPortActive, EventKind::kPortActive},
+    {event_type::kPortErr, EventKind::kPortErr},
+    {event_type::kLidChange, EventKind::kLidChange},
+    {event_type::kPkeyChange, EventKind::kPkeyChange},
+    {event_type::kSmChange, EventKind::kSmChange},
+    {event_type::kClientReregister, EventKind::kClientReregister},
+    {event_type::kGidChange, EventKind::kGidChange},
+};
+
+}  // namespace
 
 bool is_affiliated(uint32_t type) {
   return type <= 7 || (type >= 14 && type <= 16) || type == 19;
@@ -22,31 +38,12 @@ DecodedEvent decode_event(const RawEvent& raw, uint32_t num_ports) {
     case event_type::kDeviceSpeedChange:
       ev.kind = EventKind::kDeviceSpeedChange;
       return ev;  // a device event: the kernel sends it with element 0, whatever its ports
-    case event_type::kPortActive:
-      ev.kind = EventKind::kPortActive;
-      break;
-    case event_type::kPortErr:
-      ev.kind = EventKind::kPortErr;
-      break;
-    case event_type::kLidChange:
-      ev.kind = EventKind::kLidChange;
-      break;
-    case event_type::kPkeyChange:
-      ev.kind = EventKind::kPkeyChange;
-      break;
-    case event_type::kSmChange:
-      ev.kind = EventKind::kSmChange;
-      break;
-    case event_type::kClientReregister:
-      ev.kind = EventKind::kClientReregister;
-      break;
-    case event_type::kGidChange:
-      ev.kind = EventKind::kGidChange;
-      break;
     default:
-      ev.kind = EventKind::kUnknown;
       break;
   }
+  ev.kind = EventKind::kUnknown;
+  for (const auto& [type, kind] : kPortEvents)
+    if (type == raw.type) ev.kind = kind;
   if (valid_port) ev.port = ev.element;
   return ev;
 }

@@ -3,7 +3,6 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include <cstring>
 #include <variant>
 
 #include "core/netlink_wire.h"
@@ -14,24 +13,11 @@ namespace {
 using netlink_wire::Attr;
 using netlink_wire::for_each_attr;
 using netlink_wire::load;
-constexpr size_t kGenlHeader = GENL_HDRLEN;        // 4
+using netlink_wire::Seen;
 constexpr size_t kMaxGroupName = GENL_NAMSIZ - 1;  // family and group names: the kernel's limit
-
-// Remembers which attribute types of one nest were taken, so that a repeated one is skipped
-// (the first counts) whatever it holds. Types above 63 are not remembered: none is decoded.
-class Seen {
- public:
-  bool first(uint16_t type) {
-    if (type >= 64) return true;
-    const uint64_t bit = uint64_t{1} << type;
-    const bool fresh = !(seen_ & bit);
-    seen_ |= bit;
-    return fresh;
-  }
-
- private:
-  uint64_t seen_ = 0;
-};
+// Of the controller's answer, as of every ethtool reply, the first of a repeated attribute counts.
+constexpr netlink_wire::FamilyQuery kFamilyQuery{kFamilyName, kMonitorGroupName, kMaxGroupName,
+                                                 netlink_wire::Repeated::kFirstCounts};
 
 // A FEC statistic: an array of host-endian u64, [] (not reported), [total], or [sum of the
 // lanes, lane 0, ...]. Only the total is kept.
@@ -49,30 +35,42 @@ bool fec_stat(const Attr& a, std::optional<uint64_t>& out, const char* what, std
   return true;
 }
 
+// Where each FEC statistic is kept, and its name in a problem.
+struct FecStatField {
+  uint16_t type;
+  std::optional<uint64_t> PhyStats::*field;
+  const char* what;
+};
+constexpr FecStatField kFecStatFields[] = {
+    {kFecStatCorrected, &PhyStats::fec_corrected_blocks, "corrected blocks"},
+    {kFecStatUncorrectable, &PhyStats::fec_uncorrectable_blocks, "uncorrectable blocks"},
+    {kFecStatCorrectedBits, &PhyStats::fec_corrected_bits, "corrected bits"},
+};
+
 bool decode_fec_stats(std::span<const uint8_t> bytes, PhyStats& s, std::string& problem) {
   Seen seen;
   return for_each_attr(bytes, problem, [&](const Attr& a) {
     if (!seen.first(a.type)) return true;
-    switch (a.type) {
-      case kFecStatCorrected:
-        return fec_stat(a, s.fec_corrected_blocks, "corrected blocks", problem);
-      case kFecStatUncorrectable:
-        return fec_stat(a, s.fec_uncorrectable_blocks, "uncorrectable blocks", problem);
-      case kFecStatCorrectedBits:
-        return fec_stat(a, s.fec_corrected_bits, "corrected bits", problem);
-      default:
-        return true;  // the pad, and the histogram of newer kernels
-    }
+    for (const FecStatField& f : kFecStatFields)
+      if (a.type == f.type) return fec_stat(a, s.*f.field, f.what, problem);
+    return true;  // the pad, and the histogram of newer kernels
   });
 }
 
+// What a reply's header nest gave: whether it came, and whether with the netdev's ifindex.
+struct HeaderFound {
+  bool header = false;
+  bool ifindex = false;
+};
+
 // The reply header: the netdev's ifindex (required) and name.
-bool decode_header(std::span<const uint8_t> bytes, Message& m, bool& has_index) {
+bool decode_header(std::span<const uint8_t> bytes, Message& m, HeaderFound& found) {
+  found.header = true;
   Seen seen;
   return for_each_attr(bytes, m.problem, [&](const Attr& a) {
     if (!seen.first(a.type)) return true;
     if (a.type == kHeaderDevIndex) {
-      has_index = true;
+      found.ifindex = true;
       return netlink_wire::number_attr(a, m.ifindex, "ifindex", m.problem);
     }
     if (a.type == kHeaderDevName)
@@ -81,17 +79,29 @@ bool decode_header(std::span<const uint8_t> bytes, Message& m, bool& has_index) 
   });
 }
 
+// A reply whose attributes were all walked (`framed`) and whose header named its netdev is
+// `kind`, with `stats`; any other is kMalformed.
+void complete_reply(bool framed, const HeaderFound& found, MessageKind kind, PhyStats&& stats,
+                    Message& m) {
+  if (!framed) {
+    m.kind = MessageKind::kMalformed;
+    return;
+  }
+  const char* missing = !found.header ? "header" : !found.ifindex ? "ifindex" : nullptr;
+  if (netlink_wire::malformed_if_missing(m, missing)) return;
+  m.kind = kind;
+  m.stats = std::move(stats);
+}
+
 void decode_fec(std::span<const uint8_t> attrs, Message& m) {
   PhyStats s;
-  bool header = false;
-  bool has_index = false;
+  HeaderFound found;
   Seen seen;
   const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
     if (!seen.first(a.type)) return true;
     switch (a.type) {
       case kFecHeader:
-        header = true;
-        return decode_header(a.payload, m, has_index);
+        return decode_header(a.payload, m, found);
       case kFecActive: {
         uint32_t bit = 0;
         if (!netlink_wire::number_attr(a, bit, "active FEC", m.problem)) return false;
@@ -104,14 +114,7 @@ void decode_fec(std::span<const uint8_t> attrs, Message& m) {
         return true;  // the configured modes and auto: not what link quality needs
     }
   });
-  if (!framed) {
-    m.kind = MessageKind::kMalformed;
-    return;
-  }
-  const char* missing = !header ? "header" : !has_index ? "ifindex" : nullptr;
-  if (netlink_wire::malformed_if_missing(m, missing)) return;
-  m.kind = MessageKind::kFec;
-  m.stats = std::move(s);
+  complete_reply(framed, found, MessageKind::kFec, std::move(s), m);
 }
 
 // One ETHTOOL_A_STATS_GRP_STAT: exactly one u64 whose attribute type is the statistic's index.
@@ -156,8 +159,7 @@ bool decode_group(std::span<const uint8_t> bytes, bool& eth_phy,
 
 void decode_stats(std::span<const uint8_t> attrs, Message& m) {
   PhyStats s;
-  bool header = false;
-  bool has_index = false;
+  HeaderFound found;
   bool eth_phy = false;
   Seen seen;
   const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
@@ -166,97 +168,20 @@ void decode_stats(std::span<const uint8_t> attrs, Message& m) {
       if (eth_phy) return true;
       return decode_group(a.payload, eth_phy, s.symbol_errors, m.problem);
     }
-    if (a.type == kStatsHeader && seen.first(a.type)) {
-      header = true;
-      return decode_header(a.payload, m, has_index);
-    }
+    if (a.type == kStatsHeader && seen.first(a.type)) return decode_header(a.payload, m, found);
     return true;  // the stats source of newer kernels
   });
-  if (!framed) {
-    m.kind = MessageKind::kMalformed;
-    return;
-  }
-  const char* missing = !header ? "header" : !has_index ? "ifindex" : nullptr;
-  if (netlink_wire::malformed_if_missing(m, missing)) return;
-  m.kind = MessageKind::kPhyStats;
-  m.stats = std::move(s);
+  complete_reply(framed, found, MessageKind::kPhyStats, std::move(s), m);
 }
 
 void decode_family(std::span<const uint8_t> attrs, Message& m) {
-  Family f;
-  std::string name;
-  bool has_id = false;
-  Seen seen;
-  const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
-    if (!seen.first(a.type)) return true;
-    switch (a.type) {
-      case CTRL_ATTR_FAMILY_ID:
-        has_id = true;
-        return netlink_wire::number_attr(a, f.id, "family id", m.problem);
-      case CTRL_ATTR_FAMILY_NAME:
-        return netlink_wire::string_attr(a, name, "family name", kMaxGroupName, m.problem);
-      case CTRL_ATTR_MCAST_GROUPS:
-        // An array: each entry a nest of a name and an id.
-        return for_each_attr(a.payload, m.problem, [&](const Attr& group) {
-          std::string group_name;
-          uint32_t id = 0;
-          if (!for_each_attr(group.payload, m.problem, [&](const Attr& g) {
-                if (g.type == CTRL_ATTR_MCAST_GRP_NAME)
-                  return netlink_wire::string_attr(g, group_name, "group name", kMaxGroupName,
-                                                   m.problem);
-                if (g.type == CTRL_ATTR_MCAST_GRP_ID)
-                  return netlink_wire::number_attr(g, id, "group id", m.problem);
-                return true;
-              })) {
-            return false;
-          }
-          if (group_name == kMonitorGroupName && f.monitor_group == 0) f.monitor_group = id;
-          return true;
-        });
-      default:
-        return true;
-    }
-  });
-  if (!framed) {
-    m.kind = MessageKind::kMalformed;
-    return;
-  }
-  if (!has_id || name != kFamilyName) {
-    m.kind = MessageKind::kMalformed;
-    m.problem = has_id ? "the family is \"" + name + "\", not ethtool" : "no family id";
-    return;
-  }
-  m.kind = MessageKind::kFamily;
-  m.family = f;
+  if (const auto f = netlink_wire::family_message(attrs, kFamilyQuery, m))
+    m.family = Family{.id = f->id, .monitor_group = f->group};
 }
 
-void decode_one(std::span<const uint8_t> payload, uint16_t ethtool_family, Message& m) {
-  const bool controller = m.type == GENL_ID_CTRL;
-  const bool ethtool = ethtool_family != 0 && m.type == ethtool_family;
-  if (!controller && !ethtool) return;  // another family's: not ours to read
-  if (payload.size() < kGenlHeader) {
-    m.kind = MessageKind::kMalformed;
-    m.problem = "no generic netlink header";
-    return;
-  }
-  m.command = payload[0];
-  const auto attrs = payload.subspan(kGenlHeader);
-  if (controller) {
-    if (m.command == CTRL_CMD_NEWFAMILY) decode_family(attrs, m);
-    return;
-  }
+void decode_command(std::span<const uint8_t> attrs, Message& m) {
   if (m.command == kMsgFecGetReply) decode_fec(attrs, m);
   if (m.command == kMsgStatsGetReply) decode_stats(attrs, m);
-}
-
-std::vector<uint8_t> request(uint16_t type, uint32_t seq, uint32_t port_id, uint8_t command,
-                             uint8_t version) {
-  std::vector<uint8_t> out = netlink_wire::message_header(type, NLM_F_REQUEST, seq);
-  std::memcpy(out.data() + offsetof(nlmsghdr, nlmsg_pid), &port_id, sizeof port_id);
-  out.push_back(command);
-  out.push_back(version);
-  out.resize(out.size() + 2, 0);  // genlmsghdr.reserved
-  return out;
 }
 
 template <typename T>
@@ -270,37 +195,6 @@ void put_nest(std::vector<uint8_t>& out, uint16_t type, const std::vector<uint8_
   netlink_wire::put_attr(out, type | NLA_F_NESTED, inner.data(), inner.size());
 }
 
-}  // namespace
-
-void decode(std::span<const uint8_t> datagram, uint16_t ethtool_family, std::vector<Message>& out) {
-  netlink_wire::decode_messages(datagram, out, [&](std::span<const uint8_t> payload, Message& m) {
-    decode_one(payload, ethtool_family, m);
-  });
-}
-
-std::string fec_mode_name(uint32_t link_mode_bit) {
-  switch (link_mode_bit) {
-    case kLinkModeFecNone:
-      return "off";
-    case kLinkModeFecRs:
-      return "rs";
-    case kLinkModeFecBaser:
-      return "baser";
-    case kLinkModeFecLlrs:
-      return "llrs";
-    default:
-      return "";
-  }
-}
-
-std::vector<uint8_t> family_request(uint32_t seq, uint32_t port_id) {
-  std::vector<uint8_t> out = request(GENL_ID_CTRL, seq, port_id, CTRL_CMD_GETFAMILY, 1);
-  const std::string name(kFamilyName);
-  netlink_wire::put_attr(out, CTRL_ATTR_FAMILY_NAME, name.c_str(), name.size() + 1);
-  netlink_wire::finish(out);
-  return out;
-}
-
 // The request header's netdev: by ifindex, or by name (NUL-terminated, as the kernel's policy
 // wants it).
 void put_netdev(std::vector<uint8_t>& header, const Netdev& netdev) {
@@ -312,23 +206,50 @@ void put_netdev(std::vector<uint8_t>& header, const Netdev& netdev) {
   }
 }
 
-std::vector<uint8_t> fec_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
-                                 uint32_t port_id) {
-  std::vector<uint8_t> out = request(ethtool_family, seq, port_id, kMsgFecGet, kFamilyVersion);
+// An ethtool request about `netdev`: NLM_F_REQUEST without NLM_F_ACK (its reply or an error
+// answers it), and the request header nest, of type `header_type`, with ETHTOOL_A_HEADER_FLAGS
+// when `flags` has any. The caller adds the rest and finishes it.
+std::vector<uint8_t> request(uint16_t ethtool_family, uint8_t command, uint16_t header_type,
+                             const Netdev& netdev, uint32_t flags, uint32_t seq, uint32_t port_id) {
+  std::vector<uint8_t> out = netlink_wire::genl_request(ethtool_family, NLM_F_REQUEST, seq, port_id,
+                                                        command, kFamilyVersion);
   std::vector<uint8_t> header;
   put_netdev(header, netdev);
-  put_num(header, kHeaderFlags, kFlagStats);
-  put_nest(out, kFecHeader, header);
+  if (flags != 0) put_num(header, kHeaderFlags, flags);
+  put_nest(out, header_type, header);
+  return out;
+}
+
+}  // namespace
+
+void decode(std::span<const uint8_t> datagram, uint16_t ethtool_family, std::vector<Message>& out) {
+  netlink_wire::decode_messages(datagram, out, [&](std::span<const uint8_t> payload, Message& m) {
+    netlink_wire::decode_genl(payload, ethtool_family, m, decode_family, decode_command);
+  });
+}
+
+std::string fec_mode_name(uint32_t link_mode_bit) {
+  for (const FecEncoding& e : kFecEncodings)
+    if (e.link_mode_bit == link_mode_bit) return std::string(e.name);
+  return "";
+}
+
+std::vector<uint8_t> family_request(uint32_t seq, uint32_t port_id) {
+  return netlink_wire::family_request(kFamilyName, seq, port_id);
+}
+
+std::vector<uint8_t> fec_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
+                                 uint32_t port_id) {
+  std::vector<uint8_t> out =
+      request(ethtool_family, kMsgFecGet, kFecHeader, netdev, kFlagStats, seq, port_id);
   netlink_wire::finish(out);
   return out;
 }
 
 std::vector<uint8_t> phy_stats_request(uint16_t ethtool_family, const Netdev& netdev, uint32_t seq,
                                        uint32_t port_id) {
-  std::vector<uint8_t> out = request(ethtool_family, seq, port_id, kMsgStatsGet, kFamilyVersion);
-  std::vector<uint8_t> header;
-  put_netdev(header, netdev);
-  put_nest(out, kStatsHeader, header);
+  std::vector<uint8_t> out =
+      request(ethtool_family, kMsgStatsGet, kStatsHeader, netdev, 0, seq, port_id);
   // A compact list: "these groups and no others". The size is the kernel's group count, and the
   // value one u32 word, as ethnl_compact_sanity_checks wants (its length must match the size).
   std::vector<uint8_t> groups;

@@ -1,16 +1,19 @@
-// Netlink framing, shared by the decoders of the netlink families the daemon reads (devlink
-// over NETLINK_GENERIC, the RDMA monitor over NETLINK_RDMA): pure, so that every byte a socket
-// hands over is checked in one place. Layouts are the kernel's uapi (<linux/netlink.h>).
+// Netlink framing, shared by the decoders of the netlink families the daemon reads (devlink and
+// ethtool over NETLINK_GENERIC, the RDMA monitor over NETLINK_RDMA): pure, so that every byte a
+// socket hands over is checked in one place. Layouts are the kernel's uapi (<linux/netlink.h>,
+// <linux/genetlink.h>).
 //
 // A datagram holds one or more messages. A message whose length does not fit ends the datagram
 // (the rest cannot be framed); an attribute whose length does not fit ends its message.
 #pragma once
 
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,6 +65,22 @@ bool for_each_attr(std::span<const uint8_t> bytes, std::string& problem, Visit v
   // Fewer bytes than an attribute header at the end: padding at most.
   return true;
 }
+
+// Remembers which attribute types of one nest were taken, so that a repeated one is skipped
+// (the first counts) whatever it holds. Types above 63 are not remembered: none is decoded.
+class Seen {
+ public:
+  bool first(uint16_t type) {
+    if (type >= 64) return true;
+    const uint64_t bit = uint64_t{1} << type;
+    const bool fresh = !(seen_ & bit);
+    seen_ |= bit;
+    return fresh;
+  }
+
+ private:
+  uint64_t seen_ = 0;
+};
 
 // A NUL-terminated string attribute of 1 to max_length bytes.
 bool string_attr(const Attr& a, std::string& out, std::string_view what, size_t max_length,
@@ -157,11 +176,79 @@ bool malformed_if_missing(Message& m, const char* missing) {
   return true;
 }
 
+// Generic netlink: a family is resolved by name through the controller (GENL_ID_CTRL), whose
+// CTRL_CMD_NEWFAMILY answer gives its id and multicast groups.
+
+// Which of an attribute that comes twice counts: the last, as nla_parse keeps it, or the first.
+enum class Repeated : uint8_t { kLastCounts, kFirstCounts };
+
+// The family a decoder resolves, and how it reads the controller's answer about it.
+struct FamilyQuery {
+  std::string_view name;        // the family's name, which the answer must carry
+  std::string_view group_name;  // the multicast group whose id is wanted
+  size_t max_name_length;       // the longest family or group name taken
+  Repeated repeated;            // of the answer's attributes, and of groups of that name
+};
+
+struct GenlFamily {
+  uint16_t id = 0;
+  uint32_t group = 0;  // 0: the family has no group of that name
+};
+
+// Decodes CTRL_CMD_NEWFAMILY's attributes. False, *problem saying why, when they are malformed,
+// carry no id, or name another family.
+bool decode_family(std::span<const uint8_t> attrs, const FamilyQuery& query, GenlFamily& family,
+                   std::string& problem);
+
+// Decodes CTRL_CMD_NEWFAMILY's attributes into `m`: kFamily with the family, or kMalformed.
+template <typename Message>
+std::optional<GenlFamily> family_message(std::span<const uint8_t> attrs, const FamilyQuery& query,
+                                         Message& m) {
+  GenlFamily f;
+  if (!decode_family(attrs, query, f, m.problem)) {
+    m.kind = decltype(m.kind)::kMalformed;
+    return std::nullopt;
+  }
+  m.kind = decltype(m.kind)::kFamily;
+  return f;
+}
+
+// Decodes a generic netlink message's payload, of the controller or of the family whose id is
+// `family_id` (0 before it is known: then only the controller's). Another family's is left as it
+// is (kIgnored). The controller's CTRL_CMD_NEWFAMILY goes to on_family(attrs, m), the family's
+// messages to on_command(attrs, m), m.command set; a payload without a genlmsghdr is kMalformed.
+template <typename Message, typename OnFamily, typename OnCommand>
+void decode_genl(std::span<const uint8_t> payload, uint16_t family_id, Message& m,
+                 OnFamily on_family, OnCommand on_command) {
+  const bool controller = m.type == GENL_ID_CTRL;
+  const bool ours = family_id != 0 && m.type == family_id;
+  if (!controller && !ours) return;  // another family's: not ours to read
+  if (payload.size() < GENL_HDRLEN) {
+    m.kind = decltype(m.kind)::kMalformed;
+    m.problem = "no generic netlink header";
+    return;
+  }
+  m.command = payload[0];
+  const auto attrs = payload.subspan(GENL_HDRLEN);
+  if (!controller) {
+    on_command(attrs, m);
+  } else if (m.command == CTRL_CMD_NEWFAMILY) {
+    on_family(attrs, m);
+  }
+}
+
 // Appends an attribute, padded to 4 bytes.
 void put_attr(std::vector<uint8_t>& out, uint16_t type, const void* data, size_t size);
 // A request's header (its length set by finish()).
 std::vector<uint8_t> message_header(uint16_t type, uint16_t flags, uint32_t seq);
 // Sets the message's length to its size.
 void finish(std::vector<uint8_t>& message);
+// A generic netlink request's header and genlmsghdr, from the sender's netlink port id
+// `port_id` (its length set by finish()).
+std::vector<uint8_t> genl_request(uint16_t type, uint16_t flags, uint32_t seq, uint32_t port_id,
+                                  uint8_t command, uint8_t version);
+// CTRL_CMD_GETFAMILY for the family named `name`, with NLM_F_REQUEST alone: the controller's
+// answer (or an error) replies to it.
+std::vector<uint8_t> family_request(std::string_view name, uint32_t seq, uint32_t port_id);
 
 }  // namespace rdma_eventd::daemon::netlink_wire

@@ -66,11 +66,12 @@ constexpr const char* kPmaSetNames[] = {"none", "basic", "extended"};  // by Pma
 constexpr const char* kHwSetNames[] = {"none", "mlx5", "rxe"};         // by HwCounters
 constexpr const char* kFaults[] = {"ok", "missing", "empty", "garbage", "unreadable", "hang"};
 
-template <size_t N>
-bool index_of(const char* const (&names)[N], const std::string& name, uint8_t* index) {
+// The enum value named `name`, each value's name at its index in `names`: false for none.
+template <typename Enum, size_t N>
+bool parse_named(const char* const (&names)[N], const std::string& name, Enum* value) {
   for (size_t i = 0; i < N; ++i)
     if (name == names[i]) {
-      *index = static_cast<uint8_t>(i);
+      *value = static_cast<Enum>(i);
       return true;
     }
   return false;
@@ -126,17 +127,11 @@ const char* hw_counters_name(HwCounters set) {
 }
 
 bool parse_pma_counters(const std::string& name, PmaCounters* set) {
-  uint8_t i;
-  if (!index_of(kPmaSetNames, name, &i)) return false;
-  *set = static_cast<PmaCounters>(i);
-  return true;
+  return parse_named(kPmaSetNames, name, set);
 }
 
 bool parse_hw_counters(const std::string& name, HwCounters* set) {
-  uint8_t i;
-  if (!index_of(kHwSetNames, name, &i)) return false;
-  *set = static_cast<HwCounters>(i);
-  return true;
+  return parse_named(kHwSetNames, name, set);
 }
 
 const char* fault_name(CounterFault fault) {
@@ -144,10 +139,7 @@ const char* fault_name(CounterFault fault) {
 }
 
 bool parse_fault(const std::string& name, CounterFault* fault) {
-  uint8_t i;
-  if (!index_of(kFaults, name, &i)) return false;
-  *fault = static_cast<CounterFault>(i);
-  return true;
+  return parse_named(kFaults, name, fault);
 }
 
 Counter* find_counter(std::vector<Counter>& counters, const std::string& name,

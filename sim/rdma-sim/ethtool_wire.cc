@@ -182,24 +182,28 @@ void put_header(std::vector<uint8_t>& out, uint16_t type, const Netdev& n) {
   end_nest(out, at);
 }
 
-uint32_t active_bit(FecMode mode) {
-  switch (mode) {
-    case FecMode::kOff:
-      return kLinkModeFecNone;
-    case FecMode::kRs:
-      return kLinkModeFecRs;
-    case FecMode::kBaser:
-      return kLinkModeFecBaser;
-    default:
-      return kLinkModeFecLlrs;
-  }
+// A reply's netlink and genetlink headers and its reply header nest; end_message(out, the
+// offset returned) completes it.
+size_t begin_reply(std::vector<uint8_t>& out, uint8_t command, uint16_t header_type,
+                   const Netdev& n, uint32_t pid, uint32_t seq, uint16_t flags) {
+  const size_t at = begin_message(out, kFamilyId, flags, seq, pid);
+  put_genl(out, command, kFamilyVersion);
+  put_header(out, header_type, n);
+  return at;
 }
 
-const char* link_mode_name(uint32_t bit) {  // link_mode_names in net/ethtool/common.c
-  return bit == kLinkModeFecNone    ? "None"
-         : bit == kLinkModeFecRs    ? "RS"
-         : bit == kLinkModeFecBaser ? "BASER"
-                                    : "LLRS";
+// The link-mode bit of a netdev's FEC mode (only a netdev with PHY statistics is answered, so
+// never kUnsupported).
+uint32_t active_bit(FecMode mode) {
+  for (const FecEncoding& e : kFecEncodings)
+    if (e.name == fec_mode_name(mode)) return e.link_mode_bit;
+  return kLinkModeFecLlrs;
+}
+
+std::string link_mode_name(uint32_t bit) {  // link_mode_names in net/ethtool/common.c
+  for (const FecEncoding& e : kFecEncodings)
+    if (e.link_mode_bit == bit) return std::string(e.link_mode_name);
+  return "LLRS";
 }
 
 // ethnl_put_bitset32 without a mask: a list of the set bits, verbose (index and name of each)
@@ -308,9 +312,7 @@ void put_family(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq, uint16_t 
 
 void put_fec_reply(std::vector<uint8_t>& out, const Netdev& n, const Request& r, uint32_t pid,
                    uint32_t seq, uint16_t flags) {
-  const size_t at = begin_message(out, kFamilyId, flags, seq, pid);
-  put_genl(out, kMsgFecGetReply, kFamilyVersion);
-  put_header(out, kFecHeader, n);
+  const size_t at = begin_reply(out, kMsgFecGetReply, kFecHeader, n, pid, seq, flags);
   // The configured encodings are the active one, as after `ethtool --set-fec DEV encoding X`.
   const uint32_t bit = active_bit(n.phy.fec);
   put_modes(out, bit, r.flags & kFlagCompactBitsets);
@@ -329,9 +331,7 @@ void put_fec_reply(std::vector<uint8_t>& out, const Netdev& n, const Request& r,
 
 void put_stats_reply(std::vector<uint8_t>& out, const Netdev& n, const Request& r, uint32_t pid,
                      uint32_t seq, uint16_t flags) {
-  const size_t at = begin_message(out, kFamilyId, flags, seq, pid);
-  put_genl(out, kMsgStatsGetReply, kFamilyVersion);
-  put_header(out, kStatsHeader, n);
+  const size_t at = begin_reply(out, kMsgStatsGetReply, kStatsHeader, n, pid, seq, flags);
   for (uint32_t g = 0; g < kStatsGroupCount; ++g) {
     if (!(r.groups & (1u << g))) continue;
     const size_t grp = begin_nest(out, kStatsGrp | NLA_F_NESTED);

@@ -85,23 +85,34 @@ void check_reporter(const devlink::Reporter& r) {
   FUZZ_CHECK(!describe(rec).empty(), line);
 }
 
-void check_rdma(std::span<const uint8_t> datagram, const std::vector<devlink::Message>& framed) {
-  namespace rn = rdma_netlink;
-  std::vector<rn::Message> out;
-  rn::decode(datagram, out);
+// Another decoder's messages of the datagram that devlink's decoder made `framed` of: framed
+// alike (as many messages, the same headers, the same length problem and only on the last),
+// each malformed one saying why and each error an errno.
+template <typename Message>
+void check_framed_alike(const std::vector<Message>& out,
+                        const std::vector<devlink::Message>& framed) {
+  using Kind = decltype(Message::kind);
   FUZZ_CHECK(out.size() == framed.size(), std::to_string(out.size()));
   for (size_t i = 0; i < out.size() && i < framed.size(); ++i) {
-    const rn::Message& m = out[i];
+    const Message& m = out[i];
     const devlink::Message& d = framed[i];
     FUZZ_CHECK(m.type == d.type && m.flags == d.flags && m.seq == d.seq && m.pid == d.pid,
                "the same header");
     const bool bad_length = m.problem.starts_with("message length");
     FUZZ_CHECK(bad_length == d.problem.starts_with("message length"), m.problem);
     if (bad_length) FUZZ_CHECK(m.problem == d.problem && i + 1 == out.size(), m.problem);
-    if (m.kind == rn::MessageKind::kMalformed)
-      FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
-    if (m.kind == rn::MessageKind::kError)
+    if (m.kind == Kind::kMalformed) FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
+    if (m.kind == Kind::kError)
       FUZZ_CHECK(m.error >= 0 && m.error <= 4095, std::to_string(m.error));
+  }
+}
+
+void check_rdma(std::span<const uint8_t> datagram, const std::vector<devlink::Message>& framed) {
+  namespace rn = rdma_netlink;
+  std::vector<rn::Message> out;
+  rn::decode(datagram, out);
+  check_framed_alike(out, framed);
+  for (const rn::Message& m : out) {
     if (m.kind == rn::MessageKind::kSystem) FUZZ_CHECK(m.type == rn::kSysGetType, "system");
     if (m.kind == rn::MessageKind::kMonitor) {
       const rn::Notice& n = m.notice;
@@ -124,19 +135,8 @@ void check_ethtool(std::span<const uint8_t> datagram, uint16_t family,
   namespace et = ethtool;
   std::vector<et::Message> out;
   et::decode(datagram, family, out);
-  FUZZ_CHECK(out.size() == framed.size(), std::to_string(out.size()));
-  for (size_t i = 0; i < out.size() && i < framed.size(); ++i) {
-    const et::Message& m = out[i];
-    const devlink::Message& d = framed[i];
-    FUZZ_CHECK(m.type == d.type && m.flags == d.flags && m.seq == d.seq && m.pid == d.pid,
-               "the same header");
-    const bool bad_length = m.problem.starts_with("message length");
-    FUZZ_CHECK(bad_length == d.problem.starts_with("message length"), m.problem);
-    if (bad_length) FUZZ_CHECK(m.problem == d.problem && i + 1 == out.size(), m.problem);
-    if (m.kind == et::MessageKind::kMalformed)
-      FUZZ_CHECK(!m.problem.empty(), "a malformed message says why");
-    if (m.kind == et::MessageKind::kError)
-      FUZZ_CHECK(m.error >= 0 && m.error <= 4095, std::to_string(m.error));
+  check_framed_alike(out, framed);
+  for (const et::Message& m : out) {
     if (m.kind == et::MessageKind::kFamily) FUZZ_CHECK(m.type == 0x10, "the controller's");
     if (m.kind != et::MessageKind::kFec && m.kind != et::MessageKind::kPhyStats) continue;
     FUZZ_CHECK(family != 0 && m.type == family, "a reply is of the ethtool family");

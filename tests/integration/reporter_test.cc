@@ -42,6 +42,14 @@ struct DaemonWithReportSubscriber {
   LineClient subscriber;
 };
 
+// A daemon on the two-adapter fabric and a reporter connected to it (closed before the daemon
+// stops).
+struct DaemonWithReporter {
+  SimFabric sim{topology("two-adapters")};
+  DaemonProcess daemon{sim};
+  ReporterPtr r = open_reporter(daemon.socket());
+};
+
 TEST(Reporter, AStoppedDaemonTakesTheReportAtOnceAndAnswersWhenItResumes) {
   DaemonWithReportSubscriber setup;
   auto& [sim, daemon, subscriber] = setup;
@@ -95,9 +103,8 @@ TEST(Reporter, AReportWrittenBeforeTheReporterClosesIsPublished) {
 }
 
 TEST(Reporter, ARefusedReportIsAnsweredOnTheFdWithTheDaemonsWords) {
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim);
-  ReporterPtr r = open_reporter(daemon.socket());
+  DaemonWithReporter setup;
+  const ReporterPtr& r = setup.r;
   ASSERT_TRUE(r);
   rdmaev_event_report report = qp_fatal(nullptr);
   report.device = "mlx9_9";
@@ -112,9 +119,8 @@ TEST(Reporter, ARefusedReportIsAnsweredOnTheFdWithTheDaemonsWords) {
 // RDMAEV_EVENT_REPORT_INIT is refused before anything is sent, saying why; one from a newer
 // client.h, with members this library does not know after its own, is taken.
 TEST(Reporter, AReportIsReadUpToTheSizeItCarries) {
-  SimFabric sim(topology("two-adapters"));
-  DaemonProcess daemon(sim);
-  ReporterPtr r = open_reporter(daemon.socket());
+  DaemonWithReporter setup;
+  const ReporterPtr& r = setup.r;
   ASSERT_TRUE(r);
   rdmaev_event_report unsized = qp_fatal(nullptr);
   unsized.size = 0;

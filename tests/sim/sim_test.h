@@ -107,17 +107,59 @@ inline std::string two_adapters() {
   return rdmatest::topology("two-adapters");
 }
 
+// " ARG1 ARG2 ...": the words after "rdma-sim", for a failure message.
+inline std::string command_words(const std::vector<std::string>& args) {
+  std::string cmd;
+  for (const std::string& a : args)
+    cmd += " " + a;
+  return cmd;
+}
+
 // `rdma-sim ARGS` must succeed; returns its stdout.
 inline std::string ctl_ok(const SimFabric& sim, const std::vector<std::string>& args) {
   const rdmatest::CommandResult r = sim.ctl(args);
   if (r.exit_code() != 0) {
-    std::string cmd;
-    for (const std::string& a : args)
-      cmd += " " + a;
-    throw rdmatest::HarnessError("rdma-sim" + cmd + " failed (" + r.status.describe() +
-                                 "): " + r.err);
+    throw rdmatest::HarnessError("rdma-sim" + command_words(args) + " failed (" +
+                                 r.status.describe() + "): " + r.err);
   }
   return r.out;
+}
+
+// A command the simulator must refuse, and how: exit status 1 (what it names is not in the
+// fabric, or cannot take it) unless another is given (2: a usage error).
+struct RefusedCommand {
+  RefusedCommand(std::vector<std::string> a, int code, std::string e)
+      : args(std::move(a)), exit_code(code), error(std::move(e)) {}
+  RefusedCommand(std::vector<std::string> a, std::string e)
+      : RefusedCommand(std::move(a), 1, std::move(e)) {}
+  std::vector<std::string> args;
+  int exit_code;
+  std::string error;  // the whole stderr
+};
+
+// Runs each of `cases` against `sim`: each exits with its code, says its error and prints
+// nothing on stdout.
+inline void expect_refused(const SimFabric& sim, const std::vector<RefusedCommand>& cases) {
+  for (const RefusedCommand& c : cases) {
+    const rdmatest::CommandResult r = sim.ctl(c.args);
+    const std::string cmd = command_words(c.args);
+    EXPECT_EQ(r.exit_code(), c.exit_code) << cmd;
+    EXPECT_EQ(r.err, c.error) << cmd;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+}
+
+// `rdma-sim start --foreground` on a topology file of `text` (in a directory of its own, gone
+// once it returns: a topology the simulator refuses starts nothing there).
+struct TopologyStart {
+  std::string file;  // the topology file's path, which the simulator's errors name
+  rdmatest::CommandResult result;
+};
+inline TopologyStart start_with_topology(const std::string& text) {
+  rdmatest::TempDir tmp;
+  const std::string file = tmp.write("topo.json", text);
+  return {file, rdmatest::run_command({rdmatest::rdma_sim_bin(), "start", "--foreground", "-t",
+                                       file, "--dir", tmp.file("fabric")})};
 }
 
 // "VERSION name" for each defined dynamic symbol; hidden (non-default) versions in parentheses.

@@ -61,11 +61,7 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
        "invalid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
   };
   for (const BadTopology& c : cases) {
-    rdmatest::TempDir tmp;
-    const std::string file = tmp.write("topo.json", c.json);
-    const rdmatest::CommandResult r =
-        rdmatest::run_command({rdmatest::rdma_sim_bin(), "start", "--foreground", "-t", file,
-                               "--dir", tmp.file("fabric")});
+    const auto [file, r] = start_with_topology(c.json);
     EXPECT_EQ(r.exit_code(), 78) << c.json;
     EXPECT_EQ(r.out, "") << c.json;
     const std::string prefix = "rdma-sim: " + file + ": " + c.error;
@@ -78,16 +74,10 @@ TEST(Cli, MalformedTopologiesAreRefusedNamingFileFieldAndValue) {
   EXPECT_EQ(missing.err, "rdma-sim: /nonexistent.json: cannot open: No such file or directory\n");
 }
 
-struct BadCommand {
-  std::vector<std::string> args;
-  int exit_code;
-  const char* error;  // the whole stderr
-};
-
 TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
   Sim sim(two_adapters());
   const json before = sim.show();
-  const BadCommand cases[] = {
+  const std::vector<RefusedCommand> cases = {
       {{"port", "down", "mlx5_7/1"}, 1, "rdma-sim: no device mlx5_7\n"},
       {{"port", "down", "mlx5_0/2"}, 1, "rdma-sim: device mlx5_0 has no port 2 (ports 1..1)\n"},
       {{"port", "down", "mlx5_0"},
@@ -165,15 +155,7 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
        "rdma-sim: set: query-latency-us \"-5\" is not a number (usage: rdma-sim set "
        "query-latency-us N)\n"},
   };
-  for (const BadCommand& c : cases) {
-    const rdmatest::CommandResult r = sim.ctl(c.args);
-    std::string cmd;
-    for (const std::string& a : c.args)
-      cmd += " " + a;
-    EXPECT_EQ(r.exit_code(), c.exit_code) << cmd;
-    EXPECT_EQ(r.err, c.error) << cmd;
-    EXPECT_EQ(r.out, "") << cmd;
-  }
+  expect_refused(sim, cases);
   EXPECT_EQ(sim.show(), before);
   EXPECT_EQ(sim.stats()["totals"]["events_queued"], 0);
 

@@ -79,12 +79,6 @@ TEST(CounterFaults, EachModeReadsAsAReaderSeesItAndOkBringsTheValueBack) {
   EXPECT_EQ(dir_names(f.port_file("rxe0", "hw_counters")), sorted(want));
 }
 
-struct RefusedCounterCommand {
-  std::vector<std::string> args;
-  int exit_code;
-  std::string error;  // the whole stderr
-};
-
 TEST(CounterFaults, UnknownNamesBadValuesAndModesAreRefusedAndChangeNothing) {
   CounterFabric f;
   const json before = f.sim.show();
@@ -102,7 +96,7 @@ TEST(CounterFaults, UnknownNamesBadValuesAndModesAreRefusedAndChangeNothing) {
       "roce_adp_retrans_to, roce_slow_restart, roce_slow_restart_cnps, roce_slow_restart_trans, "
       "rp_cnp_ignored, rp_cnp_handled, np_ecn_marked_roce_packets, np_cnp_sent, "
       "rx_icrc_encapsulated";
-  const RefusedCounterCommand cases[] = {
+  const std::vector<RefusedCommand> cases = {
       {{"counter", "add", "mlx5_0/1", "symbol_errors", "1"},
        1,
        "rdma-sim: mlx5_0/1 has no counter \"symbol_errors\" (counters/: " + pma +
@@ -151,15 +145,7 @@ TEST(CounterFaults, UnknownNamesBadValuesAndModesAreRefusedAndChangeNothing) {
        "rdma-sim: counter set: wrong number of arguments (usage: rdma-sim counter set DEV/PORT "
        "NAME N)\n"},
   };
-  for (const RefusedCounterCommand& c : cases) {
-    const rdmatest::CommandResult r = f.sim.ctl(c.args);
-    std::string cmd;
-    for (const std::string& a : c.args)
-      cmd += " " + a;
-    EXPECT_EQ(r.exit_code(), c.exit_code) << cmd;
-    EXPECT_EQ(r.err, c.error) << cmd;
-    EXPECT_EQ(r.out, "") << cmd;
-  }
+  expect_refused(f.sim, cases);
   EXPECT_EQ(f.sim.show(), before);
   EXPECT_EQ(read_as_reader(f.port_file("mlx5_0", "counters/link_downed")), "0\n");
 
@@ -196,12 +182,7 @@ TEST(CounterFaults, TopologyCounterFieldsAreChecked) {
        "devices[0].ports[0].counter_values: expected an object, got [1]\n"},
   };
   for (const BadCounterTopology& c : cases) {
-    rdmatest::TempDir tmp;
-    const std::string file =
-        tmp.write("topo.json", std::string(R"({"devices":)") + c.devices + "}");
-    const rdmatest::CommandResult r =
-        rdmatest::run_command({rdmatest::rdma_sim_bin(), "start", "--foreground", "-t", file,
-                               "--dir", tmp.file("fabric")});
+    const auto [file, r] = start_with_topology(std::string(R"({"devices":)") + c.devices + "}");
     EXPECT_EQ(r.exit_code(), 78) << c.devices;
     EXPECT_EQ(r.err, "rdma-sim: " + file + ": " + c.error) << c.devices;
     EXPECT_EQ(r.out, "") << c.devices;

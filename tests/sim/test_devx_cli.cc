@@ -31,10 +31,7 @@ TEST(DevxCli, TopologyFieldsAreChecked) {
        "devices[0].ports[0].module: 256 is out of range (0..255)"},
   };
   for (const auto& [text, error] : cases) {
-    rdmatest::TempDir tmp;
-    const std::string file = tmp.write("topo.json", text);
-    const rdmatest::CommandResult r = rdmatest::run_command(
-        {rdmatest::rdma_sim_bin(), "start", "--foreground", "-t", file, "--dir", tmp.file("f")});
+    const auto [file, r] = start_with_topology(text);
     EXPECT_EQ(r.exit_code(), 78) << text;
     const std::string prefix = "rdma-sim: " + file + ": " + error;
     EXPECT_EQ(r.err.substr(0, prefix.size()), prefix) << r.err;

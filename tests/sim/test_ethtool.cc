@@ -233,6 +233,19 @@ TEST(Ethtool, RequestsTheKernelRefusesGetItsErrors) {
         .u32(et::kHeaderFlags, flags)
         .end();
   };
+  // STATS_GET of one group by its name, the verbose list bitset that ethtool(8) sends.
+  const auto group_by_name = [&](const char* name) {
+    return header_flags(0, et::kStatsHeader)
+        .nest(et::kStatsGroups | kNested)
+        .attr(et::kBitsetNomask, nullptr, 0)
+        .nest(et::kBitsetBits | kNested)
+        .nest(et::kBitsetBitsBit | kNested)
+        .str(et::kBitsetBitName, name)
+        .end()
+        .end()
+        .end()
+        .done();
+  };
   struct Case {
     const char* what;
     Bytes request;
@@ -278,18 +291,7 @@ TEST(Ethtool, RequestsTheKernelRefusesGetItsErrors) {
            .end()
            .done(),
        EINVAL},
-      {"an unknown group name",
-       header_flags(0, et::kStatsHeader)
-           .nest(et::kStatsGroups | kNested)
-           .attr(et::kBitsetNomask, nullptr, 0)
-           .nest(et::kBitsetBits | kNested)
-           .nest(et::kBitsetBitsBit | kNested)
-           .str(et::kBitsetBitName, "eth-nope")
-           .end()
-           .end()
-           .end()
-           .done(),
-       EOPNOTSUPP},
+      {"an unknown group name", group_by_name("eth-nope"), EOPNOTSUPP},
       {"ETHTOOL_MSG_LINKSTATE_GET, not modelled", Msg(kFamily, NLM_F_REQUEST, 20).genl(6, 1).done(),
        EOPNOTSUPP},
   };
@@ -297,16 +299,7 @@ TEST(Ethtool, RequestsTheKernelRefusesGetItsErrors) {
     EXPECT_EQ(f.ask(c.request), error_message(f.pid, c.request, c.error)) << c.what;
 
   // The verbose form that ethtool(8) sends, by name: answered.
-  const Bytes verbose = header_flags(0, et::kStatsHeader)
-                            .nest(et::kStatsGroups | kNested)
-                            .attr(et::kBitsetNomask, nullptr, 0)
-                            .nest(et::kBitsetBits | kNested)
-                            .nest(et::kBitsetBitsBit | kNested)
-                            .str(et::kBitsetBitName, "eth-phy")
-                            .end()
-                            .end()
-                            .end()
-                            .done();
+  const Bytes verbose = group_by_name("eth-phy");
   EXPECT_EQ(f.ask(verbose), phy_reply(20, f.pid, 4, "ens1f0", 0));
 }
 
@@ -341,11 +334,7 @@ TEST(Ethtool, TheCountersAreShownAndRefusedWhereTheyDoNotExist) {
                 .find("\n    fec rs\n    ethtool/  fec_corrected_blocks 1000  (3 more at 0)\n"),
             std::string::npos);
 
-  struct Refused {
-    std::vector<std::string> args;
-    std::string error;
-  };
-  const std::vector<Refused> cases = {
+  const std::vector<RefusedCommand> cases = {
       {{"counter", "add", "mlx5_0/1", "ethtool/symbol_errors", "1"},
        "rdma-sim: mlx5_0/1 is an InfiniBand port: it has no netdev, so no ethtool/symbol_errors "
        "(ethtool counters are for RoCE ports)\n"},
@@ -358,11 +347,7 @@ TEST(Ethtool, TheCountersAreShownAndRefusedWhereTheyDoNotExist) {
        "rdma-sim: counter fail is for sysfs counters: ethtool/symbol_errors is read over ethtool "
        "netlink and takes only add and set\n"},
   };
-  for (const Refused& c : cases) {
-    const rdmatest::CommandResult r = f.sim.ctl(c.args);
-    EXPECT_EQ(r.exit_code(), 1) << c.args[3];
-    EXPECT_EQ(r.err, c.error) << c.args[3];
-  }
+  expect_refused(f.sim, cases);
 }
 
 TEST(Ethtool, TopologyEthtoolFieldsAreChecked) {
@@ -389,12 +374,7 @@ TEST(Ethtool, TopologyEthtoolFieldsAreChecked) {
        "PHY statistics (fec \"unsupported\")\n"},
   };
   for (const Bad& c : cases) {
-    rdmatest::TempDir tmp;
-    const std::string file =
-        tmp.write("topo.json", std::string(R"({"devices":)") + c.devices + "}");
-    const rdmatest::CommandResult r =
-        rdmatest::run_command({rdmatest::rdma_sim_bin(), "start", "--foreground", "-t", file,
-                               "--dir", tmp.file("fabric")});
+    const auto [file, r] = start_with_topology(std::string(R"({"devices":)") + c.devices + "}");
     EXPECT_EQ(r.exit_code(), 78) << c.devices;
     EXPECT_EQ(r.err, "rdma-sim: " + file + ": " + c.error) << c.devices;
   }

@@ -24,28 +24,24 @@ TEST(Decode, EveryNamedTypeMapsToItsKind) {
     EXPECT_EQ(decode_event({type, 1}, 1).kind, kind) << type;
 }
 
-TEST(Decode, DeviceFatalIsDeviceScopedAndKeepsItsRawElement) {
-  const DecodedEvent unplug = decode_event({event_type::kDeviceFatal, 0}, 2);
-  EXPECT_EQ(unplug.kind, EventKind::kDeviceFatal);
-  EXPECT_EQ(unplug.port, 0u);
-  EXPECT_EQ(unplug.element, 0u);
-  const DecodedEvent firmware = decode_event({event_type::kDeviceFatal, 1}, 2);
-  EXPECT_EQ(firmware.port, 0u);
-  EXPECT_EQ(firmware.element, 1u);
-}
-
-TEST(Decode, DeviceSpeedChangeIsDeviceScopedAndKeepsItsRawElement) {
-  // 20 by number: rdma-core 44's verbs.h does not name it, and its libibverbs passes it through.
-  const DecodedEvent ev = decode_event({20, 0}, 2);
-  EXPECT_EQ(ev.kind, EventKind::kDeviceSpeedChange);
-  EXPECT_EQ(ev.type, 20);
-  EXPECT_EQ(ev.port, 0u);
-  EXPECT_EQ(ev.element, 0u);
-  // An element that happens to be a port number does not make it a port event.
-  const DecodedEvent odd = decode_event({20, 1}, 2);
-  EXPECT_EQ(odd.kind, EventKind::kDeviceSpeedChange);
-  EXPECT_EQ(odd.port, 0u);
-  EXPECT_EQ(odd.element, 1u);
+TEST(Decode, DeviceScopedEventsKeepTheirRawElement) {
+  // 20 (device_speed_change) by number: rdma-core 44's verbs.h does not name it, and its
+  // libibverbs passes it through.
+  const std::pair<uint32_t, EventKind> device_events[] = {
+      {event_type::kDeviceFatal, EventKind::kDeviceFatal},
+      {20, EventKind::kDeviceSpeedChange},
+  };
+  for (const auto& [type, kind] : device_events) {
+    // 0 for an unplug, 1 for a firmware error; an element that happens to be a port number
+    // does not make it a port event.
+    for (const uint32_t element : {0u, 1u}) {
+      const DecodedEvent ev = decode_event({type, element}, 2);
+      EXPECT_EQ(ev.kind, kind) << type << " " << element;
+      EXPECT_EQ(ev.type, static_cast<int>(type)) << type << " " << element;
+      EXPECT_EQ(ev.port, 0u) << type << " " << element;
+      EXPECT_EQ(ev.element, element) << type << " " << element;
+    }
+  }
 }
 
 TEST(Decode, UnknownTypeIsKeptWithItsNumberAndPort) {

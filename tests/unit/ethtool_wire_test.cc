@@ -99,27 +99,25 @@ TEST(EthtoolWire, TheFamilyRequestIsTheControllersGetFamilyForEthtool) {
   EXPECT_EQ(family_request(1, 1234), want);
 }
 
-TEST(EthtoolWire, TheFecRequestNamesTheNetdevByIfindexAndAsksForStatistics) {
-  const Bytes want = {
+TEST(EthtoolWire, TheFecRequestNamesTheNetdevAndAsksForStatistics) {
+  const Bytes by_index = {
       0x28, 0,    0,    0,    0x15, 0,    0x01, 0,  // length 40, the family, NLM_F_REQUEST
       0x07, 0,    0,    0,    0xd2, 0x04, 0,    0,  // seq 7, port id 1234
       0x1d, 0x01, 0,    0,                          // ETHTOOL_MSG_FEC_GET (29), version 1
       0x14, 0,    0x01, 0x80,                       // ETHTOOL_A_FEC_HEADER | NLA_F_NESTED, 20 bytes
       0x08, 0,    0x01, 0,    4,    0,    0,    0,  //   ETHTOOL_A_HEADER_DEV_INDEX 4
       0x08, 0,    0x03, 0,    4,    0,    0,    0};  //   ETHTOOL_A_HEADER_FLAGS ETHTOOL_FLAG_STATS
-  EXPECT_EQ(fec_request(kFamily, 4u, 7, 1234), want);
-}
+  EXPECT_EQ(fec_request(kFamily, 4u, 7, 1234), by_index);
 
-TEST(EthtoolWire, AFecRequestMayNameTheNetdevByItsName) {
   // A RoCE GID's ndevs file gives the name: ETHTOOL_A_HEADER_DEV_NAME, NUL-terminated.
-  const Bytes want = {
+  const Bytes by_name = {
       0x2c, 0,    0,    0,    0x15, 0,    0x01, 0,  // length 44, the family, NLM_F_REQUEST
       0x07, 0,    0,    0,    0xd2, 0x04, 0,    0,  // seq 7, port id 1234
       0x1d, 0x01, 0,    0,                          // ETHTOOL_MSG_FEC_GET (29), version 1
       0x18, 0,    0x01, 0x80,                       // ETHTOOL_A_FEC_HEADER | NLA_F_NESTED, 24 bytes
       0x09, 0,    0x02, 0,    'e',  't',  'h',  '1', 0, 0, 0, 0,  //   DEV_NAME "eth1", padded
       0x08, 0,    0x03, 0,    4,    0,    0,    0};  //   ETHTOOL_A_HEADER_FLAGS ETHTOOL_FLAG_STATS
-  EXPECT_EQ(fec_request(kFamily, std::string("eth1"), 7, 1234), want);
+  EXPECT_EQ(fec_request(kFamily, std::string("eth1"), 7, 1234), by_name);
 }
 
 TEST(EthtoolWire, ThePhyStatsRequestAsksForTheEthPhyGroupAsACompactList) {
@@ -166,31 +164,42 @@ TEST(EthtoolWire, TheControllersAnswerGivesTheFamilyIdAndTheMonitorGroup) {
   EXPECT_EQ(o.problem, "the family is \"devlink\", not ethtool");
 }
 
-TEST(EthtoolWire, AnRsReplyWithTotalsOnlyGivesEachTotal) {
-  const Message m = one(fec_reply(kLinkModeFecRs, {1234}, {5}, {98765}).done());
-  ASSERT_EQ(m.kind, MessageKind::kFec) << m.problem;
-  EXPECT_EQ(m.seq, 3u);
-  EXPECT_EQ(m.ifindex, 4u);
-  EXPECT_EQ(m.ifname, "ens1f0");
-  PhyStats want;
-  want.fec_corrected_blocks = 1234;
-  want.fec_uncorrectable_blocks = 5;
-  want.fec_corrected_bits = 98765;
-  want.fec_mode = "rs";
-  EXPECT_EQ(m.stats, want);
-}
-
-TEST(EthtoolWire, ABaseRReplyWithFourLanesGivesTheKernelsSum) {
-  // fec_stats_recalc: element 0 is the sum of the lanes, then each lane.
-  const Message m =
-      one(fec_reply(kLinkModeFecBaser, {10, 1, 2, 3, 4}, {3, 0, 0, 3, 0}, {77}).done());
-  ASSERT_EQ(m.kind, MessageKind::kFec) << m.problem;
-  PhyStats want;
-  want.fec_corrected_blocks = 10;
-  want.fec_uncorrectable_blocks = 3;
-  want.fec_corrected_bits = 77;
-  want.fec_mode = "baser";
-  EXPECT_EQ(m.stats, want);
+TEST(EthtoolWire, AFecReplyGivesEachStatisticsTotalAndTheActiveMode) {
+  struct Case {
+    const char* what;
+    uint32_t active;
+    std::vector<uint64_t> corrected, uncorrectable, bits;
+    PhyStats want;
+  };
+  const Case cases[] = {
+      {"RS with totals only",
+       kLinkModeFecRs,
+       {1234},
+       {5},
+       {98765},
+       {.fec_corrected_blocks = 1234,
+        .fec_uncorrectable_blocks = 5,
+        .fec_corrected_bits = 98765,
+        .fec_mode = "rs"}},
+      // fec_stats_recalc: element 0 is the sum of the lanes, then each lane.
+      {"BASE-R on four lanes: the kernel's sum",
+       kLinkModeFecBaser,
+       {10, 1, 2, 3, 4},
+       {3, 0, 0, 3, 0},
+       {77},
+       {.fec_corrected_blocks = 10,
+        .fec_uncorrectable_blocks = 3,
+        .fec_corrected_bits = 77,
+        .fec_mode = "baser"}},
+  };
+  for (const Case& c : cases) {
+    const Message m = one(fec_reply(c.active, c.corrected, c.uncorrectable, c.bits).done());
+    ASSERT_EQ(m.kind, MessageKind::kFec) << c.what << ": " << m.problem;
+    EXPECT_EQ(m.seq, 3u) << c.what;
+    EXPECT_EQ(m.ifindex, 4u) << c.what;
+    EXPECT_EQ(m.ifname, "ens1f0") << c.what;
+    EXPECT_EQ(m.stats, c.want) << c.what;
+  }
 }
 
 TEST(EthtoolWire, EmptyArraysAreNotReportedRatherThanZero) {

@@ -56,6 +56,17 @@ inline constexpr uint32_t kLinkModeFecNone = 49;   // "None": FEC off
 inline constexpr uint32_t kLinkModeFecRs = 50;     // "RS"
 inline constexpr uint32_t kLinkModeFecBaser = 51;  // "BASER" (FireCode)
 inline constexpr uint32_t kLinkModeFecLlrs = 74;   // "LLRS"
+// Each encoding: its bit, the name the daemon and rdma-sim give it ("off" for FEC off), and
+// link_mode_names' (what a verbose bitset carries).
+struct FecEncoding {
+  uint32_t link_mode_bit;
+  std::string_view name;
+  std::string_view link_mode_name;
+};
+inline constexpr FecEncoding kFecEncodings[] = {{kLinkModeFecNone, "off", "None"},
+                                                {kLinkModeFecRs, "rs", "RS"},
+                                                {kLinkModeFecBaser, "baser", "BASER"},
+                                                {kLinkModeFecLlrs, "llrs", "LLRS"}};
 // __ETHTOOL_LINK_MODE_MASK_NBITS of 6.1: the size of the FEC_GET reply's mode bitset (grows
 // as kernels add link modes).
 inline constexpr uint32_t kLinkModeBits61 = 93;
