@@ -106,6 +106,24 @@ class LinkHealth : public ::testing::Test {
   std::optional<DaemonProcess> d_;
 };
 
+// The `link_health` block's entry of a port in a status reply (an empty object, and a failure,
+// when it has none).
+inline json link_port(const json& status, const std::string& device, int port) {
+  for (const json& p : status["link_health"]["ports"]) {
+    if (p["device"] == device && p["port"] == port) return p;
+  }
+  ADD_FAILURE() << device << "/" << port << " is not in " << status["link_health"];
+  return json::object();
+}
+
+// Whether the daemon judged the port within 10 s: a baseline, then a read that found it clean.
+// Errors counted after it are the link's own.
+inline bool judged_clean(DaemonProcess& d, const std::string& device, int port) {
+  return rdmatest::wait_until(
+      [&] { return link_port(d.status(), device, port)["quality"] == "clean"; },
+      std::chrono::seconds(10));
+}
+
 inline int64_t link_test_wall_now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())

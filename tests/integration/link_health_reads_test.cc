@@ -21,14 +21,6 @@
 namespace rdma_eventd::test {
 namespace {
 
-json link_port(const json& status, const std::string& device, int port) {
-  for (const json& p : status["link_health"]["ports"]) {
-    if (p["device"] == device && p["port"] == port) return p;
-  }
-  ADD_FAILURE() << device << "/" << port << " is not in " << status["link_health"];
-  return json::object();
-}
-
 json health_port(DaemonProcess& d, const std::string& device, int port) {
   const rdmatest::CommandResult js = rdmatest::run_command(
       {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health", "--json"});
@@ -51,10 +43,7 @@ TEST_F(LinkHealth, AHungReadIsReportedOnceAndHoldsNoOtherDevicesRecords) {
   json config = fast_link_health();
   config["read_deadline_s"] = 1;
   DaemonProcess& d = start_judged(config);
-  // Judged: read twice, clean.
-  ASSERT_TRUE(
-      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_0", 1)["quality"] == "clean"; },
-                           std::chrono::seconds(10)));
+  ASSERT_TRUE(judged_clean(d, "mlx5_0", 1));
   EXPECT_EQ(health_port(d, "mlx5_0", 1)["link_quality"], "clean");
 
   const int64_t hung_from = link_test_wall_now_us();
@@ -99,9 +88,7 @@ TEST_F(LinkHealth, AHungReadIsReportedOnceAndHoldsNoOtherDevicesRecords) {
   d.require_log("mlx5_0: the read of " + symbol_error_file() + " returned after ");
   const Record judged = next_link(d, "mlx5_0/1", "judged");
   EXPECT_EQ(judged.link->reason, "read_hung");
-  ASSERT_TRUE(
-      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_0", 1)["quality"] == "clean"; },
-                           std::chrono::seconds(10)));
+  ASSERT_TRUE(judged_clean(d, "mlx5_0", 1));
   // Reported once: one count, one log line.
   EXPECT_EQ(d.status()["link_health"]["reads_hung"], 1);
   const std::string log = d.log_tail(400);
@@ -153,9 +140,7 @@ TEST_F(LinkHealth, ErrorsWhileALinkTrainsGiveNoVerdictAfterItComesUp) {
 // counters/symbol_error, which the daemon does not read on it.
 TEST_F(LinkHealth, ARocePortIsJudgedByItsNetdevsFecStatisticsNotBySymbolError) {
   DaemonProcess& d = start_judged();
-  ASSERT_TRUE(
-      rdmatest::wait_until([&] { return link_port(d.status(), "mlx5_1", 1)["quality"] == "clean"; },
-                           std::chrono::seconds(10)));
+  ASSERT_TRUE(judged_clean(d, "mlx5_1", 1));
   const json port = link_port(d.status(), "mlx5_1", 1);
   EXPECT_EQ(port["counters"]["ethtool/fec_uncorrectable_blocks"], 0) << port;
   EXPECT_TRUE(port["counters"].contains("ethtool/fec_corrected_blocks")) << port;

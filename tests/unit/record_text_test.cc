@@ -153,16 +153,30 @@ TEST(RecordText, LinkQualitySaysWhatTheCountersShowed) {
   EXPECT_EQ(describe(r),
             "mlx5_0 port 1: 2 link downs too brief for an event (hw_counters/link_downed now 7), "
             "counted as downs");
-  r.link->change = "unknown";
-  r.link->counter = "symbol_error";
-  r.link->reason = "read_hung";
-  r.link->since_us = 1795342530123456;
-  EXPECT_EQ(describe(r),
-            "mlx5_0 port 1: link quality unknown: a read of its counters has not returned "
-            "(symbol_error) since 2026-11-22T10:15:30.123456Z");
-  r.link->change = "judged";
-  r.link->since_us = 0;
-  EXPECT_EQ(describe(r), "mlx5_0 port 1: link quality judged again: symbol_error read");
+}
+
+TEST(RecordText, AnUnknownLinkQualitySaysWhyAndSinceWhenAndAJudgedOneEndsIt) {
+  Record r = record_about(EventKind::kLinkQuality, Severity::kWarning, "mlx5_0", "", 1);
+  const struct {
+    LinkQualityEvent link;
+    const char* text;
+  } cases[] = {
+      {{.change = "unknown",
+        .counter = "symbol_error",
+        .reason = "read_hung",
+        .since_us = 1795342530123456},
+       "mlx5_0 port 1: link quality unknown: a read of its counters has not returned "
+       "(symbol_error) since 2026-11-22T10:15:30.123456Z"},
+      {{.change = "unknown", .counter = "hw_counters/link_downed", .reason = "read_failing"},
+       "mlx5_0 port 1: link quality unknown: its counters fail to read, read again after a "
+       "backoff (hw_counters/link_downed)"},
+      {{.change = "judged", .counter = "symbol_error", .reason = "read_hung"},
+       "mlx5_0 port 1: link quality judged again: symbol_error read"},
+  };
+  for (const auto& c : cases) {
+    r.link = c.link;
+    EXPECT_EQ(describe(r), c.text);
+  }
 }
 
 TEST(RecordText, PortHealthSaysTheVerdictWhatItWasAndWhy) {
