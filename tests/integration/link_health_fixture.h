@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon_process.h"
+#include "paths.h"
 #include "temp_dir.h"
 #include "test_support.h"
 
