@@ -231,7 +231,8 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   }
   Device& d = *last_device_;
   Port& p = d.ports[r.port];
-  if (set_link_up(d, p, link_is_up(r.port_info->state)))
+  // A port new to the monitor, or whose link changed: what its link quality is now.
+  if (set_link_up(d, p, link_is_up(r.port_info->state)) || p.unknown_since_wall_us == 0)
     update_unknown(r.device, d, r.port, p, now, out);
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {

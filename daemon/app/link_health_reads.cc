@@ -252,6 +252,8 @@ void LinkHealthMonitor::update_unknown(const std::string& name, const Device& d,
     unknown = "no_error_counters";
   else
     unknown = p.quality.unknown();
+  // A port watched from now on: what it is (not read yet, most often) is since now.
+  if (p.unknown_since_wall_us == 0) p.unknown_since_wall_us = since_wall_us.value_or(now.wall_us);
   if (unknown == p.unknown) return;
   const bool of_reads =
       unknown == "read_hung" || unknown == "unreadable" || unknown == "read_failing";
