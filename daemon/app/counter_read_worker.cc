@@ -47,11 +47,6 @@ CounterReadWorker::~CounterReadWorker() {
   // reference, a thread's or ours.
 }
 
-size_t CounterReadWorker::threads() const {
-  std::lock_guard lock(shared_->mutex);
-  return shared_->threads;
-}
-
 bool CounterReadWorker::start(std::shared_ptr<CounterReadJob> job) {
   std::unique_lock lock(shared_->mutex);
   if (shared_->idle == 0) {
@@ -60,7 +55,6 @@ bool CounterReadWorker::start(std::shared_ptr<CounterReadJob> job) {
     } catch (const std::system_error&) {
       return false;  // no thread now (EAGAIN at the task limit): read at the next turn
     }
-    ++shared_->threads;
     ++shared_->idle;
   }
   --shared_->idle;

@@ -78,7 +78,6 @@ class CounterReadWorker {
   // be started (the job is then not read; the caller tries again later).
   bool start(std::shared_ptr<CounterReadJob> job);
   size_t in_flight() const { return in_flight_; }
-  size_t threads() const;
 
  private:
   // What the threads share with the loop: it outlives the worker while a thread still reads.
@@ -86,7 +85,6 @@ class CounterReadWorker {
     std::mutex mutex;
     std::condition_variable wake;  // a job to read, or closed
     bool closed = false;           // the worker is gone: threads end, results are dropped
-    size_t threads = 0;
     size_t idle = 0;
     std::deque<std::shared_ptr<CounterReadJob>> todo;
     std::string ethtool_stand_in;

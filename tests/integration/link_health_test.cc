@@ -410,7 +410,7 @@ TEST_F(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsRead
   EXPECT_EQ(bad.link->value, 100u);
 }
 
-TEST_F(LinkHealth, ASweepOfManyPortsReadsThemAllAFewAtATurn) {
+TEST_F(LinkHealth, ASweepOfManyDevicesReadsEveryPortWithinThePeriod) {
   // 16 devices x 2 ports: a sweep reads every device beside the loop (each in a thread of the
   // pool), and reaches them all within the period: the last port's errors and the first's are
   // both found.
