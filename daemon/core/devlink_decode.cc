@@ -18,7 +18,7 @@ constexpr netlink_wire::FamilyQuery kFamilyQuery{kFamilyName, kConfigGroupName, 
                                                  netlink_wire::Repeated::kLastCounts};
 
 bool str(const Attr& a, std::string& out, std::string_view what, std::string& problem) {
-  return netlink_wire::string_attr(a, out, what, kMaxNameLength, problem);
+  return netlink_wire::name_attr(a, out, what, kMaxNameLength, problem);
 }
 
 template <typename T>
@@ -101,6 +101,52 @@ void decode_reporter(std::span<const uint8_t> attrs, Message& m) {
   m.reporter = std::move(r);
 }
 
+// DEVLINK_CMD_NEW / DEL of an instance, or a port (new, dumped or deleted): told apart by the
+// port index, as the port dump's replies of kernels before 6.9 carry the instance's command.
+void decode_object(std::span<const uint8_t> attrs, Message& m) {
+  Port p;
+  bool has_index = false;
+  const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
+    switch (a.type) {
+      case DEVLINK_ATTR_BUS_NAME:
+        return str(a, p.bus, "bus name", m.problem);
+      case DEVLINK_ATTR_DEV_NAME:
+        return str(a, p.device, "device name", m.problem);
+      case DEVLINK_ATTR_PORT_INDEX: {
+        uint32_t index = 0;
+        if (!num(a, index, "port index", m.problem)) return false;
+        p.index = index;
+        has_index = true;
+        return true;
+      }
+      case DEVLINK_ATTR_PORT_NETDEV_IFINDEX:
+        return num(a, p.netdev_ifindex, "netdev ifindex", m.problem);
+      case DEVLINK_ATTR_PORT_NETDEV_NAME:
+        return str(a, p.netdev, "netdev name", m.problem);
+      default:
+        return true;  // nested instances, port type, flavour, function, ...
+    }
+  });
+  if (!framed) {
+    m.kind = MessageKind::kMalformed;
+    return;
+  }
+  const bool port_command = m.command == DEVLINK_CMD_PORT_NEW || m.command == DEVLINK_CMD_PORT_DEL;
+  const char* missing = p.bus.empty()                ? "bus name"
+                        : p.device.empty()           ? "device name"
+                        : port_command && !has_index ? "port index"
+                                                     : nullptr;
+  if (netlink_wire::malformed_if_missing(m, missing)) return;
+  if (has_index) {
+    p.added = m.command != DEVLINK_CMD_PORT_DEL && m.command != DEVLINK_CMD_DEL;
+    m.kind = MessageKind::kPort;
+    m.port = std::move(p);
+    return;
+  }
+  m.kind = MessageKind::kInstance;
+  m.instance = Instance{std::move(p.bus), std::move(p.device), m.command == DEVLINK_CMD_NEW};
+}
+
 void decode_family(std::span<const uint8_t> attrs, Message& m) {
   if (const auto f = netlink_wire::family_message(attrs, kFamilyQuery, m))
     m.family = Family{.id = f->id, .config_group = f->group};
@@ -110,6 +156,10 @@ void decode_command(std::span<const uint8_t> attrs, Message& m) {
   if (m.command == DEVLINK_CMD_HEALTH_REPORTER_GET ||
       m.command == DEVLINK_CMD_HEALTH_REPORTER_RECOVER) {
     decode_reporter(attrs, m);
+  }
+  if (m.command == DEVLINK_CMD_NEW || m.command == DEVLINK_CMD_DEL ||
+      m.command == DEVLINK_CMD_PORT_NEW || m.command == DEVLINK_CMD_PORT_DEL) {
+    decode_object(attrs, m);
   }
 }
 
@@ -129,6 +179,14 @@ std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq
   std::vector<uint8_t> out =
       netlink_wire::genl_request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq, 0,
                                  DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION);
+  netlink_wire::finish(out);
+  return out;
+}
+
+std::vector<uint8_t> port_dump_request(uint16_t devlink_family, uint32_t seq) {
+  std::vector<uint8_t> out =
+      netlink_wire::genl_request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq, 0,
+                                 DEVLINK_CMD_PORT_GET, DEVLINK_GENL_VERSION);
   netlink_wire::finish(out);
   return out;
 }

@@ -27,7 +27,8 @@ inline constexpr int kStateHealthy = 0;
 inline constexpr int kStateError = 1;
 
 // Longest name or handle part taken; longer ones make the message malformed (the kernel's are
-// at most a few dozen bytes: a bus name, a device name, a reporter name).
+// at most a few dozen bytes: a bus name, a device name, a reporter name). Names with a '/',
+// whitespace or a control character are malformed too: the kernel's never have one.
 inline constexpr size_t kMaxNameLength = 128;
 
 struct Family {
@@ -51,9 +52,36 @@ struct Reporter {
   friend bool operator==(const Reporter&, const Reporter&) = default;
 };
 
+// A devlink instance registered or unregistered (DEVLINK_CMD_NEW / DEVLINK_CMD_DEL on the config
+// group: devlink_notify() in net/devlink), which is how an instance's reporters are known to be
+// gone: a reporter destroyed with its instance sends no message of its own.
+struct Instance {
+  std::string bus;
+  std::string device;
+  bool added = true;  // false: DEVLINK_CMD_DEL
+  std::string handle() const { return bus + "/" + device; }
+  friend bool operator==(const Instance&, const Instance&) = default;
+};
+
+// A devlink port and the netdev it carries (devlink_nl_port_fill: DEVLINK_CMD_PORT_NEW and
+// PORT_DEL notifications, and the PORT_GET dump's replies, which kernels before 6.9 send with
+// the command DEVLINK_CMD_NEW). A port reporter (mlx5e's tx and rx) is about its port's netdev.
+struct Port {
+  std::string bus;
+  std::string device;
+  int64_t index = -1;
+  uint32_t netdev_ifindex = 0;  // 0: none (an InfiniBand port, a port not yet typed)
+  std::string netdev;           // DEVLINK_ATTR_PORT_NETDEV_NAME; "" none
+  bool added = true;            // false: DEVLINK_CMD_PORT_DEL
+  std::string handle() const { return bus + "/" + device; }
+  friend bool operator==(const Port&, const Port&) = default;
+};
+
 enum class MessageKind : uint8_t {
   kFamily,     // the controller's answer about a family (CTRL_CMD_NEWFAMILY)
   kReporter,   // a health reporter's state (dump reply or notification)
+  kInstance,   // an instance registered or unregistered
+  kPort,       // a devlink port: new (or dumped) or deleted
   kDone,       // NLMSG_DONE: the end of a dump
   kError,      // NLMSG_ERROR: error is the errno (positive), 0 for an acknowledgement
   kOverrun,    // NLMSG_OVERRUN
@@ -70,6 +98,8 @@ struct Message {
   uint8_t command = 0;
   Family family;
   Reporter reporter;
+  Instance instance;
+  Port port;
   int error = 0;
   std::string problem;
 };
@@ -78,8 +108,10 @@ struct Message {
 // the controller gave (0 before it is known: then only controller and control messages decode).
 void decode(std::span<const uint8_t> datagram, uint16_t devlink_family, std::vector<Message>& out);
 
-// The requests: CTRL_CMD_GETFAMILY for "devlink", and a dump of every health reporter.
+// The requests: CTRL_CMD_GETFAMILY for "devlink", and dumps of every health reporter and of
+// every devlink port.
 std::vector<uint8_t> family_request(uint32_t seq);
 std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq);
+std::vector<uint8_t> port_dump_request(uint16_t devlink_family, uint32_t seq);
 
 }  // namespace rdma_eventd::daemon::devlink

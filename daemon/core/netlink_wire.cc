@@ -18,6 +18,19 @@ bool string_attr(const Attr& a, std::string& out, std::string_view what, size_t 
   return true;
 }
 
+bool name_attr(const Attr& a, std::string& out, std::string_view what, size_t max_length,
+               std::string& problem) {
+  if (!string_attr(a, out, what, max_length, problem)) return false;
+  for (const char c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f || c == '/') {
+      problem = std::string(what) + " has a byte a name cannot have";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool error_code(std::span<const uint8_t> payload, int& error, std::string& problem) {
   if (payload.size() < sizeof(int32_t)) {
     problem = "error message of " + std::to_string(payload.size()) + " bytes";

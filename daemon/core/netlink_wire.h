@@ -86,6 +86,12 @@ class Seen {
 bool string_attr(const Attr& a, std::string& out, std::string_view what, size_t max_length,
                  std::string& problem);
 
+// A device, netdev or reporter name as the kernel allows it: a string_attr with no '/', no
+// whitespace or control character (dev_valid_name(); ib_device_rename() and devlink's names take
+// the same). Anything else did not come from it, and would reach the log as it is.
+bool name_attr(const Attr& a, std::string& out, std::string_view what, size_t max_length,
+               std::string& problem);
+
 template <typename T>
 bool number_attr(const Attr& a, T& out, std::string_view what, std::string& problem) {
   if (a.payload.size() < sizeof(T)) {

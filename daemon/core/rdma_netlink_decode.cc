@@ -11,22 +11,6 @@ namespace {
 using netlink_wire::Attr;
 using netlink_wire::for_each_attr;
 
-// A device or netdev name as the kernel allows it: no '/', no whitespace or control character
-// (dev_valid_name(), and ib_device_rename() takes the same). Anything else did not come from
-// it, and would reach the log as it is.
-bool name_attr(const Attr& a, std::string& out, std::string_view what, size_t max_length,
-               std::string& problem) {
-  if (!netlink_wire::string_attr(a, out, what, max_length, problem)) return false;
-  for (const char c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= ' ' || u == 0x7f || c == '/') {
-      problem = std::string(what) + " has a byte a name cannot have";
-      return false;
-    }
-  }
-  return true;
-}
-
 void decode_system(std::span<const uint8_t> attrs, Message& m) {
   const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
     if (a.type != kAttrMonitorMode) return true;  // netns mode, copy on fork, ...
@@ -51,7 +35,7 @@ void decode_monitor(std::span<const uint8_t> attrs, Message& m) {
         has_index = true;
         return netlink_wire::number_attr(a, n.device_index, "device index", m.problem);
       case kAttrDevName:
-        return name_attr(a, n.device, "device name", kMaxDeviceName, m.problem);
+        return netlink_wire::name_attr(a, n.device, "device name", kMaxDeviceName, m.problem);
       case kAttrPortIndex: {
         uint32_t port = 0;
         if (!netlink_wire::number_attr(a, port, "port index", m.problem)) return false;
@@ -65,7 +49,7 @@ void decode_monitor(std::span<const uint8_t> attrs, Message& m) {
         return true;
       }
       case kAttrNdevName:
-        return name_attr(a, n.netdev, "netdev name", kMaxNetdevName, m.problem);
+        return netlink_wire::name_attr(a, n.netdev, "netdev name", kMaxNetdevName, m.problem);
       default:
         return true;  // what newer kernels add
     }

@@ -235,10 +235,10 @@ TEST(DevlinkDecode, UnknownAttributesCommandsAndFamiliesAreSkipped) {
   Msg m = reporter_msg(DEVLINK_CMD_HEALTH_REPORTER_RECOVER, "rx", 0, 1, 1);
   m.u32(400, 7);  // an attribute a newer kernel adds
   EXPECT_EQ(first_kind(m.done()), MessageKind::kReporter);
-  // Another devlink command (a port notification), and another family's message.
-  Msg port(kFamilyId, DEVLINK_CMD_PORT_NEW);
-  port.str(DEVLINK_ATTR_BUS_NAME, "pci");
-  EXPECT_EQ(first_kind(port.done()), MessageKind::kIgnored);
+  // Another devlink command (a parameter's notification), and another family's message.
+  Msg param(kFamilyId, DEVLINK_CMD_PARAM_NEW);
+  param.str(DEVLINK_ATTR_BUS_NAME, "pci");
+  EXPECT_EQ(first_kind(param.done()), MessageKind::kIgnored);
   EXPECT_EQ(first_kind(fw_recovery(), kFamilyId + 1), MessageKind::kIgnored);
 }
 
@@ -359,6 +359,64 @@ std::string reporters_of(const std::string& name) {
            std::to_string(r.grace_period_ms) + (r.auto_recover ? " auto" : "") + ";";
   }
   return out;
+}
+
+// The instances and ports of a capture, in order: "+netdevsim/netdevsim1" registered,
+// "-..." unregistered, "port netdevsim/netdevsim1/0 4 eth0" a port (ifindex, netdev), "-port ..."
+// deleted.
+std::string objects_of(const std::string& name) {
+  std::string out;
+  for (const Message& m : decoded(captured(name), kCapturedFamily)) {
+    EXPECT_NE(m.kind, MessageKind::kMalformed) << name << ": " << m.problem;
+    if (m.kind == MessageKind::kInstance)
+      out += (m.instance.added ? "+" : "-") + m.instance.handle() + ";";
+    if (m.kind == MessageKind::kPort)
+      out += std::string(m.port.added ? "" : "-") + "port " + m.port.handle() + "/" +
+             std::to_string(m.port.index) + " " + std::to_string(m.port.netdev_ifindex) + " " +
+             m.port.netdev + ";";
+  }
+  return out;
+}
+
+TEST(DevlinkDecodeCaptured, InstancesAndPortsComeAndGoOnLinux61) {
+  EXPECT_EQ(objects_of("new_device"), "+netdevsim/netdevsim1;port netdevsim/netdevsim1/0 4 eth0;");
+  EXPECT_EQ(objects_of("new_device_second"),
+            "+netdevsim/netdevsim2;port netdevsim/netdevsim2/0 5 eth0;");
+  const std::string del = objects_of("del_device");
+  EXPECT_TRUE(del.starts_with("-port netdevsim/netdevsim2/0")) << del;
+  EXPECT_TRUE(del.ends_with("-netdevsim/netdevsim2;")) << del;
+}
+
+TEST(DevlinkDecode, APortDumpsReplyIsAPortWhateverItsCommand) {
+  // Kernels before 6.9 answer a port dump with DEVLINK_CMD_NEW, later ones with PORT_NEW.
+  for (const uint8_t command : {uint8_t{DEVLINK_CMD_NEW}, uint8_t{DEVLINK_CMD_PORT_NEW}}) {
+    Msg m(kFamilyId, command);
+    m.str(DEVLINK_ATTR_BUS_NAME, "auxiliary");
+    m.str(DEVLINK_ATTR_DEV_NAME, "mlx5_core.eth.0");
+    m.u32(DEVLINK_ATTR_PORT_INDEX, 65535);
+    m.u32(DEVLINK_ATTR_PORT_NETDEV_IFINDEX, 7);
+    m.str(DEVLINK_ATTR_PORT_NETDEV_NAME, "ens1f0np0");
+    const auto out = decoded(m.done());
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].kind, MessageKind::kPort) << out[0].problem;
+    EXPECT_EQ(out[0].port, (Port{"auxiliary", "mlx5_core.eth.0", 65535, 7, "ens1f0np0", true}));
+  }
+  // A port's deletion without its index says nothing it could be about.
+  Msg del(kFamilyId, DEVLINK_CMD_PORT_DEL);
+  del.str(DEVLINK_ATTR_BUS_NAME, "pci");
+  del.str(DEVLINK_ATTR_DEV_NAME, "0000:08:00.0");
+  EXPECT_EQ(first_kind(del.done()), MessageKind::kMalformed);
+}
+
+TEST(DevlinkDecode, NamesWithBytesNoKernelNameHasAreMalformed) {
+  for (const char* bad : {"eth0\n", "a/b", "x y", "\x1b[31m"}) {
+    Msg m(kFamilyId, DEVLINK_CMD_PORT_NEW);
+    m.str(DEVLINK_ATTR_BUS_NAME, "pci");
+    m.str(DEVLINK_ATTR_DEV_NAME, "0000:08:00.0");
+    m.u32(DEVLINK_ATTR_PORT_INDEX, 1);
+    m.str(DEVLINK_ATTR_PORT_NETDEV_NAME, bad);
+    EXPECT_EQ(first_kind(m.done()), MessageKind::kMalformed) << bad;
+  }
 }
 
 TEST(DevlinkDecodeCaptured, TheControllersAnswerOnLinux61) {
