@@ -5,33 +5,47 @@
 namespace rdma_eventd::daemon {
 namespace {
 
-bool contains(const std::vector<std::string>& handles, std::string_view handle) {
-  return std::find(handles.begin(), handles.end(), handle) != handles.end();
+template <typename T>
+bool contains(const std::vector<std::string>& names, const T& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// The device for several ports, the port for one.
+void add(std::vector<DevlinkTarget>& out, const DevlinkHandles& d,
+         const std::vector<uint32_t>& ports) {
+  if (ports.size() == 1) out.push_back({d.device, d.node_guid, ports.front()});
+  if (ports.size() > 1) out.push_back({d.device, d.node_guid, 0});
 }
 
 }  // namespace
 
 std::vector<DevlinkTarget> devlink_targets(const std::vector<DevlinkHandles>& devices,
-                                           std::string_view handle, int64_t port_index) {
+                                           std::string_view handle, int64_t port_index,
+                                           std::string_view port_netdev) {
   std::vector<DevlinkTarget> out;
+  // An RDMA device's own parent is that device's alone (an SF's instance is not its PF's).
+  const bool someones_own = std::any_of(devices.begin(), devices.end(),
+                                        [&](const DevlinkHandles& d) { return d.own == handle; });
   for (const DevlinkHandles& d : devices) {
-    std::vector<uint32_t> ports;
-    for (const auto& [port, handles] : d.port_handles) {
-      if (contains(handles, handle)) ports.push_back(port);
+    if (port_index >= 0 && !port_netdev.empty()) {
+      std::vector<uint32_t> ports;
+      for (const auto& [port, links] : d.port_links)
+        if (contains(links.netdevs, port_netdev)) ports.push_back(port);
+      add(out, d, ports);
+      continue;
     }
-    if (contains(d.device_handles, handle)) {
-      // A port reporter of the device's own instance: the port whose netdev is under that
-      // instance alone (mlx5 multi-port RoCE: each port's netdev on its own PCI function, the
-      // first function also the device's parent); one port: that one; else the device.
+    std::vector<uint32_t> ports;
+    for (const auto& [port, links] : d.port_links)
+      if (contains(links.handles, handle)) ports.push_back(port);
+    const bool own =
+        !handle.empty() && (d.own == handle || (!someones_own && contains(d.own_children, handle)));
+    if (own) {
       uint32_t port = 0;
       if (port_index >= 0) port = ports.size() == 1 ? ports.front() : d.ports == 1 ? 1 : 0;
       out.push_back({d.device, d.node_guid, port});
       continue;
     }
-    // Reached through one port's netdev: that port; through several (one parent under every
-    // port's netdev), the device.
-    if (ports.size() == 1) out.push_back({d.device, d.node_guid, ports.front()});
-    if (ports.size() > 1) out.push_back({d.device, d.node_guid, 0});
+    add(out, d, ports);
   }
   std::sort(out.begin(), out.end(), [](const DevlinkTarget& a, const DevlinkTarget& b) {
     return a.device != b.device ? a.device < b.device : a.port < b.port;

@@ -2,15 +2,29 @@
 // health"). Pure: the sysfs reading is devlink/sysfs_handles; here, the rule.
 //
 // A devlink instance is named by its bus device ("pci/0000:08:00.0", "auxiliary/mlx5_core.eth.0",
-// "netdevsim/netdevsim1"). An RDMA device concerns the instances of its own parent device and
-// that device's ancestors (mlx5: the auxiliary device mlx5_core.rdma.N and its PCI function), and
-// each of its ports the instances of the parents of the port's netdev and their ancestors (an
-// Ethernet function's auxiliary device and its PCI function; netdevsim's bus device for rxe on a
-// netdevsim netdev). A reporter of the device's own chain is about the device (port 0): a
-// firmware reporter judges every port; one reached only through a port's netdev is about that
-// port. A port reporter (a devlink port index) of the device's own chain is about the one port
-// whose netdev's chain has the instance too (multi-port RoCE: a PCI function per port), else,
-// on a device with one port, that port, else the device.
+// "netdevsim/netdevsim1"). The layouts this follows are the drivers' (docs/health.md says which
+// kernel versions):
+//  - mlx5: the RDMA device's parent is its PCI function (mlx5_ib: ib_dev.dev.parent =
+//    mdev->device), and so is its Ethernet port's netdev (mlx5e: SET_NETDEV_DEV). The function's
+//    instance pci/BDF has the device reporters (fw, fw_fatal); from Linux 6.2 the Ethernet port
+//    reporters (tx, rx) are on the instance of the function's auxiliary child
+//    auxiliary/mlx5_core.eth.N, on a devlink port that carries the port's netdev; before, on
+//    the function's own instance, on the same kind of port.
+//  - a scalable function's RDMA device hangs off its own auxiliary device
+//    (auxiliary/mlx5_core.sf.N, a child of the PF) and has that instance: the PF's reporters are
+//    not about it, nor its reporters about the PF.
+//  - a RoCE LAG device (mlx5_bond_0): PF0 is its parent; its port's netdev is a bond whose lower
+//    netdevs are each PF's: both PFs' reporters are about it.
+//  - rxe on a netdevsim netdev: no parent; the netdev's bus device has the instance.
+// The rule, for each device:
+//  1. a port reporter whose devlink port carries a netdev is about the RDMA port(s) using that
+//     netdev (itself or as a bond's lower netdev), and no other: one port, that port; several,
+//     the device;
+//  2. otherwise, an instance of the device's own parent, or of a child of it that is no other
+//     RDMA device's parent, is about the device (port 0), a port reporter of it about the one
+//     port whose netdev's function has the instance, else on a one-port device that port;
+//  3. otherwise, an instance of a port's netdev's function (or a child of it) is about that
+//     port; of every port's, the device.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +35,25 @@
 
 namespace rdma_eventd::daemon {
 
+// What a port's netdev reaches: its name(s) and the bus devices behind them.
+struct PortDevlinkLinks {
+  // The port's GID netdev and, for a bond, its lower netdevs.
+  std::vector<std::string> netdevs;
+  // The bus devices of those netdevs, as handles, and their bus children (auxiliary devices).
+  std::vector<std::string> handles;
+  friend bool operator==(const PortDevlinkLinks&, const PortDevlinkLinks&) = default;
+};
+
 struct DevlinkHandles {
   std::string device;     // the RDMA device's name
   std::string node_guid;  // as records print it
   uint32_t ports = 0;
-  std::vector<std::string> device_handles;  // its parent device and that one's ancestors
-  std::map<uint32_t, std::vector<std::string>> port_handles;  // by port: its netdev's chain
+  // The device's parent bus device, as a handle; "" for none (rxe, siw).
+  std::string own;
+  // Bus devices below `own` that are no RDMA device's or netdev's parent (mlx5_core.eth.N,
+  // mlx5_core.rdma.N): their instances are the device's too.
+  std::vector<std::string> own_children;
+  std::map<uint32_t, PortDevlinkLinks> port_links;  // by port; none for an InfiniBand port
   friend bool operator==(const DevlinkHandles&, const DevlinkHandles&) = default;
 };
 
@@ -37,9 +64,12 @@ struct DevlinkTarget {
   friend bool operator==(const DevlinkTarget&, const DevlinkTarget&) = default;
 };
 
-// Every RDMA device (and port) `handle` concerns, by device name; none: a devlink instance
-// with no RDMA device.
+// Every RDMA device (and port) a reporter of instance `handle` concerns, by device name; none:
+// a devlink instance with no RDMA device. `port_index`: a port reporter's devlink port (-1 for
+// an instance's own reporter); `port_netdev`: the netdev that devlink port carries ("" when
+// unknown or none).
 std::vector<DevlinkTarget> devlink_targets(const std::vector<DevlinkHandles>& devices,
-                                           std::string_view handle, int64_t port_index);
+                                           std::string_view handle, int64_t port_index,
+                                           std::string_view port_netdev = {});
 
 }  // namespace rdma_eventd::daemon

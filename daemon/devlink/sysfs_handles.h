@@ -10,7 +10,8 @@
 
 namespace rdma_eventd::daemon {
 
-// What cannot be read (no parent device: rxe; no netdev: an InfiniBand port) is left out.
+// What cannot be read (no parent device: rxe; no netdev: an InfiniBand port) is left out. A
+// bond's lower netdevs are read from its lower_NAME links.
 DevlinkHandles read_devlink_handles(const std::string& ibdev_path, const DeviceView& view);
 
 }  // namespace rdma_eventd::daemon
