@@ -61,7 +61,8 @@ Daemon::Daemon(Options options, Config config)
       backpressure_(loop_, [this](bool paused) { devices_.pause_reading(paused); }) {
   devices_.set_filter(config_.devices);
   devices_.on_change([this] {
-    devlink_handles_.reset();  // devices opened, closed or renamed
+    forget_devlink_handles();  // devices opened, closed or renamed
+    devlink_.devices_changed();
     hotplug_.set_unannounced(devices_.unannounced_removals());
     update_service_status();
   });
@@ -156,7 +157,7 @@ void Daemon::write_summary(BudgetSummary& summary) {
 void Daemon::publish(std::vector<Record>& records) {
   const Instant now = system_clock().now();  // the journal budget's time for the batch
   for (Record& r : records) {
-    if (r.event == EventKind::kGidChange) devlink_handles_.reset();  // a port's netdev may differ
+    if (r.event == EventKind::kGidChange) forget_devlink_handles();  // a port's netdev may differ
     health_.judge(r, now);
     links_.on_record(r, now, link_changes_);
     send(r, now);
@@ -236,11 +237,33 @@ void Daemon::judge_links(std::vector<LinkHealthMonitor::PortChanges>& changes, I
   publish(none);  // their records, and the verdicts they changed
 }
 
+void Daemon::forget_devlink_handles() {
+  if (!devlink_handles_) return;
+  // Each may be a device that just closed: kept until it is open again.
+  for (DevlinkHandles& h : *devlink_handles_) {
+    if (closed_devlink_.size() >= kClosedDevlinkKept && !closed_devlink_.count(h.node_guid))
+      closed_devlink_.erase(closed_devlink_.begin());
+    closed_devlink_[h.node_guid] = std::move(h);
+  }
+  devlink_handles_.reset();
+}
+
 const std::vector<DevlinkHandles>& Daemon::devlink_handles() const {
   if (!devlink_handles_) {
     std::vector<DevlinkHandles> out;
     for (const DeviceView* v : devices_.views())
       out.push_back(read_devlink_handles(devices_.ibdev_path(v->name), *v));
+    // A closed device is forgotten once it is open again; one whose name an open device has
+    // now (a re-registration under another index) is not mapped under that name.
+    for (const DevlinkHandles& h : out)
+      closed_devlink_.erase(h.node_guid);
+    const size_t open = out.size();
+    for (const auto& [guid, h] : closed_devlink_) {
+      const bool name_taken =
+          std::any_of(out.begin(), out.begin() + static_cast<long>(open),
+                      [&](const DevlinkHandles& o) { return o.device == h.device; });
+      if (!name_taken) out.push_back(h);
+    }
     devlink_handles_ = std::move(out);
   }
   return *devlink_handles_;

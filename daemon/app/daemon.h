@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,7 +122,14 @@ class Daemon : private StateSource {
   // netdev, whose parents name the port's instances, is its first GID's). Reading them walks
   // every device's sysfs ancestors: 0.7 ms of CPU with 16 devices, per notification when
   // not kept (docs/benchmarks.md, "devlink health").
+  // Closed devices' are kept after them (closed_devlink_, by node GUID, at most
+  // kClosedDevlinkKept): mlx5's fw_fatal recovery unregisters the RDMA device and registers it
+  // again before its reporter's recovery is notified, and what comes while a device is away
+  // still applies to its ports (port health keeps them).
   mutable std::optional<std::vector<DevlinkHandles>> devlink_handles_;
+  mutable std::map<std::string, DevlinkHandles> closed_devlink_;
+  static constexpr size_t kClosedDevlinkKept = 64;
+  void forget_devlink_handles();
   // devlink health (docs/health.md, "devlink health"): the adapters' health reporters, pushed
   // by the kernel; their records are judged by port health like every other.
   DevlinkMonitor devlink_{

@@ -25,6 +25,10 @@ std::string key_of(const Reporter& r) {
   return r.handle() + '\x1f' + std::to_string(r.port_index) + '\x1f' + r.name;
 }
 
+std::string port_key(const std::string& handle, int64_t index) {
+  return handle + '\x1f' + std::to_string(index);
+}
+
 std::string state_name(int state) {
   if (state == devlink::kStateHealthy) return "healthy";
   if (state == devlink::kStateError) return "error";
@@ -153,6 +157,7 @@ void DevlinkMonitor::set_config(DevlinkConfig config) {
       dump_watch_.reset();
       dump_socket_.close();
       known_.clear();
+      ports_.clear();
       dumped_counts_.clear();
       guards_armed_ = false;
       started_ = false;
@@ -228,6 +233,8 @@ void DevlinkMonitor::on_readable() {
     devlink::decode(std::span(buf_.data(), size), family_.id, messages);
     for (const Message& m : messages) {
       if (drop(m, from_kernel)) continue;
+      if (m.kind == MessageKind::kInstance) on_instance(m.instance, out);
+      if (m.kind == MessageKind::kPort) on_port(m.port);
       if (m.kind != MessageKind::kReporter) continue;
       ++stats_.notifications;
       if (older_than_dump(m.reporter)) continue;
@@ -249,21 +256,45 @@ void DevlinkMonitor::lost(std::vector<Record>& out) {
     start_dump();
 }
 
+void DevlinkMonitor::devices_changed() {
+  if (!watch_) return;  // not started, off, or without devlink
+  if (dump_watch_)
+    dump_again_ = true;
+  else
+    start_dump();
+}
+
+// A dump reads the devlink ports first (so that the reporters it then reads map through their
+// ports' netdevs), then the reporters, on one socket of its own.
 void DevlinkMonitor::start_dump() {
   if (const int err = dump_socket_.open(NETLINK_GENERIC, stand_in_)) {
     spdlog::warn("devlink health: cannot open a socket for the reporters' dump: {}",
                  std::strerror(err));
     return;
   }
-  dump_seq_ = static_cast<uint32_t>(clock_.now().mono_us) | 1;
-  if (const int err = dump_socket_.send(devlink::reporter_dump_request(family_.id, dump_seq_))) {
-    spdlog::warn("devlink health: cannot ask for the reporters' dump: {}", std::strerror(err));
-    dump_socket_.close();
-    return;
-  }
+  dump_stage_ = DumpStage::kPorts;
+  ++dump_generation_;
+  if (!send_dump_request()) return;
   dump_watch_ = std::make_unique<IoWatch>(loop_, dump_socket_.fd(), Priority::kSources,
                                           [this](bool, bool) { on_dump_readable(); });
   dump_watch_->watch(true, false);
+}
+
+bool DevlinkMonitor::send_dump_request() {
+  // Odd, never the family request's 1, and a new number for each part: a late answer to an
+  // earlier request is told apart.
+  dump_seq_ = dump_seq_ == 0 ? static_cast<uint32_t>(clock_.now().mono_us) | 3 : dump_seq_ + 2;
+  const std::vector<uint8_t> request = dump_stage_ == DumpStage::kPorts
+                                           ? devlink::port_dump_request(family_.id, dump_seq_)
+                                           : devlink::reporter_dump_request(family_.id, dump_seq_);
+  if (const int err = dump_socket_.send(request)) {
+    spdlog::warn("devlink health: cannot ask for the {} dump: {}",
+                 dump_stage_ == DumpStage::kPorts ? "ports'" : "reporters'", std::strerror(err));
+    dump_watch_.reset();
+    dump_socket_.close();
+    return false;
+  }
+  return true;
 }
 
 void DevlinkMonitor::on_dump_readable() {
@@ -277,28 +308,39 @@ void DevlinkMonitor::on_dump_readable() {
     if (err == EAGAIN || err == EWOULDBLOCK) break;
     if (err == EINTR) continue;
     if (err) {
-      spdlog::warn("devlink health: reading the reporters' dump failed: {}", std::strerror(err));
+      spdlog::warn("devlink health: reading the devlink dump failed: {}", std::strerror(err));
       done = true;
       dump_again_ = dump_again_ || err == ENOBUFS;
+      dump_stage_ = DumpStage::kReporters;  // ends here; the next dump reads it all again
       break;
     }
     messages.clear();
     devlink::decode(std::span(buf_.data(), size), family_.id, messages);
     for (const Message& m : messages) {
       if (drop(m, from_kernel)) continue;
+      if (m.seq != dump_seq_) continue;  // an earlier dump's
       if (m.kind == MessageKind::kDone) done = true;
       if (m.kind == MessageKind::kError && m.error != 0) {
-        spdlog::warn("devlink health: the kernel refused the reporters' dump: {}",
+        // A kernel with no port dump still has reporters: an error ends only that part.
+        spdlog::warn("devlink health: the kernel refused the {} dump: {}",
+                     dump_stage_ == DumpStage::kPorts ? "ports'" : "reporters'",
                      std::strerror(m.error));
         done = true;
       }
-      if (m.kind == MessageKind::kReporter && m.seq == dump_seq_) {
+      if (m.kind == MessageKind::kPort && dump_stage_ == DumpStage::kPorts) on_port(m.port);
+      if (m.kind == MessageKind::kReporter && dump_stage_ == DumpStage::kReporters) {
         dumped_counts_[key_of(m.reporter)] = {m.reporter.error_count, m.reporter.recover_count};
         guards_armed_ = false;  // until this dump ends
         apply(m.reporter, true, out);
       }
     }
+    if (done && dump_stage_ == DumpStage::kPorts) {
+      dump_stage_ = DumpStage::kReporters;
+      done = false;
+      if (!send_dump_request()) break;
+    }
   }
+  if (done) forget_unlisted(out);
   if (!out.empty()) publish_(out);
   if (done) {
     ++stats_.dumps;
@@ -309,6 +351,72 @@ void DevlinkMonitor::on_dump_readable() {
     loop_.defer([this] { end_dump(); });
     dump_watch_->watch(false, false);
   }
+}
+
+void DevlinkMonitor::forget_unlisted(std::vector<Record>& out) {
+  for (auto it = known_.begin(); it != known_.end();) {
+    auto next = std::next(it);
+    if (it->second.generation != dump_generation_) forget(it, out);
+    it = next;
+  }
+}
+
+void DevlinkMonitor::on_instance(const devlink::Instance& i, std::vector<Record>& out) {
+  const std::string handle = i.handle();
+  spdlog::info("devlink health: instance {} {}", handle, i.added ? "registered" : "unregistered");
+  if (!i.added) {
+    // Its reporters and ports went with it, with no message of their own.
+    for (auto it = known_.begin(); it != known_.end();) {
+      auto next = std::next(it);
+      if (it->second.reporter.handle() == handle) forget(it, out);
+      it = next;
+    }
+    std::erase_if(ports_, [&](const auto& e) {
+      return e.first.compare(0, handle.size() + 1, handle + '\x1f') == 0;
+    });
+    return;
+  }
+  // A new instance's driver creates its reporters (a reload's fresh ones): read them.
+  devices_changed();
+}
+
+void DevlinkMonitor::on_port(const devlink::Port& p) {
+  const std::string key = port_key(p.handle(), p.index);
+  if (!p.added) {
+    ports_.erase(key);
+    return;
+  }
+  if (ports_.size() >= kMaxPorts && !ports_.count(key)) return;
+  ports_[key] = p.netdev;
+}
+
+std::string DevlinkMonitor::port_netdev(const std::string& handle, int64_t port_index) const {
+  if (port_index < 0) return {};
+  const auto it = ports_.find(port_key(handle, port_index));
+  return it == ports_.end() ? std::string() : it->second;
+}
+
+void DevlinkMonitor::forget(std::map<std::string, Known>::iterator it, std::vector<Record>& out) {
+  const Reporter& r = it->second.reporter;
+  if (r.state == devlink::kStateError) {
+    // What it held goes with it: its driver unloaded or recreated it.
+    DevlinkHealthEvent e;
+    e.handle = r.handle();
+    e.port_index = r.port_index;
+    e.reporter = r.name;
+    e.state = "removed";
+    e.previous_state = state_name(r.state);
+    e.change = "removed";
+    e.error_count = r.error_count;
+    e.recover_count = r.recover_count;
+    e.grace_period_ms = r.grace_period_ms;
+    e.auto_recover = r.auto_recover;
+    emit(e, out);
+    spdlog::info("devlink health: {} reporter {}{}: removed while in error", e.handle, e.reporter,
+                 e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "");
+  }
+  dumped_counts_.erase(it->first);
+  known_.erase(it);
 }
 
 void DevlinkMonitor::end_dump() {
@@ -325,8 +433,14 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
   auto it = known_.find(key);
   const Reporter* before = it == known_.end() ? nullptr : &it->second.reporter;
   if (!before && known_.size() >= kMaxReporters) return;
-  const std::string change = change_of(before, r, dumped);
-  const int64_t now_us = clock_.now().wall_us;
+  std::string change = change_of(before, r, dumped);
+  const Instant now = clock_.now();
+  // A report within the grace period of the reporter's last recovery: the kernel cancels the
+  // recovery (devlink_health_report: -ECANCELED), and mlx5's fw_fatal then unloads the driver.
+  if (change == "error" && before && r.auto_recover && r.grace_period_ms > 0 &&
+      it->second.recovered_mono_us > 0 &&
+      now.mono_us - it->second.recovered_mono_us < static_cast<int64_t>(r.grace_period_ms) * 1000)
+    change = "recovery_refused";
   DevlinkHealthEvent e;
   e.handle = r.handle();
   e.port_index = r.port_index;
@@ -343,9 +457,26 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
   if (it == known_.end()) it = known_.emplace(key, Known{}).first;
   const bool state_changed = !before || before->state != r.state;
   it->second.reporter = r;
-  if (state_changed || !change.empty()) it->second.since_us = now_us;
+  it->second.generation = dump_generation_;
+  if (state_changed || !change.empty()) it->second.since_us = now.wall_us;
+  if (change == "recovered") it->second.recovered_mono_us = now.mono_us;
   if (change.empty()) return;
-  std::vector<DevlinkTarget> targets = devlink_targets(handles_(), e.handle, e.port_index);
+  emit(e, out);
+  // A reporter that stays in error and reports again (a driver repeating its error) is logged
+  // at debug: its records are in the journal, under the journal budget; a log line per report
+  // would not be.
+  spdlog::log(change == "error_again" ? spdlog::level::debug : spdlog::level::info,
+              "devlink health: {} reporter {}{}: {} (errors {}, recoveries {})", e.handle,
+              e.reporter, e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "",
+              change == "recovery_refused" ? "recovery refused within the grace period (" +
+                                                 std::to_string(e.grace_period_ms) + " ms)"
+                                           : change,
+              e.error_count, e.recover_count);
+}
+
+void DevlinkMonitor::emit(const DevlinkHealthEvent& e, std::vector<Record>& out) {
+  std::vector<DevlinkTarget> targets =
+      devlink_targets(handles_(), e.handle, e.port_index, port_netdev(e.handle, e.port_index));
   if (targets.empty() && !config_.unmapped) return;
   if (targets.empty()) targets.push_back({});
   for (const DevlinkTarget& t : targets) {
@@ -358,13 +489,6 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
     out.push_back(std::move(rec));
     ++stats_.records;
   }
-  // A reporter that stays in error and reports again (a driver repeating its error) is logged
-  // at debug: its records are in the journal, under the journal budget; a log line per report
-  // would not be.
-  spdlog::log(change == "error_again" ? spdlog::level::debug : spdlog::level::info,
-              "devlink health: {} reporter {}{}: {} (errors {}, recoveries {})", e.handle,
-              e.reporter, e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "", change,
-              e.error_count, e.recover_count);
 }
 
 StatusReply::Devlink DevlinkMonitor::status() const {
@@ -388,7 +512,8 @@ StatusReply::Devlink DevlinkMonitor::status() const {
     r.error_count = k.reporter.error_count;
     r.recover_count = k.reporter.recover_count;
     r.since_us = k.since_us;
-    for (const DevlinkTarget& t : devlink_targets(devices, r.handle, r.port_index))
+    for (const DevlinkTarget& t :
+         devlink_targets(devices, r.handle, r.port_index, port_netdev(r.handle, r.port_index)))
       r.ports.push_back(t.port == 0 ? t.device : t.device + "/" + std::to_string(t.port));
     s.reporters.push_back(std::move(r));
   }

@@ -32,8 +32,9 @@ namespace rdma_eventd::daemon {
 
 class DevlinkMonitor {
  public:
-  // Reporters kept at most (each devlink instance has a handful).
+  // Reporters kept at most (each devlink instance has a handful), and devlink ports.
   static constexpr size_t kMaxReporters = 4096;
+  static constexpr size_t kMaxPorts = 4096;
   // Datagrams read per readiness callback: the loop's other work goes between.
   static constexpr int kDatagramsPerTurn = 64;
 
@@ -63,6 +64,10 @@ class DevlinkMonitor {
   // records go out as the dump is read, on the loop). Never throws for what the kernel says.
   void start();
   void set_config(DevlinkConfig config);
+  // The RDMA devices changed (one added, recovered, closed or renamed): every reporter and port
+  // is read again, so that a reporter whose notification came while its device was away, or
+  // that its driver recreated without one, is known as it is now.
+  void devices_changed();
   const DevlinkConfig& config() const { return config_; }
   const Stats& stats() const { return stats_; }
   StatusReply::Devlink status() const;
@@ -70,13 +75,28 @@ class DevlinkMonitor {
  private:
   struct Known {
     devlink::Reporter reporter;
-    int64_t since_us = 0;  // the wall time of its last change
+    int64_t since_us = 0;           // the wall time of its last change
+    int64_t recovered_mono_us = 0;  // when the daemon last saw it recover; 0 never
+    uint64_t generation = 0;        // the dump generation it was last seen in (dump_generation_)
   };
+  enum class DumpStage : uint8_t { kPorts, kReporters };
   void fail(const std::string& why);
   void on_readable();
   void start_dump();
+  bool send_dump_request();
   void on_dump_readable();
   void end_dump();
+  // The reporter dump read to its end: every reporter it did not list (and no notification
+  // named since it began) is gone.
+  void forget_unlisted(std::vector<Record>& out);
+  // An instance registered or unregistered, a devlink port new or deleted.
+  void on_instance(const devlink::Instance& i, std::vector<Record>& out);
+  void on_port(const devlink::Port& p);
+  // A reporter gone with its instance: forgotten, and a `removed` record for what it held.
+  void forget(std::map<std::string, Known>::iterator it, std::vector<Record>& out);
+  // The records of one reporter change for every device and port it concerns.
+  void emit(const DevlinkHealthEvent& e, std::vector<Record>& out);
+  std::string port_netdev(const std::string& handle, int64_t port_index) const;
   // One reporter's state from a notification or a dump: its records, if it changed.
   void apply(const devlink::Reporter& r, bool dumped, std::vector<Record>& out);
   void lost(std::vector<Record>& out);
@@ -97,7 +117,9 @@ class DevlinkMonitor {
   netlink::NetlinkSocket dump_socket_;
   std::unique_ptr<IoWatch> dump_watch_;
   uint32_t dump_seq_ = 0;
-  bool dump_again_ = false;  // an overrun during a dump: dump once more after it
+  DumpStage dump_stage_ = DumpStage::kPorts;
+  bool dump_again_ = false;  // an overrun (or a change) during a dump: dump once more after it
+  uint64_t dump_generation_ = 0;
   // The counts each reporter had in the last dump, while notifications older than it may still
   // wait in the notification socket (its own socket: no order between the two). A notification
   // with lower counts is from before the dump and is dropped; the first with counts as high or
@@ -107,7 +129,9 @@ class DevlinkMonitor {
   std::map<std::string, std::pair<uint64_t, uint64_t>> dumped_counts_;
   bool guards_armed_ = false;
   std::map<std::string, Known> known_;  // by handle, port index and reporter name
-  std::string unavailable_;             // why there is no devlink; "" while it works
+  // Each devlink port's netdev name ("" for a port with none), by handle and port index.
+  std::map<std::string, std::string> ports_;
+  std::string unavailable_;  // why there is no devlink; "" while it works
   bool started_ = false;
   bool logged_malformed_ = false;
   Stats stats_;

@@ -252,9 +252,13 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
   const auto bit = static_cast<uint8_t>(1u << static_cast<unsigned>(role));
   const std::string& change = r.devlink->change;
   const bool in_error = r.devlink->state == "error";
-  // A reporter first read in error counts no error: when it happened is unknown.
-  const bool report = change == "error" || change == "error_again";
-  const bool stuck = change == "error_again" || change == "found_in_error";
+  const bool refused = change == "recovery_refused";
+  // A reporter first read in error counts no error: when it happened is unknown. A recovery
+  // whose error count grew is a report and its recovery both lost in an overrun: the errors
+  // count all the same.
+  const bool report = change == "error" || change == "error_again" || refused ||
+                      (change == "recovered" && r.devlink->new_errors > 0);
+  const bool stuck = change == "error_again" || change == "found_in_error" || refused;
   std::vector<uint32_t> ports;
   for (const auto& [number, p] : it->second.ports) {
     if (r.port == 0 || r.port == number) ports.push_back(number);
@@ -267,6 +271,8 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
                           ? in_error
                           : in_error && r.devlink->auto_recover && (stuck || (before & bit));
     p.s.devlink_errors = hold ? (before | bit) : (before & ~bit);
+    if (role == DevlinkRole::kFatal)
+      p.s.recovery_refused = hold && (refused || p.s.recovery_refused);
     const ErrorSource source =
         role == DevlinkRole::kFirmware ? ErrorSource::kFirmware : ErrorSource::kQueue;
     const uint64_t errors = std::max<uint64_t>(r.devlink->new_errors, 1);
@@ -278,7 +284,9 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
       continue;  // judged there
     }
     const std::optional<HealthReason> healthy =
-        (before & bit) && !in_error ? std::optional(HealthReason::kDevlinkRecovered) : std::nullopt;
+        !(before & bit) || in_error ? std::nullopt
+        : change == "removed"       ? std::optional(HealthReason::kDevlinkReporterGone)
+                                    : std::optional(HealthReason::kDevlinkRecovered);
     judge(it->first, it->second, p, now, r.seq, healthy, out);
   }
 }
@@ -368,13 +376,16 @@ void PortHealthModel::settle(const std::string& device, Device& d, Port& p, Inst
 
 PortHealthModel::Condition PortHealthModel::condition_of(const Port& p) const {
   const PortHealthState& s = p.s;
-  if (s.gone) return {PortHealth::kGone, s.gone_reason};
   constexpr auto kBit = [](DevlinkRole role) {
     return static_cast<uint8_t>(1u << static_cast<unsigned>(role));
   };
+  // A device whose recovery was refused within the grace period is gone because its driver
+  // unloaded it: that, not a hot-unplug, is the verdict.
+  const bool fatal_held = (s.devlink_errors & kBit(DevlinkRole::kFatal)) != 0;
+  if (fatal_held && s.recovery_refused) return {PortHealth::kFatal, HealthReason::kRecoveryRefused};
+  if (s.gone) return {PortHealth::kGone, s.gone_reason};
   // One verdict whichever comes first: DEVICE_FATAL or the fatal reporter's report.
-  if (s.fatal || (s.devlink_errors & kBit(DevlinkRole::kFatal)))
-    return {PortHealth::kFatal, HealthReason::kDeviceFatal};
+  if (s.fatal || fatal_held) return {PortHealth::kFatal, HealthReason::kDeviceFatal};
   if (s.flapping) return {PortHealth::kFlapping, HealthReason::kFlapsInWindow};
   const PortExpectation* e = expectation_of(p);
   // A port expected by the configuration, or one the inventory has had in service on an

@@ -34,8 +34,10 @@ constexpr std::string_view kReasonNames[] = {
     "firmware_errors",
     "queue_errors",
     "devlink_recovered",
+    "devlink_reporter_gone",
+    "recovery_refused",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(HealthReason::kDevlinkRecovered) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(HealthReason::kRecoveryRefused) + 1);
 
 constexpr std::string_view kDevlinkRoleNames[] = {"none", "fatal", "firmware", "queue"};
 

@@ -63,6 +63,9 @@ enum class HealthReason : uint8_t {
   kFirmwareErrors,    // degraded: a firmware reporter in error, or its errors over their threshold
   kQueueErrors,       // degraded: a queue reporter (tx, rx) in error, or over its threshold
   kDevlinkRecovered,  // healthy: was fatal or degraded by a reporter, which recovered
+  kDevlinkReporterGone,  // healthy: was held by a reporter, gone with its devlink instance
+  kRecoveryRefused,      // fatal: a fatal reporter's recovery was refused within its grace
+                         // period (mlx5 then unloads the driver: the device is gone)
 };
 std::string_view reason_name(HealthReason r);  // "flaps_in_window", ...
 std::optional<HealthReason> reason_from_name(std::string_view name);
@@ -180,6 +183,9 @@ struct PortHealthState {
   // The devlink reporters in error now that hold this port (a bit per DevlinkRole: fatal,
   // firmware, queue). Not in the state document: the reporters' dump at start finds them again.
   uint8_t devlink_errors = 0;
+  // The fatal reporter holding it had its recovery refused (devlink_health_report: a report
+  // within the grace period of its last recovery): cleared with its hold.
+  bool recovery_refused = false;
   friend bool operator==(const PortHealthState&, const PortHealthState&) = default;
 };
 

@@ -95,6 +95,7 @@ void PortHealthModel::forget_devlink(Instant now, Transitions& out) {
       }
       settle(name, d, p, now, out);
       s.devlink_errors = 0;
+      s.recovery_refused = false;
       s.errors[firmware] = {};
       s.errors[queue] = {};
       judge(name, d, p, now, 0, HealthReason::kConfigChanged, out);

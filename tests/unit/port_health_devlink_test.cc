@@ -19,8 +19,10 @@ class PortHealthDevlinkTest : public PortHealthTest {
     e.handle = "pci/0000:08:00.0";
     e.reporter = name;
     e.change = change;
-    e.state = change == "recovered" ? "healthy" : "error";
-    e.new_errors = change == "recovered" || change == "found_in_error" ? 0 : new_errors;
+    e.state = change == "recovered" ? "healthy" : change == "removed" ? "removed" : "error";
+    e.new_errors = change == "found_in_error" || change == "removed" ? 0
+                   : change == "recovered"                           ? recovered_errors_
+                                                                     : new_errors;
     e.auto_recover = auto_recover_;
     r.devlink = e;
     return feed(r);
@@ -32,7 +34,17 @@ class PortHealthDevlinkTest : public PortHealthTest {
     at(10);
     EXPECT_EQ(reporter("fw", "error").size(), 1u);
   }
+  Transitions removed_record(EventKind kind) {
+    Record r = record(kind, "mlx5_0", kGuid0);
+    r.ports = {port(1, PortState::kActive)};
+    return feed(r);
+  }
+  std::optional<HealthReason> reason_of() const {
+    auto v = model_.verdict("mlx5_0", 1, now());
+    return v ? std::optional(v->reason) : std::nullopt;
+  }
   bool auto_recover_ = true;
+  uint64_t recovered_errors_ = 0;  // a recovery's new_errors: a report lost before it
 };
 
 TEST_F(PortHealthDevlinkTest, AFatalReporterMakesEveryPortFatalUntilItRecovers) {
@@ -215,6 +227,76 @@ TEST_F(PortHealthDevlinkTest, TurnedOffWhatTheReportersHeldIsForgotten) {
   Transitions again;
   model_.forget_devlink(now(), again);
   EXPECT_EQ(again, Transitions{});
+}
+
+// mlx5's fw_fatal recovery unregisters the RDMA device and registers it again inside the
+// recovery, before the reporter's HEALTHY notification: that notification reaches the port while
+// its device is away (the daemon maps it through the closed device), and the port comes back
+// healthy, not fatal for good.
+TEST_F(PortHealthDevlinkTest, ARecoveryNotifiedWhileTheDeviceIsAwayEndsHealthyWhenItIsBack) {
+  at(0);
+  up();
+  at(5);
+  EXPECT_EQ(reporter("fw_fatal", "error").size(), 1u);
+  at(6);
+  removed_record(EventKind::kDeviceFatal);
+  removed_record(EventKind::kDeviceRemoved);
+  at(7);
+  reporter("fw_fatal", "recovered");
+  EXPECT_EQ(health_of(), PortHealth::kGone);
+  at(8);
+  const Transitions back = up();
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].health, PortHealth::kHealthy);
+}
+
+// A driver reload destroys its reporters with their devlink instance, with no notification:
+// what the reporter held goes with it.
+TEST_F(PortHealthDevlinkTest, AReporterGoneWithItsInstanceReleasesWhatItHeld) {
+  at(0);
+  up();
+  at(5);
+  EXPECT_EQ(reporter("fw_fatal", "error").size(), 1u);
+  at(6);
+  const Transitions released = reporter("fw_fatal", "removed");
+  EXPECT_EQ(released, Transitions{want(PortHealth::kHealthy, PortHealth::kFatal,
+                                       HealthReason::kDevlinkReporterGone)});
+}
+
+// A second fatal within the grace period of the last recovery: the kernel refuses the recovery
+// and mlx5 unloads the driver. The device's removal then is that, not a hot-unplug.
+TEST_F(PortHealthDevlinkTest, ARecoveryRefusedWithinTheGracePeriodStaysFatalWhenTheDeviceGoes) {
+  at(0);
+  up();
+  at(5);
+  reporter("fw_fatal", "error");
+  reporter("fw_fatal", "recovered");
+  EXPECT_EQ(health_of(), PortHealth::kHealthy);
+  at(10);
+  const Transitions refused = reporter("fw_fatal", "recovery_refused");
+  HealthTransition fatal =
+      want(PortHealth::kFatal, PortHealth::kHealthy, HealthReason::kRecoveryRefused);
+  fatal.link_up = true;
+  EXPECT_EQ(refused, Transitions{fatal});
+  at(11);
+  EXPECT_EQ(removed_record(EventKind::kDeviceRemoved), Transitions{}) << "no second verdict";
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+  EXPECT_EQ(reason_of(), HealthReason::kRecoveryRefused);
+}
+
+// A report and its recovery both lost in an overrun come back as a recovery whose error count
+// grew: those errors count against the threshold all the same.
+TEST_F(PortHealthDevlinkTest, ErrorsOfAReportLostInAnOverrunStillCount) {
+  at(0);
+  up();
+  at(1);
+  EXPECT_EQ(reporter("tx", "error", 1), Transitions{});
+  EXPECT_EQ(reporter("tx", "recovered", 1), Transitions{});
+  recovered_errors_ = 2;  // two reports lost, seen as one recovery
+  const Transitions t = reporter("tx", "recovered", 1);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].health, PortHealth::kDegraded);
+  EXPECT_EQ(t[0].reason, HealthReason::kQueueErrors);
 }
 
 }  // namespace
