@@ -53,7 +53,8 @@ std::string host_evidence(const std::string& name, const IncidentHost& h) {
   // The adapter's own health reporters (devlink): its firmware or its queues reported errors.
   if (count_of(h.events, "devlink_health error") ||
       count_of(h.events, "devlink_health error_again") ||
-      count_of(h.events, "devlink_health found_in_error")) {
+      count_of(h.events, "devlink_health found_in_error") ||
+      count_of(h.events, "devlink_health recovery_refused")) {
     return name + ": adapter health reporters in error (" +
            (h.devices.empty() ? std::string("no RDMA device") : joined(h.devices, ", ")) +
            "): the adapter's firmware or queues (devlink health)";

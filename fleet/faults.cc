@@ -38,7 +38,7 @@ bool is_fault(std::string_view event, std::string_view health, std::string_view 
   // An adapter's reporter in error; a recovery is not a fault.
   if (event == name(EventKind::kDevlinkHealth)) {
     return link_change == "error" || link_change == "error_again" ||
-           link_change == "found_in_error";
+           link_change == "found_in_error" || link_change == "recovery_refused";
   }
   const auto& events = fault_events();
   return std::find(events.begin(), events.end(), event) != events.end();

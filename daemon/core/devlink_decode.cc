@@ -64,27 +64,43 @@ bool decode_reporter_nest(std::span<const uint8_t> bytes, Reporter& r, std::stri
   });
 }
 
+// Where a message is: the instance's bus and device names and a devlink port's index (-1 none),
+// which reporters and ports carry alike. True when `a` is one of them; `ok` then says whether it
+// decoded.
+struct Location {
+  std::string& bus;
+  std::string& device;
+  int64_t& port_index;
+};
+bool location_attr(const Attr& a, const Location& l, bool& ok, std::string& problem) {
+  switch (a.type) {
+    case DEVLINK_ATTR_BUS_NAME:
+      ok = str(a, l.bus, "bus name", problem);
+      return true;
+    case DEVLINK_ATTR_DEV_NAME:
+      ok = str(a, l.device, "device name", problem);
+      return true;
+    case DEVLINK_ATTR_PORT_INDEX: {
+      uint32_t index = 0;
+      ok = num(a, index, "port index", problem);
+      l.port_index = index;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 void decode_reporter(std::span<const uint8_t> attrs, Message& m) {
   Reporter r;
+  const Location l{r.bus, r.device, r.port_index};
   bool nest = false;
   const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
-    switch (a.type) {
-      case DEVLINK_ATTR_BUS_NAME:
-        return str(a, r.bus, "bus name", m.problem);
-      case DEVLINK_ATTR_DEV_NAME:
-        return str(a, r.device, "device name", m.problem);
-      case DEVLINK_ATTR_PORT_INDEX: {
-        uint32_t index = 0;
-        if (!num(a, index, "port index", m.problem)) return false;
-        r.port_index = index;
-        return true;
-      }
-      case DEVLINK_ATTR_HEALTH_REPORTER:
-        nest = true;
-        return decode_reporter_nest(a.payload, r, m.problem);
-      default:
-        return true;
-    }
+    bool ok = true;
+    if (location_attr(a, l, ok, m.problem)) return ok;
+    if (a.type != DEVLINK_ATTR_HEALTH_REPORTER) return true;
+    nest = true;
+    return decode_reporter_nest(a.payload, r, m.problem);
   });
   if (!framed) {
     m.kind = MessageKind::kMalformed;
@@ -105,28 +121,16 @@ void decode_reporter(std::span<const uint8_t> attrs, Message& m) {
 // port index, as the port dump's replies of kernels before 6.9 carry the instance's command.
 void decode_object(std::span<const uint8_t> attrs, Message& m) {
   Port p;
-  bool has_index = false;
+  const Location l{p.bus, p.device, p.index};
   const bool framed = for_each_attr(attrs, m.problem, [&](const Attr& a) {
-    switch (a.type) {
-      case DEVLINK_ATTR_BUS_NAME:
-        return str(a, p.bus, "bus name", m.problem);
-      case DEVLINK_ATTR_DEV_NAME:
-        return str(a, p.device, "device name", m.problem);
-      case DEVLINK_ATTR_PORT_INDEX: {
-        uint32_t index = 0;
-        if (!num(a, index, "port index", m.problem)) return false;
-        p.index = index;
-        has_index = true;
-        return true;
-      }
-      case DEVLINK_ATTR_PORT_NETDEV_IFINDEX:
-        return num(a, p.netdev_ifindex, "netdev ifindex", m.problem);
-      case DEVLINK_ATTR_PORT_NETDEV_NAME:
-        return str(a, p.netdev, "netdev name", m.problem);
-      default:
-        return true;  // nested instances, port type, flavour, function, ...
-    }
+    bool ok = true;
+    if (location_attr(a, l, ok, m.problem)) return ok;
+    if (a.type == DEVLINK_ATTR_PORT_NETDEV_IFINDEX)
+      return num(a, p.netdev_ifindex, "netdev ifindex", m.problem);
+    if (a.type == DEVLINK_ATTR_PORT_NETDEV_NAME) return str(a, p.netdev, "netdev name", m.problem);
+    return true;  // nested instances, port type, flavour, function, ...
   });
+  const bool has_index = p.index >= 0;
   if (!framed) {
     m.kind = MessageKind::kMalformed;
     return;
@@ -175,20 +179,21 @@ std::vector<uint8_t> family_request(uint32_t seq) {
   return netlink_wire::family_request(kFamilyName, seq, 0);
 }
 
-std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq) {
-  std::vector<uint8_t> out =
-      netlink_wire::genl_request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq, 0,
-                                 DEVLINK_CMD_HEALTH_REPORTER_GET, DEVLINK_GENL_VERSION);
+namespace {
+std::vector<uint8_t> dump_request(uint16_t devlink_family, uint32_t seq, uint8_t command) {
+  std::vector<uint8_t> out = netlink_wire::genl_request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP,
+                                                        seq, 0, command, DEVLINK_GENL_VERSION);
   netlink_wire::finish(out);
   return out;
 }
+}  // namespace
+
+std::vector<uint8_t> reporter_dump_request(uint16_t devlink_family, uint32_t seq) {
+  return dump_request(devlink_family, seq, DEVLINK_CMD_HEALTH_REPORTER_GET);
+}
 
 std::vector<uint8_t> port_dump_request(uint16_t devlink_family, uint32_t seq) {
-  std::vector<uint8_t> out =
-      netlink_wire::genl_request(devlink_family, NLM_F_REQUEST | NLM_F_DUMP, seq, 0,
-                                 DEVLINK_CMD_PORT_GET, DEVLINK_GENL_VERSION);
-  netlink_wire::finish(out);
-  return out;
+  return dump_request(devlink_family, seq, DEVLINK_CMD_PORT_GET);
 }
 
 }  // namespace rdma_eventd::daemon::devlink

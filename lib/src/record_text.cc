@@ -386,6 +386,11 @@ std::string devlink_health_text(const Record& r) {
     s += "recovered";
   } else if (d.change == "found_in_error") {
     s += "in error when first read";
+  } else if (d.change == "recovery_refused") {
+    s += "reported an error within its grace period (" + std::to_string(d.grace_period_ms) +
+         " ms) of its last recovery: recovery refused";
+  } else if (d.change == "removed") {
+    s += "gone with its devlink instance while in error (the driver unloaded or reloaded)";
   } else {
     s += d.change;
   }

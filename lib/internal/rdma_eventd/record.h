@@ -114,9 +114,13 @@ struct DevlinkHealthEvent {
   std::string handle;       // the devlink instance: "pci/0000:08:00.0", "auxiliary/mlx5_core.eth.0"
   int64_t port_index = -1;  // a port reporter's devlink port; -1 for a device's reporter
   std::string reporter;     // "fw", "fw_fatal", "tx", "rx", ...
-  std::string state;        // "healthy", "error"; "unknown" for a state this version does not know
+  // "healthy", "error"; "removed" (gone with its instance); "unknown" for a state this version
+  // does not know
+  std::string state;
   std::string previous_state;  // "" when the daemon did not know the reporter before
-  std::string change;  // "error", "error_again", "recovered", "found_in_error" (docs/records.md)
+  // "error", "error_again", "recovered", "found_in_error", "recovery_refused", "removed"
+  // (docs/records.md)
+  std::string change;
   uint64_t error_count = 0;  // the kernel's counts since the reporter was created
   uint64_t recover_count = 0;
   uint64_t new_errors = 0;      // error_count's growth since the daemon last knew it
