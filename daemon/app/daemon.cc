@@ -280,6 +280,12 @@ void Daemon::publish_devlink(std::vector<Record>& records) {
   publish(records);
 }
 
+void Daemon::confirm_devlink(const std::vector<DevlinkInError>& in_error) {
+  health_.confirm_devlink(in_error, system_clock().now());
+  std::vector<Record> none;
+  publish(none);  // the verdicts it changed
+}
+
 void Daemon::send(const Record& r, Instant now) {
   // Serialized once, into the one buffer that the replay ring and every subscriber's queue
   // share, and the journal's entry copies: the record's JSON and a newline. Built in a record

@@ -60,6 +60,8 @@ class Daemon : private StateSource {
   // records stamped and published.
   const std::vector<DevlinkHandles>& devlink_handles() const;
   void publish_devlink(std::vector<Record>& records);
+  // A complete read of the reporters: what port health holds that it does not confirm goes.
+  void confirm_devlink(const std::vector<DevlinkInError>& in_error);
   void reload();
   void apply_config(const Config& next);
   void setup_journal();
@@ -138,6 +140,7 @@ class Daemon : private StateSource {
       config_.devlink_health,
       [this]() -> const std::vector<DevlinkHandles>& { return devlink_handles(); },
       [this](std::vector<Record>& records) { publish_devlink(records); },
+      [this](const std::vector<DevlinkInError>& in_error) { confirm_devlink(in_error); },
       options_.devlink_socket};
   std::unique_ptr<JournalSink> journal_;
   // The batch's records that the journal takes, with their lines: their entries are written

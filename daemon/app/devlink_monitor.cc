@@ -63,12 +63,14 @@ uint64_t growth(uint64_t now, uint64_t before) {
 }  // namespace
 
 DevlinkMonitor::DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config,
-                               Handles handles, Publish publish, std::string stand_in)
+                               Handles handles, Publish publish, Confirm confirm,
+                               std::string stand_in)
     : loop_(loop),
       clock_(clock),
       config_(std::move(config)),
       handles_(std::move(handles)),
       publish_(std::move(publish)),
+      confirm_(std::move(confirm)),
       stand_in_(std::move(stand_in)) {}
 
 DevlinkMonitor::~DevlinkMonitor() = default;
@@ -301,6 +303,7 @@ void DevlinkMonitor::on_dump_readable() {
   std::vector<Record> out;
   std::vector<Message> messages;
   bool done = false;
+  bool complete = false;  // every reporter read: what it did not list is gone
   for (int i = 0; i < kDatagramsPerTurn && !done; ++i) {
     size_t size = 0;
     bool from_kernel = false;
@@ -319,7 +322,10 @@ void DevlinkMonitor::on_dump_readable() {
     for (const Message& m : messages) {
       if (drop(m, from_kernel)) continue;
       if (m.seq != dump_seq_) continue;  // an earlier dump's
-      if (m.kind == MessageKind::kDone) done = true;
+      if (m.kind == MessageKind::kDone) {
+        done = true;
+        complete = dump_stage_ == DumpStage::kReporters;
+      }
       if (m.kind == MessageKind::kError && m.error != 0) {
         // A kernel with no port dump still has reporters: an error ends only that part.
         spdlog::warn("devlink health: the kernel refused the {} dump: {}",
@@ -340,8 +346,9 @@ void DevlinkMonitor::on_dump_readable() {
       if (!send_dump_request()) break;
     }
   }
-  if (done) forget_unlisted(out);
+  if (complete) forget_unlisted(out);
   if (!out.empty()) publish_(out);
+  if (complete) confirm_(in_error());
   if (done) {
     ++stats_.dumps;
     // Nothing waits in the notification socket: nothing can be older than the dump.
@@ -388,6 +395,18 @@ void DevlinkMonitor::on_port(const devlink::Port& p) {
   }
   if (ports_.size() >= kMaxPorts && !ports_.count(key)) return;
   ports_[key] = p.netdev;
+}
+
+std::vector<DevlinkInError> DevlinkMonitor::in_error() const {
+  std::vector<DevlinkInError> out;
+  for (const auto& [key, k] : known_) {
+    const Reporter& r = k.reporter;
+    if (r.state != devlink::kStateError) continue;
+    for (const DevlinkTarget& t : devlink_targets(handles_(), r.handle(), r.port_index,
+                                                  port_netdev(r.handle(), r.port_index)))
+      out.push_back({t.device, t.port, r.name, r.auto_recover});
+  }
+  return out;
 }
 
 std::string DevlinkMonitor::port_netdev(const std::string& handle, int64_t port_index) const {

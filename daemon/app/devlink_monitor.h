@@ -43,6 +43,8 @@ class DevlinkMonitor {
   using Handles = std::function<const std::vector<DevlinkHandles>&()>;
   // Unstamped records, in order.
   using Publish = std::function<void(std::vector<Record>&)>;
+  // After each complete read of every reporter: those in error, and what they concern.
+  using Confirm = std::function<void(const std::vector<DevlinkInError>&)>;
 
   struct Stats {
     uint64_t notifications = 0;  // reporter messages read from the group
@@ -55,7 +57,7 @@ class DevlinkMonitor {
   // `stand_in`: the path of a socket that stands in for the kernel's generic netlink
   // (netlink/netlink_socket.h); "" for the kernel's own.
   DevlinkMonitor(EventLoop& loop, const Clock& clock, DevlinkConfig config, Handles handles,
-                 Publish publish, std::string stand_in = {});
+                 Publish publish, Confirm confirm, std::string stand_in = {});
   DevlinkMonitor(const DevlinkMonitor&) = delete;
   DevlinkMonitor& operator=(const DevlinkMonitor&) = delete;
   ~DevlinkMonitor();
@@ -97,6 +99,7 @@ class DevlinkMonitor {
   // The records of one reporter change for every device and port it concerns.
   void emit(const DevlinkHealthEvent& e, std::vector<Record>& out);
   std::string port_netdev(const std::string& handle, int64_t port_index) const;
+  std::vector<DevlinkInError> in_error() const;
   // One reporter's state from a notification or a dump: its records, if it changed.
   void apply(const devlink::Reporter& r, bool dumped, std::vector<Record>& out);
   void lost(std::vector<Record>& out);
@@ -109,6 +112,7 @@ class DevlinkMonitor {
   DevlinkConfig config_;
   Handles handles_;
   Publish publish_;
+  Confirm confirm_;
   std::string stand_in_;
   netlink::NetlinkSocket socket_;
   std::unique_ptr<IoWatch> watch_;

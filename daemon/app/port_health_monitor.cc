@@ -176,6 +176,12 @@ void PortHealthMonitor::forget_devlink(Instant now) {
   dirty_ = true;
 }
 
+void PortHealthMonitor::confirm_devlink(const std::vector<DevlinkInError>& in_error, Instant now) {
+  if (!enabled_) return;
+  model_.confirm_devlink(in_error, now, pending_);
+  dirty_ = true;
+}
+
 std::vector<Record> PortHealthMonitor::take_records(Instant now) {
   std::vector<Record> out;
   if (!enabled_) return out;

@@ -71,6 +71,8 @@ class PortHealthMonitor {
   // A reload turned devlink health off: what its reporters held goes (PortHealthModel::
   // forget_devlink). take_records() then gives the verdicts.
   void forget_devlink(Instant now);
+  // A complete read of the devlink reporters (PortHealthModel::confirm_devlink).
+  void confirm_devlink(const std::vector<DevlinkInError>& in_error, Instant now);
   void set_config(HealthConfig config);  // a reload: publishes what changed
   void stop();                           // the daemon stops: saves the state
 

@@ -64,6 +64,16 @@ struct DevlinkTarget {
   friend bool operator==(const DevlinkTarget&, const DevlinkTarget&) = default;
 };
 
+// A reporter in error as a complete read of every reporter found it, and a port or device it
+// concerns: what port health may keep holding (PortHealthModel::confirm_devlink).
+struct DevlinkInError {
+  std::string device;
+  uint32_t port = 0;  // 0: every port of the device
+  std::string reporter;
+  bool auto_recover = false;
+  friend bool operator==(const DevlinkInError&, const DevlinkInError&) = default;
+};
+
 // Every RDMA device (and port) a reporter of instance `handle` concerns, by device name; none:
 // a devlink instance with no RDMA device. `port_index`: a port reporter's devlink port (-1 for
 // an instance's own reporter); `port_netdev`: the netdev that devlink port carries ("" when

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/devlink_map.h"
 #include "core/port_health_types.h"
 #include "rdma_eventd/record.h"
 
@@ -49,6 +50,10 @@ class PortHealthModel {
   // (a fatal reporter, one stuck in error) and the firmware and queue errors they counted are
   // forgotten, and a port they judged is judged again (healthy for config_changed).
   void forget_devlink(Instant now, Transitions& out);
+  // A complete read of the devlink reporters found `in_error` in error: a hold that no reporter
+  // of its role confirms (its reporter recovered or went while nobody could hear it, or now
+  // concerns another port) is released (devlink_recovered). Nothing is held anew here.
+  void confirm_devlink(const std::vector<DevlinkInError>& in_error, Instant now, Transitions& out);
   // `downs` downs too brief for an event (link_downed grew without a port_err): counted as
   // downs of the flap rule.
   bool count_hidden_downs(std::string_view device, uint32_t port, uint32_t downs, Instant now,

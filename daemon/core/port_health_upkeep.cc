@@ -283,4 +283,29 @@ const PortExpectation* PortHealthModel::expectation_of(const Port& p) const {
   return p.expectation < 0 ? nullptr : &config_.expected[static_cast<size_t>(p.expectation)];
 }
 
+void PortHealthModel::confirm_devlink(const std::vector<DevlinkInError>& in_error, Instant now,
+                                      Transitions& out) {
+  for (auto& [name, d] : devices_) {
+    for (auto& [number, p] : d.ports) {
+      PortHealthState& s = p.s;
+      if (s.devlink_errors == 0) continue;
+      uint8_t confirmed = 0;
+      for (const DevlinkInError& e : in_error) {
+        if (e.device != name || (e.port != 0 && e.port != number)) continue;
+        const auto role = config_.devlink_roles.find(e.reporter);
+        if (role == config_.devlink_roles.end() || role->second == DevlinkRole::kNone) continue;
+        // A firmware or queue reporter holds only while it can recover (on_devlink).
+        if (role->second != DevlinkRole::kFatal && !e.auto_recover) continue;
+        confirmed |= static_cast<uint8_t>(1u << static_cast<unsigned>(role->second));
+      }
+      if ((s.devlink_errors & confirmed) == s.devlink_errors) continue;
+      settle(name, d, p, now, out);
+      s.devlink_errors &= confirmed;
+      if (!(s.devlink_errors & (1u << static_cast<unsigned>(DevlinkRole::kFatal))))
+        s.recovery_refused = false;
+      judge(name, d, p, now, 0, HealthReason::kDevlinkRecovered, out);
+    }
+  }
+}
+
 }  // namespace rdma_eventd::daemon

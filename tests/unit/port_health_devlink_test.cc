@@ -295,5 +295,22 @@ TEST_F(PortHealthDevlinkTest, ErrorsOfAReportLostInAnOverrunStillCount) {
   EXPECT_EQ(t[0].reason, HealthReason::kQueueErrors);
 }
 
+// After a complete read of the reporters (at start, after an overrun, at each device change), a
+// hold that no reporter in error confirms is released; one that is confirmed stays.
+TEST_F(PortHealthDevlinkTest, AHoldThatAFreshReadDoesNotConfirmIsReleased) {
+  first_error_at("fw_fatal", 5);
+  at(6);
+  Transitions out;
+  model_.confirm_devlink({{"mlx5_0", 0, "fw_fatal", true}}, now(), out);
+  EXPECT_EQ(out, Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+  // Another device's reporter, or one without a role, confirms nothing.
+  model_.confirm_devlink({{"mlx5_1", 0, "fw_fatal", true}, {"mlx5_0", 0, "vnic", true}}, now(),
+                         out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].health, PortHealth::kHealthy);
+  EXPECT_EQ(out[0].reason, HealthReason::kDevlinkRecovered);
+}
+
 }  // namespace
 }  // namespace rdma_eventd::daemon
