@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace rdma_eventd::daemon {
@@ -535,6 +536,14 @@ StatusReply::Devlink DevlinkMonitor::status() const {
          devlink_targets(devices, r.handle, r.port_index, port_netdev(r.handle, r.port_index)))
       r.ports.push_back(t.port == 0 ? t.device : t.device + "/" + std::to_string(t.port));
     s.reporters.push_back(std::move(r));
+  }
+  for (const auto& [key, netdev] : ports_) {
+    const size_t sep = key.find('\x1f');
+    StatusReply::DevlinkPort p;
+    p.handle = key.substr(0, sep);
+    p.index = std::strtoll(key.c_str() + sep + 1, nullptr, 10);
+    p.netdev = netdev;
+    s.devlink_ports.push_back(std::move(p));
   }
   return s;
 }

@@ -268,6 +268,11 @@ void write_devlink(JsonWriter& w, const Status::Devlink& d) {
     write_fields(w, r, kDevlinkReporterFields);
     write_array(w, "ports", r.ports);
   });
+  write_object_array(w, "devlink_ports", d.devlink_ports, [&](const Status::DevlinkPort& p) {
+    w.field("handle", p.handle);
+    w.field("index", p.index);
+    w.field("netdev", p.netdev);
+  });
   w.end_object();
 }
 
@@ -460,7 +465,15 @@ bool read_devlink(const json& reply, Status::Devlink& d, std::string& error) {
                            rd.entries(b, "reporters", out.reporters,
                                       [&](const json& item, Status::DevlinkReporter& r) {
                                         return read_devlink_reporter(rd, item, r);
-                                      });
+                                      }) &&
+                           // Absent from an older daemon's reply.
+                           (!b.contains("devlink_ports") ||
+                            rd.entries(b, "devlink_ports", out.devlink_ports,
+                                       [&](const json& item, Status::DevlinkPort& p) {
+                                         return rd.str(item, "handle", p.handle) &&
+                                                rd.i64(item, "index", p.index) &&
+                                                rd.str(item, "netdev", p.netdev);
+                                       }));
                   },
                   error);
 }

@@ -11,7 +11,8 @@
 #   a break, recovered at once; fail_recover set and a break (the recovery fails: EINVAL, the
 #   reporter stays in error); a dump while in error; a break while in error (ECANCELED, the
 #   error count goes on); the recovery asked for by hand; a second device (netdevsim2), broken
-#   and recovered; its deletion (no health message).
+#   and recovered; its deletion (no health message); a third (netdevsim3), broken with a failing
+#   recovery and deleted while in error (its reporter forgotten: a `removed` record).
 # The daemon (started by guest.sh before netdevsim was loaded, with netdevsim's "dummy" reporter
 # judged as fatal) is checked at each step: its devlink_health records and rxe1's port_health
 # verdicts from the socket (MON), the same records in the journal by their RDMA_DEVLINK_* fields,
@@ -147,7 +148,7 @@ scenario_devlink() {
     return
   fi
   devlink_steps || { devlink_stop; return; }
-  wait_for 10 eval '[ "$(monitor_states | wc -l)" -ge 7 ]'
+  wait_for 10 eval '[ "$(monitor_states | wc -l)" -ge 8 ]'
   devlink_stop
   devlink_daemon_end || return
   # The capture has a message for every notification the monitor printed, which says the
@@ -155,8 +156,8 @@ scenario_devlink() {
   local captured printed want
   captured=$(health_messages $DL/capture.hex | wc -l)
   printed=$(monitor_states | wc -l)
-  want="error 1 0|healthy 1 1|error 2 1|error 3 1|healthy 3 2|error 1 0|healthy 1 1"
-  if [ "$captured" != 7 ] || [ "$printed" != 7 ] || [ "$(monitor_states | paste -sd'|')" != "$want" ]; then
+  want="error 1 0|healthy 1 1|error 2 1|error 3 1|healthy 3 2|error 1 0|healthy 1 1|error 1 0"
+  if [ "$captured" != 8 ] || [ "$printed" != 8 ] || [ "$(monitor_states | paste -sd'|')" != "$want" ]; then
     fail devlink "the capture has $captured health messages, devlink monitor $printed ($want expected): $(cat $DLOUT/monitor.txt)"
     return
   fi
@@ -264,6 +265,19 @@ devlink_steps() {
     fail devlink "deleting netdevsim2 sent health messages: $(health_messages "$STEP_FILE")"
     return 1
   fi
+
+  # A device deleted while its reporter is stuck in error: its reporter goes with its instance
+  # (DEVLINK_CMD_DEL, no health message), and the daemon forgets it with a `removed` record.
+  echo "3 1" >/sys/bus/netdevsim/new_device || { fail devlink "the third new_device failed"; return 1; }
+  dl_step new_device_third || return 1
+  /bin/echo Y >$NSIM_DEBUG/netdevsim3/health/fail_recover
+  break_health netdevsim3 >/dev/null
+  dl_step third_stuck || return 1
+  expect_health third_stuck 1 netdevsim3 1 0 error || return 1
+  expect_daemon third_stuck "/0 netdevsim/netdevsim3 dummy error error 1 0" "" || return 1
+  echo 3 >/sys/bus/netdevsim/del_device || { fail devlink "the third del_device failed"; return 1; }
+  dl_step third_deleted || return 1
+  expect_daemon third_deleted "/0 netdevsim/netdevsim3 dummy removed removed 1 0" "" || return 1
 }
 
 # devlink_rxe: an rxe device on netdevsim1's netdev, and the sysfs links that lead from one to
@@ -343,14 +357,21 @@ devlink_late_daemon() {
   cp $late $DL/late.log $DLOUT/
 }
 
-# devlink_daemon_end: the daemon's status shows the reporters with the ports they concern, and
-# the journal has its records, by their RDMA_DEVLINK_* fields, in order.
+# devlink_daemon_end: the daemon's status shows the reporters with the ports they concern (none
+# of the deleted devices'), netdevsim1's devlink port with the netdev `devlink port show` gives
+# it, and the journal has its records, by their RDMA_DEVLINK_* fields, in order.
 devlink_daemon_end() {
   "$B"/rdma-eventctl status --json >$DLOUT/status.json 2>&1
-  if ! jq -e '.devlink.available and ([.devlink.reporters[] | select(.handle == "netdevsim/netdevsim1" and .reporter == "dummy")] |
-        length == 1 and .[0].state == "healthy" and .[0].error_count == 3 and .[0].recover_count == 2 and .[0].ports == ["rxe1/1"])' \
+  devlink port show -j >$DLOUT/ports-end.json 2>&1
+  local port_netdev
+  port_netdev=$(jq -r '.port["netdevsim/netdevsim1/0"].netdev' $DLOUT/ports-end.json)
+  if ! jq -e --arg n "$port_netdev" '.devlink.available and ([.devlink.reporters[] | select(.handle == "netdevsim/netdevsim1" and .reporter == "dummy")] |
+        length == 1 and .[0].state == "healthy" and .[0].error_count == 3 and .[0].recover_count == 2 and .[0].ports == ["rxe1/1"]) and
+        ([.devlink.reporters[] | select(.handle != "netdevsim/netdevsim1")] | length == 0) and
+        ([.devlink.devlink_ports[] | select(.handle == "netdevsim/netdevsim1")] == [{"handle": "netdevsim/netdevsim1", "index": 0, "netdev": $n}]) and
+        $n != "null" and $n != ""' \
     $DLOUT/status.json >/dev/null; then
-    fail devlink "status: $(jq -c .devlink $DLOUT/status.json)"
+    fail devlink "status: $(jq -c .devlink $DLOUT/status.json); devlink port show: $(cat $DLOUT/ports-end.json)"
     return 1
   fi
   local changes want="error|recovered|error|error_again|recovered"

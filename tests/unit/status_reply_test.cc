@@ -56,6 +56,8 @@ StatusReply sample() {
   s.devlink.reporters = {
       {"pci/0000:08:00.0", -1, "fw_fatal", "error", 2, 1, 1795342530700000, {"mlx5_0"}},
       {"netdevsim/netdevsim1", 0, "tx", "healthy", 0, 0, 1795342530123456, {"rxe0/1"}}};
+  s.devlink.devlink_ports = {{"auxiliary/mlx5_core.eth.0", 65535, "ens1f0np0"},
+                             {"netdevsim/netdevsim1", 0, "eni1np1"}};
   return s;
 }
 
@@ -129,7 +131,10 @@ TEST(StatusReply, WritesEveryBlockAsDocumented) {
                              "since":"2026-11-22T10:15:30.700000Z","ports":["mlx5_0"]},
                             {"handle":"netdevsim/netdevsim1","port_index":0,"reporter":"tx",
                              "state":"healthy","error_count":0,"recover_count":0,
-                             "since":"2026-11-22T10:15:30.123456Z","ports":["rxe0/1"]}]}
+                             "since":"2026-11-22T10:15:30.123456Z","ports":["rxe0/1"]}],
+               "devlink_ports":[{"handle":"auxiliary/mlx5_core.eth.0","index":65535,
+                                 "netdev":"ens1f0np0"},
+                                {"handle":"netdevsim/netdevsim1","index":0,"netdev":"eni1np1"}]}
   })"));
 }
 
@@ -211,6 +216,8 @@ TEST(StatusReply, AMissingOrMistypedKeyIsAnErrorThatNamesIt) {
             "link_health.counters.x: not a count");
   // An older daemon's reply has no devlink block; a reporter's port index is a number or null.
   EXPECT_EQ(error_after([](json& j) { j.erase("devlink"); }), "");
+  // An older daemon's had no devlink ports.
+  EXPECT_EQ(error_after([](json& j) { j["devlink"].erase("devlink_ports"); }), "");
   EXPECT_EQ(error_after([](json& j) { j["devlink"].erase("overruns"); }),
             "devlink.overruns: missing");
   EXPECT_EQ(error_after([](json& j) { j["devlink"]["reporters"][1]["port_index"] = "0"; }),

@@ -240,6 +240,13 @@ struct StatusReply {
     std::vector<std::string> ports;  // "mlx5_0" (the device) or "rxe0/1"; empty: none
     friend bool operator==(const DevlinkReporter&, const DevlinkReporter&) = default;
   };
+  // A devlink port and the netdev it carries, as the kernel said (a port reporter's port).
+  struct DevlinkPort {
+    std::string handle;  // "auxiliary/mlx5_core.eth.0"
+    int64_t index = 0;   // 65535
+    std::string netdev;  // "" for none
+    friend bool operator==(const DevlinkPort&, const DevlinkPort&) = default;
+  };
   struct Devlink {
     bool enabled = false;
     bool available = false;
@@ -250,6 +257,7 @@ struct StatusReply {
     uint64_t malformed = 0;
     uint64_t records = 0;
     std::vector<DevlinkReporter> reporters;
+    std::vector<DevlinkPort> devlink_ports;
     friend bool operator==(const Devlink&, const Devlink&) = default;
   };
 
