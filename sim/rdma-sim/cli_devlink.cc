@@ -1,5 +1,5 @@
-// The devlink commands: show, report, recover, set, dump-clear, add and remove a devlink health
-// reporter of the stand-in kernel (docs/simulator.md, "devlink health").
+// The devlink commands: show, ports, report, recover, set, dump-clear, add and remove a devlink
+// health reporter of the stand-in kernel (docs/simulator.md, "devlink health").
 #include <cstdint>
 
 #include "cli_commands.h"
@@ -71,6 +71,16 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
          if (a.positional.empty() && option(a, "--port"))
            throw UsageError("--port needs a DEV or HANDLE");
          put_port(req, a);
+         return send(g, req);
+       }},
+      {"devlink ports",
+       0,
+       1,
+       {},
+       {},
+       [](const Global& g, const Args& a) {
+         json req = {{"cmd", "devlink"}, {"action", "ports"}};
+         if (!a.positional.empty()) req["target"] = a.positional[0];
          return send(g, req);
        }},
       recovery_command("report"),

@@ -110,6 +110,7 @@ json Simulator::stats() const {
                   {"connections", devlink_socket_->connections()},
                   {"requests", devlink_socket_->requests()},
                   {"dumps", dl.dumps},
+                  {"port_dumps", dl.port_dumps},
                   {"notifications", dl.notifications},
                   {"ethtool_fec_replies", ethtool_->stats().fec},
                   {"ethtool_stats_replies", ethtool_->stats().stats}};

@@ -79,6 +79,36 @@ std::string port_text(const std::optional<int64_t>& port) {
   return port ? " port " + std::to_string(*port) : "";
 }
 
+// devlink port show's line: "auxiliary/mlx5_core.eth.0/65535: type eth netdev eth2 flavour
+// physical port 0 (mlx5_1)".
+std::string port_line(const json& instance, const json& p) {
+  std::string line = instance["handle"].get<std::string>() + "/" +
+                     std::to_string(p["index"].get<uint32_t>()) + ": type " +
+                     p["type"].get<std::string>();
+  if (p.contains("netdev"))
+    line += " netdev " + p["netdev"].get<std::string>() + " ifindex " +
+            std::to_string(p["ifindex"].get<uint32_t>());
+  line += " flavour " + p["flavour"].get<std::string>() + " port " +
+          std::to_string(p["number"].get<uint32_t>());
+  const std::string device = instance["device"].get<std::string>();
+  return device.empty() ? line : line + " (" + device + ")";
+}
+
+// One line per instance, its device and its ports, before the reporters' lines.
+std::string instances_text(const json& instances) {
+  std::string text;
+  for (const json& i : instances) {
+    const std::string device = i["device"].get<std::string>();
+    text += "instance " + i["handle"].get<std::string>() +
+            (device.empty() ? "" : " (" + device + ")") + ": " +
+            std::to_string(i["reporters"].get<size_t>()) + " reporter(s), " +
+            std::to_string(i["ports"].size()) + " port(s)\n";
+    for (const json& p : i["ports"])
+      text += "  port " + port_line(i, p) + "\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 json Simulator::handle_devlink(const json& req) {
@@ -99,10 +129,23 @@ json Simulator::handle_devlink(const json& req) {
                                                   : " (" + r["device"].get<std::string>() + ")");
     }
     if (message.empty()) message = "no devlink health reporter";
+    const json instances = devlink_.instances_json(only);
     return {{"ok", true},
-            {"message", message},
+            {"message", instances_text(instances) + message},
             {"reporters", reporters},
+            {"instances", instances},
+            {"kernel", kernel_.text()},
             {"socket", dir_ + "/" + kDevlinkSocketFile}};
+  }
+  if (action == "ports") {
+    const json instances = devlink_.instances_json(opt<std::string>(req, "target").value_or(""));
+    std::string message;
+    for (const json& i : instances)
+      for (const json& p : i["ports"])
+        message += port_line(i, p) + "\n";
+    if (message.empty()) message = "no devlink port\n";
+    message.pop_back();
+    return {{"ok", true}, {"message", message}, {"instances", instances}};
   }
   if (action == "close") {
     const size_t n = devlink_socket_->close_all();
@@ -188,7 +231,7 @@ json Simulator::handle_devlink(const json& req) {
   }
   throw CommandError(
       "devlink action \"" + action +
-      "\" is not one of: show, report, recover, set, dump_clear, add, remove, close");
+      "\" is not one of: show, ports, report, recover, set, dump_clear, add, remove, close");
 }
 
 }  // namespace rdmasim

@@ -1,5 +1,7 @@
 #include "devlink_health.h"
 
+#include <linux/devlink.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -7,33 +9,18 @@
 #include "fabric.h"
 
 namespace rdmasim {
-namespace {
 
 using nlohmann::json;
 
-// drivers/net/ethernet/mellanox/mlx5/core/health.c (6.1): a PF's fw_fatal grace period (an
-// ECPF has 180 s, a VF or SF 30 s; every simulated device is a PF); fw has no recover.
-constexpr uint64_t kMlx5FwFatalGraceMs = 60000;
-// en/reporter_tx.c, en/reporter_rx.c: MLX5_REPORTER_TX_GRACEFUL_PERIOD and the rx one.
-constexpr uint64_t kMlx5QueueGraceMs = 500;
-constexpr uint16_t kMlx5VportUplink = 0xffff;
-
-// The vhca id firmware gives a function: here its ordinal among the fabric's PCI functions
-// (PF0 0, PF1 1, ...), from "0000:00:DD.F".
-uint32_t vhca_id(const std::string& function) {
-  if (function.size() != 12) return 0;
-  const auto dev = std::strtoul(function.substr(8, 2).c_str(), nullptr, 16);
-  const auto fn = std::strtoul(function.substr(11, 1).c_str(), nullptr, 16);
-  return static_cast<uint32_t>((dev >= 2 ? dev - 2 : 0) + 30 * fn);
-}
-
-DevlinkReporter created(const DevlinkReporterSpec& spec) {
+DevlinkReporter created_reporter(const DevlinkReporterSpec& spec) {
   DevlinkReporter r;
   r.spec = spec;
   r.auto_recover = spec.recover;  // __devlink_health_reporter_create: !!ops->recover
   r.auto_dump = spec.dump;
   return r;
 }
+
+namespace {
 
 json reporter_json(const DevlinkInstance& i, const DevlinkReporter& r) {
   json j = {{"handle", i.handle()},
@@ -58,38 +45,6 @@ DevlinkHealth::DevlinkHealth(Clock monotonic_ms, Clock real_ns, Notify notify)
       real_ns_(std::move(real_ns)),
       notify_(std::move(notify)) {}
 
-std::vector<DevlinkReporterSpec> DevlinkHealth::driver_reporters(const DeviceModel& d) {
-  std::vector<DevlinkReporterSpec> out;
-  if (d.devx.is_mlx5()) {
-    out.push_back({"fw", /*recover=*/false, /*dump=*/true, 0, -1});
-    out.push_back({"fw_fatal", true, true, kMlx5FwFatalGraceMs, -1});
-    // mlx5e registers one devlink port for its netdev, the uplink (vport 0xffff) of a PF, and
-    // creates tx and rx on it (mlx5e_devlink_port_register, mlx5e_reporter_tx_create). A
-    // function has one Ethernet port; a simulated device with more ports than that has no
-    // faithful devlink port, and gets none.
-    if (d.ports.size() == 1 && d.ports[0].is_ethernet()) {
-      const int64_t port = (int64_t{vhca_id(d.pci_function)} << 16) | kMlx5VportUplink;
-      out.push_back({"tx", true, true, kMlx5QueueGraceMs, port});
-      out.push_back({"rx", true, true, kMlx5QueueGraceMs, port});
-    }
-  }
-  out.insert(out.end(), d.devlink_reporters.begin(), d.devlink_reporters.end());
-  return out;
-}
-
-void DevlinkHealth::add_device(const DeviceModel& d) {
-  const std::vector<DevlinkReporterSpec> specs = driver_reporters(d);
-  if (specs.empty() || d.pci_function.empty()) return;
-  DevlinkInstance i{"pci", d.pci_function, d.name, {}};
-  for (const DevlinkReporterSpec& s : specs)
-    i.reporters.push_back(created(s));
-  instances_.push_back(std::move(i));
-}
-
-void DevlinkHealth::remove_device(const std::string& rdma_device) {
-  std::erase_if(instances_, [&](const DevlinkInstance& i) { return i.rdma_device == rdma_device; });
-}
-
 void DevlinkHealth::rename_device(const std::string& old_name, const std::string& new_name) {
   for (DevlinkInstance& i : instances_)
     if (i.rdma_device == old_name) i.rdma_device = new_name;
@@ -97,10 +52,12 @@ void DevlinkHealth::rename_device(const std::string& old_name, const std::string
 
 void DevlinkHealth::add_instance(const std::string& bus, const std::string& device,
                                  const std::vector<DevlinkReporterSpec>& reporters) {
-  DevlinkInstance i{bus, device, "", {}};
+  DevlinkInstance i{bus, device, "", {}, {}};
   for (const DevlinkReporterSpec& s : reporters)
-    i.reporters.push_back(created(s));
-  instances_.push_back(std::move(i));
+    i.reporters.push_back(created_reporter(s));
+  // netdevsim's reload operations (driver_reinit), as its captured DEVLINK_CMD_NEW lists them.
+  i.reload_actions = 1 << DEVLINK_RELOAD_ACTION_DRIVER_REINIT;
+  register_instance(std::move(i));
 }
 
 DevlinkInstance* DevlinkHealth::instance(const std::string& handle) {
@@ -110,40 +67,50 @@ DevlinkInstance* DevlinkHealth::instance(const std::string& handle) {
 }
 
 DevlinkHealth::Found DevlinkHealth::find(const Address& a) {
-  DevlinkInstance* inst = instance(a.target);
-  for (DevlinkInstance& i : instances_)
-    if (!inst && !i.rdma_device.empty() && i.rdma_device == a.target) inst = &i;
-  if (!inst)
+  // The instance a handle names, else every instance of the RDMA device of that name (an
+  // Ethernet function's pci/ and, from 6.2, auxiliary/ ones).
+  std::vector<DevlinkInstance*> in;
+  if (DevlinkInstance* named_one = instance(a.target))
+    in.push_back(named_one);
+  else
+    for (DevlinkInstance& i : instances_)
+      if (!i.rdma_device.empty() && i.rdma_device == a.target) in.push_back(&i);
+  if (in.empty())
     throw CommandError("no devlink instance " + a.target +
                        " (an mlx5 device's name, or a handle such as pci/0000:00:02.0)");
-  const auto named = [&](const DevlinkReporter& r) {
-    return r.spec.name +
+  const std::string where = in.size() == 1 ? in.front()->handle() : a.target;
+  const auto named = [&](const DevlinkInstance& i, const DevlinkReporter& r) {
+    return (in.size() == 1 ? "" : i.handle() + " ") + r.spec.name +
            (r.spec.port_index < 0 ? "" : " (port " + std::to_string(r.spec.port_index) + ")");
   };
   const auto list = [&] {
     std::string names;
-    for (const DevlinkReporter& r : inst->reporters)
-      names += (names.empty() ? "" : ", ") + named(r);
+    for (const DevlinkInstance* i : in)
+      for (const DevlinkReporter& r : i->reporters)
+        names += (names.empty() ? "" : ", ") + named(*i, r);
     return names.empty() ? " (it has none)" : " (it has " + names + ")";
   };
   if (a.port) {
-    for (DevlinkReporter& r : inst->reporters)
-      if (r.spec.name == a.name && r.spec.port_index == *a.port) return {*inst, r};
-    throw CommandError(inst->handle() + " port " + std::to_string(*a.port) + " has no reporter " +
-                       a.name + list());
+    for (DevlinkInstance* i : in)
+      for (DevlinkReporter& r : i->reporters)
+        if (r.spec.name == a.name && r.spec.port_index == *a.port) return {*i, r};
+    throw CommandError(where + " port " + std::to_string(*a.port) + " has no reporter " + a.name +
+                       list());
   }
-  // The instance's own reporter first, as `devlink health` without a port looks it up; else
+  // An instance's own reporter first, as `devlink health` without a port looks it up; else
   // the one port reporter of that name.
-  for (DevlinkReporter& r : inst->reporters)
-    if (r.spec.name == a.name && r.spec.port_index < 0) return {*inst, r};
-  std::vector<DevlinkReporter*> on_ports;
-  for (DevlinkReporter& r : inst->reporters)
-    if (r.spec.name == a.name) on_ports.push_back(&r);
-  if (on_ports.size() == 1) return {*inst, *on_ports.front()};
+  for (DevlinkInstance* i : in)
+    for (DevlinkReporter& r : i->reporters)
+      if (r.spec.name == a.name && r.spec.port_index < 0) return {*i, r};
+  std::vector<Found> on_ports;
+  for (DevlinkInstance* i : in)
+    for (DevlinkReporter& r : i->reporters)
+      if (r.spec.name == a.name) on_ports.push_back({*i, r});
+  if (on_ports.size() == 1) return on_ports.front();
   if (on_ports.size() > 1)
-    throw CommandError(inst->handle() + " has a reporter " + a.name +
+    throw CommandError(where + " has a reporter " + a.name +
                        " on several ports: say which with --port" + list());
-  throw CommandError(inst->handle() + " has no reporter " + a.name + list());
+  throw CommandError(where + " has no reporter " + a.name + list());
 }
 
 void DevlinkHealth::notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count) {
@@ -256,7 +223,7 @@ void DevlinkHealth::add_reporter(const std::string& handle, const DevlinkReporte
       throw CommandError(
           handle + " already has a reporter " + spec.name +
           (spec.port_index < 0 ? "" : " on port " + std::to_string(spec.port_index)));
-  inst->reporters.push_back(created(spec));
+  inst->reporters.push_back(created_reporter(spec));
 }
 
 void DevlinkHealth::remove_reporter(const Address& a) {

@@ -35,13 +35,42 @@ struct DevlinkReporter {
   uint64_t dump_real_ns = 0;  // ktime_get_real_ns() then
 };
 
+// A devlink port as devlink_nl_port_fill reports it (net/devlink/leftover.c in 6.1).
+struct DevlinkPort {
+  uint32_t index = 0;
+  uint16_t type = 0;     // DEVLINK_PORT_TYPE_*: notset 0, eth 2
+  uint16_t flavour = 0;  // DEVLINK_PORT_FLAVOUR_PHYSICAL
+  uint32_t number = 0;   // attrs.phys.port_number
+  std::string netdev;    // the netdev of an eth port; "" before it registers
+  uint32_t ifindex = 0;
+};
+
 struct DevlinkInstance {
   std::string bus;
   std::string device;
   std::string rdma_device;  // the simulated device it belongs to; "" for none
   std::vector<DevlinkReporter> reporters;
+  std::vector<DevlinkPort> ports;  // in the order they were registered
+  // The reload actions its driver's ops have (BIT(DEVLINK_RELOAD_ACTION_*)) and whether they
+  // include the limit no_reset: what DEVLINK_ATTR_DEV_STATS lists.
+  uint8_t reload_actions = 0;
+  bool reload_no_reset = false;
   std::string handle() const { return bus + "/" + device; }
 };
+
+// An instance or a port as a message carries it: DEVLINK_CMD_NEW/DEL (devlink_nl_fill) or
+// DEVLINK_CMD_PORT_NEW/DEL (devlink_nl_port_fill).
+struct DevlinkObject {
+  uint8_t command = 0;
+  std::string bus;
+  std::string device;
+  uint8_t reload_actions = 0;
+  bool reload_no_reset = false;
+  std::optional<DevlinkPort> port;
+};
+
+// A reporter as its driver creates it: auto recover and auto dump as its operations allow.
+DevlinkReporter created_reporter(const DevlinkReporterSpec& spec);
 
 // One reporter as a message carries it.
 struct DevlinkFill {
@@ -56,21 +85,32 @@ class DevlinkHealth final : public HotplugObserver {
   using Clock = std::function<int64_t()>;
   // Every notification the kernel multicasts to the config group.
   using Notify = std::function<void(const DevlinkFill&)>;
+  // Every instance and port notification (NEW, DEL, PORT_NEW, PORT_DEL) to the config group.
+  using NotifyObject = std::function<void(const DevlinkObject&)>;
   DevlinkHealth(Clock monotonic_ms, Clock real_ns, Notify notify);
+  void on_objects(NotifyObject notify) { notify_object_ = std::move(notify); }
+  // The release whose mlx5 layout the instances follow (before any device is added).
+  void set_kernel(KernelVersion kernel) { kernel_ = kernel; }
 
-  // What mlx5_core (6.1) creates for a device: fw and fw_fatal on the function's instance,
-  // tx and rx on its uplink devlink port when it is an Ethernet function; then the
-  // topology's. Other providers: the topology's only (none: no instance).
-  static std::vector<DevlinkReporterSpec> driver_reporters(const DeviceModel& d);
+  // What mlx5_core creates on the function's pci/ instance: fw and fw_fatal (and vnic from
+  // 6.5), and before 6.2 tx and rx on its uplink devlink port when it is an Ethernet function
+  // with one port; then the topology's. Other providers: the topology's only (none: no
+  // instance).
+  std::vector<DevlinkReporterSpec> driver_reporters(const DeviceModel& d) const;
 
-  // A device registered or gone (its instance and reporters go with it, with no notification).
+  // A device's instances registered (DEVLINK_CMD_NEW, then PORT_NEW for each port) or gone
+  // (PORT_DEL for each port, then DEVLINK_CMD_DEL; their reporters go with no notification),
+  // in the order mlx5 does it for the kernel release (devlink_instances.cc).
   void add_device(const DeviceModel& d);
   void remove_device(const std::string& rdma_device);
   void rename_device(const std::string& old_name, const std::string& new_name);
-  // The fabric's hot-plug: a device's instance comes with it, and goes when it leaves the
-  // device list (mlx5's PCI removal unregisters devlink before the RDMA device goes).
+  // The fabric's hot-plug. Before 6.3 mlx5's PCI removal unregisters pci/ first (remove_one:
+  // devlink_unregister), from 6.3 last (mlx5_uninit_one, after fe578cbb2f05); the Ethernet
+  // auxiliary device's instance goes after the RDMA device (mlx5_unregister_device deletes
+  // the auxiliary devices in reverse: rdma before eth).
   void ib_device_added(const DeviceModel& d, int32_t) override { add_device(d); }
-  void uverbs_removed(const DeviceModel& d, uint32_t) override { remove_device(d.name); }
+  void uverbs_removed(const DeviceModel& d, uint32_t) override;
+  void ib_device_removed(const DeviceModel& d, int32_t) override;
   void ib_device_renamed(const std::string& old_name, const DeviceModel& d, int32_t) override {
     rename_device(old_name, d.name);
   }
@@ -114,6 +154,11 @@ class DevlinkHealth final : public HotplugObserver {
 
   // Every reporter in the kernel's dump order.
   std::vector<DevlinkFill> dump() const;
+  // Every devlink port in DEVLINK_CMD_PORT_GET's dump order: instance by instance, as they
+  // registered, each one's ports by index.
+  std::vector<DevlinkObject> port_dump() const;
+  // The instances and their ports (`devlink show`, `devlink ports`); `only` as show's.
+  nlohmann::json instances_json(const std::string& only) const;
   // `only`: a device's name or a handle ("" every instance); `port`: that port's reporters.
   nlohmann::json show(const std::string& only, std::optional<int64_t> port) const;
 
@@ -129,9 +174,18 @@ class DevlinkHealth final : public HotplugObserver {
   // devlink_health_reporter_recover(); notifies on success.
   int do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error, int* count);
 
+  // devlink_instances.cc: an instance registered or unregistered with its notifications.
+  void register_instance(DevlinkInstance i);
+  void unregister_instances(const std::string& rdma_device, const std::string& bus_only);
+  void notify_object(uint8_t command, const DevlinkInstance& i, const DevlinkPort* port);
+  // A port's PORT_NEW as its type and netdev change (devlink_port_netdevice_event).
+  void port_changed(const DevlinkInstance& i, const DevlinkPort& p);
+
   Clock monotonic_ms_;
   Clock real_ns_;
   Notify notify_;
+  NotifyObject notify_object_;
+  KernelVersion kernel_;
   std::vector<DevlinkInstance> instances_;
 };
 

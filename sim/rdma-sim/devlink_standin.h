@@ -8,7 +8,8 @@
 // connection.
 //
 // Answered: CTRL_CMD_GETFAMILY (by name or id; any family but devlink and ethtool: ENOENT),
-// DEVLINK_CMD_HEALTH_REPORTER_GET as a dump, ETHTOOL_MSG_FEC_GET and ETHTOOL_MSG_STATS_GET.
+// DEVLINK_CMD_HEALTH_REPORTER_GET and DEVLINK_CMD_PORT_GET as dumps, ETHTOOL_MSG_FEC_GET and
+// ETHTOOL_MSG_STATS_GET.
 // Other devlink and ethtool commands: EOPNOTSUPP; other families: ENOENT. Notifications are queued
 // per connection without bound (no overrun, unlike a netlink socket's receive buffer).
 #pragma once
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "devlink_health.h"
 #include "ethtool_standin.h"
@@ -32,10 +34,12 @@ class DevlinkStandIn final : public NetlinkStandIn {
 
   // A notification to the config group: to every connection.
   void notify(const DevlinkFill& f);
+  void notify(const DevlinkObject& o);
 
   // Besides the connections and requests (NetlinkStandIn).
   struct Stats {
     uint64_t dumps = 0;          // reporter dumps answered
+    uint64_t port_dumps = 0;     // port dumps answered
     uint64_t notifications = 0;  // notifications made (each to every connection)
   };
   const Stats& stats() const { return stats_; }
@@ -43,6 +47,9 @@ class DevlinkStandIn final : public NetlinkStandIn {
  private:
   void on_message(const Peer& c, std::span<const uint8_t> message) override;
   void dump(const Peer& c, uint32_t seq);
+  void port_dump(const Peer& c, uint32_t seq);
+  // netlink_dump: the messages in parts as full as they get, then NLMSG_DONE on its own.
+  void send_dump(const Peer& c, uint32_t seq, const std::vector<std::vector<uint8_t>>& messages);
 
   const DevlinkHealth& health_;
   bool pad_u64_;

@@ -117,4 +117,71 @@ void put_reporter(std::vector<uint8_t>& out, const DevlinkFill& f, uint8_t comma
   end_message(out, at);
 }
 
+namespace {
+
+// devlink_reload_stats_put: for each reload action (the ops' own, or every one for the remote
+// stats), its limits (unspecified always, no_reset where allowed; driver_reinit with no_reset is
+// no valid combination), each with the count of reloads done: none here.
+// Every nest of devlink_nl_fill is nla_nest_start's: NLA_F_NESTED set.
+size_t nest(std::vector<uint8_t>& out, uint16_t type) {
+  return begin_nest(out, type | NLA_F_NESTED);
+}
+
+void put_reload_stats(std::vector<uint8_t>& out, uint16_t type, uint8_t actions, bool no_reset) {
+  const size_t stats = nest(out, type);
+  for (uint8_t action = DEVLINK_RELOAD_ACTION_DRIVER_REINIT;
+       action <= DEVLINK_RELOAD_ACTION_FW_ACTIVATE; ++action) {
+    if (!(actions & (1 << action))) continue;
+    const size_t info = nest(out, DEVLINK_ATTR_RELOAD_ACTION_INFO);
+    put_num<uint8_t>(out, DEVLINK_ATTR_RELOAD_ACTION, action);
+    const size_t action_stats = nest(out, DEVLINK_ATTR_RELOAD_ACTION_STATS);
+    for (uint8_t limit = DEVLINK_RELOAD_LIMIT_UNSPEC; limit <= DEVLINK_RELOAD_LIMIT_NO_RESET;
+         ++limit) {
+      if (limit == DEVLINK_RELOAD_LIMIT_NO_RESET &&
+          (!no_reset || action == DEVLINK_RELOAD_ACTION_DRIVER_REINIT))
+        continue;
+      const size_t entry = nest(out, DEVLINK_ATTR_RELOAD_STATS_ENTRY);
+      put_num<uint8_t>(out, DEVLINK_ATTR_RELOAD_STATS_LIMIT, limit);
+      put_num<uint32_t>(out, DEVLINK_ATTR_RELOAD_STATS_VALUE, 0);
+      end_nest(out, entry);
+    }
+    end_nest(out, action_stats);
+    end_nest(out, info);
+  }
+  end_nest(out, stats);
+}
+
+}  // namespace
+
+void put_object(std::vector<uint8_t>& out, const DevlinkObject& o, uint32_t pid, uint32_t seq,
+                uint16_t flags, bool /*pad_u64*/) {
+  const size_t at = begin_message(out, kFamilyId, flags, seq, pid);
+  put_genl(out, o.command, DEVLINK_GENL_VERSION);
+  put_string(out, DEVLINK_ATTR_BUS_NAME, o.bus);
+  put_string(out, DEVLINK_ATTR_DEV_NAME, o.device);
+  if (const auto& p = o.port) {
+    put_num<uint32_t>(out, DEVLINK_ATTR_PORT_INDEX, p->index);
+    put_num<uint16_t>(out, DEVLINK_ATTR_PORT_TYPE, p->type);
+    if (p->type == DEVLINK_PORT_TYPE_ETH && !p->netdev.empty()) {
+      put_num<uint32_t>(out, DEVLINK_ATTR_PORT_NETDEV_IFINDEX, p->ifindex);
+      put_string(out, DEVLINK_ATTR_PORT_NETDEV_NAME, p->netdev);
+    }
+    // devlink_nl_port_attrs_put: no lanes, not splittable, the flavour, a physical port's number.
+    put_num<uint8_t>(out, DEVLINK_ATTR_PORT_SPLITTABLE, 0);
+    put_num<uint16_t>(out, DEVLINK_ATTR_PORT_FLAVOUR, p->flavour);
+    put_num<uint32_t>(out, DEVLINK_ATTR_PORT_NUMBER, p->number);
+  } else {
+    put_num<uint8_t>(out, DEVLINK_ATTR_RELOAD_FAILED, 0);
+    const size_t stats = nest(out, DEVLINK_ATTR_DEV_STATS);
+    put_reload_stats(out, DEVLINK_ATTR_RELOAD_STATS, o.reload_actions, o.reload_no_reset);
+    // Remote reloads: every action and limit, whatever the ops have.
+    put_reload_stats(
+        out, DEVLINK_ATTR_REMOTE_RELOAD_STATS,
+        (1 << DEVLINK_RELOAD_ACTION_DRIVER_REINIT) | (1 << DEVLINK_RELOAD_ACTION_FW_ACTIVATE),
+        true);
+    end_nest(out, stats);
+  }
+  end_message(out, at);
+}
+
 }  // namespace rdmasim::devlink_wire

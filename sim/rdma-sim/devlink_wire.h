@@ -1,6 +1,7 @@
 // The generic-netlink bytes of the devlink stand-in, as Linux 6.1 builds them
 // (docs/simulator.md, "devlink health"): the controller's NEWFAMILY answer (ctrl_fill_info in
-// net/netlink/genetlink.c), a health reporter (devlink_nl_health_reporter_fill), NLMSG_DONE and
+// net/netlink/genetlink.c), a health reporter (devlink_nl_health_reporter_fill), an instance
+// (devlink_nl_fill) and a port (devlink_nl_port_fill), NLMSG_DONE and
 // NLMSG_ERROR (netlink_dump, netlink_ack in net/netlink/af_netlink.c). Pure.
 #pragma once
 
@@ -41,5 +42,9 @@ bool u16_attr(std::span<const uint8_t> message, uint16_t type, uint16_t* value);
 void put_family(std::vector<uint8_t>& out, uint32_t pid, uint32_t seq, uint16_t flags);
 void put_reporter(std::vector<uint8_t>& out, const DevlinkFill& f, uint8_t command, uint32_t pid,
                   uint32_t seq, uint16_t flags, bool pad_u64);
+// An instance (devlink_nl_fill: the handle, RELOAD_FAILED, DEV_STATS) or, when o.port is set, a
+// port (devlink_nl_port_fill), with o.command.
+void put_object(std::vector<uint8_t>& out, const DevlinkObject& o, uint32_t pid, uint32_t seq,
+                uint16_t flags, bool pad_u64);
 
 }  // namespace rdmasim::devlink_wire

@@ -201,6 +201,7 @@ void Fabric::register_device(const DeviceModel& model) {
   const char* parent_driver = parent_driver_of(e.model.devx.provider);
   if (e.model.pci_function.empty() && parent_driver)
     e.model.pci_function = pci_function_of(model.node_guid);
+  if (e.model.devx.is_mlx5() && e.model.adev_index < 0) e.model.adev_index = free_adev_index();
   e.original = e.model;
   e.index = next_index_++;  // never reused, like the kernel's device index
   e.uverbs = free_uverbs();
@@ -208,6 +209,7 @@ void Fabric::register_device(const DeviceModel& model) {
   // Kernel order: the ib_device (netlink, sysfs), then its uverbs char device.
   publish(e);
   if (parent_driver) sysfs_.add_pci_function(e.model.pci_function, parent_driver);
+  add_function_children(e.model);
   sysfs_.add_device(e.model, e.uverbs);
   devices_.push_back(std::move(e));
   hotplug_.ib_device_added(devices_.back().model, devices_.back().index);
@@ -245,8 +247,10 @@ void Fabric::finish_removal(size_t position) {
   devices_.erase(devices_.begin() + static_cast<std::ptrdiff_t>(position));
   shm_.free_slot(e.slot);
   sysfs_.remove_device(e.model.name);
+  remove_function_children(e.model);
   hotplug_.ib_device_removed(e.model, e.index);
   e.original.name = e.model.name;
+  e.original.adev_index = -1;  // mlx5_adev_idx_free: the function is gone
   unplugged_[e.model.name] = std::move(e.original);
 }
 

@@ -212,6 +212,11 @@ class Fabric {
   void finish_removal(size_t position);
   // The synthetic PCI function ("0000:00:02.0") of the device with this node GUID.
   std::string pci_function_of(uint64_t node_guid);
+  // fabric_functions.cc: mlx5_adev_idx_alloc(), the lowest index no present function has;
+  // what the function's driver puts beside the RDMA device in sysfs, and takes away.
+  int free_adev_index() const;
+  void add_function_children(const DeviceModel& d);
+  void remove_function_children(const DeviceModel& d);
   int free_slot() const;
   uint32_t free_uverbs() const;
 

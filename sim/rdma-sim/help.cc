@@ -166,14 +166,20 @@ const Help kHelp[] = {
      "channel's next read returns EOVERFLOW once, ahead of the events still queued.\n"
      "OMIT_EV_DATA channels allocate nothing and cannot fail."},
     {"devlink show", "rdma-sim devlink show [DEV|HANDLE [--port N]]",
-     "List the devlink health reporters of the stand-in kernel (DIR/devlink.sock): handle, port\n"
-     "index, reporter, state, error and recovery counts, and the RDMA device the instance\n"
-     "belongs to. An mlx5 device's instance is pci/<its PCI function>, with fw and fw_fatal\n"
-     "(and tx, rx on devlink port (vhca_id << 16) | 0xffff of a one-port Ethernet device).\n"
-     "--port N: only the reporters of devlink port N.\n"
+     "List the devlink instances of the stand-in kernel (DIR/devlink.sock), their ports and\n"
+     "netdevs, then their health reporters: handle, port index, reporter, state, error and\n"
+     "recovery counts, and the RDMA device the instance belongs to. An mlx5 device's instance\n"
+     "is pci/<its PCI function>, with fw and fw_fatal (and vnic from kernel 6.5). A one-port\n"
+     "Ethernet function's uplink devlink port (vhca_id << 16) | 0xffff, with tx and rx, is on\n"
+     "it before kernel 6.2 and on auxiliary/mlx5_core.eth.<N> from 6.2 (the topology's\n"
+     "\"kernel\"). --port N: only the reporters of devlink port N.\n"
      "Every command below that names a REPORTER takes --port N for a port reporter (the\n"
      "DEV/PORT_INDEX of devlink(8)); without it, the instance's own reporter of that name,\n"
      "else its one port reporter of that name."},
+    {"devlink ports", "rdma-sim devlink ports [DEV|HANDLE]",
+     "List the devlink ports as `devlink port show` does (DEVLINK_CMD_PORT_GET's dump):\n"
+     "HANDLE/INDEX, type, netdev and its ifindex, flavour and port number, and the RDMA\n"
+     "device."},
     {"devlink report",
      "rdma-sim devlink report DEV|HANDLE REPORTER [--port N] [--recovery ok|fail]",
      "The driver reports an error, as devlink_health_report() in Linux 6.1: the error is\n"

@@ -89,6 +89,10 @@ struct DeviceModel {
   std::string pci_function;
   // Reporters the topology adds to the driver's own (devlink_reporters).
   std::vector<DevlinkReporterSpec> devlink_reporters;
+  // mlx5: the index mlx5_core gave the function's auxiliary devices (mlx5_core.eth.<N>,
+  // mlx5_core.rdma.<N>): mlx5_adev_idx_alloc(), the lowest free in one IDA for every mlx5
+  // function, taken when the function is probed and freed when it is removed. -1: none yet.
+  int adev_index = -1;
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
   void finalize();
@@ -107,6 +111,15 @@ ShmDevx devx_caps(const DeviceModel& d);
 // bnxt_re bnxt_en's, irdma ice's, and so on. nullptr for rxe and siw: software devices with no
 // parent at all in current kernels, under /sys/devices/virtual.
 const char* parent_driver_of(devx::Provider provider);
+
+// The kernel release the simulated host runs (the topology's "kernel"): what decides mlx5's
+// devlink layout (docs/simulator.md, "mlx5's sysfs and devlink layout").
+struct KernelVersion {
+  int major = 6;
+  int minor = 1;
+  bool at_least(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
+  std::string text() const { return std::to_string(major) + "." + std::to_string(minor); }
+};
 
 // Text forms shared by the sysfs tree, `show` and the CLI.
 std::string guid_to_string(uint64_t guid);                              // "0c42:a103:00f6:5e44"

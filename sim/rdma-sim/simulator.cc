@@ -102,6 +102,7 @@ struct Simulator::Connection {
 
 Simulator::Simulator(const SimulatorOptions& options, Topology topology)
     : dir_(options.dir),
+      kernel_(topology.kernel),
       dir_lock_(lock_directory(options.dir)),
       shm_(ShmRegion::create(options.dir + "/" + kStateFile)),
       sysfs_(options.dir + "/" + kSysDir),
@@ -128,6 +129,10 @@ Simulator::Simulator(const SimulatorOptions& options, Topology topology)
   sysfs_.reset();
   hotplug_fanout_.add(hotplug_.get());
   hotplug_fanout_.add(&devlink_);
+  devlink_.set_kernel(topology.kernel);
+  devlink_.on_objects([this](const DevlinkObject& o) {
+    if (devlink_socket_) devlink_socket_->notify(o);
+  });
   const std::vector<DevlinkInstanceSpec> unmapped = std::move(topology.devlink_instances);
   const bool pad_u64 = topology.devlink_u64_padding;
   fabric_ = std::make_unique<Fabric>(std::move(topology), shm_, sysfs_, contexts_, channels_,

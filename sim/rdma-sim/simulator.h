@@ -88,6 +88,7 @@ class Simulator {
   nlohmann::json handle_devlink(const nlohmann::json& request);
 
   std::string dir_;
+  KernelVersion kernel_;  // the topology's "kernel"
   UniqueFd dir_lock_;
   EventLoop loop_;
   ShmRegion shm_;

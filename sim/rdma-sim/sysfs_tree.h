@@ -22,6 +22,7 @@
 // an IB GID: ENODEV), the file is absent: the read fails too, at open(), with ENOENT.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -55,6 +56,17 @@ class SysfsTree {
   void rename_device(const std::string& old_name, const std::string& new_name, uint32_t uverbs);
 
   std::string device_dir(const std::string& name) const;
+
+  // sysfs_functions.cc: a function's netdevs (devices/pci0000:00/<fn>/net/<netdev>, with
+  // `ifindex`, `device` and `subsystem`, and class/net/<netdev>) and auxiliary devices
+  // (devices/pci0000:00/<fn>/<name>, with bus/auxiliary/devices/<name> and the driver's link).
+  std::string function_dir(const std::string& function) const;
+  void add_netdev(const std::string& function, const std::string& netdev, uint32_t ifindex);
+  void remove_netdev(const std::string& function, const std::string& netdev);
+  void add_aux_device(const std::string& function, const std::string& name,
+                      const std::string& driver);
+  void remove_aux_device(const std::string& function, const std::string& name,
+                         const std::string& driver);
 
  private:
   // Takes the hung counters whose paths start with `prefix` out of hung_, into `release`.

@@ -45,7 +45,8 @@ struct Topology {
   // Put DEVLINK_ATTR_PAD before u64 attributes as the kernel does on an architecture without
   // efficient unaligned access (not x86-64 or arm64).
   bool devlink_u64_padding = false;
-  NetdevTable netdevs;  // every netdev the file names, with its (given or synthetic) ifindex
+  KernelVersion kernel;  // "kernel": "6.1" (the default) or later
+  NetdevTable netdevs;   // every netdev the file names, with its (given or synthetic) ifindex
 };
 
 // A link width ("4x") or speed ("hdr") as ibv_port_attr codes it; nullopt for a name that is

@@ -1,5 +1,6 @@
 #include "topology_devlink.h"
 
+#include <cstdio>
 #include <set>
 
 namespace rdmasim {
@@ -41,6 +42,25 @@ std::vector<DevlinkReporterSpec> parse_reporters(JsonFields& o, const std::strin
   return out;
 }
 
+// "kernel": "MAJOR.MINOR", from 6.1 (the oldest layout modelled) to 99.99.
+KernelVersion parse_kernel(JsonFields& top) {
+  KernelVersion k;
+  const nlohmann::json* v = top.get("kernel");
+  if (!v) return k;
+  const std::string text = v->is_string() ? v->get<std::string>() : "";
+  int major = 0, minor = 0, used = 0;
+  const bool parsed =
+      text.size() <= 5 && std::sscanf(text.c_str(), "%2d.%2d%n", &major, &minor, &used) == 2 &&
+      used == static_cast<int>(text.size()) && text.find_first_of("+- ") == std::string::npos;
+  k.major = major;
+  k.minor = minor;
+  if (!parsed || !k.at_least(6, 1))
+    top.fail("kernel", v->dump() +
+                           " is not a kernel release from 6.1 on, as \"MAJOR.MINOR\" (\"6.1\", "
+                           "\"6.8\")");
+  return k;
+}
+
 }  // namespace
 
 bool valid_reporter_name(const std::string& name) {
@@ -68,6 +88,7 @@ std::vector<DevlinkReporterSpec> parse_devlink_reporters(JsonFields& device) {
 
 void parse_devlink_topology(JsonFields& top, Topology* t) {
   t->devlink_u64_padding = top.flag("devlink_u64_padding", false);
+  t->kernel = parse_kernel(top);
   const json* v = top.get("devlink_instances");
   if (!v) return;
   if (!v->is_array() || v->size() > 64)

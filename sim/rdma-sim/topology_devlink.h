@@ -1,6 +1,7 @@
 // The devlink fields of topology files (docs/simulator.md, "devlink health"): a device's
 // "devlink_reporters", added to those its driver creates; the top-level "devlink_instances",
-// devlink instances with no RDMA device; and "devlink_u64_padding".
+// devlink instances with no RDMA device; "devlink_u64_padding"; and "kernel", the release whose
+// mlx5 devlink layout the host has.
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ bool split_devlink_handle(const std::string& handle, std::string* bus, std::stri
 
 // Reads "devlink_reporters" of a device object.
 std::vector<DevlinkReporterSpec> parse_devlink_reporters(JsonFields& device);
-// Reads "devlink_instances" and "devlink_u64_padding" of the top-level object into `t`.
+// Reads "devlink_instances", "devlink_u64_padding" and "kernel" of the top-level object into `t`.
 void parse_devlink_topology(JsonFields& top, Topology* t);
 
 }  // namespace rdmasim

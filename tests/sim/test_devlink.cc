@@ -253,7 +253,7 @@ TEST(Devlink, AFailedRecoveryLeavesErrorSilentlyAndAReportInErrorIsOnlyCounted) 
   EXPECT_NE(refused.err.find("EOPNOTSUPP"), std::string::npos) << refused.err;
 }
 
-TEST(Devlink, TheDevicesSysfsLeadsToItsPciFunctionAndAnUnplugTakesItsReportersSilently) {
+TEST(Devlink, TheDevicesSysfsLeadsToItsPciFunctionAndAnUnplugTakesItsReportersWithTheInstance) {
   Sim sim(rdmatest::topology("two-adapters"));
   char buf[PATH_MAX];
   const std::string link = sim.dir() + "/sys/class/infiniband/mlx5_1/device";
@@ -264,7 +264,11 @@ TEST(Devlink, TheDevicesSysfsLeadsToItsPciFunctionAndAnUnplugTakesItsReportersSi
 
   NetlinkClient c(socket_of(sim));
   sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 1; });
+  // The instance goes with DEVLINK_CMD_DEL (mlx5_1 has two ports: no devlink port), and no
+  // reporter notification.
   inject(sim, {"unplug", "mlx5_1"});
+  auto gone = c.require();
+  EXPECT_EQ(gone[16], DEVLINK_CMD_DEL);
   EXPECT_FALSE(c.receive(200).has_value());
   c.send(dump_request(5));
   auto m = decode(read_dump(c)[0]);
@@ -272,6 +276,7 @@ TEST(Devlink, TheDevicesSysfsLeadsToItsPciFunctionAndAnUnplugTakesItsReportersSi
   EXPECT_EQ(m[0].reporter.handle(), "pci/0000:00:02.0");
   // Back, with a new instance's counts, on the same function.
   inject(sim, {"replug", "mlx5_1"});
+  EXPECT_EQ(c.require()[16], DEVLINK_CMD_NEW);
   c.send(dump_request(6));
   m = decode(read_dump(c)[0]);
   ASSERT_EQ(m.size(), 4u);

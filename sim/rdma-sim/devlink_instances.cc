@@ -1,0 +1,239 @@
+// The devlink instances and ports of the simulated devices, as mlx5 builds them for the kernel
+// release of the topology (docs/simulator.md, "mlx5's sysfs and devlink layout"), and the
+// notifications their registration and unregistration send (net/devlink/leftover.c in 6.1:
+// devlink_notify_register, devlink_notify_unregister, devlink_port_notify).
+#include <linux/devlink.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "devlink_health.h"
+
+namespace rdmasim {
+namespace {
+
+using nlohmann::json;
+
+// drivers/net/ethernet/mellanox/mlx5/core/health.c (6.1): a PF's fw_fatal grace period (an
+// ECPF has 180 s, a VF or SF 30 s; every simulated device is a PF); fw has no recover.
+constexpr uint64_t kMlx5FwFatalGraceMs = 60000;
+// en/reporter_tx.c, en/reporter_rx.c: MLX5_REPORTER_TX_GRACEFUL_PERIOD and the rx one.
+constexpr uint64_t kMlx5QueueGraceMs = 500;
+constexpr uint16_t kMlx5VportUplink = 0xffff;
+
+// The vhca id firmware gives a function: here its ordinal among the fabric's PCI functions
+// (PF0 0, PF1 1, ...), from "0000:00:DD.F".
+uint32_t vhca_id(const std::string& function) {
+  if (function.size() != 12) return 0;
+  const auto dev = std::strtoul(function.substr(8, 2).c_str(), nullptr, 16);
+  const auto fn = std::strtoul(function.substr(11, 1).c_str(), nullptr, 16);
+  return static_cast<uint32_t>((dev >= 2 ? dev - 2 : 0) + 30 * fn);
+}
+
+// mlx5e's devlink port for its netdev, the uplink of a PF (mlx5e_devlink_port_register):
+// flavour physical, number mlx5_get_dev_index() (the PCI function number), index
+// mlx5_esw_vport_to_devlink_port_index(MLX5_VPORT_UPLINK) = vhca_id << 16 | 0xffff. A function
+// has one Ethernet port; a simulated device with more ports than that has no faithful devlink
+// port, and gets none.
+std::optional<DevlinkPort> uplink_port(const DeviceModel& d) {
+  if (!d.devx.is_mlx5() || d.pci_function.empty() || d.ports.size() != 1 ||
+      !d.ports[0].is_ethernet())
+    return std::nullopt;
+  DevlinkPort p;
+  p.index = (vhca_id(d.pci_function) << 16) | kMlx5VportUplink;
+  p.type = DEVLINK_PORT_TYPE_ETH;
+  p.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL;
+  p.number = static_cast<uint32_t>(std::strtoul(d.pci_function.substr(11).c_str(), nullptr, 16));
+  p.netdev = d.ports[0].netdev;
+  p.ifindex = d.ports[0].netdev_ifindex;
+  return p;
+}
+
+// tx and rx on the uplink port (mlx5e_reporter_tx_create, mlx5e_reporter_rx_create).
+void add_queue_reporters(std::vector<DevlinkReporterSpec>& out, uint32_t port) {
+  out.push_back({"tx", true, true, kMlx5QueueGraceMs, port});
+  out.push_back({"rx", true, true, kMlx5QueueGraceMs, port});
+}
+
+bool has_ethernet_port(const DeviceModel& d) {
+  return std::any_of(d.ports.begin(), d.ports.end(), [](const Port& p) { return p.is_ethernet(); });
+}
+
+json port_json(const DevlinkPort& p) {
+  static constexpr const char* kTypes[] = {"notset", "auto", "eth", "ib"};
+  json j = {{"index", p.index},
+            {"type", p.type < std::size(kTypes) ? kTypes[p.type] : "unknown"},
+            {"flavour", p.flavour == DEVLINK_PORT_FLAVOUR_PHYSICAL ? "physical" : "other"},
+            {"number", p.number}};
+  if (!p.netdev.empty()) j["netdev"] = p.netdev, j["ifindex"] = p.ifindex;
+  return j;
+}
+
+}  // namespace
+
+std::vector<DevlinkReporterSpec> DevlinkHealth::driver_reporters(const DeviceModel& d) const {
+  std::vector<DevlinkReporterSpec> out;
+  if (d.devx.is_mlx5()) {
+    // mlx5_fw_reporters_create: fw (dump, no recover), fw_fatal (both).
+    out.push_back({"fw", /*recover=*/false, /*dump=*/true, 0, -1});
+    out.push_back({"fw_fatal", true, true, kMlx5FwFatalGraceMs, -1});
+    // diag/reporter_vnic.c (2023): diagnose only, no recover, no dump.
+    if (kernel_.at_least(6, 5)) out.push_back({"vnic", false, false, 0, -1});
+    // Before 6.2 mlx5e's port and its reporters are on the function's own instance.
+    if (const auto port = uplink_port(d); port && !kernel_.at_least(6, 2))
+      add_queue_reporters(out, port->index);
+  }
+  out.insert(out.end(), d.devlink_reporters.begin(), d.devlink_reporters.end());
+  return out;
+}
+
+void DevlinkHealth::add_device(const DeviceModel& d) {
+  const std::vector<DevlinkReporterSpec> specs = driver_reporters(d);
+  if (specs.empty() || d.pci_function.empty()) return;
+  const bool mlx5 = d.devx.is_mlx5();
+  DevlinkInstance pci{"pci", d.pci_function, d.name, {}, {}};
+  for (const DevlinkReporterSpec& s : specs)
+    pci.reporters.push_back(created_reporter(s));
+  if (mlx5) {
+    // mlx5_devlink_ops: .reload_actions driver_reinit and fw_activate, .reload_limits no_reset.
+    pci.reload_actions =
+        (1 << DEVLINK_RELOAD_ACTION_DRIVER_REINIT) | (1 << DEVLINK_RELOAD_ACTION_FW_ACTIVATE);
+    pci.reload_no_reset = true;
+  }
+  const std::optional<DevlinkPort> port = uplink_port(d);
+  // From 6.2 (ee75f1fc44dd) mlx5e has its own instance on its auxiliary device, created in
+  // mlx5e_probe, with the uplink port and tx and rx on it; mlx5e has no reload operations.
+  std::optional<DevlinkInstance> eth;
+  if (mlx5 && kernel_.at_least(6, 2) && has_ethernet_port(d) && d.adev_index >= 0) {
+    eth = DevlinkInstance{
+        "auxiliary", "mlx5_core.eth." + std::to_string(d.adev_index), d.name, {}, {}};
+    if (port) {
+      std::vector<DevlinkReporterSpec> queues;
+      add_queue_reporters(queues, port->index);
+      for (const DevlinkReporterSpec& s : queues)
+        eth->reporters.push_back(created_reporter(s));
+      eth->ports.push_back(*port);
+    }
+  } else if (port) {
+    pci.ports.push_back(*port);
+  }
+  // Before 6.3 probe_one registers pci/ last (devlink_register after mlx5_init_one, which
+  // probes the auxiliary devices); from 6.3 (fe578cbb2f05) first.
+  const bool pci_first = !mlx5 || kernel_.at_least(6, 3);
+  if (pci_first) register_instance(std::move(pci));
+  if (eth) register_instance(std::move(*eth));
+  if (!pci_first) register_instance(std::move(pci));
+}
+
+void DevlinkHealth::register_instance(DevlinkInstance i) {
+  instances_.push_back(std::move(i));
+  const DevlinkInstance& in = instances_.back();
+  notify_object(DEVLINK_CMD_NEW, in, nullptr);
+  for (const DevlinkPort& p : in.ports) {
+    if (in.bus != "auxiliary") {
+      // Registered with the instance, its type and netdev set already: devlink_notify_register
+      // sends each port as it is.
+      notify_object(DEVLINK_CMD_PORT_NEW, in, &p);
+      continue;
+    }
+    // mlx5e's instance is registered before its port (mlx5e_create_devlink, then
+    // mlx5e_devlink_port_register), and the port before its netdev: PORT_NEW at
+    // devl_port_register (type notset), at NETDEV_POST_INIT (eth, no netdev yet) and at
+    // NETDEV_REGISTER (the netdev) (devlink_port_netdevice_event).
+    DevlinkPort step = p;
+    step.type = DEVLINK_PORT_TYPE_NOTSET;
+    step.netdev.clear();
+    step.ifindex = 0;
+    port_changed(in, step);
+    step.type = p.type;
+    port_changed(in, step);
+    port_changed(in, p);
+  }
+}
+
+void DevlinkHealth::port_changed(const DevlinkInstance& i, const DevlinkPort& p) {
+  notify_object(DEVLINK_CMD_PORT_NEW, i, &p);
+}
+
+void DevlinkHealth::unregister_instances(const std::string& rdma_device,
+                                         const std::string& bus_only) {
+  // Later instances first, each one's ports in reverse (devlink_notify_unregister).
+  for (size_t n = instances_.size(); n-- > 0;) {
+    DevlinkInstance& i = instances_[n];
+    if (i.rdma_device != rdma_device || (!bus_only.empty() && i.bus != bus_only)) continue;
+    for (auto p = i.ports.rbegin(); p != i.ports.rend(); ++p) {
+      if (i.bus == "auxiliary") {
+        // mlx5e_remove: unregister_netdev (NETDEV_UNREGISTER: no netdev; NETDEV_PRE_UNINIT:
+        // type notset), then the port, then the instance.
+        DevlinkPort step = *p;
+        step.netdev.clear();
+        step.ifindex = 0;
+        port_changed(i, step);
+        step.type = DEVLINK_PORT_TYPE_NOTSET;
+        port_changed(i, step);
+        notify_object(DEVLINK_CMD_PORT_DEL, i, &step);
+        continue;
+      }
+      notify_object(DEVLINK_CMD_PORT_DEL, i, &*p);
+    }
+    notify_object(DEVLINK_CMD_DEL, i, nullptr);
+    instances_.erase(instances_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+void DevlinkHealth::remove_device(const std::string& rdma_device) {
+  unregister_instances(rdma_device, "");
+}
+
+void DevlinkHealth::uverbs_removed(const DeviceModel& d, uint32_t) {
+  // Before 6.3 remove_one unregisters pci/ before the RDMA device goes; other drivers' too.
+  if (!d.devx.is_mlx5() || !kernel_.at_least(6, 3)) unregister_instances(d.name, "pci");
+}
+
+void DevlinkHealth::ib_device_removed(const DeviceModel& d, int32_t) {
+  // Then the auxiliary devices (rdma before eth), then from 6.3 pci/.
+  unregister_instances(d.name, "auxiliary");
+  unregister_instances(d.name, "");
+}
+
+void DevlinkHealth::notify_object(uint8_t command, const DevlinkInstance& i,
+                                  const DevlinkPort* port) {
+  if (!notify_object_) return;
+  DevlinkObject o;
+  o.command = command;
+  o.bus = i.bus;
+  o.device = i.device;
+  o.reload_actions = i.reload_actions;
+  o.reload_no_reset = i.reload_no_reset;
+  if (port) o.port = *port;
+  notify_object_(o);
+}
+
+std::vector<DevlinkObject> DevlinkHealth::port_dump() const {
+  std::vector<DevlinkObject> out;
+  for (const DevlinkInstance& i : instances_) {
+    std::vector<DevlinkPort> ports = i.ports;
+    std::sort(ports.begin(), ports.end(),
+              [](const DevlinkPort& a, const DevlinkPort& b) { return a.index < b.index; });
+    for (const DevlinkPort& p : ports)
+      out.push_back({DEVLINK_CMD_NEW, i.bus, i.device, i.reload_actions, i.reload_no_reset, p});
+  }
+  return out;
+}
+
+json DevlinkHealth::instances_json(const std::string& only) const {
+  json out = json::array();
+  for (const DevlinkInstance& i : instances_) {
+    if (!only.empty() && only != i.handle() && only != i.rdma_device) continue;
+    json ports = json::array();
+    for (const DevlinkPort& p : i.ports)
+      ports.push_back(port_json(p));
+    out.push_back({{"handle", i.handle()},
+                   {"device", i.rdma_device},
+                   {"reporters", i.reporters.size()},
+                   {"ports", ports}});
+  }
+  return out;
+}
+
+}  // namespace rdmasim
