@@ -23,7 +23,7 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-constexpr uint16_t kFamily = 0x14;  // the stand-in's devlink family id
+constexpr uint16_t kDevlinkFamily = 0x14;  // the stand-in's devlink family id
 constexpr uint16_t kCapturedFamily = 21;
 
 // One device of each kind: mlx5_0 in InfiniBand mode, mlx5_1 a one-port Ethernet function
@@ -143,7 +143,7 @@ std::vector<std::string> drain(NetlinkClient& c) {
 
 // The whole answer to a DEVLINK_CMD_PORT_GET dump: its messages, then NLMSG_DONE.
 std::vector<Bytes> port_dump(NetlinkClient& c, uint32_t seq) {
-  c.send(Msg(kFamily, NLM_F_REQUEST | NLM_F_DUMP, seq, 0).genl(DEVLINK_CMD_PORT_GET, 1).done());
+  c.send(Msg(kDevlinkFamily, NLM_F_REQUEST | NLM_F_DUMP, seq, 0).genl(DEVLINK_CMD_PORT_GET, 1).done());
   std::vector<Bytes> out;
   while (true) {
     const Bytes d = c.require();
@@ -161,7 +161,7 @@ std::vector<Bytes> port_dump(NetlinkClient& c, uint32_t seq) {
 Bytes port_message(uint8_t cmd, uint16_t flags, uint32_t seq, uint32_t pid, const std::string& bus,
                    const std::string& dev, uint32_t index, const std::string& netdev,
                    uint32_t ifindex) {
-  return Msg(kFamily, flags, seq, pid)
+  return Msg(kDevlinkFamily, flags, seq, pid)
       .genl(cmd, DEVLINK_GENL_VERSION)
       .str(DEVLINK_ATTR_BUS_NAME, bus)
       .str(DEVLINK_ATTR_DEV_NAME, dev)
@@ -272,7 +272,7 @@ TEST(DevlinkLayout, InstanceAndPortMessagesAreLaidOutAsTheKernelsCapture) {
   sim->ctl_json({"devlink", "add", "netdevsim/netdevsim1", "dummy"});
   const Bytes fresh = c.require();
   Bytes want = capture[0];
-  std::memcpy(&want[4], &kFamily, 2);  // the family id the stand-in's kernel gave
+  std::memcpy(&want[4], &kDevlinkFamily, 2);  // the family id the stand-in's kernel gave
   EXPECT_EQ(fresh, want);
   uint16_t family;
   std::memcpy(&family, &capture[0][4], 2);
