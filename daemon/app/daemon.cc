@@ -62,6 +62,9 @@ Daemon::Daemon(Options options, Config config)
   devices_.set_filter(config_.devices);
   devices_.on_change([this] {
     forget_devlink_handles();  // devices opened, closed or renamed
+    // Read now, while every open device's sysfs is there: one that closes later is still
+    // mapped (closed_devlink_) however soon its reporters speak.
+    if (devlink_.config().enabled) devlink_handles();
     devlink_.devices_changed();
     hotplug_.set_unannounced(devices_.unannounced_removals());
     update_service_status();

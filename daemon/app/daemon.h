@@ -119,11 +119,11 @@ class Daemon : private StateSource {
       options_.devlink_socket};
   std::vector<LinkHealthMonitor::PortChanges> link_changes_;  // of the batch being published
   std::optional<Instant> link_changes_at_;  // when the monitor read them; none: at the batch
-  // The open devices' devlink instances, read from sysfs when a devlink record or the status
-  // first needs them, then kept until the set of devices changes or a GID does (a RoCE port's
-  // netdev, whose parents name the port's instances, is its first GID's). Reading them walks
-  // every device's sysfs ancestors: 0.7 ms of CPU with 16 devices, per notification when
-  // not kept (docs/benchmarks.md, "devlink health").
+  // The open devices' devlink instances, read from sysfs whenever the set of devices changes
+  // (devlink health on), or when a devlink record or the status first needs them after a GID
+  // changed (a RoCE port's netdev, whose function names the port's instances, is its first
+  // GID's), then kept. Reading them walks every device's sysfs: 0.7 ms of CPU with 16 devices,
+  // per notification when not kept (docs/benchmarks.md, "devlink health").
   // Closed devices' are kept after them (closed_devlink_, by node GUID, at most
   // kClosedDevlinkKept): mlx5's fw_fatal recovery unregisters the RDMA device and registers it
   // again before its reporter's recovery is notified, and what comes while a device is away
