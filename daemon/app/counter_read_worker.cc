@@ -94,7 +94,7 @@ void CounterReadWorker::read(CounterReadJob& job, const std::string& ethtool_sta
     for (const std::string& name : port.names) {
       job.set_reading(counter_path(job.path, port.number, name));
       std::optional<CounterReadError> error =
-          read_port_counters(job.path, port.number, {name}, port.values);
+          read_port_counters(job.path, port.number, {name}, job.driver, port.values);
       if (error) {
         job.error = std::move(error);
         job.error_port = port.number;

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/counter_width.h"
 #include "core/link_quality.h"
 #include "counters/sysfs_counters.h"
 #include "loop/event_loop.h"
@@ -46,7 +47,8 @@ struct CounterReadJob {
     std::vector<CounterValue> values;  // read: all of names, or those before the error
   };
   std::string device;
-  std::string path;         // the device's sysfs directory
+  std::string path;                              // the device's sysfs directory
+  CounterDriver driver = CounterDriver::kOther;  // whose hw_counters/ widths it has
   uint64_t generation = 0;  // the caller's: a device opened again since drops the result
   int64_t started_mono_us = 0;
   std::vector<Port> ports;

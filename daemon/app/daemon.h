@@ -110,7 +110,10 @@ class Daemon : private StateSource {
       loop_,
       system_clock(),
       config_.link_health,
-      [this](std::string_view name) { return devices_.ibdev_path(name); },
+      [this](std::string_view name) {
+        return LinkHealthMonitor::DeviceDir{devices_.ibdev_path(name),
+                                            devices_.parent_driver(name)};
+      },
       [this](std::vector<LinkHealthMonitor::PortChanges>& changes, Instant now) {
         judge_links(changes, now);
       },

@@ -85,11 +85,21 @@ void DeviceSet::on_devx_readable(WatchedDevice& dev) {
   publish_(records);
 }
 
-std::string DeviceSet::ibdev_path(std::string_view name) const {
+const DeviceEntry* DeviceSet::watched_entry(std::string_view name) const {
   for (const auto& [index, d] : devices_) {
-    if (d->device->entry().name == name && !d->close_queued) return d->device->entry().ibdev_path;
+    if (d->device->entry().name == name && !d->close_queued) return &d->device->entry();
   }
-  return {};
+  return nullptr;
+}
+
+std::string DeviceSet::ibdev_path(std::string_view name) const {
+  const DeviceEntry* e = watched_entry(name);
+  return e ? e->ibdev_path : std::string();
+}
+
+std::string DeviceSet::parent_driver(std::string_view name) const {
+  const DeviceEntry* e = watched_entry(name);
+  return e ? e->parent_driver : std::string();
 }
 
 std::map<std::string, DevxReport> DeviceSet::devx_reports() const {

@@ -77,6 +77,9 @@ class DeviceSet {
   const DeviceStats& stats() const { return stats_; }
   // The sysfs directory of a watched device by its current name ("" when none is watched).
   std::string ibdev_path(std::string_view name) const;
+  // The driver of a watched device's parent (DeviceEntry::parent_driver; "" when none is
+  // watched).
+  std::string parent_driver(std::string_view name) const;
   // The watched devices whose removal the kernel does not announce to their users
   // (core/removal_notice.h), in index order: name, then why.
   std::vector<std::pair<std::string, std::string>> unannounced_removals() const;
@@ -86,6 +89,8 @@ class DeviceSet {
  private:
   struct WatchedDevice;
 
+  // A watched device by its current name, not queued to close; nullptr when none is.
+  const DeviceEntry* watched_entry(std::string_view name) const;
   void on_readable(WatchedDevice& dev);
   // device_devx.cc: the DEVX event channel.
   void watch_devx(WatchedDevice& dev);

@@ -293,8 +293,6 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   ++stats_.samples;
   p.last_sample_mono_us = now.mono_us;
   const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
-  const auto downed = [&] { return p.quality.last_value(downed_name); };
-  const std::optional<uint64_t> before = downed();
   // The link as it was when the read was asked for: what the values were read of.
   PortSample s{
       read.rate,        read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
@@ -307,9 +305,8 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
     if (c.kind == LinkQualityChange::Kind::kBad || c.kind == LinkQualityChange::Kind::kClean)
       faults_changed_ = true;
   }
-  const std::optional<uint64_t> after = downed();
   // This sample's downs that link_downed did not show yet may show in the next sample.
-  const uint64_t grew = before && after && *after >= *before ? *after - *before : 0;
+  const uint64_t grew = p.quality.last_growth(downed_name);
   p.downs_carried = p.downs_seen > grew ? static_cast<uint32_t>(p.downs_seen - grew) : 0;
   p.downs_seen = 0;
   // Growth of link_downed beyond the port_errs read so far waits for theirs (kHiddenGraceUs).

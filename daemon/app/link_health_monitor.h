@@ -74,8 +74,13 @@ class LinkHealthMonitor {
     // drop, and port health says why (config_changed).
     bool released = false;
   };
-  // The sysfs directory of an open device by its name ("" when it is not open).
-  using DevicePath = std::function<std::string(std::string_view device)>;
+  // An open device by its name: its sysfs directory ("" when it is not open), and the driver
+  // of its parent (DeviceEntry::parent_driver), whose hw_counters/ widths it has.
+  struct DeviceDir {
+    std::string path;
+    std::string parent_driver;
+  };
+  using DevicePath = std::function<DeviceDir(std::string_view device)>;
   // A port's link layer and, for an Ethernet (RoCE) port, its netdev ("" when unknown).
   struct PortLink {
     bool ethernet = false;

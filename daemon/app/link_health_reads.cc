@@ -64,11 +64,13 @@ void LinkHealthMonitor::request_read(const std::string& name, Device& d,
       d.ports[number].pending = true;
     return;
   }
-  const std::string path = device_path_(name);
-  if (path.empty()) return;
+  const DeviceDir dir = device_path_(name);
+  if (dir.path.empty()) return;
+  const std::string& path = dir.path;
   auto job = std::make_shared<CounterReadJob>();
   job->device = name;
   job->path = path;
+  job->driver = counter_driver(dir.parent_driver);
   job->generation = d.generation;
   job->started_mono_us = now.mono_us;
   for (uint32_t number : ports) {

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <utility>
 
+#include "core/counter_width.h"
 #include "rdma_eventd/internal/enum_names.h"
 #include "rdma_eventd/internal/pma_counter_widths.h"
 
@@ -106,6 +107,8 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
       if (read_by_a_rule(config, name)) k.has_baseline = false;
     }
   }
+  for (auto& [name, k] : counters_)
+    k.last_growth = 0;
   std::map<std::string, Read> reads;
   for (const CounterValue& c : s.counters) {
     const bool keep_steps = read_by_a_rule(config, c.name);
@@ -188,25 +191,33 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
     report(LinkQualityChange::Kind::kPegged);
   };
 
+  // A counter that wraps is never pegged: at all ones it goes on from 0. Below its last value,
+  // near its maximum, it wrapped: the growth across the wrap counts (core/counter_width). Not
+  // across a restart: the time away is unknown, it may have wrapped more than once.
+  const bool at_max = !c.wraps && c.value >= max;
+  const std::optional<uint64_t> wrapped = had_baseline && c.wraps && !across_restart && !was_pegged
+                                              ? growth_across_wrap(previous, c.value, c.bits)
+                                              : std::nullopt;
   // A baseline (the first read, or the first after forget_baseline()), a reset, or a counter
   // that stays pegged: the errors since the last read are unknown. That restarts the clean
   // period of a bad fault of this counter, and counts nothing. Below its value before a
   // restart, it was reset or its driver reloaded while nobody watched: a baseline, no record.
-  if (!had_baseline || c.value < previous || was_pegged) {
+  if (!had_baseline || (c.value < previous && !wrapped) || was_pegged) {
     k.last_growth_mono_us = now.mono_us;
     if (had_baseline && c.value < previous && !across_restart) {
       report(LinkQualityChange::Kind::kReset);
     }
-    if (k.pegged != (was_pegged && c.value >= max)) changed_ = true;
-    k.pegged = was_pegged && c.value >= max;  // one pegged before a reopen is reported once
-    if (!was_pegged && c.value >= max) peg();
+    if (k.pegged != (was_pegged && at_max)) changed_ = true;
+    k.pegged = was_pegged && at_max;  // one pegged before a reopen is reported once
+    if (!was_pegged && at_max) peg();
     return {.across_restart = across_restart};
   }
 
   Read r;
   r.known = true;
-  r.growth = c.value - previous;
+  r.growth = wrapped ? *wrapped : c.value - previous;
   r.across_restart = across_restart;
+  k.last_growth = r.growth;
   // A link that is down counts nothing against its bit rate: its counters give a baseline only.
   if (r.growth > 0 && link_up) {
     // Growth across a restart happened at an unknown time since the saved read: dated at the
@@ -217,7 +228,7 @@ PortLinkQuality::Read PortLinkQuality::read_counter(const CounterValue& c, bool 
     if (across_restart) k.last_growth_mono_us = now.mono_us;
     if (keep_steps) add_step(k.steps, at_us, r.growth);
   }
-  if (c.value >= max) {
+  if (at_max) {
     peg();
     r.pegged_now = true;
   }
@@ -342,6 +353,11 @@ std::optional<uint64_t> PortLinkQuality::last_value(const std::string& counter) 
   const auto k = counters_.find(counter);
   if (k == counters_.end() || !k->second.has_baseline) return std::nullopt;
   return k->second.value;
+}
+
+uint64_t PortLinkQuality::last_growth(const std::string& counter) const {
+  const auto k = counters_.find(counter);
+  return k == counters_.end() ? 0 : k->second.last_growth;
 }
 
 uint64_t PortLinkQuality::value_of(const std::string& counter) const {

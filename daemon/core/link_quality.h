@@ -19,9 +19,10 @@
 // What never raises a verdict: the first sample of a port (the counters count from the driver's
 // load, the daemon does not know over what time: a reboot, a driver reload, a restarted daemon
 // without its saved state all start here), a counter that went down (someone reset it: a new
-// baseline, reported once), a counter at its width's maximum (pegged: it counts nothing more, so
-// the port's errors of that counter are unknown since then, reported once, and never read as "no
-// new errors").
+// baseline, reported once; but a counter that wraps and went down from near its maximum wrapped:
+// its growth counts), a counter that saturates at its width's maximum (pegged: it counts nothing
+// more, so the port's errors of that counter are unknown since then, reported once, and never
+// read as "no new errors").
 #pragma once
 
 #include <array>
@@ -40,17 +41,21 @@ namespace rdma_eventd::daemon {
 
 // One counter's value as read. `name` is the file's name in counters/ ("symbol_error"), or
 // "hw_counters/NAME" for the driver's group. `bits`: its width (16 for symbol_error, 8 for
-// link_downed and link_error_recovery, 4 for local_link_integrity_errors, 64 for hw_counters/):
-// at all ones it is pegged.
+// link_downed and link_error_recovery, 4 for local_link_integrity_errors; for hw_counters/ the
+// driver's: 32 for mlx5's Q counters, else 64; core/counter_width). A counter that saturates is
+// pegged at all ones; one that `wraps` (mlx5's Q counters) goes on from 0, and a drop from near
+// its maximum is growth across the wrap, not a reset (docs/health.md, "Counter widths and
+// wraps").
 struct CounterValue {
   std::string name;
   uint8_t bits = 64;
   uint64_t value = 0;
+  bool wraps = false;
   friend bool operator==(const CounterValue&, const CounterValue&) = default;
 };
 
 // The width of a counters/ file by its name (Linux drivers/infiniband/core/sysfs.c), 64 for
-// hw_counters/ and for a name it does not know.
+// hw_counters/ and for a name it does not know (core/counter_width has hw_counters/' by driver).
 uint8_t counter_bits(std::string_view name);
 inline uint64_t counter_max(uint8_t bits) {
   return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
@@ -247,6 +252,9 @@ class PortLinkQuality {
   // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
   // than view() on the event path.
   std::optional<uint64_t> last_value(const std::string& counter) const;
+  // What a counter grew by in the last sample, across a wrap included: 0 when that sample did
+  // not read it or could not tell (a baseline, a reset, pegged before).
+  uint64_t last_growth(const std::string& counter) const;
 
   // Growth kept per counter is bounded: at most this many (time, growth) steps, the oldest
   // merged into the next one (so a count within a window is never too small).
@@ -265,7 +273,8 @@ class PortLinkQuality {
     // The last read that could not tell when its errors were (a baseline, a reset, growth
     // across a restart): a clean period counts from no earlier.
     int64_t last_growth_mono_us = 0;
-    std::deque<Step> steps;  // oldest first; only of counters a rule reads, with the link up
+    std::deque<Step> steps;    // oldest first; only of counters a rule reads, with the link up
+    uint64_t last_growth = 0;  // in the last sample (last_growth()); not kept across a restart
   };
   struct Fault {
     bool bad = false;

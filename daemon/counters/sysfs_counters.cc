@@ -71,6 +71,7 @@ std::string counter_path(const std::string& ibdev_path, uint32_t port, const std
 
 std::optional<CounterReadError> read_port_counters(const std::string& ibdev_path, uint32_t port,
                                                    const std::vector<std::string>& names,
+                                                   CounterDriver driver,
                                                    std::vector<CounterValue>& out) {
   for (const std::string& name : names) {
     const std::string path = counter_path(ibdev_path, port, name);
@@ -88,7 +89,7 @@ std::optional<CounterReadError> read_port_counters(const std::string& ibdev_path
     if (!parse_counter_text(text, value)) {
       return CounterReadError{path, "not a number: '" + shown(text) + "'"};
     }
-    out.push_back({name, counter_bits(name), value});
+    out.push_back(counter_value(driver, name, value));
   }
   return std::nullopt;
 }

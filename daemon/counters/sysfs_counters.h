@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/counter_width.h"
 #include "core/link_quality.h"
 
 namespace rdma_eventd::daemon {
@@ -40,10 +41,11 @@ struct CounterReadError {
 std::string counter_path(const std::string& ibdev_path, uint32_t port, const std::string& name);
 
 // Reads `names` (as CounterValue::name: "symbol_error", "hw_counters/out_of_sequence") of
-// ibdev_path's port `port`, with their widths. Stops at the first counter that cannot be read
-// and returns why.
+// ibdev_path's port `port`, with their widths as the device's driver has them
+// (core/counter_width). Stops at the first counter that cannot be read and returns why.
 std::optional<CounterReadError> read_port_counters(const std::string& ibdev_path, uint32_t port,
                                                    const std::vector<std::string>& names,
+                                                   CounterDriver driver,
                                                    std::vector<CounterValue>& out);
 
 // One counter file's text as a value: decimal digits, then at most a newline. False for

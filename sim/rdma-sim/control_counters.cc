@@ -12,13 +12,10 @@ using nlohmann::json;
 namespace {
 
 json counter_json(const Fabric::CounterChange& c) {
-  return {{"port", c.port},
-          {"group", group_dir(c.counter.group)},
-          {"name", c.counter.name},
-          {"bits", c.counter.bits},
-          {"max", c.counter.max()},
-          {"value", c.counter.value},
-          {"fault", fault_name(c.counter.fault)}};
+  return {{"port", c.port},           {"group", group_dir(c.counter.group)},
+          {"name", c.counter.name},   {"bits", c.counter.bits},
+          {"max", c.counter.max()},   {"wraps", c.counter.wraps},
+          {"value", c.counter.value}, {"fault", fault_name(c.counter.fault)}};
 }
 
 // What a reader of the file meets now.
@@ -51,7 +48,15 @@ json reply(const Fabric::CounterChange& c, std::string message) {
           {"message", std::move(message)},
           {"counter", counter_json(c)},
           {"saturated", c.saturated},
+          {"wrapped", c.wrapped},
           {"events", json::array()}};
+}
+
+// What an add or set past a wrapping counter's maximum did.
+std::string wrapped_note(const Fabric::CounterChange& c) {
+  return c.wrapped ? " (wrapped: " + std::to_string(c.counter.bits) + " bits go on from 0 past " +
+                         std::to_string(c.counter.max()) + ")"
+                   : "";
 }
 
 // The reply to add or set on an ethtool counter, shaped as a sysfs counter's.
@@ -110,11 +115,12 @@ json Simulator::handle_counter(const json& req) {
                         std::to_string(c.counter.value) +
                         (c.saturated ? " (saturated: " + std::to_string(c.counter.bits) +
                                            " bits stop at " + std::to_string(c.counter.max()) + ")"
-                                     : ""));
+                                     : wrapped_note(c)));
   }
   if (action == "set") {
     const Fabric::CounterChange c = f.counter_set(port, name, need<uint64_t>(req, "value"));
-    return reply(c, c.port + ": " + c.counter.path() + " = " + std::to_string(c.counter.value));
+    return reply(c, c.port + ": " + c.counter.path() + " = " + std::to_string(c.counter.value) +
+                        wrapped_note(c));
   }
   if (action == "fail") {
     const std::string mode = need<std::string>(req, "mode");

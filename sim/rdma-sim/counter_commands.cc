@@ -20,22 +20,24 @@ Fabric::CounterRef Fabric::counter_ref(const std::string& target, const std::str
 Fabric::CounterChange Fabric::counter_add(const std::string& target, const std::string& name,
                                           uint64_t n) {
   CounterRef r = counter_ref(target, name);
-  const bool saturated = r.counter.add(n);
+  const bool over = r.counter.add(n);
   sysfs_.write_counter(r.device.model, r.port, r.counter);
-  return {r.device.model.name + "/" + std::to_string(r.port), r.counter, saturated};
+  return {r.device.model.name + "/" + std::to_string(r.port), r.counter, over && !r.counter.wraps,
+          over && r.counter.wraps};
 }
 
 Fabric::CounterChange Fabric::counter_set(const std::string& target, const std::string& name,
                                           uint64_t value) {
   CounterRef r = counter_ref(target, name);
   const std::string port = r.device.model.name + "/" + std::to_string(r.port);
-  if (value > r.counter.max())
+  const bool over = value > r.counter.max();
+  if (over && !r.counter.wraps)
     throw CommandError(port + ": " + r.counter.path() + " is " + std::to_string(r.counter.bits) +
                        " bits wide: " + std::to_string(value) + " is over its maximum " +
                        std::to_string(r.counter.max()));
-  r.counter.value = value;
+  r.counter.value = value & r.counter.max();
   sysfs_.write_counter(r.device.model, r.port, r.counter);
-  return {port, r.counter};
+  return {port, r.counter, false, over};
 }
 
 Fabric::CounterChange Fabric::counter_fail(const std::string& target, const std::string& name,

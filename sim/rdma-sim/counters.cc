@@ -1,5 +1,8 @@
 #include "counters.h"
 
+#include <string_view>
+
+#include "rdma_eventd/internal/hw_counter_widths.h"
 #include "rdma_eventd/internal/pma_counter_widths.h"
 
 namespace rdmasim {
@@ -21,37 +24,6 @@ constexpr CounterWidth kPmaExtendedData[] = {
     kPortXmitWaitWidth,           {"port_rcv_packets", 64},      {"unicast_rcv_packets", 64},
     {"unicast_xmit_packets", 64}, {"multicast_rcv_packets", 64}, {"multicast_xmit_packets", 64}};
 
-// A ConnectX-6's port counters (drivers/infiniband/hw/mlx5/counters.c: the Q counters, the
-// out-of-sequence, retransmission and congestion ones), 64-bit as every hw_counters file.
-constexpr const char* kMlx5Hw[] = {"rx_write_requests",
-                                   "rx_read_requests",
-                                   "rx_atomic_requests",
-                                   "rx_dct_connect",
-                                   "out_of_buffer",
-                                   "out_of_sequence",
-                                   "duplicate_request",
-                                   "rnr_nak_retry_err",
-                                   "packet_seq_err",
-                                   "implied_nak_seq_err",
-                                   "local_ack_timeout_err",
-                                   "resp_local_length_error",
-                                   "resp_cqe_error",
-                                   "req_cqe_error",
-                                   "req_remote_invalid_request",
-                                   "req_remote_access_errors",
-                                   "resp_remote_access_errors",
-                                   "resp_cqe_flush_error",
-                                   "req_cqe_flush_error",
-                                   "roce_adp_retrans",
-                                   "roce_adp_retrans_to",
-                                   "roce_slow_restart",
-                                   "roce_slow_restart_cnps",
-                                   "roce_slow_restart_trans",
-                                   "rp_cnp_ignored",
-                                   "rp_cnp_handled",
-                                   "np_ecn_marked_roce_packets",
-                                   "np_cnp_sent",
-                                   "rx_icrc_encapsulated"};
 // Linux 6.1 drivers/infiniband/sw/rxe/rxe_hw_counters.c, in its order.
 constexpr const char* kRxeHw[] = {"sent_pkts",           "rcvd_pkts",
                                   "duplicate_request",   "out_of_seq_request",
@@ -105,9 +77,16 @@ std::vector<Counter> make_port_counters(CounterSets sets) {
       for (const CounterWidth& d : kPmaExtendedData)
         add(d.name.data(), CounterGroup::kPma, d.bits);
   }
-  if (sets.hw == HwCounters::kMlx5)
-    for (const char* name : kMlx5Hw)
-      add(name, CounterGroup::kHw, 64);
+  if (sets.hw == HwCounters::kMlx5) {
+    // A ConnectX-6's (drivers/infiniband/hw/mlx5/counters.c): the Q counters, 32 bits that
+    // wrap, then the congestion counters and rx_icrc_encapsulated, 64-bit.
+    for (const std::string_view name : rdma_eventd::internal::kMlx5QCounters) {
+      add(name.data(), CounterGroup::kHw, rdma_eventd::internal::kMlx5QCounterBits);
+      out.back().wraps = true;
+    }
+    for (const std::string_view name : rdma_eventd::internal::kMlx5WideCounters)
+      add(name.data(), CounterGroup::kHw, 64);
+  }
   if (sets.hw == HwCounters::kRxe)
     for (const char* name : kRxeHw)
       add(name, CounterGroup::kHw, 64);

@@ -1,6 +1,7 @@
 // A port's error counters as the kernel shows them in sysfs (docs/simulator.md, "Port counters"):
-// the PMA's PortCounters in ports/N/counters/, at their IBA widths, and the driver's own in
-// ports/N/hw_counters/, 64-bit. Plain data and saturating arithmetic; the sysfs tree writes them.
+// the PMA's PortCounters in ports/N/counters/, at their IBA widths, saturating, and the driver's
+// own in ports/N/hw_counters/: mlx5's Q counters 32-bit firmware fields that wrap, the others
+// 64-bit. Plain data and arithmetic; the sysfs tree writes them.
 #pragma once
 
 #include <cstdint>
@@ -35,14 +36,21 @@ struct Counter {
   uint8_t bits;  // 4 ... 64
   uint64_t value = 0;
   CounterFault fault = CounterFault::kNone;
+  // Past its maximum it goes on from 0 (mlx5's Q counters: the driver shows the firmware's 32
+  // bits), rather than stopping at all ones.
+  bool wraps = false;
 
   uint64_t max() const { return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1; }
-  // Adds n and stops at all ones, never wraps (IBA 1.8, 16.1.3.5: "instead of overflowing, they
-  // shall stop at all ones"). True if the sum did not fit: the counter stopped at its maximum.
+  // Adds n. A counter that saturates stops at all ones (IBA 1.8, 16.1.3.5: "instead of
+  // overflowing, they shall stop at all ones"); one that wraps keeps the sum modulo 2^bits.
+  // True if the sum did not fit: it stopped at its maximum, or wrapped.
   bool add(uint64_t n) {
-    const bool saturated = n > max() - value;
-    value = saturated ? max() : value + n;
-    return saturated;
+    const bool over = n > max() - value;
+    if (wraps)
+      value = bits >= 64 ? value + n : (value + (n & max())) & max();
+    else
+      value = over ? max() : value + n;
+    return over;
   }
   std::string path() const;  // "counters/symbol_error"
 };

@@ -120,11 +120,14 @@ class Fabric {
   struct CounterChange {
     std::string port;
     Counter counter;
-    bool saturated = false;  // an add that did not fit
+    bool saturated = false;  // an add that did not fit a counter that saturates
+    bool wrapped = false;    // an add or set past the maximum of a counter that wraps
   };
-  // Adds n, saturating at the counter's width.
+  // Adds n, saturating at the counter's width, or modulo 2^bits for one that wraps.
   CounterChange counter_add(const std::string& target, const std::string& name, uint64_t n);
-  // Refuses a value over the counter's width; 0 is what a reset by another tool looks like.
+  // Refuses a value over the width of a counter that saturates; one that wraps takes it modulo
+  // 2^bits, as its driver's read of the low bits shows it. 0 is what a reset by another tool
+  // looks like.
   CounterChange counter_set(const std::string& target, const std::string& name, uint64_t value);
   // The counter's file reads as `fault` says (kNone: its value again); its value goes on.
   CounterChange counter_fail(const std::string& target, const std::string& name,

@@ -77,15 +77,18 @@ const Help kHelp[] = {
      "The IP address goes away: removes its GIDs. Queues one GID_CHANGE per GID."},
     {"counter add", "rdma-sim counter add DEV/PORT NAME N",
      "Add N to a port counter of counters/ (the PMA's: symbol_error, link_downed, ...) or\n"
-     "hw_counters/ (the driver's). A counter stops at its width's maximum and never wraps:\n"
-     "local_link_integrity_errors at 15, link_downed at 255, symbol_error at 65535. NAME may\n"
-     "name the group, hw_counters/link_downed, where both have it. No event: the file changes.\n"
+     "hw_counters/ (the driver's). A counters/ counter stops at its width's maximum and never\n"
+     "wraps: local_link_integrity_errors at 15, link_downed at 255, symbol_error at 65535.\n"
+     "mlx5's hw_counters/ Q counters (out_of_sequence, packet_seq_err, ...) are 32 bits and\n"
+     "wrap past 4294967295; other hw_counters/ are 64-bit. NAME may name the group,\n"
+     "hw_counters/link_downed, where both have it. No event: the file changes.\n"
      "On a RoCE port NAME may be an ethtool PHY counter of its netdev, 64-bit, read over\n"
      "generic netlink (devlink.sock): ethtool/fec_corrected_blocks,\n"
      "ethtool/fec_uncorrectable_blocks, ethtool/fec_corrected_bits, ethtool/symbol_errors."},
     {"counter set", "rdma-sim counter set DEV/PORT NAME N",
-     "Set a port counter to N; refused over its width's maximum. 0 is what a reset by another\n"
-     "tool (perfquery -R) looks like to a reader. ethtool/ counters too (a driver reload)."},
+     "Set a port counter to N; refused over its width's maximum, but a counter that wraps\n"
+     "(mlx5's Q counters) takes N modulo 2^32. 0 is what a reset by another tool (perfquery\n"
+     "-R) looks like to a reader. ethtool/ counters too (a driver reload)."},
     {"counter fail", "rdma-sim counter fail DEV/PORT NAME missing|empty|garbage|unreadable|hang|ok",
      "Make a counter's file fail its readers: missing (no file: ENOENT), empty (0 bytes),\n"
      "garbage (\"N/A (no PMA)\", as older kernels printed), unreadable (open succeeds, read\n"

@@ -1,9 +1,11 @@
 // Port counters: the groups each driver has, in the kernel's text format, saturation at every
-// width, set and reset, and link_downed stepping on port down before the PORT_ERR is queued.
+// width, mlx5's 32-bit Q counters wrapping, set and reset, and link_downed stepping on port down
+// before the PORT_ERR is queued.
 #include <infiniband/verbs.h>
 
 #include <cstdint>
 #include <tuple>
+#include <utility>
 
 #include "counter_test.h"
 
@@ -85,14 +87,14 @@ TEST(Counters, SaturateAtTheirWidthAndNeverWrap) {
                           {"mlx5_0", "port_xmit_wait", 32},
                           {"basic0", "port_rcv_data", 32},
                           {"mlx5_0", "port_rcv_data", 64},
-                          {"mlx5_0", "out_of_buffer", 64},
+                          {"mlx5_0", "np_cnp_sent", 64},
                           {"rxe0", "link_downed", 64}};
   for (const Width& w : widths) {
     const std::string port = std::string(w.device) + "/1";
     const uint64_t max = w.bits == 64 ? UINT64_MAX : (uint64_t{1} << w.bits) - 1;
     const std::string group =
-        w.device == std::string("rxe0") || w.name == std::string("out_of_buffer") ? "hw_counters"
-                                                                                  : "counters";
+        w.device == std::string("rxe0") || w.name == std::string("np_cnp_sent") ? "hw_counters"
+                                                                                : "counters";
     const std::string file = f.port_file(w.device, group + "/" + w.name);
     ctl_ok(f.sim, {"counter", "set", port, w.name, std::to_string(max - 1)});
     EXPECT_EQ(read_as_reader(file), std::to_string(max - 1) + "\n") << w.name;
@@ -103,6 +105,7 @@ TEST(Counters, SaturateAtTheirWidthAndNeverWrap) {
                                     {"name", w.name},
                                     {"bits", w.bits},
                                     {"max", max},
+                                    {"wraps", false},
                                     {"value", max},
                                     {"fault", "ok"}}))
         << w.name;
@@ -110,6 +113,7 @@ TEST(Counters, SaturateAtTheirWidthAndNeverWrap) {
     out = f.sim.ctl_json({"counter", "add", port, w.name, "1"});
     EXPECT_EQ(out["counter"]["value"], max) << w.name;
     EXPECT_EQ(out["saturated"], true) << w.name;
+    EXPECT_EQ(out["wrapped"], false) << w.name;
     EXPECT_EQ(read_as_reader(file), std::to_string(max) + "\n") << w.name;
     // From 0, a step larger than the width stops there too.
     ctl_ok(f.sim, {"counter", "set", port, w.name, "0"});
@@ -123,6 +127,61 @@ TEST(Counters, SaturateAtTheirWidthAndNeverWrap) {
                   "\n")
         << w.name;
     EXPECT_EQ(read_as_reader(file), std::to_string(max) + "\n") << w.name;
+  }
+}
+
+// mlx5's Q counters are the firmware's 32 bits (mlx5_ib_query_q_counters(): be32_to_cpu): past
+// 2^32 - 1 the file goes on from 0, on add and on set; rxe's same-named counter is 64-bit.
+TEST(Counters, Mlx5QCountersWrapAt32BitsAndNoOtherHwCounterDoes) {
+  CounterFabric f;
+  const std::string file = f.port_file("mlx5_0", "hw_counters/out_of_sequence");
+  ctl_ok(f.sim, {"counter", "set", "mlx5_0/1", "out_of_sequence", "4294967290"});
+  json out = f.sim.ctl_json({"counter", "add", "mlx5_0/1", "out_of_sequence", "5"});
+  EXPECT_EQ(out["counter"], json({{"port", "mlx5_0/1"},
+                                  {"group", "hw_counters"},
+                                  {"name", "out_of_sequence"},
+                                  {"bits", 32},
+                                  {"max", 4294967295u},
+                                  {"wraps", true},
+                                  {"value", 4294967295u},
+                                  {"fault", "ok"}}));
+  EXPECT_EQ(out["wrapped"], false);
+  EXPECT_EQ(read_as_reader(file), "4294967295\n");
+  // All ones is no stop: one more is 0, and a large step keeps its low 32 bits.
+  EXPECT_EQ(ctl_ok(f.sim, {"counter", "add", "mlx5_0/1", "out_of_sequence", "71"}),
+            "mlx5_0/1: hw_counters/out_of_sequence +71 = 70 (wrapped: 32 bits go on from 0 past "
+            "4294967295)\n");
+  EXPECT_EQ(read_as_reader(file), "70\n");
+  out = f.sim.ctl_json({"counter", "add", "mlx5_0/1", "out_of_sequence", "8589934592"});
+  EXPECT_EQ(out["counter"]["value"], 70);
+  EXPECT_EQ(out["wrapped"], true);
+  EXPECT_EQ(out["saturated"], false);
+  EXPECT_EQ(f.sim.ctl_json({"counter", "add", "mlx5_0/1", "out_of_sequence",
+                            std::to_string(UINT64_MAX)})["counter"]["value"],
+            69);
+  // set past 2^32 shows what the driver's 32-bit read would: the value modulo 2^32.
+  out = f.sim.ctl_json({"counter", "set", "mlx5_0/1", "packet_seq_err", "4294967301"});
+  EXPECT_EQ(out["counter"]["value"], 5);
+  EXPECT_EQ(out["wrapped"], true);
+  EXPECT_EQ(read_as_reader(f.port_file("mlx5_0", "hw_counters/packet_seq_err")), "5\n");
+  EXPECT_EQ(f.sim.show()["devices"][0]["ports"][0]["hw_counters"]["packet_seq_err"], 5);
+  // Its maximum itself is no wrap.
+  EXPECT_EQ(f.sim.ctl_json(
+                {"counter", "set", "mlx5_0/1", "local_ack_timeout_err", "4294967295"})["wrapped"],
+            false);
+
+  // mlx5's congestion counters are 64-bit and stop at all ones; rxe's Q-like counters too.
+  for (const auto& [device, name] :
+       {std::pair{"mlx5_0", "rp_cnp_handled"}, std::pair{"mlx5_0", "rx_icrc_encapsulated"},
+        std::pair{"rxe0", "duplicate_request"}}) {
+    const std::string port = std::string(device) + "/1";
+    ctl_ok(f.sim, {"counter", "set", port, name, "4294967295"});
+    out = f.sim.ctl_json({"counter", "add", port, name, "1"});
+    EXPECT_EQ(out["counter"]["bits"], 64) << name;
+    EXPECT_EQ(out["counter"]["wraps"], false) << name;
+    EXPECT_EQ(read_as_reader(f.port_file(device, std::string("hw_counters/") + name)),
+              "4294967296\n")
+        << name;
   }
 }
 

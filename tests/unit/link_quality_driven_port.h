@@ -1,5 +1,6 @@
-// One port's link quality driven by hand (link_quality_test.cc, link_quality_unknown_test.cc):
-// samples at seconds after its first, with the rates and counters a test names.
+// One port's link quality driven by hand (link_quality_test.cc, link_quality_unknown_test.cc,
+// counter_width_test.cc): samples at seconds after its first, with the rates and counters a test
+// names.
 #pragma once
 
 #include <cstdint>
