@@ -65,7 +65,7 @@ TEST(SysfsRate, RefusesAnythingElse) {
   EXPECT_EQ(parse_sysfs_rate(with_nul), std::nullopt);
 }
 
-TEST(SysfsRate, EveryTruncationOfAGoodTextIsRefusedOrItself) {
+TEST(SysfsRate, EveryTruncationOfAGoodTextIsRefused) {
   const std::string good = "800 Gb/sec (4X XDR)\n";
   for (size_t n = 0; n + 1 < good.size(); ++n)
     EXPECT_EQ(parse_sysfs_rate(good.substr(0, n)), std::nullopt) << good.substr(0, n);
