@@ -63,14 +63,6 @@ class FakeDevice : public DeviceQueries {
   std::map<uint32_t, int> speed_queries;
 };
 
-// What a speed change record says of every port where libibverbs has no ibv_query_port_speed.
-std::vector<EffectiveSpeed> speeds_unknown(uint32_t ports) {
-  std::vector<EffectiveSpeed> out;
-  for (uint32_t p = 1; p <= ports; ++p)
-    out.push_back({p, std::nullopt, "not_in_libibverbs"});
-  return out;
-}
-
 class EnricherTest : public ::testing::Test {
  protected:
   EnricherTest() : stamper_("stream-1", "node17", default_severities()) {}
