@@ -164,11 +164,13 @@ std::string format_status(const StatusReply& st, uint64_t seq, bool color) {
   for (const auto& d : st.devices) {
     for (const auto& p : d.ports) {
       const PortInfo& i = p.info;
-      rows.push_back({d.device, std::to_string(i.port), plain_state_text(i.state),
-                      std::string(phys_state_name(i.phys_state)),
-                      std::string(link_layer_name(i.link_layer)),
-                      gbps_text(i.rate_gbps()) + " Gb/s", std::to_string(i.lid),
-                      std::to_string(i.sm_lid), std::to_string(p.gids), std::to_string(p.pkeys)});
+      rows.push_back(
+          {d.device, std::to_string(i.port), plain_state_text(i.state),
+           std::string(phys_state_name(i.phys_state)), std::string(link_layer_name(i.link_layer)),
+           i.lanes == 0 || i.speed == LinkSpeed::kUnknown ? std::string("unknown")
+                                                          : gbps_text(i.rate_gbps()) + " Gb/s",
+           std::to_string(i.lid), std::to_string(i.sm_lid), std::to_string(p.gids),
+           std::to_string(p.pkeys)});
       states.push_back(i.state);
     }
   }

@@ -170,8 +170,11 @@ void port_state_metrics(Exposition& e, const StatusReply& s) {
               return std::to_string(static_cast<int>(p.phys_state));
             });
   each_port("rdma_eventd_port_rate_bytes_per_second", "gauge",
-            "Data rate of the link (width times lane speed), in bytes per second.",
+            "Data rate of the link (width times lane speed), in bytes per second; no sample "
+            "where the width or the speed is unknown.",
             [](const PortInfo& p) -> std::optional<std::string> {
+              // An unknown rate is no sample, never a link at 0 (docs/health.md).
+              if (p.lanes == 0 || p.speed == LinkSpeed::kUnknown) return std::nullopt;
               return decimal(p.rate_gbps() * 1e9 / 8);
             });
   each_port("rdma_eventd_port_lid", "gauge", "The port's LID (0: none, as on Ethernet).",

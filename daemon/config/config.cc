@@ -284,7 +284,7 @@ PortExpectation parse_expectation(const json& v, const std::string& key) {
     auto speed = link_speed_from_name(text);
     if (!speed || *speed == LinkSpeed::kUnknown) {
       throw Bad{key + ".speed",
-                "unknown speed '" + text + "' (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr)"};
+                "unknown speed '" + text + "' (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr, xdr)"};
     }
     e.speed = *speed;
   }
@@ -464,7 +464,7 @@ void parse_link_health(const json& v, LinkQualityConfig& l) {
         s.is_string() ? link_speed_from_name(s.get<std::string>()) : std::nullopt;
     if (!speed || *speed == LinkSpeed::kUnknown) {
       throw Bad{"link_health.bit_errors_min_speed",
-                "a lane speed is needed: sdr, ddr, qdr, fdr10, fdr, edr, hdr or ndr"};
+                "a lane speed is needed: sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr or xdr"};
     }
     l.bit_errors_min_speed = *speed;
   }

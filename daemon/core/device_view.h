@@ -15,6 +15,7 @@
 
 #include "core/decode.h"
 #include "core/devx_status.h"
+#include "core/port_rate.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -55,6 +56,11 @@ class DeviceQueries {
   virtual int query_gids(std::span<const uint32_t> gid_tbl_lens,
                          std::vector<std::vector<GidEntry>>& per_port) = 0;
   virtual int query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) = 0;
+  // The port's effective speed (core/port_rate.h), where the installed libibverbs has
+  // ibv_query_port_speed; a source without it says so ("not_in_libibverbs").
+  virtual EffectiveSpeed query_effective_speed(uint32_t port) {
+    return effective_speed_of(port, {});
+  }
 };
 
 // A device as the device list shows it.

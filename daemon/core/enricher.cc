@@ -15,6 +15,7 @@ struct QueryPlan {
   std::vector<uint8_t> port;   // bytes, not vector<bool>: assigned per batch, read per event
   std::vector<uint8_t> pkeys;  // empty when the batch has no P_Key change (most batches)
   bool gids = false;
+  bool effective_speed = false;  // a DEVICE_SPEED_CHANGE: every port's effective speed
 };
 
 // Fresh answers for this batch. Only what was read is held: the tables of ports that were not
@@ -24,6 +25,7 @@ struct Fresh {
   std::optional<std::vector<std::vector<GidEntry>>> gids;  // per_port[p - 1], when read
   // Index = port number, when read; empty when the batch has no P_Key change.
   std::vector<std::optional<std::vector<uint16_t>>> pkeys;
+  std::vector<EffectiveSpeed> effective_speed;  // port 1 first, when the plan asked for it
 };
 
 // One GID table change: an entry added (true) or removed (false).
@@ -57,10 +59,14 @@ void plan_queries(const std::vector<DecodedEvent>& events, uint32_t num_ports, Q
   plan.port.assign(num_ports + 1, 0);
   plan.pkeys.clear();
   plan.gids = false;
+  plan.effective_speed = false;
   for (const auto& ev : events) {
-    // A speed change names no port: every port of the device is read again.
-    if (ev.kind == EventKind::kDeviceSpeedChange)
+    // A speed change names no port: every port's effective speed is asked, and its attributes
+    // read again (they rarely change with it: the effective speed is not among them).
+    if (ev.kind == EventKind::kDeviceSpeedChange) {
       std::fill(plan.port.begin() + 1, plan.port.end(), 1);
+      plan.effective_speed = true;
+    }
     if (ev.port == 0) continue;
     plan.port[ev.port] = 1;
     if (ev.kind == EventKind::kGidChange) plan.gids = true;
@@ -103,6 +109,9 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
       pv.pkey_tbl_len = attr.pkey_tbl_len;
     }
   }
+  fresh.effective_speed.clear();
+  for (uint32_t p = 1; plan.effective_speed && p <= n; ++p)
+    fresh.effective_speed.push_back(q.query_effective_speed(p));
   if (plan.gids) {
     std::vector<std::vector<GidEntry>> per_port;
     ++out.gid_queries;
@@ -124,11 +133,11 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
   }
 }
 
-// After a speed change: a port_state record for each port whose fresh attributes differ from
-// the view's, which moves to them (a later record of the batch sees no change, an earlier one
-// already moved it). A port whose query failed keeps its cached state and has no record.
-// A recycled record's device or node GUID is most often the one it is given again: compared,
-// then copied only when it differs.
+// After a speed change: a port_state record for each port whose fresh attributes (ibv_query_port's,
+// which do not include the effective speed) differ from the view's, which moves to them (a later
+// record of the batch sees no change, an earlier one already moved it). A port whose query failed
+// keeps its cached state and has no record. A recycled record's device or node GUID is most often
+// the one it is given again: compared, then copied only when it differs.
 void set_text(std::string& to, const std::string& from) {
   if (to != from) to = from;
 }
@@ -220,7 +229,7 @@ void reset_record_but_identity(Record& r) {
   // added to Record changes its size, which stops the build here until it is reset too (and
   // Record.ResetRecordEqualsANewOne checks it).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-  static_assert(sizeof(Record) == 1304, "a Record field was added or changed: reset it here");
+  static_assert(sizeof(Record) == 1328, "a Record field was added or changed: reset it here");
 #endif
   r.seq = 0;
   r.time_us = 0;
@@ -235,6 +244,7 @@ void reset_record_but_identity(Record& r) {
   r.pkeys_added.clear();
   r.pkeys_removed.clear();
   r.ports.clear();
+  r.effective_speed.clear();
   r.old_name.clear();
   r.down_since_us = 0;
   r.downtime_ms = 0;
@@ -329,6 +339,7 @@ BatchOutcome enrich_batch(DeviceView& view, std::span<const RawEvent> events,
       for (const auto& pv : view.ports)
         r.ports.push_back(pv.info);
     } else if (ev.kind == EventKind::kDeviceSpeedChange) {
+      r.effective_speed = fresh.effective_speed;
       add_changed_port_states(view, fresh, guid, next_record);  // `r` is not used after this
     } else if (ev.port != 0) {
       PortView& pv = *view.port(ev.port);

@@ -8,8 +8,10 @@
 // first record of the batch, a P_Key table change on its first PKEY_CHANGE record, and GID
 // entries are handed out one per GID_CHANGE record in index order (the kernel sends one event
 // per entry), any surplus on the port's last GID_CHANGE record. A DEVICE_SPEED_CHANGE names no
-// port: every port of the device is queried, and its device_speed_change record is followed by
-// a port_state record for each port whose attributes changed (its rate, mostly).
+// port: its record carries every port's effective speed (ibv_query_port_speed where the library
+// has it, else "unknown"), and every port's attributes are read again: a port_state record
+// follows for each whose attributes changed. On a port in link aggregation they mostly have not:
+// the effective speed the event is about is not among them.
 //
 // Records come out unstamped: the caller stamps them (RecordStamper) once it knows every
 // record it publishes, in order.

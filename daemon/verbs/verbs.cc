@@ -1,6 +1,7 @@
 #include "verbs/verbs.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <endian.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -46,6 +47,16 @@ std::string ibdev_path_for(const ibv_device* dev, const std::string& name) {
   const auto cut = path.rfind("/infiniband_verbs/");
   if (cut == std::string::npos) return dev->ibdev_path;
   return path.substr(0, cut) + "/infiniband/" + name;
+}
+
+// ibv_query_port_speed (rdma-core 62, IBVERBS_1.16), looked up once in the libibverbs this
+// process loaded: the daemon is built against rdma-core 44's headers and runs on it, which has
+// none, and calls it wherever a newer library is installed.
+using QueryPortSpeedFn = int (*)(ibv_context*, uint32_t, uint64_t*);
+QueryPortSpeedFn query_port_speed_fn() {
+  static const auto fn =
+      reinterpret_cast<QueryPortSpeedFn>(dlsym(RTLD_DEFAULT, "ibv_query_port_speed"));
+  return fn;
 }
 
 std::string gid_text(const uint8_t raw[16]) {
@@ -191,7 +202,20 @@ int Context::query_port(uint32_t port, PortAttr& out) {
   ibv_port_attr a{};
   if (int err = ibv_query_port(ctx_, static_cast<uint8_t>(port), &a); err != 0) return err;
   out = port_attr_of(port, a);
+  // A speed the 8-bit active_speed cannot carry (XDR: 0 there) is in sysfs `rate`, which the
+  // kernel prints from the same query (core/port_rate.h). Read only then: most ports need not.
+  if (out.info.speed == LinkSpeed::kUnknown) {
+    const std::string rate =
+        read_sysfs_line(entry_.ibdev_path + "/ports/" + std::to_string(port) + "/rate");
+    out.info.speed = choose_lane_speed(a.active_speed, parse_sysfs_rate(rate));
+  }
   return 0;
+}
+
+EffectiveSpeed Context::query_effective_speed(uint32_t port) {
+  const QueryPortSpeedFn fn = query_port_speed_fn();
+  if (!fn) return effective_speed_of(port, {});
+  return effective_speed_of(port, [&](uint32_t p, uint64_t* speed) { return fn(ctx_, p, speed); });
 }
 
 int Context::query_gids(std::span<const uint32_t> gid_tbl_lens,

@@ -21,7 +21,8 @@ struct ibv_port_attr;
 
 namespace rdma_eventd::daemon::verbs {
 
-// A port's attributes as ibv_query_port gave them, decoded (core/decode.h).
+// A port's attributes as ibv_query_port gave them, decoded (core/decode.h). A speed that
+// active_speed cannot carry is unknown here; Context::query_port reads it from sysfs.
 DeviceQueries::PortAttr port_attr_of(uint32_t port, const ibv_port_attr& attr);
 
 // The last successful ibv_get_device_list result, kept until the next one so its devices can
@@ -69,6 +70,8 @@ class Context final : public OpenDevice {
   int query_gids(std::span<const uint32_t> gid_tbl_lens,
                  std::vector<std::vector<GidEntry>>& per_port) override;
   int query_pkeys(uint32_t port, uint32_t table_len, std::vector<uint16_t>& out) override;
+  // ibv_query_port_speed where the loaded libibverbs has it (looked up at run time).
+  EffectiveSpeed query_effective_speed(uint32_t port) override;
 
   int devx_fd() const override { return devx_channel_ ? devx_channel_->fd() : -1; }
   const DevxStatus& devx_status() const override { return devx_; }

@@ -456,6 +456,13 @@ void append_json(std::string& out, const Record& r) {
       write_port_block(w, p);
     });
   }
+  if (r.event == EventKind::kDeviceSpeedChange) {
+    write_object_array(w, "effective_speed", r.effective_speed, [&](const EffectiveSpeed& e) {
+      w.field("port", e.port);
+      write_or_null(w, "gbps", e.gbps.has_value(), e.gbps.value_or(0));
+      write_or_null(w, "unknown", !e.unknown.empty(), e.unknown);
+    });
+  }
   if (r.event == EventKind::kDeviceRenamed) w.field("old_name", r.old_name);
   if (r.event == EventKind::kDeviceRecovered) {
     w.field("down_since", format_rfc3339_us(r.down_since_us));

@@ -112,6 +112,25 @@ bool read_ports_array(JsonReader& rd, const json& obj, std::vector<PortInfo>& ou
   });
 }
 
+// Known or not, never both: a speed with a reason, or neither, is no answer.
+bool read_effective_speed(JsonReader& rd, const json& obj, std::vector<EffectiveSpeed>& out) {
+  // Records of daemons before the key have none: nothing was said of the effective speed.
+  if (!obj.contains("effective_speed")) return true;
+  return rd.entries(obj, "effective_speed", out, [&](const json& item, EffectiveSpeed& e) {
+    if (!rd.u32(item, "port", e.port) || !rd.str_or_null(item, "unknown", e.unknown)) return false;
+    const json* gbps = rd.find(item, "gbps");
+    if (!gbps) return false;
+    if (!gbps->is_null()) {
+      double v = 0;
+      if (!rd.real(item, "gbps", v)) return false;
+      e.gbps = v;
+    }
+    if (e.gbps.has_value() == !e.unknown.empty())
+      return rd.fail("effective_speed.gbps", "a speed and a reason it is unknown, or neither");
+    return true;
+  });
+}
+
 bool read_app_report(JsonReader& rd, const json& obj, Record& r) {
   std::string reported;
   if (!rd.str(obj, "reported_event", reported) || !rd.str(obj, "object", r.object) ||
@@ -140,6 +159,8 @@ bool read_event_keys(JsonReader& rd, const json& obj, Record& r) {
   }
   if (has_ports_array(r.event) && !read_ports_array(rd, obj, r.ports)) return false;
   if (r.event == EventKind::kDeviceRenamed && !rd.str(obj, "old_name", r.old_name)) return false;
+  if (r.event == EventKind::kDeviceSpeedChange && !read_effective_speed(rd, obj, r.effective_speed))
+    return false;
   if (r.event == EventKind::kAppReport) return read_app_report(rd, obj, r);
   if (has_vendor_object(r.event) && !read_vendor(rd, obj, r)) return false;
   if (r.event == EventKind::kLinkQuality) return read_link(rd, obj, r);

@@ -1,8 +1,11 @@
 #include "schema/record_text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include "port_fields.h"
 #include "rdma_eventd/protocol.h"
@@ -337,6 +340,31 @@ std::string unknown_reason_text(std::string_view reason) {
 }
 
 // "link bad: bit_errors, symbol_error +3 in 720 s (at most 1 at 200 Gb/s), bit error rate 2.1e-14"
+// "device speed change; effective speed unknown (libibverbs has no ibv_query_port_speed)", or
+// "...; effective speed: port 1 400 Gb/s, port 2 unknown (query failed)".
+std::string unknown_speed_why(std::string_view reason) {
+  if (reason == "not_in_libibverbs") return "libibverbs has no ibv_query_port_speed";
+  if (reason == "not_supported") return "the driver does not report it";
+  if (reason == "query_failed") return "its query failed";
+  return std::string(reason);
+}
+
+std::string speed_change_text(const Record& r) {
+  std::string s = "device speed change; effective speed";
+  const auto& ports = r.effective_speed;
+  if (ports.empty()) return s + " not read";
+  const bool one_reason = std::all_of(ports.begin(), ports.end(), [&](const EffectiveSpeed& e) {
+    return !e.gbps && e.unknown == ports.front().unknown;
+  });
+  if (one_reason) return s + " unknown (" + unknown_speed_why(ports.front().unknown) + ")";
+  s += ":";
+  for (const EffectiveSpeed& e : ports) {
+    s += (&e == &ports.front() ? " port " : ", port ") + std::to_string(e.port) + " ";
+    s += e.gbps ? gbps_text(*e.gbps) + " Gb/s" : "unknown (" + unknown_speed_why(e.unknown) + ")";
+  }
+  return s;
+}
+
 std::string link_quality_text(const Record& r) {
   static const LinkQualityEvent kNone;
   const LinkQualityEvent& l = r.link ? *r.link : kNone;
@@ -439,8 +467,7 @@ void append_event_text(std::string& s, const Record& r, StateText state) {
       s += link_quality_text(r);
       return;
     case EventKind::kDeviceSpeedChange:
-      // The ports whose rate changed have port_state records of their own, right after.
-      s += "device speed change, ports re-read";
+      s += speed_change_text(r);
       return;
     case EventKind::kDevlinkHealth:
       s += devlink_health_text(r);

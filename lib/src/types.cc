@@ -60,11 +60,11 @@ constexpr std::array<std::string_view, 8> kPhysStateNames = {
 constexpr std::array<std::string_view, 3> kLinkLayerNames = {"unspecified", "infiniband",
                                                              "ethernet"};
 
-constexpr std::array<std::string_view, 9> kSpeedNames = {"unknown", "sdr", "ddr", "qdr", "fdr10",
-                                                         "fdr",     "edr", "hdr", "ndr"};
-constexpr std::array<std::string_view, 9> kSpeedDisplay = {"unknown", "SDR", "DDR", "QDR", "FDR10",
-                                                           "FDR",     "EDR", "HDR", "NDR"};
-constexpr std::array<double, 9> kLaneGbps = {0, 2.5, 5, 10, 10, 14, 25, 50, 100};
+constexpr std::array<std::string_view, 10> kSpeedNames = {"unknown", "sdr", "ddr", "qdr", "fdr10",
+                                                          "fdr",     "edr", "hdr", "ndr", "xdr"};
+constexpr std::array<std::string_view, 10> kSpeedDisplay = {"unknown", "SDR", "DDR", "QDR", "FDR10",
+                                                            "FDR",     "EDR", "HDR", "NDR", "XDR"};
+constexpr std::array<double, 10> kLaneGbps = {0, 2.5, 5, 10, 10, 14, 25, 50, 100, 200};
 
 constexpr std::array<std::string_view, 4> kGidTypeNames = {"ib", "roce_v1", "roce_v2", "unknown"};
 constexpr std::array<std::string_view, 4> kGidTypeDisplay = {"IB", "RoCE v1", "RoCE v2", "unknown"};
@@ -153,6 +153,8 @@ LinkSpeed link_speed_from_raw(uint32_t raw) {
       return LinkSpeed::kHdr;
     case 128:
       return LinkSpeed::kNdr;
+    case 256:  // never in the 8-bit active_speed: from active_speed_ex or sysfs `rate`
+      return LinkSpeed::kXdr;
     default:
       return LinkSpeed::kUnknown;
   }

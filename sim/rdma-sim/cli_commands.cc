@@ -243,17 +243,14 @@ const std::vector<Spec>& specs() {
       {"speed-change",
        1,
        1,
+       // Options of earlier versions, which set ports' width and speed: passed on so that the
+       // simulator can say why it takes none, and where a retrain is.
        {"--ports", "--width", "--speed"},
        {},
        [](const Global& g, const Args& a) {
          json req = {{"cmd", "speed_change"}, {"device", a.positional[0]}};
-         if (auto v = option(a, "--ports")) {
-           req["ports"] = json::array();
-           for (const std::string& p : split(*v, ','))
-             req["ports"].push_back(number(p, "--ports", 255));
-         }
-         if (auto v = option(a, "--width")) req["width"] = *v;
-         if (auto v = option(a, "--speed")) req["speed"] = *v;
+         for (const char* o : {"--ports", "--width", "--speed"})
+           if (auto v = option(a, o)) req[std::string(o + 2)] = *v;
          return send(g, req);
        }},
       {"unplug",

@@ -377,7 +377,7 @@ json Fabric::show(const std::string& only) const {
                  {"sm_sl", a.sm_sl},
                  {"lmc", a.lmc},
                  {"width", width_name(a.active_width)},
-                 {"speed", speed_name(a.active_speed)},
+                 {"speed", speed_name(port.speed)},
                  {"gid_tbl_len", a.gid_tbl_len},
                  {"pkey_tbl_len", a.pkey_tbl_len},
                  {"gids", gids},

@@ -89,8 +89,8 @@ class Fabric {
   std::vector<Delivery> port_down(const std::string& target, std::optional<uint8_t> phys);
   // The link comes up; at another width or speed when given (a link that retrained).
   struct Retrain {
-    std::optional<uint8_t> width;  // ibv_port_attr active_width code
-    std::optional<uint8_t> speed;  // active_speed code
+    std::optional<uint8_t> width;   // ibv_port_attr active_width code
+    std::optional<uint32_t> speed;  // the kernel's active_speed code (Port::speed)
   };
   std::vector<Delivery> port_up(const std::string& target, std::optional<uint16_t> lid,
                                 std::optional<uint16_t> sm_lid, Retrain retrain = {});
@@ -108,11 +108,12 @@ class Fabric {
   std::vector<Delivery> gid_add_ip(const std::string& target, const std::string& ip,
                                    const std::string& netdev);
   std::vector<Delivery> gid_del_ip(const std::string& target, const std::string& ip);
-  // Ports' speed changed under link aggregation: each of `ports` (every port of the device when
-  // empty) takes the width and speed given, all published before the one DEVICE_SPEED_CHANGE,
-  // element 0, that the kernel sends for the whole device. Neither given: the event alone.
-  std::vector<Delivery> speed_change(const std::string& name, const std::vector<int>& ports,
-                                     Retrain rate);
+  // The effective speed of the device's ports changed (a member link of its link aggregation
+  // went down or came back): the one DEVICE_SPEED_CHANGE, element 0, that mlx5 sends for the
+  // whole device. No port attribute changes: the effective speed is not among ibv_query_port's
+  // (docs/simulator.md, "Where it differs from real hardware"). A link that retrained is port_down,
+  // then port_up with a Retrain.
+  std::vector<Delivery> speed_change(const std::string& name);
 
   // --- port counters (counter_commands.cc) -----------------------------------------------------
   // They change no state that verbs report and queue no event; the sysfs file changes at once.

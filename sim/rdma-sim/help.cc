@@ -52,8 +52,9 @@ const Help kHelp[] = {
     {"port up", "rdma-sim port up DEV/PORT [--lid N] [--sm-lid N] [--width W] [--speed S]",
      "Bring a port's link up: state ACTIVE, phys LinkUp; an InfiniBand port gets its LID and\n"
      "SM LID back (the ones it had, or those given). --width (1x, 2x, 4x, 8x, 12x) and\n"
-     "--speed (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr): the link trained at that width or\n"
-     "speed, e.g. a 4x link that comes back at 1x. Queues PORT_ACTIVE."},
+     "--speed (sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr, xdr): the link retrained at that width\n"
+     "or speed, e.g. a 4x link that comes back at 1x (ibv_query_port and sysfs rate show it).\n"
+     "Queues PORT_ACTIVE."},
     {"port mtu", "rdma-sim port mtu DEV/PORT MTU",
      "Set a RoCE port's active MTU (256, 512, 1024, 2048 or 4096, at most max_mtu), as a change\n"
      "of its netdev's MTU does. Queues no event: the kernel sends none (rxe, mlx5)."},
@@ -102,11 +103,13 @@ const Help kHelp[] = {
     {"fatal", "rdma-sim fatal DEV [--port N]",
      "Firmware fatal error: queues DEVICE_FATAL (element N, default 0). The device stays listed\n"
      "but every query on it fails with EIO (and it cannot be opened) until unplug + replug."},
-    {"speed-change", "rdma-sim speed-change DEV [--ports N[,N...]] [--width W] [--speed S]",
-     "The speed of the device's ports changed, as in link aggregation: the ports given (default:\n"
-     "all) take --width (1x, 2x, 4x, 8x, 12x) and --speed (sdr ... ndr), then one\n"
-     "DEVICE_SPEED_CHANGE (20) with element 0 for the whole device. Neither given: the event\n"
-     "alone. A real kernel sends it from Linux 7.0, for mlx5 devices in LAG only."},
+    {"speed-change", "rdma-sim speed-change DEV",
+     "The effective speed of the device's ports changed (a member link of its link aggregation\n"
+     "went down or came back): one DEVICE_SPEED_CHANGE (20), element 0, for the whole device,\n"
+     "as mlx5's handle_port_change sends it (Linux 7.0). No port attribute changes: the\n"
+     "effective speed is not among ibv_query_port's (ibv_query_port_speed, rdma-core 62, reads\n"
+     "it) and sysfs rate stays. A link that retrained at another width or speed is\n"
+     "'port down' then 'port up --width W --speed S', which do change them."},
     {"unplug", "rdma-sim unplug DEV [--no-disassociate] [--wait SECONDS]",
      "Hot-unplug a device. Default (a driver that disassociates, like mlx5): one DEVICE_FATAL\n"
      "(element 0) per open context, then silence forever; queries fail with EIO (P_Key: ENOENT).\n"

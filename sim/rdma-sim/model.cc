@@ -170,8 +170,9 @@ const CodeNames& width_codes() {
   return kNames;
 }
 const CodeNames& speed_codes() {
-  static const CodeNames kNames = {{"sdr", 1},  {"ddr", 2},  {"qdr", 4},  {"fdr10", 8},
-                                   {"fdr", 16}, {"edr", 32}, {"hdr", 64}, {"ndr", 128}};
+  static const CodeNames kNames = {{"sdr", 1},   {"ddr", 2},   {"qdr", 4},
+                                   {"fdr10", 8}, {"fdr", 16},  {"edr", 32},
+                                   {"hdr", 64},  {"ndr", 128}, {"xdr", 256}};
   return kNames;
 }
 
@@ -190,7 +191,7 @@ const char* phys_state_name(uint32_t phys) {
 const char* width_name(uint8_t width) {
   return code_name(width_codes(), width);
 }
-const char* speed_name(uint8_t speed) {
+const char* speed_name(uint32_t speed) {
   return code_name(speed_codes(), speed);
 }
 

@@ -26,6 +26,14 @@ struct Gid {
 
 struct Port {
   ibv_port_attr attr{};
+  // The kernel's active_speed (ib_port_speed, include/rdma/ib_verbs.h: SDR 1 ... XDR 0x100).
+  // attr.active_speed is its low 8 bits, as uverbs' copy_port_attr_to_resp copies it into the
+  // u8 of the response: 0 for XDR. sysfs `rate` (rate_show) prints this one.
+  uint32_t speed = 0;
+  void set_speed(uint32_t code) {
+    speed = code;
+    attr.active_speed = static_cast<uint8_t>(code & 0xff);
+  }
   std::string netdev;  // Ethernet ports: the netdev RoCE GIDs use by default
   uint32_t netdev_ifindex = 0;
   std::vector<uint16_t> pkeys;  // pkey_tbl_len entries, 0 = empty
@@ -139,13 +147,13 @@ using CodeNames = std::map<std::string, uint32_t>;
 const CodeNames& port_state_codes();  // down 1 ... active_defer 5
 const CodeNames& phys_state_codes();  // sleep 1 ... phy_test 7
 const CodeNames& width_codes();       // 1x 1, 4x 2, 8x 4, 12x 8, 2x 16
-const CodeNames& speed_codes();       // sdr 1 ... ndr 128
+const CodeNames& speed_codes();       // sdr 1 ... ndr 128, xdr 256
 // The name of a code in names, "unknown" for none.
 const char* code_name(const CodeNames& names, uint32_t code);
 
 const char* port_state_name(uint32_t state);  // "down", "active", ..., "nop" for 0
 const char* phys_state_name(uint32_t phys);   // "polling", "linkup", ...
 const char* width_name(uint8_t width);        // "4x"
-const char* speed_name(uint8_t speed);        // "hdr"
+const char* speed_name(uint32_t speed);       // "hdr"
 
 }  // namespace rdmasim

@@ -98,7 +98,7 @@ std::vector<Delivery> Fabric::port_up(const std::string& target, std::optional<u
   // Link training settles width and speed before the port goes ACTIVE, so the event that
   // announces it already sees them.
   if (retrain.width) a.active_width = *retrain.width;
-  if (retrain.speed) a.active_speed = *retrain.speed;
+  if (retrain.speed) port.set_speed(*retrain.speed);
   if (!port.is_ethernet()) {
     // The SM configures the port (LID, SM LID) before it moves it to ACTIVE.
     if (lid) port.saved_lid = *lid;
@@ -298,29 +298,13 @@ std::vector<Delivery> Fabric::gid_del_ip(const std::string& target, const std::s
   return out;
 }
 
-std::vector<Delivery> Fabric::speed_change(const std::string& name, const std::vector<int>& ports,
-                                           Retrain rate) {
+std::vector<Delivery> Fabric::speed_change(const std::string& name) {
   DeviceEntry& e = modifiable(name);
-  const int count = static_cast<int>(e.model.ports.size());
-  std::vector<int> changed = ports;
-  for (int p : changed)
-    if (p < 1 || p > count)
-      throw CommandError("device " + name + " has no port " + std::to_string(p) + " (ports 1.." +
-                         std::to_string(count) + ")");
-  if (changed.empty())
-    for (int p = 1; p <= count; ++p)
-      changed.push_back(p);
-  for (int p : changed) {
-    ibv_port_attr& a = e.model.ports[p - 1].attr;
-    if (rate.width) a.active_width = *rate.width;
-    if (rate.speed) a.active_speed = *rate.speed;
-  }
-  publish(e);
-  for (int p : changed)
-    sysfs_.write_port(e.model, p);
-  // A verbs event of the whole device, from mlx5's link-aggregation handling: modelled with no
-  // DEVX EQE (whatever firmware events a real bond's links raise are their own). rdma-core 44
-  // has no name for the number and passes it through.
+  // A verbs event of the whole device: mlx5's handle_port_change (drivers/infiniband/hw/mlx5/
+  // main.c) dispatches it with no port, and what changed is the ports' effective speed, which
+  // ibv_query_port and sysfs `rate` do not show: nothing here changes them. Modelled with no
+  // DEVX EQE (the member link's own port change is a command of its own). rdma-core 44 has no
+  // name for the number and passes it through.
   return {deliver(e, kDeviceSpeedChange, 0)};
 }
 

@@ -84,17 +84,21 @@ std::string phys_state_text(uint32_t phys) {
   return fmt("%u: %s\n", phys, enum_name(kNames, phys, "<unknown>"));
 }
 
-// rate_show(): deci-Gb/s per lane times the lane count, e.g. "200 Gb/sec (4X HDR)".
-std::string rate_text(uint8_t speed, uint8_t width) {
+// rate_show() (drivers/infiniband/core/sysfs.c; ib_port_attr_to_speed_info() in newer
+// kernels): deci-Gb/s per lane times the lane count, e.g. "200 Gb/sec (4X HDR)", from the
+// kernel's whole speed code: XDR (0x100) is "800 Gb/sec (4X XDR)" here, although it is 0 in
+// ibv_port_attr's 8-bit active_speed.
+std::string rate_text(uint32_t speed, uint8_t width) {
   struct LaneRate {
-    uint8_t speed;
+    uint32_t speed;
     int deci_gbps;
     const char* name;
   };
   // Any other speed code reads as SDR, as in the kernel.
-  static constexpr LaneRate kRates[] = {{1, 25, " SDR"},    {2, 50, " DDR"},    {4, 100, " QDR"},
-                                        {8, 100, " FDR10"}, {16, 140, " FDR"},  {32, 250, " EDR"},
-                                        {64, 500, " HDR"},  {128, 1000, " NDR"}};
+  static constexpr LaneRate kRates[] = {
+      {1, 25, " SDR"},    {2, 50, " DDR"},     {4, 100, " QDR"},
+      {8, 100, " FDR10"}, {16, 140, " FDR"},   {32, 250, " EDR"},
+      {64, 500, " HDR"},  {128, 1000, " NDR"}, {256, 2000, " XDR"}};
   const LaneRate* r = std::find_if(std::begin(kRates), std::end(kRates),
                                    [&](const LaneRate& l) { return l.speed == speed; });
   if (r == std::end(kRates)) r = &kRates[0];
@@ -116,7 +120,8 @@ void remove_all_of(const std::string& path) {
   if (ec) throw std::system_error(ec, "cannot remove " + path);
 }
 
-void write_port_files(const std::string& pdir, const ibv_port_attr& a, bool staging) {
+void write_port_files(const std::string& pdir, const Port& port, bool staging) {
+  const ibv_port_attr& a = port.attr;
   write_file(pdir, "state", state_text(a.state), staging);
   write_file(pdir, "phys_state", phys_state_text(a.phys_state), staging);
   write_file(pdir, "lid", fmt("0x%x\n", a.lid), staging);
@@ -124,7 +129,7 @@ void write_port_files(const std::string& pdir, const ibv_port_attr& a, bool stag
   write_file(pdir, "sm_sl", fmt("%u\n", a.sm_sl), staging);
   write_file(pdir, "lid_mask_count", fmt("%u\n", a.lmc), staging);
   write_file(pdir, "cap_mask", fmt("0x%08x\n", a.port_cap_flags), staging);
-  write_file(pdir, "rate", rate_text(a.active_speed, a.active_width), staging);
+  write_file(pdir, "rate", rate_text(port.speed, a.active_width), staging);
   write_file(pdir, "link_layer",
              a.link_layer == IBV_LINK_LAYER_ETHERNET     ? "Ethernet\n"
              : a.link_layer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand\n"
@@ -303,7 +308,7 @@ void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
     make_dirs(pdir + "/pkeys");
     make_dirs(pdir + "/gid_attrs/types");
     make_dirs(pdir + "/gid_attrs/ndevs");
-    write_port_files(pdir, d.ports[p - 1].attr, true);
+    write_port_files(pdir, d.ports[p - 1], true);
     const Port& port = d.ports[p - 1];
     for (size_t i = 0; i < port.gids.size(); ++i)
       write_gid_files(pdir, port.gids[i], static_cast<int>(i), true);
@@ -331,7 +336,7 @@ void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
 }
 
 void SysfsTree::write_port(const DeviceModel& d, int port) {
-  write_port_files(port_dir(device_dir(d.name), port), d.ports[port - 1].attr, false);
+  write_port_files(port_dir(device_dir(d.name), port), d.ports[port - 1], false);
 }
 
 void SysfsTree::write_gid(const DeviceModel& d, int port, int index) {

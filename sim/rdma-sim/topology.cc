@@ -121,7 +121,7 @@ Port parse_port(JsonFields& o, const PortContext& pc, NetdevTable& netdevs, bool
   a.max_mtu = static_cast<ibv_mtu>(mtu(o, "max_mtu", IBV_MTU_4096));
   a.active_mtu = static_cast<ibv_mtu>(mtu(o, "active_mtu", eth ? IBV_MTU_1024 : IBV_MTU_4096));
   a.active_width = static_cast<uint8_t>(o.choice("width", 2, width_codes()));
-  a.active_speed = static_cast<uint8_t>(o.choice("speed", eth ? 32 : 64, speed_codes()));
+  p.set_speed(o.choice("speed", eth ? 32 : 64, speed_codes()));
   a.gid_tbl_len = static_cast<int>(o.num("gid_tbl_len", eth ? 256 : 8, 1, kMaxGids));
   a.pkey_tbl_len = static_cast<uint16_t>(o.num("pkey_tbl_len", eth ? 1 : 128, 1, kMaxPkeys));
   a.port_cap_flags =
@@ -376,11 +376,11 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
 
 namespace {
 
-std::optional<uint8_t> code_of(const std::map<std::string, uint32_t>& names,
-                               const std::string& name) {
+std::optional<uint32_t> code_of(const std::map<std::string, uint32_t>& names,
+                                const std::string& name) {
   auto it = names.find(name);
   if (it == names.end()) return std::nullopt;
-  return static_cast<uint8_t>(it->second);
+  return it->second;
 }
 
 // In the order of their codes' meaning (narrow to wide, slow to fast), as people list them.
@@ -398,9 +398,11 @@ std::string names_by_code(const std::map<std::string, uint32_t>& names, bool by_
 }  // namespace
 
 std::optional<uint8_t> width_code(const std::string& name) {
-  return code_of(width_codes(), name);
+  const std::optional<uint32_t> code = code_of(width_codes(), name);
+  if (!code) return std::nullopt;
+  return static_cast<uint8_t>(*code);
 }
-std::optional<uint8_t> speed_code(const std::string& name) {
+std::optional<uint32_t> speed_code(const std::string& name) {
   return code_of(speed_codes(), name);
 }
 std::string width_names() {

@@ -52,7 +52,7 @@ struct Topology {
 // A link width ("4x") or speed ("hdr") as ibv_port_attr codes it; nullopt for a name that is
 // none. The names, for error messages: "1x, 2x, ...".
 std::optional<uint8_t> width_code(const std::string& name);
-std::optional<uint8_t> speed_code(const std::string& name);
+std::optional<uint32_t> speed_code(const std::string& name);
 std::string width_names();
 std::string speed_names();
 

@@ -73,6 +73,17 @@ inline nlohmann::json record(const std::string& event, int type, const std::stri
           {"node_guid", device == "mlx5_0" ? "0c42:a103:00f6:5e44" : "0c42:a103:006d:0b3a"}};
 }
 
+// device_speed_change of a device of `ports` ports, as a daemon on rdma-core 44 (no
+// ibv_query_port_speed) writes it: every port's effective speed unknown.
+inline nlohmann::json speed_change_record(const std::string& device, int ports) {
+  nlohmann::json r = record("device_speed_change", 20, "notice", device, 0);
+  r["effective_speed"] = nlohmann::json::array();
+  for (int port = 1; port <= ports; ++port)
+    r["effective_speed"].push_back(
+        {{"port", port}, {"gbps", nullptr}, {"unknown", "not_in_libibverbs"}});
+  return r;
+}
+
 inline nlohmann::json port_record(const std::string& event, int type, const std::string& severity,
                                   const std::string& device, int port, const nlohmann::json& block,
                                   const nlohmann::json& changes) {

@@ -121,16 +121,18 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
        "pkey_change, sm_change, client_reregister, gid_change, device_fatal, "
        "device_speed_change (usage: rdma-sim event DEV[/PORT] TYPE [--element N] [--context "
        "ID])\n"},
-      {{"speed-change", "mlx5_0", "--ports", "1,3"},
+      // The event changes no port attribute: the options that once set them say where a
+      // retrain is.
+      {{"speed-change", "mlx5_0", "--ports", "1"},
        1,
-       "rdma-sim: device mlx5_0 has no port 3 (ports 1..1)\n"},
-      {{"speed-change", "mlx5_1", "--ports", "two"},
-       2,
-       "rdma-sim: speed-change: --ports \"two\" is not a number (usage: rdma-sim speed-change "
-       "DEV [--ports N[,N...]] [--width W] [--speed S])\n"},
-      {{"speed-change", "mlx5_1", "--width", "3x"},
+       "rdma-sim: speed-change takes no ports: it changes no port attribute (the effective "
+       "speed it announces is not one); a link that retrained is 'port down DEV/PORT', then "
+       "'port up DEV/PORT --width W --speed S'\n"},
+      {{"speed-change", "mlx5_1", "--width", "1x"},
        1,
-       "rdma-sim: --width \"3x\" is not one of: 1x, 2x, 4x, 8x, 12x\n"},
+       "rdma-sim: speed-change takes no width: it changes no port attribute (the effective "
+       "speed it announces is not one); a link that retrained is 'port down DEV/PORT', then "
+       "'port up DEV/PORT --width W --speed S'\n"},
       {{"speed-change", "mlx5_9"}, 1, "rdma-sim: no device mlx5_9\n"},
       {{"port", "down", "mlx5_0/1", "--phys", "asleep"},
        2,
@@ -143,9 +145,9 @@ TEST(Cli, BadCommandsSayWhatIsWrongAndKeepTheState) {
       {{"port", "up", "mlx5_0/1", "--width", "3x"},
        1,
        "rdma-sim: --width \"3x\" is not one of: 1x, 2x, 4x, 8x, 12x\n"},
-      {{"port", "up", "mlx5_0/1", "--speed", "xdr"},
+      {{"port", "up", "mlx5_0/1", "--speed", "gdr"},
        1,
-       "rdma-sim: --speed \"xdr\" is not one of: sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr\n"},
+       "rdma-sim: --speed \"gdr\" is not one of: sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr, xdr\n"},
       {{"storm", "--count", "10", "--targets", "mlx5_0/3"},
        1,
        "rdma-sim: device mlx5_0 has no port 3 (ports 1..1)\n"},

@@ -137,9 +137,9 @@ TEST(HealthConfig, ExpectationErrorsNameTheEntry) {
             "test.json: health.expected[1].width: unknown width '3x' (1x, 2x, 4x, 8x, 12x)");
   EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "width": "unknown"}]}})"),
             "test.json: health.expected[0].width: unknown width 'unknown' (1x, 2x, 4x, 8x, 12x)");
-  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "speed": "xdr"}]}})"),
-            "test.json: health.expected[0].speed: unknown speed 'xdr' (sdr, ddr, qdr, fdr10, "
-            "fdr, edr, hdr, ndr)");
+  EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "speed": "gdr"}]}})"),
+            "test.json: health.expected[0].speed: unknown speed 'gdr' (sdr, ddr, qdr, fdr10, "
+            "fdr, edr, hdr, ndr, xdr)");
   EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "ports": [1, 0]}]}})"),
             "test.json: health.expected[0].ports[1]: must be from 1 to 255");
   EXPECT_EQ(error_of(R"({"health": {"expected": [{"devices": "a", "ports": 1}]}})"),

@@ -116,13 +116,25 @@ TEST(Describe, DeviceLifeSaysWhatHappenedToTheDevice) {
   EXPECT_EQ(describe(r), "mlx5_0: device recovered after 3 min 20 s (fatal error at seq 12)");
 }
 
-TEST(Describe, ADeviceSpeedChangeSaysThePortsWereReadAgain) {
-  // Its port_state records, which follow, say what each port's rate became.
+TEST(Describe, ADeviceSpeedChangeSaysTheEffectiveSpeedOrThatItIsUnknown) {
   Record r;
   r.device = "mlx5_1";
   r.event = EventKind::kDeviceSpeedChange;
   r.event_type = 20;
-  EXPECT_EQ(describe(r), "mlx5_1: device speed change, ports re-read");
+  r.effective_speed = {{1, std::nullopt, "not_in_libibverbs"},
+                       {2, std::nullopt, "not_in_libibverbs"}};
+  EXPECT_EQ(describe(r),
+            "mlx5_1: device speed change; effective speed unknown (libibverbs has no "
+            "ibv_query_port_speed)");
+  r.effective_speed = {{1, 400.0, ""}, {2, std::nullopt, "query_failed"}};
+  EXPECT_EQ(describe(r),
+            "mlx5_1: device speed change; effective speed: port 1 400 Gb/s, port 2 unknown (its "
+            "query failed)");
+  r.effective_speed = {{1, 200.0, ""}, {2, 12.5, ""}};
+  EXPECT_EQ(describe(r),
+            "mlx5_1: device speed change; effective speed: port 1 200 Gb/s, port 2 12.5 Gb/s");
+  r.effective_speed.clear();  // a record of a daemon before the key
+  EXPECT_EQ(describe(r), "mlx5_1: device speed change; effective speed not read");
 }
 
 TEST(Describe, PortStateSaysTheStateAndWhatItWasWhenItDiffers) {

@@ -54,7 +54,7 @@ TEST(LinkHealthConfig, ErrorsNameTheKeyAndTheReason) {
             "bit_errors, bit_errors_min_speed, link_recoveries, transport, clean_s)");
   EXPECT_EQ(error_of(R"({"link_health": {"bit_errors_min_speed": "fast"}})"),
             "test.json: link_health.bit_errors_min_speed: a lane speed is needed: sdr, ddr, qdr, "
-            "fdr10, fdr, edr, hdr or ndr");
+            "fdr10, fdr, edr, hdr, ndr or xdr");
   EXPECT_EQ(error_of(R"({"link_health": {"read_deadline_s": 0}})")
                 .rfind("test.json: link_health.read_deadline_s: ", 0),
             0u);

@@ -23,6 +23,7 @@ constexpr int64_t kWallAtBoot = 1795342530000000;
 const LinkRate kEdr4x{4, LinkSpeed::kEdr};  // 100 Gb/s
 const LinkRate kHdr4x{4, LinkSpeed::kHdr};  // 200 Gb/s
 const LinkRate kNdr4x{4, LinkSpeed::kNdr};  // 400 Gb/s
+const LinkRate kXdr4x{4, LinkSpeed::kXdr};  // 800 Gb/s
 const LinkRate kUnknownRate{};
 
 const std::string kSymbols(kSymbolError);

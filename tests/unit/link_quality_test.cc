@@ -48,16 +48,17 @@ TEST(LinkQualityCounters, WidthsAreTheKernelsAndEverythingElseIs64Bits) {
   EXPECT_EQ(link_fault_name(LinkFault::kTransportErrors), "transport_errors");
 }
 
-TEST(LinkQualityBitErrors, TwelveMinutesAllowUfmsFiguresAtEdrHdrAndNdr) {
-  // 1e-14 * rate * 720 s: 0.72 errors at EDR 4x, 1.44 at HDR 4x, 2.88 at NDR 4x. As many as
-  // allowed (rounded down) is clean, one more is bad. (EDR is judged where configured.)
+TEST(LinkQualityBitErrors, TwelveMinutesAllowUfmsFiguresAtEdrHdrNdrAndXdr) {
+  // 1e-14 * rate * 720 s: 0.72 errors at EDR 4x, 1.44 at HDR 4x, 2.88 at NDR 4x, 5.76 at XDR
+  // 4x. As many as allowed (rounded down) is clean, one more is bad. (EDR is judged where
+  // configured.)
   LinkQualityConfig from_edr;
   from_edr.bit_errors_min_speed = LinkSpeed::kEdr;
   struct Case {
     LinkRate rate;
     uint64_t allowed = 0;
   };
-  for (const Case& c : {Case{kEdr4x, 0}, Case{kHdr4x, 1}, Case{kNdr4x, 2}}) {
+  for (const Case& c : {Case{kEdr4x, 0}, Case{kHdr4x, 1}, Case{kNdr4x, 2}, Case{kXdr4x, 5}}) {
     SCOPED_TRACE(c.rate.gbps());
     DrivenPort port(from_edr);
     EXPECT_EQ(port.up(0, {counter(kSymbols, 1000)}, c.rate), Changes{});

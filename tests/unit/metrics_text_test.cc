@@ -138,7 +138,7 @@ rdma_eventd_port_state_id{device="mlx5_0",port="2"} 1
 # TYPE rdma_eventd_port_physical_state_id gauge
 rdma_eventd_port_physical_state_id{device="mlx5_0",port="1"} 5
 rdma_eventd_port_physical_state_id{device="mlx5_0",port="2"} 2
-# HELP rdma_eventd_port_rate_bytes_per_second Data rate of the link (width times lane speed), in bytes per second.
+# HELP rdma_eventd_port_rate_bytes_per_second Data rate of the link (width times lane speed), in bytes per second; no sample where the width or the speed is unknown.
 # TYPE rdma_eventd_port_rate_bytes_per_second gauge
 rdma_eventd_port_rate_bytes_per_second{device="mlx5_0",port="1"} 25000000000
 rdma_eventd_port_rate_bytes_per_second{device="mlx5_0",port="2"} 25000000000
@@ -305,6 +305,21 @@ rdma_eventd_link_reads_hung_total 0
 # HELP rdma_eventd_link_pegged 1 for each error counter at its maximum: its errors are unknown until it is reset.
 # TYPE rdma_eventd_link_pegged gauge
 )");
+}
+
+TEST(MetricsText, AnUnknownRateIsNoSampleNeverALinkAtZero) {
+  // Port 1 at 4x XDR, port 2 whose speed is not known (a speed this version cannot read).
+  StatusReply s = sample_status();
+  s.devices[0].ports[0].info.speed = LinkSpeed::kXdr;
+  s.devices[0].ports[1].info.speed = LinkSpeed::kUnknown;
+  const std::string text = metrics_text(s, sample_health());
+  EXPECT_NE(text.find("rdma_eventd_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"1\"} "
+                      "100000000000\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("rdma_eventd_port_rate_bytes_per_second{device=\"mlx5_0\",port=\"2\"}"),
+            std::string::npos)
+      << text;
 }
 
 TEST(MetricsText, EscapesLabelValues) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "rdma_eventd/record.h"
 
@@ -20,6 +22,15 @@ inline PortInfo active_ib(uint32_t port, uint32_t lid) {
   p.lanes = 4;
   p.speed = LinkSpeed::kHdr;
   return p;
+}
+
+// What a speed change record says of each of `ports` ports where libibverbs has no
+// ibv_query_port_speed (rdma-core 44).
+inline std::vector<EffectiveSpeed> speeds_unknown(uint32_t ports) {
+  std::vector<EffectiveSpeed> out;
+  for (uint32_t p = 1; p <= ports; ++p)
+    out.push_back({p, std::nullopt, "not_in_libibverbs"});
+  return out;
 }
 
 }  // namespace rdma_eventd::daemon

@@ -358,6 +358,35 @@ TEST(Record, DeviceLifeRecordsCarryTheirOwnKeysAndRoundTrip) {
   EXPECT_EQ(error, "fatal_seq: missing");
 }
 
+TEST(Record, ASpeedChangeCarriesEveryPortsEffectiveSpeedKnownOrNot) {
+  Record r = device_record(EventKind::kDeviceSpeedChange);
+  r.event_type = 20;
+  r.effective_speed = {{1, 400.0, ""}, {2, std::nullopt, "not_in_libibverbs"}};
+  const json j = json::parse(to_json(r));
+  EXPECT_EQ(j["effective_speed"], json::parse(R"([{"port":1,"gbps":400,"unknown":null},
+      {"port":2,"gbps":null,"unknown":"not_in_libibverbs"}])"));
+  EXPECT_FALSE(j.contains("state"));
+  EXPECT_EQ(read_back(j.dump()), r);
+  // A record of a daemon before the key has none: nothing was said of the effective speed.
+  json older = j;
+  older.erase("effective_speed");
+  Record without = r;
+  without.effective_speed.clear();
+  EXPECT_EQ(read_back(older.dump()), without);
+  // A speed and a reason, or neither, is no answer.
+  std::string error;
+  for (const char* entry : {R"({"port":1,"gbps":400,"unknown":"query_failed"})",
+                            R"({"port":1,"gbps":null,"unknown":null})"}) {
+    json bad = j;
+    bad["effective_speed"][0] = json::parse(entry);
+    EXPECT_FALSE(record_from_json(bad.dump(), &error)) << entry;
+    EXPECT_EQ(error, "effective_speed.gbps: a speed and a reason it is unknown, or neither");
+  }
+  json bad = j;
+  bad["effective_speed"][0]["gbps"] = -1;
+  EXPECT_FALSE(record_from_json(bad.dump(), &error));
+}
+
 TEST(Record, PortStateIsAPortRecordWithChanges) {
   Record r = port_err_record();
   r.event = EventKind::kPortState;
@@ -396,6 +425,9 @@ TEST(Record, RateIsLanesTimesLaneSpeed) {
   p.lanes = 2;
   p.speed = LinkSpeed::kNdr;
   EXPECT_EQ(p.rate_gbps(), 200);
+  p.lanes = 4;
+  p.speed = LinkSpeed::kXdr;
+  EXPECT_EQ(p.rate_gbps(), 800);
   p.lanes = 0;
   EXPECT_EQ(p.rate_gbps(), 0);
 }
@@ -506,6 +538,9 @@ TEST(Types, RawValuesDecodeAsRdmaCoreDefinesThem) {
   EXPECT_EQ(lanes_from_raw_width(3), 0u);
   EXPECT_EQ(link_speed_name(link_speed_from_raw(64)), "hdr");
   EXPECT_EQ(link_speed_name(link_speed_from_raw(3)), "unknown");
+  // XDR's code, which the 8-bit active_speed cannot carry (it reads 0 there).
+  EXPECT_EQ(link_speed_name(link_speed_from_raw(256)), "xdr");
+  EXPECT_EQ(link_speed_name(link_speed_from_raw(0)), "unknown");
   EXPECT_EQ(mtu_bytes_from_raw(5), 4096u);
   EXPECT_EQ(mtu_bytes_from_raw(0), 0u);
   EXPECT_EQ(gid_type_name(gid_type_from_raw(2)), "roce_v2");
@@ -547,7 +582,7 @@ TEST(RecordsDoc, EveryExampleIsAValidRecordInTheDaemonsKeyOrder) {
     EXPECT_EQ(to_json(*r), nlohmann::ordered_json::parse(block).dump()) << block;
     events.insert(std::string(event_name(r->event)));
   }
-  EXPECT_EQ(examples, 32);
+  EXPECT_EQ(examples, 31);
   std::set<std::string> every;
   for (int i = 0; i < kEventKindCount; ++i)
     every.insert(std::string(event_name(static_cast<EventKind>(i))));

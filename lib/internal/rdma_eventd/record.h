@@ -107,6 +107,19 @@ struct LinkQualityEvent {
   friend bool operator==(const LinkQualityEvent&, const LinkQualityEvent&) = default;
 };
 
+// device_speed_change: one port's effective speed (docs/records.md, "device_speed_change"), as
+// ibv_query_port_speed() (rdma-core 62) answers it: what a port in link aggregation or multi-port
+// E-Switch really carries, which ibv_query_port does not say.
+struct EffectiveSpeed {
+  uint32_t port = 0;
+  // In Gb/s (the call answers in 100 Mb/s); absent when not known, and `unknown` says why:
+  // "not_in_libibverbs" (the installed libibverbs has no ibv_query_port_speed: rdma-core before
+  // 62, Debian 12's 44), "not_supported" (the driver does not answer it), "query_failed".
+  std::optional<double> gbps;
+  std::string unknown;
+  friend bool operator==(const EffectiveSpeed&, const EffectiveSpeed&) = default;
+};
+
 // devlink_health: a devlink health reporter's report or recovery, as the kernel's devlink
 // family told it (docs/records.md, "devlink_health"), and what changed since the daemon last
 // knew the reporter.
@@ -156,6 +169,9 @@ struct Record {
   std::vector<PkeyEntry> pkeys_added;  // pkey_change
   std::vector<PkeyEntry> pkeys_removed;
   std::vector<PortInfo> ports;  // device_fatal, device_removed: last known state of every port
+
+  // device_speed_change: every port's effective speed, port 1 first ("effective_speed").
+  std::vector<EffectiveSpeed> effective_speed;
 
   std::string old_name;       // device_renamed: the device's name before
   int64_t down_since_us = 0;  // device_recovered: the time of its device_fatal record

@@ -87,11 +87,13 @@ enum class LinkLayer : uint8_t { kUnspecified, kInfiniband, kEthernet };
 std::string_view link_layer_name(LinkLayer l);
 std::optional<LinkLayer> link_layer_from_name(std::string_view name);
 
-// Per-lane signalling rate (ibv_port_attr.active_speed bits).
-enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr };
+// Per-lane signalling rate: the kernel's ib_port_speed (include/rdma/ib_verbs.h), SDR (1) to XDR
+// (256). XDR does not fit ibv_port_attr's 8-bit active_speed, where the kernel leaves 0 for it:
+// the daemon finds it in sysfs `rate` (docs/health.md, "The port's rate").
+enum class LinkSpeed : uint8_t { kUnknown, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr, kXdr };
 std::string_view link_speed_name(LinkSpeed s);  // "hdr"
 std::optional<LinkSpeed> link_speed_from_name(std::string_view name);
-double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR; 0 when unknown
+double lane_gbps(LinkSpeed s);  // 2.5 for SDR ... 100 for NDR, 200 for XDR; 0 when unknown
 
 // The active width as a lane count: "4x" -> 4, "unknown" -> 0.
 std::optional<uint32_t> lanes_from_name(std::string_view name);
