@@ -20,6 +20,13 @@ namespace {
 
 using Labels = std::vector<std::pair<std::string_view, std::string>>;
 
+// A state's number as the kernel numbers it; no sample where it is unknown.
+template <typename State>
+std::optional<std::string> known_id(State s) {
+  if (s == State::kUnknown) return std::nullopt;
+  return std::to_string(static_cast<int>(s));
+}
+
 // Writes the families one after the other: a family's samples must follow its HELP and TYPE.
 class Exposition {
  public:
@@ -158,17 +165,11 @@ void port_state_metrics(Exposition& e, const StatusReply& s) {
   }
   each_port("rdma_eventd_port_state_id", "gauge",
             "Logical state: 1 down, 2 init, 3 armed, 4 active, 5 active_defer.",
-            [](const PortInfo& p) -> std::optional<std::string> {
-              if (p.state == PortState::kUnknown) return std::nullopt;
-              return std::to_string(static_cast<int>(p.state));
-            });
+            [](const PortInfo& p) { return known_id(p.state); });
   each_port("rdma_eventd_port_physical_state_id", "gauge",
             "Physical state: 1 sleep, 2 polling, 3 disabled, 4 training, 5 link up, 6 link error "
             "recovery, 7 phy test.",
-            [](const PortInfo& p) -> std::optional<std::string> {
-              if (p.phys_state == PhysState::kUnknown) return std::nullopt;
-              return std::to_string(static_cast<int>(p.phys_state));
-            });
+            [](const PortInfo& p) { return known_id(p.phys_state); });
   each_port("rdma_eventd_port_rate_bytes_per_second", "gauge",
             "Data rate of the link (width times lane speed), in bytes per second; no sample "
             "where the width or the speed is unknown.",

@@ -58,6 +58,24 @@ inline Record next_link(DaemonProcess& d, const std::string& port, const std::st
 
 // next_link(), which must be the first link_quality record read: one of any port before it
 // fails the test.
+// The link_quality event of a port whose bit errors (symbol_error at `value`) grew by `count`
+// within `window_s`, over the `allowed` growth at `rate_gbps`: its BER estimate is the growth
+// over the bits the window carried.
+inline LinkQualityEvent bad_bit_errors(uint64_t value, uint64_t count, uint64_t allowed,
+                                       uint32_t window_s, double rate_gbps) {
+  LinkQualityEvent e;
+  e.change = "bad";
+  e.fault = "bit_errors";
+  e.counter = "symbol_error";
+  e.value = value;
+  e.count = count;
+  e.allowed = allowed;
+  e.window_s = window_s;
+  e.rate_gbps = rate_gbps;
+  e.ber = static_cast<double>(count) / (rate_gbps * 1e9 * window_s);
+  return e;
+}
+
 inline Record first_link(DaemonProcess& d, const std::string& port, const std::string& change) {
   std::vector<Record> before;
   const Record r = next_link(d, port, change, &before);

@@ -42,18 +42,9 @@ TEST_F(LinkHealth, ACableDroppingBitsIsDegradedWithARecordThenCleanAfterTheClean
   const Record bad = first_link(d, "mlx5_0/1", "bad");
   ASSERT_TRUE(bad.link);
   EXPECT_DOUBLE_EQ(bad.link->ber, 50 / (200e9 * 5));
-  const LinkQualityEvent want{
-      .change = "bad",
-      .fault = "bit_errors",
-      .counter = "symbol_error",
-      .value = 50,
-      // Whether the two additions fall in one sample or two, both are within the window.
-      .count = 50,
-      .allowed = 1,
-      .window_s = 5,
-      .rate_gbps = 200,
-      .ber = bad.link->ber,
-  };
+  // Whether the two additions fall in one sample or two, both are within the window.
+  LinkQualityEvent want = bad_bit_errors(50, 50, 1, 5, 200);
+  want.ber = bad.link->ber;
   EXPECT_EQ(*bad.link, want);
   EXPECT_EQ(bad.severity, Severity::kWarning);
   EXPECT_EQ(bad.node_guid, "0c42:a103:00f6:5e44");

@@ -47,17 +47,9 @@ TEST(LinkHealthXdr, AnXdrPortIsDegradedByBitErrorsAtXdrsAllowance) {
   inject(sim, {"counter", "add", "mlx5_0/1", "symbol_error", "1"});
   const Record bad = first_link(d, "mlx5_0/1", "bad");
   ASSERT_TRUE(bad.link);
-  const LinkQualityEvent want{
-      .change = "bad",
-      .fault = "bit_errors",
-      .counter = "symbol_error",
-      .value = 5,
-      .count = 5,
-      .allowed = 4,
-      .window_s = 5,
-      .rate_gbps = 800,
-      .ber = 5 / (800e9 * 5),
-  };
+  LinkQualityEvent want = bad_bit_errors(5, 5, 4, 5, 800);
+  ASSERT_DOUBLE_EQ(bad.link->ber, 5 / (800e9 * 5));
+  want.ber = bad.link->ber;
   EXPECT_EQ(*bad.link, want);
   const Record degraded = next_port_verdict(d, "mlx5_0/1", "degraded");
   EXPECT_EQ(degraded.reason, "bit_errors");

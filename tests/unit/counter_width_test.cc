@@ -29,43 +29,35 @@ TEST(CounterWidth, Mlx5IsTheDriverOfTheParentAndItsAuxiliaryDrivers) {
 }
 
 TEST(CounterWidth, Mlx5QCountersAre32BitsAndWrapItsOthers64) {
-  struct Case {
-    CounterDriver driver;
-    const char* name;
-    uint8_t bits;
-    bool wraps;
-  };
-  const Case cases[] = {
-      // mlx5_ib_query_q_counters(): be32_to_cpu of QUERY_Q_COUNTER's fields.
-      {CounterDriver::kMlx5, "hw_counters/out_of_sequence", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/out_of_buffer", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/packet_seq_err", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/local_ack_timeout_err", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/rnr_nak_retry_err", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/req_cqe_flush_error", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/roce_slow_restart_trans", 32, true},
-      {CounterDriver::kMlx5, "hw_counters/vport_out_of_sequence", 32, true},  // switchdev
-      // Congestion (be64 at their _high offset), PPCNT (be64), op counters (flow counters).
-      {CounterDriver::kMlx5, "hw_counters/np_cnp_sent", 64, false},
-      {CounterDriver::kMlx5, "hw_counters/rp_cnp_handled", 64, false},
-      {CounterDriver::kMlx5, "hw_counters/rx_icrc_encapsulated", 64, false},
-      {CounterDriver::kMlx5, "hw_counters/rdma_tx_bytes", 64, false},
-      {CounterDriver::kMlx5, "hw_counters/no_such_counter", 64, false},
-      {CounterDriver::kMlx5, "hw_counters/vport_np_cnp_sent", 64, false},
-      // counters/ keep their IBA widths and saturate, whoever the driver.
-      {CounterDriver::kMlx5, "symbol_error", 16, false},
-      {CounterDriver::kMlx5, "link_downed", 8, false},
-      {CounterDriver::kMlx5, "out_of_sequence", 64, false},  // not hw_counters/: no such PMA file
-      // rxe's are atomic64_t; an unknown driver's are taken as 64-bit.
-      {CounterDriver::kOther, "hw_counters/out_of_sequence", 64, false},
-      {CounterDriver::kOther, "hw_counters/out_of_seq_request", 64, false},
-      {CounterDriver::kOther, "hw_counters/link_downed", 64, false},
-      {CounterDriver::kOther, "local_link_integrity_errors", 4, false},
-  };
-  for (const Case& c : cases) {
-    EXPECT_EQ(counter_value(c.driver, c.name, 7), (CounterValue{c.name, c.bits, 7, c.wraps}))
-        << c.name << " of " << static_cast<int>(c.driver);
+  // mlx5_ib_query_q_counters(): be32_to_cpu of QUERY_Q_COUNTER's fields (vport_: switchdev).
+  for (const char* name : {"out_of_sequence", "out_of_buffer", "packet_seq_err",
+                           "local_ack_timeout_err", "rnr_nak_retry_err", "req_cqe_flush_error",
+                           "roce_slow_restart_trans", "vport_out_of_sequence"}) {
+    const std::string file = std::string("hw_counters/") + name;
+    EXPECT_EQ(counter_value(CounterDriver::kMlx5, file, 7), (CounterValue{file, 32, 7, true}));
   }
+  // Congestion (be64 at their _high offset), PPCNT (be64), op counters (flow counters), and a
+  // name the table does not know.
+  for (const char* name : {"np_cnp_sent", "rp_cnp_handled", "rx_icrc_encapsulated", "rdma_tx_bytes",
+                           "no_such_counter", "vport_np_cnp_sent"}) {
+    const std::string file = std::string("hw_counters/") + name;
+    EXPECT_EQ(counter_value(CounterDriver::kMlx5, file, 7), (CounterValue{file, 64, 7, false}));
+  }
+  // rxe's are atomic64_t; an unknown driver's are taken as 64-bit.
+  for (const char* name : {"out_of_sequence", "out_of_seq_request", "link_downed"}) {
+    const std::string file = std::string("hw_counters/") + name;
+    EXPECT_EQ(counter_value(CounterDriver::kOther, file, 7), (CounterValue{file, 64, 7, false}));
+  }
+  // counters/ keep their IBA widths and saturate, whoever the driver (no PMA file is named
+  // out_of_sequence: 64, as any name it does not know).
+  EXPECT_EQ(counter_value(CounterDriver::kMlx5, "symbol_error", 7),
+            (CounterValue{"symbol_error", 16, 7, false}));
+  EXPECT_EQ(counter_value(CounterDriver::kMlx5, "link_downed", 7),
+            (CounterValue{"link_downed", 8, 7, false}));
+  EXPECT_EQ(counter_value(CounterDriver::kMlx5, "out_of_sequence", 7),
+            (CounterValue{"out_of_sequence", 64, 7, false}));
+  EXPECT_EQ(counter_value(CounterDriver::kOther, "local_link_integrity_errors", 7),
+            (CounterValue{"local_link_integrity_errors", 4, 7, false}));
 }
 
 TEST(CounterWidth, ADropFromTheTopQuarterIsAWrapAndAnyOtherAReset) {

@@ -536,11 +536,10 @@ TEST(Types, RawValuesDecodeAsRdmaCoreDefinesThem) {
   EXPECT_EQ(lanes_from_raw_width(2), 4u);
   EXPECT_EQ(lanes_from_raw_width(16), 2u);
   EXPECT_EQ(lanes_from_raw_width(3), 0u);
-  EXPECT_EQ(link_speed_name(link_speed_from_raw(64)), "hdr");
-  EXPECT_EQ(link_speed_name(link_speed_from_raw(3)), "unknown");
-  // XDR's code, which the 8-bit active_speed cannot carry (it reads 0 there).
-  EXPECT_EQ(link_speed_name(link_speed_from_raw(256)), "xdr");
-  EXPECT_EQ(link_speed_name(link_speed_from_raw(0)), "unknown");
+  // XDR's code 256 is one the 8-bit active_speed cannot carry (it reads 0 there).
+  for (const auto& [raw, name] :
+       {std::pair{64u, "hdr"}, {3u, "unknown"}, {256u, "xdr"}, {0u, "unknown"}})
+    EXPECT_EQ(link_speed_name(link_speed_from_raw(raw)), name) << raw;
   EXPECT_EQ(mtu_bytes_from_raw(5), 4096u);
   EXPECT_EQ(mtu_bytes_from_raw(0), 0u);
   EXPECT_EQ(gid_type_name(gid_type_from_raw(2)), "roce_v2");
