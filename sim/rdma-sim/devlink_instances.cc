@@ -117,6 +117,14 @@ void DevlinkHealth::add_device(const DeviceModel& d) {
   } else if (port) {
     pci.ports.push_back(*port);
   }
+  if (function_stays_) {
+    // mlx5_load_one: pci/ and its reporters stayed; from 6.4 mlx5e's auxiliary device was
+    // deleted with the rest and is added back (mlx5_attach_device), with a new instance.
+    if (eth && kernel_.at_least(6, 4)) register_instance(std::move(*eth));
+    return;
+  }
+  // Instances an unload left (a fw_fatal in the grace period) go before the new probe's.
+  unregister_instances(d.name, "");
   // Before 6.3 probe_one registers pci/ last (devlink_register after mlx5_init_one, which
   // probes the auxiliary devices); from 6.3 (fe578cbb2f05) first.
   const bool pci_first = !mlx5 || kernel_.at_least(6, 3);
@@ -186,11 +194,17 @@ void DevlinkHealth::remove_device(const std::string& rdma_device) {
 }
 
 void DevlinkHealth::uverbs_removed(const DeviceModel& d, uint32_t) {
+  if (function_stays_) return;
   // Before 6.3 remove_one unregisters pci/ before the RDMA device goes; other drivers' too.
   if (!d.devx.is_mlx5() || !kernel_.at_least(6, 3)) unregister_instances(d.name, "pci");
 }
 
 void DevlinkHealth::ib_device_removed(const DeviceModel& d, int32_t) {
+  if (function_stays_) {
+    // mlx5_unload_one: before 6.4 mlx5e is suspended (its instance stays), from 6.4 removed.
+    if (kernel_.at_least(6, 4)) unregister_instances(d.name, "auxiliary");
+    return;
+  }
   // Then the auxiliary devices (rdma before eth), then from 6.3 pci/.
   unregister_instances(d.name, "auxiliary");
   unregister_instances(d.name, "");

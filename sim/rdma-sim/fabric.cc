@@ -112,7 +112,8 @@ Fabric::Fabric(Topology topology, ShmRegion& shm, SysfsTree& sysfs, ContextRegis
       contexts_(contexts),
       channels_(channels),
       hotplug_(hotplug),
-      netdevs_(std::move(topology.netdevs)) {
+      netdevs_(std::move(topology.netdevs)),
+      kernel_(topology.kernel) {
   for (const DeviceModel& d : topology.devices)
     register_device(d);
 }
@@ -250,7 +251,7 @@ void Fabric::finish_removal(size_t position) {
   remove_function_children(e.model);
   hotplug_.ib_device_removed(e.model, e.index);
   e.original.name = e.model.name;
-  e.original.adev_index = -1;  // mlx5_adev_idx_free: the function is gone
+  if (!function_stays_) e.original.adev_index = -1;  // mlx5_adev_idx_free: the function is gone
   unplugged_[e.model.name] = std::move(e.original);
 }
 
