@@ -92,10 +92,9 @@ class DevlinkHealth final : public HotplugObserver {
   // The release whose mlx5 layout the instances follow (before any device is added).
   void set_kernel(KernelVersion kernel) { kernel_ = kernel; }
 
-  // What mlx5_core creates on the function's pci/ instance: fw and fw_fatal (and vnic from
-  // 6.5), and before 6.2 tx and rx on its uplink devlink port when it is an Ethernet function
-  // with one port; then the topology's. Other providers: the topology's only (none: no
-  // instance).
+  // What mlx5_core creates on each of a device's pci/ instances: fw and fw_fatal (and vnic
+  // from 6.5). mlx5e's tx and rx come with its uplink port (add_device); a topology's
+  // reporters are added on the first function's instance. Other providers: none of their own.
   std::vector<DevlinkReporterSpec> driver_reporters(const DeviceModel& d) const;
 
   // A device's instances registered (DEVLINK_CMD_NEW, then PORT_NEW for each port) or gone

@@ -220,7 +220,11 @@ class Fabric {
   std::string pci_function_of(uint64_t node_guid);
   // fabric_functions.cc: mlx5_adev_idx_alloc(), the lowest index no present function has;
   // what the function's driver puts beside the RDMA device in sysfs, and takes away.
-  int free_adev_index() const;
+  // `also`: a device being registered, whose indices count as taken.
+  int free_adev_index(const DeviceModel* also) const;
+  // mlx5: the auxiliary indices of the device's functions and, for a RoCE LAG device, its
+  // member PFs' functions (PF0's is the device's own).
+  void assign_functions(DeviceModel& m);
   void add_function_children(const DeviceModel& d);
   void remove_function_children(const DeviceModel& d);
   int free_slot() const;
