@@ -51,7 +51,8 @@ Mlx5Fatal Simulator::mlx5_fatal_of(const DevlinkHealth::Address& address) {
   if (address.name != "fw_fatal" || address.port) return f;
   const auto [handle, device] = devlink_.instance_of(address);
   const DeviceEntry* e = fabric_->find(device);
-  if (device.empty() || handle.rfind("pci/", 0) != 0 || !e || !e->model.devx.is_mlx5()) return f;
+  const bool own = handle.rfind("pci/", 0) == 0 || handle.rfind("auxiliary/mlx5_core.sf.", 0) == 0;
+  if (device.empty() || !own || !e || !e->model.devx.is_mlx5()) return f;
   f.device = device;
   return f;
 }

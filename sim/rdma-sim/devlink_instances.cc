@@ -17,6 +17,7 @@ using nlohmann::json;
 // drivers/net/ethernet/mellanox/mlx5/core/health.c (6.1): a PF's fw_fatal grace period (an
 // ECPF has 180 s, a VF or SF 30 s; every simulated device is a PF); fw has no recover.
 constexpr uint64_t kMlx5FwFatalGraceMs = 60000;
+constexpr uint64_t kMlx5SfFwFatalGraceMs = 30000;  // MLX5_FW_REPORTER_DEFAULT_GRACEFUL_PERIOD
 // en/reporter_tx.c, en/reporter_rx.c: MLX5_REPORTER_TX_GRACEFUL_PERIOD and the rx one.
 constexpr uint64_t kMlx5QueueGraceMs = 500;
 constexpr uint16_t kMlx5VportUplink = 0xffff;
@@ -68,6 +69,13 @@ std::vector<Function> functions_of(const DeviceModel& d) {
     return out;
   }
   Function f{d.pci_function, d.adev_index, has_ethernet_port(d), std::nullopt};
+  // A scalable function's instance is on its auxiliary device (mlx5_sf_dev_probe: the SF's
+  // mlx5_core allocates its devlink on &adev->dev); its mlx5e is not modelled.
+  if (d.sf_id >= 0) {
+    f.ethernet = false;
+    out.push_back(f);
+    return out;
+  }
   // A function has one Ethernet port; a simulated device with more ports than that has no
   // faithful devlink port, and gets none.
   if (d.devx.is_mlx5() && d.ports.size() == 1 && d.ports[0].is_ethernet())
@@ -95,9 +103,10 @@ std::vector<DevlinkReporterSpec> DevlinkHealth::driver_reporters(const DeviceMod
   if (d.devx.is_mlx5()) {
     // mlx5_fw_reporters_create: fw (dump, no recover), fw_fatal (both).
     out.push_back({"fw", /*recover=*/false, /*dump=*/true, 0, -1});
-    out.push_back({"fw_fatal", true, true, kMlx5FwFatalGraceMs, -1});
-    // diag/reporter_vnic.c (2023): diagnose only, no recover, no dump.
-    if (kernel_.at_least(6, 5)) out.push_back({"vnic", false, false, 0, -1});
+    out.push_back(
+        {"fw_fatal", true, true, d.sf_id < 0 ? kMlx5FwFatalGraceMs : kMlx5SfFwFatalGraceMs, -1});
+    // diag/reporter_vnic.c (2023, "to PFs/VFs"): diagnose only, no recover, no dump.
+    if (kernel_.at_least(6, 5) && d.sf_id < 0) out.push_back({"vnic", false, false, 0, -1});
   }
   return out;
 }
@@ -108,7 +117,8 @@ void DevlinkHealth::add_device(const DeviceModel& d) {
   if (!mlx5 && d.devlink_reporters.empty()) return;
   std::vector<std::pair<DevlinkInstance, std::optional<DevlinkInstance>>> built;
   for (const Function& f : functions_of(d)) {
-    DevlinkInstance pci{"pci", f.pci, d.name, {}, {}};
+    DevlinkInstance pci{
+        d.sf_id < 0 ? "pci" : "auxiliary", d.sf_id < 0 ? f.pci : d.parent_subdir(), d.name, {}, {}};
     for (const DevlinkReporterSpec& s : driver_reporters(d))
       pci.reporters.push_back(created_reporter(s));
     if (mlx5) {

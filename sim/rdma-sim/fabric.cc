@@ -200,6 +200,8 @@ void Fabric::register_device(const DeviceModel& model) {
   DeviceEntry e;
   e.model = model;
   const char* parent_driver = parent_driver_of(e.model.devx.provider);
+  if (!e.model.sf_parent.empty() && e.model.pci_function.empty())
+    e.model.pci_function = sf_function(e.model.sf_parent);
   if (e.model.pci_function.empty() && parent_driver)
     e.model.pci_function = pci_function_of(model.node_guid);
   assign_functions(e.model);

@@ -225,6 +225,8 @@ class Fabric {
   // mlx5: the auxiliary indices of the device's functions and, for a RoCE LAG device, its
   // member PFs' functions (PF0's is the device's own).
   void assign_functions(DeviceModel& m);
+  // The PCI function of a scalable function's PF (present or unplugged); CommandError if none.
+  std::string sf_function(const std::string& parent);
   void add_function_children(const DeviceModel& d);
   void remove_function_children(const DeviceModel& d);
   int free_slot() const;

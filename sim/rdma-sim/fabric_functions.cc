@@ -53,8 +53,20 @@ void Fabric::assign_functions(DeviceModel& m) {
   }
 }
 
+std::string Fabric::sf_function(const std::string& parent) {
+  if (const DeviceEntry* e = find(parent)) return e->model.pci_function;
+  if (auto it = unplugged_.find(parent); it != unplugged_.end()) return it->second.pci_function;
+  throw CommandError("no PF " + parent + " for the scalable function");
+}
+
 void Fabric::add_function_children(const DeviceModel& d) {
   if (d.pci_function.empty()) return;
+  if (d.sf_id >= 0) {
+    // mlx5_sf_dev_add: the SF's auxiliary device, a child of its PF's function, is the RDMA
+    // device's parent (its own mlx5_core auxiliary devices below it are not modelled).
+    if (!function_stays_) sysfs_.add_aux_device(d.pci_function, d.parent_subdir(), "mlx5_core.sf");
+    return;
+  }
   const bool eth_reloads = kernel_.at_least(6, 4);
   const bool netdevs = !function_stays_ || eth_reloads;
   if (!d.lag.empty()) {
@@ -86,6 +98,11 @@ void Fabric::add_function_children(const DeviceModel& d) {
 
 void Fabric::remove_function_children(const DeviceModel& d) {
   if (d.pci_function.empty()) return;
+  if (d.sf_id >= 0) {
+    if (!function_stays_)
+      sysfs_.remove_aux_device(d.pci_function, d.parent_subdir(), "mlx5_core.sf");
+    return;
+  }
   const bool eth_reloads = kernel_.at_least(6, 4);
   const bool netdevs = !function_stays_ || eth_reloads;
   if (!d.lag.empty()) {

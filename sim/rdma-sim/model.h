@@ -105,6 +105,15 @@ struct DeviceModel {
   // A RoCE LAG device: its PFs, PF0 first (PF0's function is pci_function). The port's netdev
   // is the bond. Empty: none.
   std::vector<LagMember> lag;
+  // A scalable function (the topology's "sf"): the mlx5 device whose PCI function it is carved
+  // from (pci_function is then that function), and the id of its auxiliary device
+  // mlx5_core.sf.<sf_id>, the RDMA device's parent and its devlink instance. -1: not an SF.
+  std::string sf_parent;
+  int sf_id = -1;
+  // The RDMA device's parent below its PCI function ("mlx5_core.sf.2"), or "" for the function.
+  std::string parent_subdir() const {
+    return sf_id < 0 ? "" : "mlx5_core.sf." + std::to_string(sf_id);
+  }
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
   void finalize();

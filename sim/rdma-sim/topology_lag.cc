@@ -1,5 +1,6 @@
 // A device's "lag" (docs/simulator.md, "RoCE LAG"): the member PFs' netdevs of a RoCE LAG
-// device such as mlx5_bond_0, whose one port's netdev is the bond.
+// device such as mlx5_bond_0, whose one port's netdev is the bond; and its "sf", a scalable
+// function of an mlx5 PF ("Scalable functions").
 #include "topology_lag.h"
 
 #include <net/if.h>
@@ -46,6 +47,31 @@ void check_lag(JsonFields& device, const DeviceModel& d) {
   for (const LagMember& m : d.lag)
     if (m.netdev == d.ports[0].netdev)
       device.fail("lag", "\"" + m.netdev + "\" is the bond's netdev, not a PF's");
+}
+
+void parse_sf(JsonFields& device, DeviceModel* d) {
+  const nlohmann::json* v = device.get("sf");
+  if (!v) return;
+  JsonFields o(*v, device.path("sf"), device.file());
+  d->sf_parent = o.str("parent", "", 63);
+  if (d->sf_parent.empty()) o.fail("parent", "missing: the mlx5 device whose PF the SF is of");
+  d->sf_id = static_cast<int>(o.num("id", 0, 0, 65535));
+  o.check_unknown();
+}
+
+void check_sf(JsonFields& device, const DeviceModel& d, const std::vector<DeviceModel>& before) {
+  if (d.sf_parent.empty()) return;
+  if (!d.devx.is_mlx5()) device.fail("sf", "only mlx5 devices are scalable functions here");
+  for (const DeviceModel& p : before) {
+    if (p.name != d.sf_parent) continue;
+    if (!p.devx.is_mlx5() || !p.sf_parent.empty())
+      device.fail("sf", "\"" + d.sf_parent + "\" is no mlx5 PF");
+    for (const DeviceModel& other : before)
+      if (other.sf_parent == d.sf_parent && other.sf_id == d.sf_id)
+        device.fail("sf", "mlx5_core.sf." + std::to_string(d.sf_id) + " is " + other.name + "'s");
+    return;
+  }
+  device.fail("sf", "\"" + d.sf_parent + "\" is no device listed before this one");
 }
 
 }  // namespace rdmasim

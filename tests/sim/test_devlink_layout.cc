@@ -203,6 +203,34 @@ TEST(DevlinkLayout, UnplugAndReplugSendTheInstancesAndPortsInTheKernelsOrder) {
   }
 }
 
+// A scalable function: its RDMA device hangs off mlx5_core.sf.<id> below its PF's function, and
+// its own devlink instance is auxiliary/mlx5_core.sf.<id> (fw, fw_fatal with the 30 s grace of a
+// non-PF function), never the PF's.
+TEST(DevlinkLayout, AScalableFunctionHangsOffItsAuxiliaryDeviceWithItsOwnInstance) {
+  LayoutSim sim(R"({"kernel": "6.8", "devices": [
+      {"name": "mlx5_0", "link_layer": "ethernet", "ports": [{"netdev": "p0"}]},
+      {"name": "mlx5_2", "sf": {"parent": "mlx5_0", "id": 3}, "ports": [{"state": "active"}]}]})");
+  const std::string fn = sim->dir() + "/sys/devices/pci0000:00/0000:00:02.0";
+  EXPECT_EQ(real(sim->dir() + "/sys/class/infiniband/mlx5_2/device"), fn + "/mlx5_core.sf.3");
+  EXPECT_EQ(real(fn + "/mlx5_core.sf.3/subsystem"), sim->dir() + "/sys/bus/auxiliary");
+  const json shown = sim->ctl_json({"devlink", "show", "mlx5_2"});
+  std::vector<std::string> reporters;
+  for (const json& r : shown["reporters"])
+    reporters.push_back(r["handle"].get<std::string>() + " " + r["reporter"].get<std::string>() +
+                        " " + std::to_string(r["grace_period_ms"].get<uint64_t>()));
+  EXPECT_EQ(reporters, (std::vector<std::string>{"auxiliary/mlx5_core.sf.3 fw 0",
+                                                 "auxiliary/mlx5_core.sf.3 fw_fatal 30000"}));
+  NetlinkClient c(socket_of(*sim));
+  connected(*sim, c);
+  inject(*sim, {"unplug", "mlx5_2"});
+  EXPECT_EQ(drain(c), std::vector<std::string>{"DEL auxiliary/mlx5_core.sf.3"});
+  EXPECT_NE(::access((fn + "/mlx5_core.sf.3").c_str(), F_OK), 0);
+  const auto bad = start_with_topology(
+      R"({"devices": [{"name": "s", "sf": {"parent": "nope"}, "ports": [{}]}]})");
+  EXPECT_EQ(bad.result.exit_code(), 78);
+  EXPECT_NE(bad.result.err.find("devices[0].sf"), std::string::npos) << bad.result.err;
+}
+
 TEST(DevlinkLayout, AKernelThatIsNoReleaseIsRefusedNamingTheFileAndKey) {
   for (const std::string bad : {R"("6")", R"("5.15")", R"("6.x")", R"(6.8)", R"("6.8.1")"}) {
     const auto r = start_with_topology(R"({"kernel": )" + bad + R"(, "devices": []})");
