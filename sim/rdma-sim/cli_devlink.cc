@@ -84,6 +84,14 @@ std::vector<Spec> with_devlink_specs(std::vector<Spec> specs) {
          return send(g, req);
        }},
       recovery_command("report"),
+      {"reload",
+       1,
+       1,
+       {},
+       {},
+       [](const Global& g, const Args& a) {
+         return send(g, {{"cmd", "reload"}, {"device", a.positional[0]}});
+       }},
       recovery_command("recover"),
       {"devlink set",
        2,

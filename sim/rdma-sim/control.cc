@@ -15,13 +15,6 @@ namespace rdmasim {
 
 using nlohmann::json;
 
-namespace {
-
-std::string event_label(uint32_t type) {
-  const char* name = event_type_name(type);
-  return name ? name : "event " + std::to_string(type);
-}
-
 json events_json(const std::vector<Delivery>& deliveries) {
   json events = json::array();
   for (const Delivery& d : deliveries) {
@@ -31,6 +24,13 @@ json events_json(const std::vector<Delivery>& deliveries) {
     events.push_back(e);
   }
   return events;
+}
+
+namespace {
+
+std::string event_label(uint32_t type) {
+  const char* name = event_type_name(type);
+  return name ? name : "event " + std::to_string(type);
 }
 
 std::string events_text(const std::vector<Delivery>& deliveries) {
@@ -273,6 +273,7 @@ std::optional<json> Simulator::handle(uint64_t connection, const json& req) {
                 {"events", json::array()}};
   }
   if (cmd == "cycle") return handle_cycle(req);
+  if (cmd == "reload") return handle_reload(req);
   if (cmd == "rename") {
     const std::string to = need<std::string>(req, "new_name");
     f.rename(device(), to);

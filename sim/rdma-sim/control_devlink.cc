@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/protocol.h"
+#include "devx_reply.h"
 #include "request_fields.h"
 #include "simulator.h"
 #include "topology_devlink.h"
@@ -109,6 +110,16 @@ std::string instances_text(const json& instances) {
   return text;
 }
 
+// What mlx5 did to the device: "entered_error" (the DEVICE_FATAL of mlx5_enter_error_state),
+// "unloaded" (the recovery's or the driver's unload disassociated it: its events), "reloaded".
+json& with_mlx5(json& reply, const Mlx5Fatal& f) {
+  if (f.device.empty()) return reply;
+  reply["events"] = events_json(f.entered);
+  reply["unload_events"] = events_json(f.reload);
+  reply["device"] = f.device;
+  return reply;
+}
+
 }  // namespace
 
 json Simulator::handle_devlink(const json& req) {
@@ -158,17 +169,32 @@ json Simulator::handle_devlink(const json& req) {
   const std::string name = need<std::string>(req, "reporter");
   const DevlinkHealth::Address address{target, name, port_of(req)};
   if (action == "report") {
-    const DevlinkHealth::Outcome o = devlink_.report(address, recovery_error(req));
+    // mlx5's fw_fatal: the device enters the error state first, the recovery reloads the
+    // function, and an aborted one unloads it (control_mlx5.cc).
+    Mlx5Fatal fatal = mlx5_fatal_of(address);
+    enter_error_state(fatal);
+    const DevlinkHealth::Outcome o =
+        devlink_.report(address, recovery_error(req), mlx5_recover(fatal));
     std::string what = reporter_text(o) + ": reported, " + state_text(o.reporter);
+    if (!fatal.entered.empty()) what = fatal.device + " entered the error state; " + what;
     if (o.recovered) what += ", recovered at once";
-    if (o.error == ECANCELED)
+    if (o.recovered && !fatal.device.empty())
+      what += " (" + fatal.device + " unloaded and loaded again)";
+    if (o.error == ECANCELED) {
       what += "; recovery aborted (already in error or within the grace period)";
+      unload_in_error(fatal);
+      if (!fatal.device.empty()) what += "; driver in error state: " + fatal.device + " unloaded";
+    }
     if (o.error && o.error != ECANCELED)
       what += "; recovery failed (" + error_name(o.error) + "): left in error";
-    return outcome_json(o, what + "; " + std::to_string(o.notifications) + " notification(s)");
+    json reply =
+        outcome_json(o, what + "; " + std::to_string(o.notifications) + " notification(s)");
+    return with_mlx5(reply, fatal);
   }
   if (action == "recover") {
-    const DevlinkHealth::Outcome o = devlink_.recover(address, recovery_error(req));
+    Mlx5Fatal fatal = mlx5_fatal_of(address);
+    const DevlinkHealth::Outcome o =
+        devlink_.recover(address, recovery_error(req), mlx5_recover(fatal));
     if (o.error == EOPNOTSUPP)
       throw CommandError(o.handle + " reporter " + name + " has no recover operation (EOPNOTSUPP)");
     std::string what = reporter_text(o) + ": ";
@@ -180,7 +206,7 @@ json Simulator::handle_devlink(const json& req) {
       reply["ok"] = false;
       reply["error"] = what;
     }
-    return reply;
+    return with_mlx5(reply, fatal);
   }
   if (action == "set") {
     const auto grace = opt<uint64_t>(req, "grace_period_ms");

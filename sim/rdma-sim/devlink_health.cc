@@ -119,27 +119,46 @@ void DevlinkHealth::notify(const DevlinkInstance& i, const DevlinkReporter& r, i
 }
 
 int DevlinkHealth::do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error,
-                              int* count) {
+                              const DriverRecover& driver, Outcome* o) {
+  o->reporter = r;
   if (r.state == 0) return 0;
   if (!r.spec.recover) return EOPNOTSUPP;
   if (recovery_error) return recovery_error;  // left in error, nothing sent
+  if (driver) {
+    // The driver's recover operation runs inside the report (mlx5's unloads and loads the
+    // function): it may unregister and register instances, so the reporter is looked up again.
+    const Address self{
+        i.handle(), r.spec.name,
+        r.spec.port_index < 0 ? std::nullopt : std::optional<int64_t>(r.spec.port_index)};
+    if (const int error = driver(i.rdma_device)) return error;
+    auto [again_i, again_r] = find(self);
+    return finish_recovery(again_i, again_r, o);
+  }
+  return finish_recovery(i, r, o);
+}
+
+int DevlinkHealth::finish_recovery(DevlinkInstance& i, DevlinkReporter& r, Outcome* o) {
   // devlink_health_reporter_recovery_done(), then HEALTHY and the notification.
   ++r.recovery_count;
   r.last_recovery_ms = monotonic_ms_();
   if (r.last_recovery_ms == 0) r.last_recovery_ms = 1;  // the kernel's 0 means "never"
   r.state = 0;
-  notify(i, r, count);
+  notify(i, r, &o->notifications);
+  o->reporter = r;
   return 0;
 }
 
-DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_error) {
+DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_error,
+                                             const DriverRecover& driver) {
   auto [inst, r] = find(a);
   Outcome o;
   o.handle = inst.handle();
+  o.device = inst.rdma_device;
   ++r.error_count;
   const uint8_t prev = r.state;
   r.state = 1;
   notify(inst, r, &o.notifications);
+  o.reporter = r;
   // "abort if the previous error wasn't recovered": in error already, or within the grace
   // period of the last recovery, an auto-recovering reporter stays in error (-ECANCELED).
   const bool in_grace =
@@ -147,7 +166,6 @@ DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_erro
       monotonic_ms_() < r.last_recovery_ms + static_cast<int64_t>(r.spec.grace_period_ms);
   if (r.auto_recover && (prev != 0 || in_grace)) {
     o.error = ECANCELED;
-    o.reporter = r;
     return o;
   }
   if (r.auto_dump && !r.dumped) {
@@ -157,23 +175,24 @@ DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_erro
     // (INITIAL_JIFFIES): the kernel's value wraps 5 minutes after boot.
     r.dump_ts_ms = static_cast<uint32_t>(monotonic_ms_() - 300000);
     r.dump_real_ns = static_cast<uint64_t>(real_ns_());
+    o.reporter = r;
   }
   if (r.auto_recover) {
-    o.error = do_recover(inst, r, recovery_error, &o.notifications);
+    o.error = do_recover(inst, r, recovery_error, driver, &o);
     o.recovered = o.error == 0;
   }
-  o.reporter = r;
   return o;
 }
 
-DevlinkHealth::Outcome DevlinkHealth::recover(const Address& a, int recovery_error) {
+DevlinkHealth::Outcome DevlinkHealth::recover(const Address& a, int recovery_error,
+                                              const DriverRecover& driver) {
   auto [inst, r] = find(a);
   Outcome o;
   o.handle = inst.handle();
+  o.device = inst.rdma_device;
   const bool was_error = r.state != 0;
-  o.error = do_recover(inst, r, recovery_error, &o.notifications);
+  o.error = do_recover(inst, r, recovery_error, driver, &o);
   o.recovered = was_error && o.error == 0;
-  o.reporter = r;
   return o;
 }
 

@@ -92,10 +92,9 @@ class DevlinkHealth final : public HotplugObserver {
   // The release whose mlx5 layout the instances follow (before any device is added).
   void set_kernel(KernelVersion kernel) { kernel_ = kernel; }
 
-  // What mlx5_core creates on the function's pci/ instance: fw and fw_fatal (and vnic from
-  // 6.5), and before 6.2 tx and rx on its uplink devlink port when it is an Ethernet function
-  // with one port; then the topology's. Other providers: the topology's only (none: no
-  // instance).
+  // What mlx5_core creates on each of a device's pci/ instances: fw and fw_fatal (and vnic
+  // from 6.5). mlx5e's tx and rx come with its uplink port (add_device); a topology's
+  // reporters are added on the first function's instance. Other providers: none of their own.
   std::vector<DevlinkReporterSpec> driver_reporters(const DeviceModel& d) const;
 
   // A device's instances registered (DEVLINK_CMD_NEW, then PORT_NEW for each port) or gone
@@ -127,7 +126,11 @@ class DevlinkHealth final : public HotplugObserver {
     int notifications = 0;
     DevlinkReporter reporter;  // as it is afterwards
     std::string handle;
+    std::string device;  // the instance's RDMA device; "" for none
   };
+  // The driver's recover operation beyond the reporter's own (mlx5's fw_fatal unloads and loads
+  // the function of this RDMA device): 0, or the error the recovery fails with.
+  using DriverRecover = std::function<int(const std::string& rdma_device)>;
   // Which reporter a command means: `target` is an RDMA device's name or a handle; `port` a
   // devlink port index (a port reporter, as devlink(8)'s DEV/PORT_INDEX), or none: the
   // instance's own reporter of that name, else its only port reporter of that name.
@@ -137,9 +140,19 @@ class DevlinkHealth final : public HotplugObserver {
     std::optional<int64_t> port;
   };
   // devlink_health_report(); `recovery_error` is what the driver's recover returns (0: it works).
-  Outcome report(const Address& a, int recovery_error);
+  Outcome report(const Address& a, int recovery_error, const DriverRecover& driver = {});
   // DEVLINK_CMD_HEALTH_REPORTER_RECOVER from user space (devlink health recover).
-  Outcome recover(const Address& a, int recovery_error);
+  Outcome recover(const Address& a, int recovery_error, const DriverRecover& driver = {});
+  // The reporter a command means, without changing anything: its instance's handle and
+  // device (CommandError when there is none).
+  std::pair<std::string, std::string> instance_of(const Address& a) {
+    auto [i, r] = find(a);
+    return {i.handle(), i.rdma_device};
+  }
+  // While set, a device that leaves and comes back is the same function reloaded by its driver
+  // (mlx5_unload_one, mlx5_load_one): pci/ stays, and mlx5e's auxiliary instance stays too
+  // before 6.4 (suspended) and goes and comes back from 6.4 (72ed5d5624af).
+  void function_stays(bool stays) { function_stays_ = stays; }
   // DEVLINK_CMD_HEALTH_REPORTER_SET (devlink health set): no notification.
   DevlinkReporter set(const Address& a, std::optional<uint64_t> grace_period_ms,
                       std::optional<bool> auto_recover, std::optional<bool> auto_dump);
@@ -171,8 +184,10 @@ class DevlinkHealth final : public HotplugObserver {
   Found find(const Address& a);
   DevlinkInstance* instance(const std::string& handle);
   void notify(const DevlinkInstance& i, const DevlinkReporter& r, int* count);
-  // devlink_health_reporter_recover(); notifies on success.
-  int do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error, int* count);
+  // devlink_health_reporter_recover(); notifies on success. Fills o->reporter.
+  int do_recover(DevlinkInstance& i, DevlinkReporter& r, int recovery_error,
+                 const DriverRecover& driver, Outcome* o);
+  int finish_recovery(DevlinkInstance& i, DevlinkReporter& r, Outcome* o);
 
   // devlink_instances.cc: an instance registered or unregistered with its notifications.
   void register_instance(DevlinkInstance i);
@@ -186,6 +201,7 @@ class DevlinkHealth final : public HotplugObserver {
   Notify notify_;
   NotifyObject notify_object_;
   KernelVersion kernel_;
+  bool function_stays_ = false;
   std::vector<DevlinkInstance> instances_;
 };
 

@@ -17,6 +17,7 @@ using nlohmann::json;
 // drivers/net/ethernet/mellanox/mlx5/core/health.c (6.1): a PF's fw_fatal grace period (an
 // ECPF has 180 s, a VF or SF 30 s; every simulated device is a PF); fw has no recover.
 constexpr uint64_t kMlx5FwFatalGraceMs = 60000;
+constexpr uint64_t kMlx5SfFwFatalGraceMs = 30000;  // MLX5_FW_REPORTER_DEFAULT_GRACEFUL_PERIOD
 // en/reporter_tx.c, en/reporter_rx.c: MLX5_REPORTER_TX_GRACEFUL_PERIOD and the rx one.
 constexpr uint64_t kMlx5QueueGraceMs = 500;
 constexpr uint16_t kMlx5VportUplink = 0xffff;
@@ -31,32 +32,58 @@ uint32_t vhca_id(const std::string& function) {
 }
 
 // mlx5e's devlink port for its netdev, the uplink of a PF (mlx5e_devlink_port_register):
-// flavour physical, number mlx5_get_dev_index() (the PCI function number), index
-// mlx5_esw_vport_to_devlink_port_index(MLX5_VPORT_UPLINK) = vhca_id << 16 | 0xffff. A function
-// has one Ethernet port; a simulated device with more ports than that has no faithful devlink
-// port, and gets none.
-std::optional<DevlinkPort> uplink_port(const DeviceModel& d) {
-  if (!d.devx.is_mlx5() || d.pci_function.empty() || d.ports.size() != 1 ||
-      !d.ports[0].is_ethernet())
-    return std::nullopt;
+// flavour physical, number mlx5_get_dev_index() (the PF's number), index
+// mlx5_esw_vport_to_devlink_port_index(MLX5_VPORT_UPLINK) = vhca_id << 16 | 0xffff.
+DevlinkPort uplink(const std::string& function, const std::string& netdev, uint32_t ifindex,
+                   uint32_t number) {
   DevlinkPort p;
-  p.index = (vhca_id(d.pci_function) << 16) | kMlx5VportUplink;
+  p.index = (vhca_id(function) << 16) | kMlx5VportUplink;
   p.type = DEVLINK_PORT_TYPE_ETH;
   p.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL;
-  p.number = static_cast<uint32_t>(std::strtoul(d.pci_function.substr(11).c_str(), nullptr, 16));
-  p.netdev = d.ports[0].netdev;
-  p.ifindex = d.ports[0].netdev_ifindex;
+  p.number = number;
+  p.netdev = netdev;
+  p.ifindex = ifindex;
   return p;
 }
 
-// tx and rx on the uplink port (mlx5e_reporter_tx_create, mlx5e_reporter_rx_create).
-void add_queue_reporters(std::vector<DevlinkReporterSpec>& out, uint32_t port) {
-  out.push_back({"tx", true, true, kMlx5QueueGraceMs, port});
-  out.push_back({"rx", true, true, kMlx5QueueGraceMs, port});
-}
+// One PCI function of a device as mlx5 sees it: a RoCE LAG device has one per member PF.
+struct Function {
+  std::string pci;
+  int adev_index = -1;
+  bool ethernet = false;
+  std::optional<DevlinkPort> port;  // its uplink port, when it has a faithful one
+};
 
 bool has_ethernet_port(const DeviceModel& d) {
   return std::any_of(d.ports.begin(), d.ports.end(), [](const Port& p) { return p.is_ethernet(); });
+}
+
+std::vector<Function> functions_of(const DeviceModel& d) {
+  std::vector<Function> out;
+  if (!d.lag.empty()) {
+    for (size_t n = 0; n < d.lag.size(); ++n) {
+      const LagMember& m = d.lag[n];
+      out.push_back({m.pci_function, m.adev_index, true,
+                     uplink(m.pci_function, m.netdev, m.ifindex, static_cast<uint32_t>(n))});
+    }
+    return out;
+  }
+  Function f{d.pci_function, d.adev_index, has_ethernet_port(d), std::nullopt};
+  // A scalable function's instance is on its auxiliary device (mlx5_sf_dev_probe: the SF's
+  // mlx5_core allocates its devlink on &adev->dev); its mlx5e is not modelled.
+  if (d.sf_id >= 0) {
+    f.ethernet = false;
+    out.push_back(f);
+    return out;
+  }
+  // A function has one Ethernet port; a simulated device with more ports than that has no
+  // faithful devlink port, and gets none.
+  if (d.devx.is_mlx5() && d.ports.size() == 1 && d.ports[0].is_ethernet())
+    f.port =
+        uplink(d.pci_function, d.ports[0].netdev, d.ports[0].netdev_ifindex,
+               static_cast<uint32_t>(std::strtoul(d.pci_function.substr(11).c_str(), nullptr, 16)));
+  out.push_back(f);
+  return out;
 }
 
 json port_json(const DevlinkPort& p) {
@@ -76,53 +103,69 @@ std::vector<DevlinkReporterSpec> DevlinkHealth::driver_reporters(const DeviceMod
   if (d.devx.is_mlx5()) {
     // mlx5_fw_reporters_create: fw (dump, no recover), fw_fatal (both).
     out.push_back({"fw", /*recover=*/false, /*dump=*/true, 0, -1});
-    out.push_back({"fw_fatal", true, true, kMlx5FwFatalGraceMs, -1});
-    // diag/reporter_vnic.c (2023): diagnose only, no recover, no dump.
-    if (kernel_.at_least(6, 5)) out.push_back({"vnic", false, false, 0, -1});
-    // Before 6.2 mlx5e's port and its reporters are on the function's own instance.
-    if (const auto port = uplink_port(d); port && !kernel_.at_least(6, 2))
-      add_queue_reporters(out, port->index);
+    out.push_back(
+        {"fw_fatal", true, true, d.sf_id < 0 ? kMlx5FwFatalGraceMs : kMlx5SfFwFatalGraceMs, -1});
+    // diag/reporter_vnic.c (2023, "to PFs/VFs"): diagnose only, no recover, no dump.
+    if (kernel_.at_least(6, 5) && d.sf_id < 0) out.push_back({"vnic", false, false, 0, -1});
   }
-  out.insert(out.end(), d.devlink_reporters.begin(), d.devlink_reporters.end());
   return out;
 }
 
 void DevlinkHealth::add_device(const DeviceModel& d) {
-  const std::vector<DevlinkReporterSpec> specs = driver_reporters(d);
-  if (specs.empty() || d.pci_function.empty()) return;
+  if (d.pci_function.empty()) return;
   const bool mlx5 = d.devx.is_mlx5();
-  DevlinkInstance pci{"pci", d.pci_function, d.name, {}, {}};
-  for (const DevlinkReporterSpec& s : specs)
-    pci.reporters.push_back(created_reporter(s));
-  if (mlx5) {
-    // mlx5_devlink_ops: .reload_actions driver_reinit and fw_activate, .reload_limits no_reset.
-    pci.reload_actions =
-        (1 << DEVLINK_RELOAD_ACTION_DRIVER_REINIT) | (1 << DEVLINK_RELOAD_ACTION_FW_ACTIVATE);
-    pci.reload_no_reset = true;
-  }
-  const std::optional<DevlinkPort> port = uplink_port(d);
-  // From 6.2 (ee75f1fc44dd) mlx5e has its own instance on its auxiliary device, created in
-  // mlx5e_probe, with the uplink port and tx and rx on it; mlx5e has no reload operations.
-  std::optional<DevlinkInstance> eth;
-  if (mlx5 && kernel_.at_least(6, 2) && has_ethernet_port(d) && d.adev_index >= 0) {
-    eth = DevlinkInstance{
-        "auxiliary", "mlx5_core.eth." + std::to_string(d.adev_index), d.name, {}, {}};
-    if (port) {
-      std::vector<DevlinkReporterSpec> queues;
-      add_queue_reporters(queues, port->index);
-      for (const DevlinkReporterSpec& s : queues)
-        eth->reporters.push_back(created_reporter(s));
-      eth->ports.push_back(*port);
+  if (!mlx5 && d.devlink_reporters.empty()) return;
+  std::vector<std::pair<DevlinkInstance, std::optional<DevlinkInstance>>> built;
+  for (const Function& f : functions_of(d)) {
+    DevlinkInstance pci{
+        d.sf_id < 0 ? "pci" : "auxiliary", d.sf_id < 0 ? f.pci : d.parent_subdir(), d.name, {}, {}};
+    for (const DevlinkReporterSpec& s : driver_reporters(d))
+      pci.reporters.push_back(created_reporter(s));
+    if (mlx5) {
+      // mlx5_devlink_ops: .reload_actions driver_reinit and fw_activate, limit no_reset.
+      pci.reload_actions =
+          (1 << DEVLINK_RELOAD_ACTION_DRIVER_REINIT) | (1 << DEVLINK_RELOAD_ACTION_FW_ACTIVATE);
+      pci.reload_no_reset = true;
     }
-  } else if (port) {
-    pci.ports.push_back(*port);
+    // mlx5e creates tx and rx on its port (mlx5e_reporter_tx_create, _rx_create). From 6.2
+    // (ee75f1fc44dd) port and reporters are on mlx5e's own instance, on its auxiliary device
+    // (mlx5e_probe); mlx5e has no reload operations. Before, on the function's.
+    std::optional<DevlinkInstance> eth;
+    DevlinkInstance* port_owner = &pci;
+    if (mlx5 && kernel_.at_least(6, 2) && f.ethernet && f.adev_index >= 0) {
+      eth = DevlinkInstance{
+          "auxiliary", "mlx5_core.eth." + std::to_string(f.adev_index), d.name, {}, {}};
+      port_owner = &*eth;
+    }
+    if (f.port) {
+      port_owner->reporters.push_back(created_reporter(
+          {"tx", true, true, kMlx5QueueGraceMs, static_cast<int64_t>(f.port->index)}));
+      port_owner->reporters.push_back(created_reporter(
+          {"rx", true, true, kMlx5QueueGraceMs, static_cast<int64_t>(f.port->index)}));
+      port_owner->ports.push_back(*f.port);
+    }
+    built.emplace_back(std::move(pci), std::move(eth));
   }
+  // The topology's reporters are on the first function's instance.
+  for (const DevlinkReporterSpec& s : d.devlink_reporters)
+    built.front().first.reporters.push_back(created_reporter(s));
+  if (function_stays_) {
+    // mlx5_load_one: pci/ and its reporters stayed; from 6.4 mlx5e's auxiliary device was
+    // deleted with the rest and is added back (mlx5_attach_device), with a new instance.
+    for (auto& [pci, eth] : built)
+      if (eth && kernel_.at_least(6, 4)) register_instance(std::move(*eth));
+    return;
+  }
+  // Instances an unload left (a fw_fatal in the grace period) go before the new probe's.
+  unregister_instances(d.name, "");
   // Before 6.3 probe_one registers pci/ last (devlink_register after mlx5_init_one, which
-  // probes the auxiliary devices); from 6.3 (fe578cbb2f05) first.
+  // probes the auxiliary devices); from 6.3 (fe578cbb2f05) first. Functions in probe order.
   const bool pci_first = !mlx5 || kernel_.at_least(6, 3);
-  if (pci_first) register_instance(std::move(pci));
-  if (eth) register_instance(std::move(*eth));
-  if (!pci_first) register_instance(std::move(pci));
+  for (auto& [pci, eth] : built) {
+    if (pci_first) register_instance(std::move(pci));
+    if (eth) register_instance(std::move(*eth));
+    if (!pci_first) register_instance(std::move(pci));
+  }
 }
 
 void DevlinkHealth::register_instance(DevlinkInstance i) {
@@ -186,11 +229,17 @@ void DevlinkHealth::remove_device(const std::string& rdma_device) {
 }
 
 void DevlinkHealth::uverbs_removed(const DeviceModel& d, uint32_t) {
+  if (function_stays_) return;
   // Before 6.3 remove_one unregisters pci/ before the RDMA device goes; other drivers' too.
   if (!d.devx.is_mlx5() || !kernel_.at_least(6, 3)) unregister_instances(d.name, "pci");
 }
 
 void DevlinkHealth::ib_device_removed(const DeviceModel& d, int32_t) {
+  if (function_stays_) {
+    // mlx5_unload_one: before 6.4 mlx5e is suspended (its instance stays), from 6.4 removed.
+    if (kernel_.at_least(6, 4)) unregister_instances(d.name, "auxiliary");
+    return;
+  }
   // Then the auxiliary devices (rdma before eth), then from 6.3 pci/.
   unregister_instances(d.name, "auxiliary");
   unregister_instances(d.name, "");

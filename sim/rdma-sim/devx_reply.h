@@ -10,6 +10,8 @@
 
 namespace rdmasim {
 
+// The verbs events a command queued: the "events" array of every reply.
+nlohmann::json events_json(const std::vector<Delivery>& deliveries);
 nlohmann::json devx_events_json(const std::vector<DevxDelivery>& deliveries);
 // "port_module_event to 2 channels (1 queued, 1 merged)"
 std::string devx_text(const DevxDelivery& d);

@@ -112,7 +112,8 @@ Fabric::Fabric(Topology topology, ShmRegion& shm, SysfsTree& sysfs, ContextRegis
       contexts_(contexts),
       channels_(channels),
       hotplug_(hotplug),
-      netdevs_(std::move(topology.netdevs)) {
+      netdevs_(std::move(topology.netdevs)),
+      kernel_(topology.kernel) {
   for (const DeviceModel& d : topology.devices)
     register_device(d);
 }
@@ -199,9 +200,11 @@ void Fabric::register_device(const DeviceModel& model) {
   DeviceEntry e;
   e.model = model;
   const char* parent_driver = parent_driver_of(e.model.devx.provider);
+  if (!e.model.sf_parent.empty() && e.model.pci_function.empty())
+    e.model.pci_function = sf_function(e.model.sf_parent);
   if (e.model.pci_function.empty() && parent_driver)
     e.model.pci_function = pci_function_of(model.node_guid);
-  if (e.model.devx.is_mlx5() && e.model.adev_index < 0) e.model.adev_index = free_adev_index();
+  assign_functions(e.model);
   e.original = e.model;
   e.index = next_index_++;  // never reused, like the kernel's device index
   e.uverbs = free_uverbs();
@@ -250,7 +253,11 @@ void Fabric::finish_removal(size_t position) {
   remove_function_children(e.model);
   hotplug_.ib_device_removed(e.model, e.index);
   e.original.name = e.model.name;
-  e.original.adev_index = -1;  // mlx5_adev_idx_free: the function is gone
+  if (!function_stays_) {  // mlx5_adev_idx_free: the functions are gone
+    e.original.adev_index = -1;
+    for (LagMember& m : e.original.lag)
+      m.adev_index = -1;
+  }
   unplugged_[e.model.name] = std::move(e.original);
 }
 

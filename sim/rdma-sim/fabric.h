@@ -79,6 +79,12 @@ class Fabric {
   std::vector<Delivery> unplug(const std::string& name, bool disassociate);
   void replug(const std::string& name);
   void rename(const std::string& name, const std::string& new_name);
+  // While set, an unplug and a replug are the function's driver unloading and loading it
+  // (mlx5_unload_one, mlx5_load_one), not a PCI removal: the function keeps its auxiliary
+  // index and its netdevs; only mlx5_core.rdma.<N> goes and comes back (from 6.4, with
+  // 72ed5d5624af, mlx5_core.eth.<N> and the netdevs too).
+  void function_stays(bool stays) { function_stays_ = stays; }
+  void set_kernel(KernelVersion kernel) { kernel_ = kernel; }
   std::vector<Delivery> fatal(const std::string& name, uint64_t element);
   // A context of the device closed: completes a pending removal when it was the last one, and
   // then returns the device's name.
@@ -218,7 +224,13 @@ class Fabric {
   std::string pci_function_of(uint64_t node_guid);
   // fabric_functions.cc: mlx5_adev_idx_alloc(), the lowest index no present function has;
   // what the function's driver puts beside the RDMA device in sysfs, and takes away.
-  int free_adev_index() const;
+  // `also`: a device being registered, whose indices count as taken.
+  int free_adev_index(const DeviceModel* also) const;
+  // mlx5: the auxiliary indices of the device's functions and, for a RoCE LAG device, its
+  // member PFs' functions (PF0's is the device's own).
+  void assign_functions(DeviceModel& m);
+  // The PCI function of a scalable function's PF (present or unplugged); CommandError if none.
+  std::string sf_function(const std::string& parent);
   void add_function_children(const DeviceModel& d);
   void remove_function_children(const DeviceModel& d);
   int free_slot() const;
@@ -234,6 +246,8 @@ class Fabric {
   std::map<std::string, DeviceModel> unplugged_;  // by name at unplug: what replug restores
   int32_t next_index_ = 0;
   std::map<uint64_t, int> pci_functions_;  // node GUID -> ordinal, in order of registration
+  bool function_stays_ = false;
+  KernelVersion kernel_;
 };
 
 // The kernel's IB_EVENT_DEVICE_SPEED_CHANGE (Linux 7.0). verbs.h names it from rdma-core 62

@@ -118,6 +118,12 @@ const Help kHelp[] = {
      "--wait blocks until the removal completes, or fails (exit 1) after SECONDS."},
     {"replug", "rdma-sim replug DEV",
      "Plug an unplugged device back: its topology definition, a NEW index."},
+    {"reload", "rdma-sim reload DEV",
+     "mlx5_core is unbound from DEV's PCI function and bound again (modprobe -r and modprobe):\n"
+     "the RDMA device is unregistered (disassociated: DEVICE_FATAL to its contexts), its\n"
+     "devlink instances go (PORT_DEL, DEVLINK_CMD_DEL) and come back new (DEVLINK_CMD_NEW,\n"
+     "PORT_NEW) with fresh, healthy reporters and no health notification, and the RDMA device\n"
+     "registers again, same node GUID. mlx5 devices only."},
     {"cycle", "rdma-sim cycle DEV [--count N]",
      "Unplug and plug a device back N times in a row (default 1), like a driver reloading in a\n"
      "loop: every open context gets its DEVICE_FATAL each time; the device ends up plugged in\n"
@@ -193,7 +199,11 @@ const Help kHelp[] = {
      "neither in error already nor within the grace period of its last recovery, it recovers at\n"
      "once (counted, healthy, a second notification); --recovery fail: the driver's recovery\n"
      "fails, it stays in error and nothing more is sent. In error already or within the grace\n"
-     "period: no recovery (ECANCELED). Auto recover off: it stays in error."},
+     "period: no recovery (ECANCELED). Auto recover off: it stays in error.\n"
+     "An mlx5 device's fw_fatal is mlx5's: the device enters the error state first\n"
+     "(DEVICE_FATAL, element 1), its recovery unregisters and registers the RDMA device again\n"
+     "before the healthy notification (pci/ and its reporters stay), and an aborted recovery\n"
+     "(ECANCELED) unloads it: the device goes, pci/ stays, fw_fatal in error."},
     {"devlink recover",
      "rdma-sim devlink recover DEV|HANDLE REPORTER [--port N] [--recovery ok|fail]",
      "Recover a reporter, as `devlink health recover` does: a reporter in error recovers\n"

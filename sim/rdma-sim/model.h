@@ -77,6 +77,15 @@ struct DevlinkReporterSpec {
   int64_t port_index = -1;  // a port reporter's devlink port index; -1: the instance's own
 };
 
+// A member PF of a RoCE LAG device (mlx5_bond_N, the topology's "lag"): its netdev, a lower of
+// the bond, and, given at registration, its PCI function and auxiliary index.
+struct LagMember {
+  std::string netdev;
+  uint32_t ifindex = 0;
+  std::string pci_function;
+  int adev_index = -1;
+};
+
 struct DeviceModel {
   std::string name;
   uint64_t node_guid = 0;  // host order
@@ -101,6 +110,18 @@ struct DeviceModel {
   // mlx5_core.rdma.<N>): mlx5_adev_idx_alloc(), the lowest free in one IDA for every mlx5
   // function, taken when the function is probed and freed when it is removed. -1: none yet.
   int adev_index = -1;
+  // A RoCE LAG device: its PFs, PF0 first (PF0's function is pci_function). The port's netdev
+  // is the bond. Empty: none.
+  std::vector<LagMember> lag;
+  // A scalable function (the topology's "sf"): the mlx5 device whose PCI function it is carved
+  // from (pci_function is then that function), and the id of its auxiliary device
+  // mlx5_core.sf.<sf_id>, the RDMA device's parent and its devlink instance. -1: not an SF.
+  std::string sf_parent;
+  int sf_id = -1;
+  // The RDMA device's parent below its PCI function ("mlx5_core.sf.2"), or "" for the function.
+  std::string parent_subdir() const {
+    return sf_id < 0 ? "" : "mlx5_core.sf." + std::to_string(sf_id);
+  }
 
   // Copies the device-level fields into attr.orig_attr the way the verbs API reports them.
   void finalize();

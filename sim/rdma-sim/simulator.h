@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "contexts.h"
 #include "devlink_health.h"
@@ -33,6 +34,13 @@ struct SimulatorOptions {
   bool udev = false;  // emit udev netlink messages on hot-plug (udev_emitter.h)
   // The kernel DIR/rdma-netlink.sock answers as (rdma_netlink_standin.h).
   rdma_netlink_wire::Kernel rdma_netlink = rdma_netlink_wire::Kernel::kMonitor;
+};
+
+// What mlx5 did around a fw_fatal report (control_mlx5.cc).
+struct Mlx5Fatal {
+  std::string device;             // the mlx5 device whose fw_fatal a command names; "" none
+  std::vector<Delivery> entered;  // mlx5_enter_error_state's DEVICE_FATAL
+  std::vector<Delivery> reload;   // the unload's disassociation (recovery or driver unload)
 };
 
 class Simulator {
@@ -86,6 +94,14 @@ class Simulator {
   nlohmann::json handle_counter(const nlohmann::json& request);
   // control_devlink.cc: devlink show, report, recover, set, dump-clear, add, remove.
   nlohmann::json handle_devlink(const nlohmann::json& request);
+  // control_mlx5.cc: what mlx5 does around its fw_fatal reporter, and `reload`.
+  Mlx5Fatal mlx5_fatal_of(const DevlinkHealth::Address& address);
+  void enter_error_state(Mlx5Fatal& f);
+  DevlinkHealth::DriverRecover mlx5_recover(Mlx5Fatal& f);
+  void unload_in_error(Mlx5Fatal& f);
+  // The function's driver unloads (and, with `load`, loads) it: the device's instances stay.
+  std::vector<Delivery> function_reload(const std::string& device, bool load);
+  nlohmann::json handle_reload(const nlohmann::json& request);
 
   std::string dir_;
   KernelVersion kernel_;  // the topology's "kernel"

@@ -93,4 +93,26 @@ void SysfsTree::remove_aux_device(const std::string& function, const std::string
   drop(function_dir(function) + "/" + name);
 }
 
+void SysfsTree::add_bond(const std::string& bond, uint32_t ifindex,
+                         const std::vector<std::pair<std::string, std::string>>& lowers) {
+  // The bonding driver's netdev is virtual: devices/virtual/net/<bond>, no `device` link; its
+  // slaves are its lower devices (netdev_upper_dev_link: lower_<name> and upper_<name>).
+  const std::string dir = root_ + "/devices/virtual/net/" + bond;
+  dirs(dir);
+  text_file(dir + "/ifindex", std::to_string(ifindex) + "\n");
+  link_to("../../../../class/net", dir + "/subsystem");
+  for (const auto& [function, netdev] : lowers) {
+    link_to("../../../pci0000:00/" + function + "/net/" + netdev, dir + "/lower_" + netdev);
+    link_to("../../../../virtual/net/" + bond,
+            function_dir(function) + "/net/" + netdev + "/upper_" + bond);
+  }
+  dirs(root_ + "/class/net");
+  link_to("../../devices/virtual/net/" + bond, root_ + "/class/net/" + bond);
+}
+
+void SysfsTree::remove_bond(const std::string& bond) {
+  drop(root_ + "/class/net/" + bond);
+  drop(root_ + "/devices/virtual/net/" + bond);
+}
+
 }  // namespace rdmasim

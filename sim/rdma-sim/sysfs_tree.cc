@@ -291,8 +291,10 @@ void SysfsTree::add_device(const DeviceModel& d, uint32_t uverbs) {
   const std::string dir = root_ + "/class/.new-" + d.name;
   remove_all_of(dir);
   make_dirs(dir);
-  if (!d.pci_function.empty() && symlink(("../../../devices/pci0000:00/" + d.pci_function).c_str(),
-                                         (dir + "/device").c_str()) != 0)
+  const std::string sub = d.parent_subdir().empty() ? "" : "/" + d.parent_subdir();
+  if (!d.pci_function.empty() &&
+      symlink(("../../../devices/pci0000:00/" + d.pci_function + sub).c_str(),
+              (dir + "/device").c_str()) != 0)
     throw_errno("cannot link " + dir + "/device");
   write_file(dir, "node_guid", guid_to_string(d.node_guid) + "\n", true);
   write_file(dir, "sys_image_guid", guid_to_string(d.sys_image_guid) + "\n", true);

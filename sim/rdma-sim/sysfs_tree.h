@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model.h"
 
@@ -67,6 +69,11 @@ class SysfsTree {
                       const std::string& driver);
   void remove_aux_device(const std::string& function, const std::string& name,
                          const std::string& driver);
+  // A bond over netdevs of PCI functions: devices/virtual/net/<bond> (no `device`), with
+  // `ifindex`, `lower_<netdev>` for each (function, netdev) and `upper_<bond>` back.
+  void add_bond(const std::string& bond, uint32_t ifindex,
+                const std::vector<std::pair<std::string, std::string>>& lowers);
+  void remove_bond(const std::string& bond);
 
  private:
   // Takes the hung counters whose paths start with `prefix` out of hung_, into `release`.

@@ -21,6 +21,7 @@
 #include "topology_counters.h"
 #include "topology_devlink.h"
 #include "topology_devx.h"
+#include "topology_lag.h"
 
 namespace rdmasim {
 namespace {
@@ -287,6 +288,8 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
   d.devx = parse_devx(o);
   d.counters = parse_counter_sets(o, d.devx.provider);
   d.devlink_reporters = parse_devlink_reporters(o);
+  d.lag = parse_lag(o, netdevs);
+  parse_sf(o, &d);
   d.attr = default_device_attr();
   d.attr.orig_attr.vendor_id =
       static_cast<uint32_t>(o.num("vendor_id", d.attr.orig_attr.vendor_id, 0, 0xffffffffu));
@@ -313,6 +316,7 @@ DeviceModel parse_device(JsonFields& o, size_t position, NetdevTable& netdevs,
         netdevs, &auto_lid));
     if (!d.ports.back().is_ethernet()) auto_lids->push_back(auto_lid);
   }
+  check_lag(o, d);
   d.finalize();
   return d;
 }
@@ -348,6 +352,7 @@ Topology parse_topology(const std::string& text, const std::string& file_name) {
   for (size_t i = 0; i < devices->size(); ++i) {
     JsonFields dev((*devices)[i], "devices[" + std::to_string(i) + "]", file_name);
     t.devices.push_back(parse_device(dev, i, netdevs, &auto_lids));
+    check_sf(dev, t.devices.back(), {t.devices.begin(), t.devices.end() - 1});
     for (size_t j = 0; j < i; ++j)
       if (t.devices[j].name == t.devices[i].name)
         dev.fail("name", "\"" + t.devices[i].name + "\" is already the name of devices[" +

@@ -123,7 +123,8 @@ UdevEmitter::UdevEmitter() {
 std::string UdevEmitter::parent_path(const DeviceModel& device) {
   // A device without a parent (rxe, siw) is a virtual one, as are its uverbs nodes.
   if (device.pci_function.empty()) return "/devices/virtual";
-  return "/devices/pci0000:00/" + device.pci_function;
+  const std::string sub = device.parent_subdir();
+  return "/devices/pci0000:00/" + device.pci_function + (sub.empty() ? "" : "/" + sub);
 }
 
 UdevEmitter::Properties UdevEmitter::uverbs_properties(uint32_t uverbs) {

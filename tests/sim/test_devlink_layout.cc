@@ -14,47 +14,13 @@
 #include <map>
 #include <memory>
 
-#include "netlink_client.h"
+#include "devlink_notes.h"
 #include "netlink_msg.h"
-#include "sim_test.h"
 
 namespace simtest {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-
-constexpr uint16_t kDevlinkFamily = 0x14;  // the stand-in's devlink family id
 constexpr uint16_t kCapturedFamily = 21;
-
-// One device of each kind: mlx5_0 in InfiniBand mode, mlx5_1 a one-port Ethernet function
-// whose netdev is eth2 (ifindex 42).
-std::string two_functions(const std::string& kernel) {
-  return R"({"kernel": ")" + kernel + R"(",
-    "devices": [
-      {"name": "mlx5_0", "link_layer": "infiniband", "ports": [{"state": "active", "lid": 3}]},
-      {"name": "mlx5_1", "link_layer": "ethernet",
-       "ports": [{"netdev": "eth2", "netdev_ifindex": 42, "mac": "0c:42:a1:00:00:02"}]}]})";
-}
-
-// A simulator on a topology given as text.
-class LayoutSim {
- public:
-  explicit LayoutSim(const std::string& text) {
-    std::ofstream(tmp_.file("t.json")) << text;
-    sim_ = std::make_unique<Sim>(tmp_.file("t.json"));
-  }
-  Sim& operator*() { return *sim_; }
-  Sim* operator->() { return sim_.get(); }
-
- private:
-  rdmatest::TempDir tmp_{"rdma-layout"};
-  std::unique_ptr<Sim> sim_;
-};
-
-std::string real(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : "(unresolved " + path + ")";
-}
 
 // The captured file's messages, one per line, as the kernel sent them.
 std::vector<Bytes> captured(const std::string& name) {
@@ -69,74 +35,6 @@ std::vector<Bytes> captured(const std::string& name) {
     for (size_t i = 0; i + 1 < line.size(); i += 2)
       b.push_back(static_cast<uint8_t>(std::stoul(line.substr(i, 2), nullptr, 16)));
     out.push_back(std::move(b));
-  }
-  return out;
-}
-
-uint8_t command_of(const Bytes& m) {
-  return m.size() > NLMSG_HDRLEN ? m[NLMSG_HDRLEN] : 0;
-}
-
-// The first-level attributes of a generic-netlink message: type (flags masked) and payload.
-std::vector<std::pair<uint16_t, Bytes>> attrs_of(const Bytes& m) {
-  std::vector<std::pair<uint16_t, Bytes>> out;
-  size_t at = NLMSG_HDRLEN + GENL_HDRLEN;
-  while (at + 4 <= m.size()) {
-    uint16_t len, type;
-    std::memcpy(&len, &m[at], 2);
-    std::memcpy(&type, &m[at + 2], 2);
-    if (len < 4 || at + len > m.size()) break;
-    out.emplace_back(type & NLA_TYPE_MASK, Bytes(m.begin() + at + 4, m.begin() + at + len));
-    at += (len + 3u) & ~3u;
-  }
-  return out;
-}
-
-std::string string_attr(const Bytes& m, uint16_t type) {
-  for (const auto& [t, p] : attrs_of(m))
-    if (t == type)
-      return std::string(reinterpret_cast<const char*>(p.data()),
-                         strnlen(reinterpret_cast<const char*>(p.data()), p.size()));
-  return "";
-}
-
-// A u16 or u32 attribute's value; UINT32_MAX when absent.
-uint32_t number_attr(const Bytes& m, uint16_t type) {
-  for (const auto& [t, p] : attrs_of(m))
-    if (t == type && (p.size() == 2 || p.size() == 4)) {
-      uint32_t v = 0;
-      std::memcpy(&v, p.data(), p.size());
-      return v;
-    }
-  return UINT32_MAX;
-}
-
-// A notification as a line: "NEW pci/0000:00:02.0", "PORT_NEW auxiliary/mlx5_core.eth.1/131071
-// eth eth2", "PORT_DEL ... notset".
-std::string describe(const Bytes& m) {
-  const uint8_t cmd = command_of(m);
-  std::string what = cmd == DEVLINK_CMD_NEW        ? "NEW"
-                     : cmd == DEVLINK_CMD_DEL      ? "DEL"
-                     : cmd == DEVLINK_CMD_PORT_NEW ? "PORT_NEW"
-                     : cmd == DEVLINK_CMD_PORT_DEL ? "PORT_DEL"
-                                                   : "cmd " + std::to_string(cmd);
-  what += " " + string_attr(m, DEVLINK_ATTR_BUS_NAME) + "/" + string_attr(m, DEVLINK_ATTR_DEV_NAME);
-  if (cmd == DEVLINK_CMD_PORT_NEW || cmd == DEVLINK_CMD_PORT_DEL) {
-    what += "/" + std::to_string(number_attr(m, DEVLINK_ATTR_PORT_INDEX));
-    const uint32_t type = number_attr(m, DEVLINK_ATTR_PORT_TYPE);
-    what += type == DEVLINK_PORT_TYPE_ETH ? " eth" : type == 0 ? " notset" : " ?";
-    const std::string netdev = string_attr(m, DEVLINK_ATTR_PORT_NETDEV_NAME);
-    if (!netdev.empty()) what += " " + netdev;
-  }
-  return what;
-}
-
-// Every notification that arrives until none comes for 200 ms.
-std::vector<std::string> drain(NetlinkClient& c) {
-  std::vector<std::string> out;
-  while (auto d = c.receive(200)) {
-    EXPECT_EQ(d->size(), static_cast<size_t>(d->at(0) | d->at(1) << 8)) << "one message each";
-    out.push_back(describe(*d));
   }
   return out;
 }
@@ -180,14 +78,6 @@ std::vector<uint16_t> attr_types(const Bytes& m) {
   for (const auto& [t, p] : attrs_of(m))
     out.push_back(t);
   return out;
-}
-
-std::string socket_of(Sim& sim) {
-  return sim.dir() + "/devlink.sock";
-}
-
-void connected(Sim& sim, NetlinkClient&) {
-  sim.wait_stats([](const json& s) { return s["devlink"]["connections_open"] == 1; });
 }
 
 TEST(DevlinkLayout, NetdevsAndAuxiliaryDevicesAreChildrenOfThePciFunction) {
@@ -311,6 +201,34 @@ TEST(DevlinkLayout, UnplugAndReplugSendTheInstancesAndPortsInTheKernelsOrder) {
     inject(*sim, {"unplug", "mlx5_0"});
     EXPECT_EQ(drain(c), std::vector<std::string>{"DEL pci/0000:00:02.0"});
   }
+}
+
+// A scalable function: its RDMA device hangs off mlx5_core.sf.<id> below its PF's function, and
+// its own devlink instance is auxiliary/mlx5_core.sf.<id> (fw, fw_fatal with the 30 s grace of a
+// non-PF function), never the PF's.
+TEST(DevlinkLayout, AScalableFunctionHangsOffItsAuxiliaryDeviceWithItsOwnInstance) {
+  LayoutSim sim(R"({"kernel": "6.8", "devices": [
+      {"name": "mlx5_0", "link_layer": "ethernet", "ports": [{"netdev": "p0"}]},
+      {"name": "mlx5_2", "sf": {"parent": "mlx5_0", "id": 3}, "ports": [{"state": "active"}]}]})");
+  const std::string fn = sim->dir() + "/sys/devices/pci0000:00/0000:00:02.0";
+  EXPECT_EQ(real(sim->dir() + "/sys/class/infiniband/mlx5_2/device"), fn + "/mlx5_core.sf.3");
+  EXPECT_EQ(real(fn + "/mlx5_core.sf.3/subsystem"), sim->dir() + "/sys/bus/auxiliary");
+  const json shown = sim->ctl_json({"devlink", "show", "mlx5_2"});
+  std::vector<std::string> reporters;
+  for (const json& r : shown["reporters"])
+    reporters.push_back(r["handle"].get<std::string>() + " " + r["reporter"].get<std::string>() +
+                        " " + std::to_string(r["grace_period_ms"].get<uint64_t>()));
+  EXPECT_EQ(reporters, (std::vector<std::string>{"auxiliary/mlx5_core.sf.3 fw 0",
+                                                 "auxiliary/mlx5_core.sf.3 fw_fatal 30000"}));
+  NetlinkClient c(socket_of(*sim));
+  connected(*sim, c);
+  inject(*sim, {"unplug", "mlx5_2"});
+  EXPECT_EQ(drain(c), std::vector<std::string>{"DEL auxiliary/mlx5_core.sf.3"});
+  EXPECT_NE(::access((fn + "/mlx5_core.sf.3").c_str(), F_OK), 0);
+  const auto bad = start_with_topology(
+      R"({"devices": [{"name": "s", "sf": {"parent": "nope"}, "ports": [{}]}]})");
+  EXPECT_EQ(bad.result.exit_code(), 78);
+  EXPECT_NE(bad.result.err.find("devices[0].sf"), std::string::npos) << bad.result.err;
 }
 
 TEST(DevlinkLayout, AKernelThatIsNoReleaseIsRefusedNamingTheFileAndKey) {
