@@ -25,7 +25,7 @@ namespace simtest {
 
 using Bytes = std::vector<uint8_t>;
 
-constexpr uint16_t kFamily = 0x14;  // the stand-in's devlink family id
+constexpr uint16_t kDevlinkFamily = 0x14;  // the stand-in's devlink family id
 
 // One device of each kind: mlx5_0 in InfiniBand mode, mlx5_1 a one-port Ethernet function
 // whose netdev is eth2 (ifindex 42).
