@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -347,7 +348,10 @@ void DevlinkMonitor::on_dump_readable() {
       if (!send_dump_request()) break;
     }
   }
-  if (complete) forget_unlisted(out);
+  if (complete) {
+    forget_unlisted(out);
+    remap(out);
+  }
   if (!out.empty()) publish_(out);
   if (complete) confirm_(in_error());
   if (done) {
@@ -481,7 +485,7 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
   if (state_changed || !change.empty()) it->second.since_us = now.wall_us;
   if (change == "recovered") it->second.recovered_mono_us = now.mono_us;
   if (change.empty()) return;
-  emit(e, out);
+  it->second.targets = emit(e, out);
   // A reporter that stays in error and reports again (a driver repeating its error) is logged
   // at debug: its records are in the journal, under the journal budget; a log line per report
   // would not be.
@@ -494,12 +498,16 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
               e.error_count, e.recover_count);
 }
 
-void DevlinkMonitor::emit(const DevlinkHealthEvent& e, std::vector<Record>& out) {
-  std::vector<DevlinkTarget> targets =
-      devlink_targets(handles_(), e.handle, e.port_index, port_netdev(e.handle, e.port_index));
-  if (targets.empty() && !config_.unmapped) return;
-  if (targets.empty()) targets.push_back({});
-  for (const DevlinkTarget& t : targets) {
+std::vector<DevlinkTarget> DevlinkMonitor::emit(const DevlinkHealthEvent& e,
+                                                std::vector<Record>& out,
+                                                const std::vector<DevlinkTarget>* only) {
+  std::vector<DevlinkTarget> targets = only ? *only
+                                            : devlink_targets(handles_(), e.handle, e.port_index,
+                                                              port_netdev(e.handle, e.port_index));
+  if (targets.empty() && !config_.unmapped) return targets;
+  std::vector<DevlinkTarget> to = targets;
+  if (to.empty()) to.push_back({});
+  for (const DevlinkTarget& t : to) {
     Record rec;
     rec.event = EventKind::kDevlinkHealth;
     rec.device = t.device;
@@ -508,6 +516,33 @@ void DevlinkMonitor::emit(const DevlinkHealthEvent& e, std::vector<Record>& out)
     rec.devlink = e;
     out.push_back(std::move(rec));
     ++stats_.records;
+  }
+  return targets;
+}
+
+void DevlinkMonitor::remap(std::vector<Record>& out) {
+  for (auto& [key, k] : known_) {
+    const Reporter& r = k.reporter;
+    if (r.state != devlink::kStateError) continue;
+    const std::vector<DevlinkTarget> now = devlink_targets(handles_(), r.handle(), r.port_index,
+                                                           port_netdev(r.handle(), r.port_index));
+    std::vector<DevlinkTarget> fresh;
+    for (const DevlinkTarget& t : now)
+      if (std::find(k.targets.begin(), k.targets.end(), t) == k.targets.end()) fresh.push_back(t);
+    k.targets = now;
+    if (fresh.empty()) continue;
+    DevlinkHealthEvent e;
+    e.handle = r.handle();
+    e.port_index = r.port_index;
+    e.reporter = r.name;
+    e.state = state_name(r.state);
+    e.previous_state = state_name(r.state);
+    e.change = "found_in_error";
+    e.error_count = r.error_count;
+    e.recover_count = r.recover_count;
+    e.grace_period_ms = r.grace_period_ms;
+    e.auto_recover = r.auto_recover;
+    emit(e, out, &fresh);
   }
 }
 

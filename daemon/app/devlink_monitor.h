@@ -80,6 +80,9 @@ class DevlinkMonitor {
     int64_t since_us = 0;           // the wall time of its last change
     int64_t recovered_mono_us = 0;  // when the daemon last saw it recover; 0 never
     uint64_t generation = 0;        // the dump generation it was last seen in (dump_generation_)
+    // The devices and ports its last record went to: a device that opens later (one in its
+    // error state when the daemon started) gets a found_in_error of its own (remap()).
+    std::vector<DevlinkTarget> targets;
   };
   enum class DumpStage : uint8_t { kPorts, kReporters };
   void fail(const std::string& why);
@@ -96,8 +99,13 @@ class DevlinkMonitor {
   void on_port(const devlink::Port& p);
   // A reporter gone with its instance: forgotten, and a `removed` record for what it held.
   void forget(std::map<std::string, Known>::iterator it, std::vector<Record>& out);
-  // The records of one reporter change for every device and port it concerns.
-  void emit(const DevlinkHealthEvent& e, std::vector<Record>& out);
+  // The records of one reporter change for every device and port it concerns (or `only` those
+  // of them); returns them.
+  std::vector<DevlinkTarget> emit(const DevlinkHealthEvent& e, std::vector<Record>& out,
+                                  const std::vector<DevlinkTarget>* only = nullptr);
+  // After a complete read: a reporter in error that now concerns a device or port its records
+  // did not reach (the device opened since) tells them it is in error (found_in_error).
+  void remap(std::vector<Record>& out);
   std::string port_netdev(const std::string& handle, int64_t port_index) const;
   std::vector<DevlinkInError> in_error() const;
   // One reporter's state from a notification or a dump: its records, if it changed.

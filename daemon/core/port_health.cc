@@ -252,7 +252,12 @@ void PortHealthModel::on_devlink(const Record& r, Instant now, Transitions& out)
   const auto bit = static_cast<uint8_t>(1u << static_cast<unsigned>(role));
   const std::string& change = r.devlink->change;
   const bool in_error = r.devlink->state == "error";
-  const bool refused = change == "recovery_refused";
+  // The kernel refuses to recover a report that comes while the reporter is in error or within
+  // the grace period of its last recovery (devlink_health_report: -ECANCELED); mlx5's fw_fatal
+  // then unloads the driver.
+  const bool refused =
+      change == "recovery_refused" ||
+      (role == DevlinkRole::kFatal && change == "error_again" && r.devlink->auto_recover);
   // A reporter first read in error counts no error: when it happened is unknown. A recovery
   // whose error count grew is a report and its recovery both lost in an overrun: the errors
   // count all the same.

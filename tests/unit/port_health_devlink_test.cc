@@ -312,5 +312,17 @@ TEST_F(PortHealthDevlinkTest, AHoldThatAFreshReadDoesNotConfirmIsReleased) {
   EXPECT_EQ(out[0].reason, HealthReason::kDevlinkRecovered);
 }
 
+// A report while the fatal reporter is still in error is refused as well (the kernel tries no
+// recovery while in error; mlx5 unloads the driver): the device's removal then keeps it fatal.
+TEST_F(PortHealthDevlinkTest, AReportWhileInErrorIsRefusedTooAndTheRemovalKeepsItFatal) {
+  first_error_at("fw_fatal", 5);
+  at(6);
+  EXPECT_EQ(reporter("fw_fatal", "error_again"), Transitions{});
+  at(7);
+  EXPECT_EQ(removed_record(EventKind::kDeviceRemoved), Transitions{});
+  EXPECT_EQ(health_of(), PortHealth::kFatal);
+  EXPECT_EQ(reason_of(), HealthReason::kRecoveryRefused);
+}
+
 }  // namespace
 }  // namespace rdma_eventd::daemon
