@@ -209,11 +209,13 @@ void Fabric::register_device(const DeviceModel& model) {
   e.index = next_index_++;  // never reused, like the kernel's device index
   e.uverbs = free_uverbs();
   e.slot = slot;
-  // Kernel order: the ib_device (netlink, sysfs), then its uverbs char device.
-  publish(e);
+  // Kernel order: the ib_device's sysfs (device_add in ib_register_device), then its uverbs
+  // char device, which is what libibverbs lists: a reader that lists the device (the shared
+  // state) finds its sysfs whole, its parent's driver included.
   if (parent_driver) sysfs_.add_pci_function(e.model.pci_function, parent_driver);
   add_function_children(e.model);
   sysfs_.add_device(e.model, e.uverbs);
+  publish(e);
   devices_.push_back(std::move(e));
   hotplug_.ib_device_added(devices_.back().model, devices_.back().index);
   hotplug_.uverbs_added(devices_.back().model, devices_.back().uverbs);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon_process.h"
+#include "devlink_fixture.h"
 #include "journal_sandbox.h"
 #include "json_members.h"
 #include "paths.h"
@@ -30,68 +31,6 @@ using nlohmann::json;
 using rdmatest::SimFabric;
 using rdmatest::topology;
 
-DaemonOptions devlink_options(const SimFabric& sim, const std::string& state_dir,
-                              json config = json::object()) {
-  DaemonOptions o;
-  if (!config.contains("health")) config["health"] = {{"enabled", true}};
-  o.config_json = config.dump();
-  o.env = {{"STATE_DIRECTORY", state_dir},
-           {"RDMA_EVENTD_DEVLINK_SOCKET", sim.dir() + "/devlink.sock"}};
-  return o;
-}
-
-Record next_devlink(DaemonProcess& d, const std::string& reporter, const std::string& change,
-                    std::vector<Record>* skipped = nullptr) {
-  return next_record_where(
-      d,
-      [&](const Record& r) {
-        return r.event == EventKind::kDevlinkHealth && r.devlink &&
-               r.devlink->reporter == reporter && r.devlink->change == change;
-      },
-      "devlink_health " + reporter + " " + change, skipped);
-}
-
-// The next `count` degraded verdicts of `device`'s ports, by port.
-std::vector<Record> degraded_verdicts(DaemonProcess& d, const std::string& device, int count) {
-  std::vector<Record> out;
-  for (int i = 0; i < count; ++i) {
-    out.push_back(next_record_where(
-        d,
-        [&](const Record& x) {
-          return x.event == EventKind::kPortHealth && x.device == device && x.health == "degraded";
-        },
-        "a degraded " + device + " port"));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const Record& a, const Record& b) { return a.port < b.port; });
-  return out;
-}
-
-// A port's verdict and reason as `rdma-eventctl health --json` gives them ({"", ""}: absent).
-std::pair<std::string, std::string> port_health_of(DaemonProcess& d, const std::string& device,
-                                                   uint32_t port) {
-  const rdmatest::CommandResult r = rdmatest::run_command(
-      {rdmatest::bin("rdma-eventctl"), "--socket", d.socket(), "health", "--json"});
-  const json reply = json::parse(r.out, nullptr, false);
-  if (!reply.contains("health")) return {"", ""};
-  for (const json& p : reply["health"]["ports"])
-    if (p["device"] == device && p["port"] == port) return {p["health"], p["reason"]};
-  return {"", ""};
-}
-
-// The daemon follows the stand-in once its status says so (the dump at start is done).
-void wait_following(DaemonProcess& d) {
-  ASSERT_TRUE(rdmatest::wait_until(
-      [&] {
-        const json s = d.status()["devlink"];
-        return s["available"] == true && s["dumps"].get<uint64_t>() >= 1;
-      },
-      std::chrono::seconds(20)))
-      << d.status()["devlink"].dump();
-}
-
-// The two-adapter simulator and one daemon with devlink health on, started once the test has
-// set the simulator up.
 class DevlinkHealth : public ::testing::Test {
  protected:
   DaemonProcess& start_with(const DaemonOptions& options) { return d_.emplace(sim_, options); }
