@@ -58,6 +58,22 @@ std::string change_of(const Reporter* before, const Reporter& now, bool dumped) 
   return healthy && (errors_grew || recoveries_grew) ? "recovered" : "";
 }
 
+// The event of a reporter as the daemon knows it, with `change` (counts grown: none).
+DevlinkHealthEvent event_of(const Reporter& r, std::string state, std::string change) {
+  DevlinkHealthEvent e;
+  e.handle = r.handle();
+  e.port_index = r.port_index;
+  e.reporter = r.name;
+  e.state = std::move(state);
+  e.previous_state = state_name(r.state);
+  e.change = std::move(change);
+  e.error_count = r.error_count;
+  e.recover_count = r.recover_count;
+  e.grace_period_ms = r.grace_period_ms;
+  e.auto_recover = r.auto_recover;
+  return e;
+}
+
 uint64_t growth(uint64_t now, uint64_t before) {
   return now >= before ? now - before : now;
 }
@@ -424,17 +440,7 @@ void DevlinkMonitor::forget(std::map<std::string, Known>::iterator it, std::vect
   const Reporter& r = it->second.reporter;
   if (r.state == devlink::kStateError) {
     // What it held goes with it: its driver unloaded or recreated it.
-    DevlinkHealthEvent e;
-    e.handle = r.handle();
-    e.port_index = r.port_index;
-    e.reporter = r.name;
-    e.state = "removed";
-    e.previous_state = state_name(r.state);
-    e.change = "removed";
-    e.error_count = r.error_count;
-    e.recover_count = r.recover_count;
-    e.grace_period_ms = r.grace_period_ms;
-    e.auto_recover = r.auto_recover;
+    const DevlinkHealthEvent e = event_of(r, "removed", "removed");
     emit(e, out);
     spdlog::info("devlink health: {} reporter {}{}: removed while in error", e.handle, e.reporter,
                  e.port_index >= 0 ? " port " + std::to_string(e.port_index) : "");
@@ -465,19 +471,10 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
       it->second.recovered_mono_us > 0 &&
       now.mono_us - it->second.recovered_mono_us < static_cast<int64_t>(r.grace_period_ms) * 1000)
     change = "recovery_refused";
-  DevlinkHealthEvent e;
-  e.handle = r.handle();
-  e.port_index = r.port_index;
-  e.reporter = r.name;
-  e.state = state_name(r.state);
+  DevlinkHealthEvent e = event_of(r, state_name(r.state), change);
   e.previous_state = before ? state_name(before->state) : "";
-  e.change = change;
-  e.error_count = r.error_count;
-  e.recover_count = r.recover_count;
   e.new_errors = before ? growth(r.error_count, before->error_count) : 0;
   e.new_recoveries = before ? growth(r.recover_count, before->recover_count) : 0;
-  e.grace_period_ms = r.grace_period_ms;
-  e.auto_recover = r.auto_recover;
   if (it == known_.end()) it = known_.emplace(key, Known{}).first;
   const bool state_changed = !before || before->state != r.state;
   it->second.reporter = r;
@@ -531,18 +528,7 @@ void DevlinkMonitor::remap(std::vector<Record>& out) {
       if (std::find(k.targets.begin(), k.targets.end(), t) == k.targets.end()) fresh.push_back(t);
     k.targets = now;
     if (fresh.empty()) continue;
-    DevlinkHealthEvent e;
-    e.handle = r.handle();
-    e.port_index = r.port_index;
-    e.reporter = r.name;
-    e.state = state_name(r.state);
-    e.previous_state = state_name(r.state);
-    e.change = "found_in_error";
-    e.error_count = r.error_count;
-    e.recover_count = r.recover_count;
-    e.grace_period_ms = r.grace_period_ms;
-    e.auto_recover = r.auto_recover;
-    emit(e, out, &fresh);
+    emit(event_of(r, state_name(r.state), "found_in_error"), out, &fresh);
   }
 }
 

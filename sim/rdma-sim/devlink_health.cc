@@ -151,9 +151,7 @@ int DevlinkHealth::finish_recovery(DevlinkInstance& i, DevlinkReporter& r, Outco
 DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_error,
                                              const DriverRecover& driver) {
   auto [inst, r] = find(a);
-  Outcome o;
-  o.handle = inst.handle();
-  o.device = inst.rdma_device;
+  Outcome o{.handle = inst.handle(), .device = inst.rdma_device};
   ++r.error_count;
   const uint8_t prev = r.state;
   r.state = 1;
@@ -187,9 +185,7 @@ DevlinkHealth::Outcome DevlinkHealth::report(const Address& a, int recovery_erro
 DevlinkHealth::Outcome DevlinkHealth::recover(const Address& a, int recovery_error,
                                               const DriverRecover& driver) {
   auto [inst, r] = find(a);
-  Outcome o;
-  o.handle = inst.handle();
-  o.device = inst.rdma_device;
+  Outcome o{.handle = inst.handle(), .device = inst.rdma_device};
   const bool was_error = r.state != 0;
   o.error = do_recover(inst, r, recovery_error, driver, &o);
   o.recovered = was_error && o.error == 0;

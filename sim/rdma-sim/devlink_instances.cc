@@ -36,14 +36,12 @@ uint32_t vhca_id(const std::string& function) {
 // mlx5_esw_vport_to_devlink_port_index(MLX5_VPORT_UPLINK) = vhca_id << 16 | 0xffff.
 DevlinkPort uplink(const std::string& function, const std::string& netdev, uint32_t ifindex,
                    uint32_t number) {
-  DevlinkPort p;
-  p.index = (vhca_id(function) << 16) | kMlx5VportUplink;
-  p.type = DEVLINK_PORT_TYPE_ETH;
-  p.flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL;
-  p.number = number;
-  p.netdev = netdev;
-  p.ifindex = ifindex;
-  return p;
+  return DevlinkPort{.index = (vhca_id(function) << 16) | kMlx5VportUplink,
+                     .type = DEVLINK_PORT_TYPE_ETH,
+                     .flavour = DEVLINK_PORT_FLAVOUR_PHYSICAL,
+                     .number = number,
+                     .netdev = netdev,
+                     .ifindex = ifindex};
 }
 
 // One PCI function of a device as mlx5 sees it: a RoCE LAG device has one per member PF.
@@ -248,14 +246,12 @@ void DevlinkHealth::ib_device_removed(const DeviceModel& d, int32_t) {
 void DevlinkHealth::notify_object(uint8_t command, const DevlinkInstance& i,
                                   const DevlinkPort* port) {
   if (!notify_object_) return;
-  DevlinkObject o;
-  o.command = command;
-  o.bus = i.bus;
-  o.device = i.device;
-  o.reload_actions = i.reload_actions;
-  o.reload_no_reset = i.reload_no_reset;
-  if (port) o.port = *port;
-  notify_object_(o);
+  notify_object_(DevlinkObject{.command = command,
+                               .bus = i.bus,
+                               .device = i.device,
+                               .reload_actions = i.reload_actions,
+                               .reload_no_reset = i.reload_no_reset,
+                               .port = port ? std::optional(*port) : std::nullopt});
 }
 
 std::vector<DevlinkObject> DevlinkHealth::port_dump() const {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 
+#include "captured_hex.h"
 #include "devlink_notes.h"
 #include "netlink_msg.h"
 
@@ -24,24 +25,15 @@ constexpr uint16_t kCapturedFamily = 21;
 
 // The captured file's messages, one per line, as the kernel sent them.
 std::vector<Bytes> captured(const std::string& name) {
-  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/tests/unit/data/devlink/" + name +
-                   ".hex");
-  EXPECT_TRUE(in) << name;
-  std::vector<Bytes> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    Bytes b;
-    for (size_t i = 0; i + 1 < line.size(); i += 2)
-      b.push_back(static_cast<uint8_t>(std::stoul(line.substr(i, 2), nullptr, 16)));
-    out.push_back(std::move(b));
-  }
+  std::vector<Bytes> out = rdmatest::captured_messages(RDMA_EVENTD_SOURCE_DIR, "devlink", name);
+  EXPECT_FALSE(out.empty()) << name;
   return out;
 }
 
 // The whole answer to a DEVLINK_CMD_PORT_GET dump: its messages, then NLMSG_DONE.
 std::vector<Bytes> port_dump(NetlinkClient& c, uint32_t seq) {
-  c.send(Msg(kDevlinkFamily, NLM_F_REQUEST | NLM_F_DUMP, seq, 0).genl(DEVLINK_CMD_PORT_GET, 1).done());
+  c.send(
+      Msg(kDevlinkFamily, NLM_F_REQUEST | NLM_F_DUMP, seq, 0).genl(DEVLINK_CMD_PORT_GET, 1).done());
   std::vector<Bytes> out;
   while (true) {
     const Bytes d = c.require();

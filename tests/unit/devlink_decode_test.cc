@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "captured_hex.h"
+
 namespace rdma_eventd::daemon::devlink {
 namespace {
 
@@ -332,16 +334,10 @@ TEST(DevlinkDecode, RequestsAreWhatTheKernelExpects) {
 // The kernel's own bytes (tests/unit/data/devlink/: netdevsim on Linux 6.1, family id 21): one
 // datagram of the file's messages, as a read would give them.
 std::vector<uint8_t> captured(const std::string& name) {
-  std::ifstream in(std::string(RDMA_EVENTD_SOURCE_DIR) + "/tests/unit/data/devlink/" + name +
-                   ".hex");
-  EXPECT_TRUE(in) << name;
   std::vector<uint8_t> bytes;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    for (size_t i = 0; i + 1 < line.size(); i += 2)
-      bytes.push_back(static_cast<uint8_t>(std::stoul(line.substr(i, 2), nullptr, 16)));
-  }
+  for (const auto& m : rdmatest::captured_messages(RDMA_EVENTD_SOURCE_DIR, "devlink", name))
+    bytes.insert(bytes.end(), m.begin(), m.end());
+  EXPECT_FALSE(bytes.empty()) << name;
   return bytes;
 }
 

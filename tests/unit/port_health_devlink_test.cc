@@ -39,6 +39,12 @@ class PortHealthDevlinkTest : public PortHealthTest {
     r.ports = {port(1, PortState::kActive)};
     return feed(r);
   }
+  // `t` is one verdict of mlx5_0's port 1: `health` for `reason`.
+  static void expect_one(const Transitions& t, PortHealth health, HealthReason reason) {
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].health, health);
+    EXPECT_EQ(t[0].reason, reason);
+  }
   std::optional<HealthReason> reason_of() const {
     auto v = model_.verdict("mlx5_0", 1, now());
     return v ? std::optional(v->reason) : std::nullopt;
@@ -252,10 +258,8 @@ TEST_F(PortHealthDevlinkTest, ARecoveryNotifiedWhileTheDeviceIsAwayEndsHealthyWh
 TEST_F(PortHealthDevlinkTest, AReporterGoneWithItsInstanceReleasesWhatItHeld) {
   first_error_at("fw_fatal", 5);
   at(6);
-  const Transitions released = reporter("fw_fatal", "removed");
-  ASSERT_EQ(released.size(), 1u);
-  EXPECT_EQ(released[0].health, PortHealth::kHealthy);
-  EXPECT_EQ(released[0].reason, HealthReason::kDevlinkReporterGone);
+  expect_one(reporter("fw_fatal", "removed"), PortHealth::kHealthy,
+             HealthReason::kDevlinkReporterGone);
   EXPECT_EQ(health_of(), PortHealth::kHealthy);
 }
 
@@ -289,10 +293,7 @@ TEST_F(PortHealthDevlinkTest, ErrorsOfAReportLostInAnOverrunStillCount) {
   EXPECT_EQ(reporter("tx", "error", 1), Transitions{});
   EXPECT_EQ(reporter("tx", "recovered", 1), Transitions{});
   recovered_errors_ = 2;  // two reports lost, seen as one recovery
-  const Transitions t = reporter("tx", "recovered", 1);
-  ASSERT_EQ(t.size(), 1u);
-  EXPECT_EQ(t[0].health, PortHealth::kDegraded);
-  EXPECT_EQ(t[0].reason, HealthReason::kQueueErrors);
+  expect_one(reporter("tx", "recovered", 1), PortHealth::kDegraded, HealthReason::kQueueErrors);
 }
 
 // After a complete read of the reporters (at start, after an overrun, at each device change), a
@@ -307,9 +308,7 @@ TEST_F(PortHealthDevlinkTest, AHoldThatAFreshReadDoesNotConfirmIsReleased) {
   // Another device's reporter, or one without a role, confirms nothing.
   model_.confirm_devlink({{"mlx5_1", 0, "fw_fatal", true}, {"mlx5_0", 0, "vnic", true}}, now(),
                          out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].health, PortHealth::kHealthy);
-  EXPECT_EQ(out[0].reason, HealthReason::kDevlinkRecovered);
+  expect_one(out, PortHealth::kHealthy, HealthReason::kDevlinkRecovered);
 }
 
 // A report while the fatal reporter is still in error is refused as well (the kernel tries no
