@@ -19,7 +19,8 @@ Commands:
                   socat, jq: README.md says how much), build the daemon, rdma-eventctl and the
                   simulator into ./build (not the tests), then run the main job: the daemon on
                   the simulated fabric (or on the real RDMA devices when this host has them);
-                  `demo --once` stops after the scripted events instead of running on
+                  `demo --once` stops after the scripted events instead of running on;
+                  `demo --topology eight-rail` simulates an 8-rail GPU host (sim/topologies/)
   demo --kernel   the same, plus QEMU and Debian's kernel image; boots that kernel under QEMU
                   with a Soft-RoCE device and shows the daemon's records for real link and
                   address changes (~20 s)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job: rdma-eventd watching RDMA devices, records flowing.
 #
-#   scripts/demo.sh [BUILD_DIR] [--once]
+#   scripts/demo.sh [BUILD_DIR] [--once] [--topology NAME|FILE]
 #
 # On a host with RDMA devices (/sys/class/infiniband) it runs the daemon on them, read-only,
-# printing every record. Everywhere else it starts the simulated two-adapter fabric, a private
+# printing every record. Everywhere else it starts a simulated fabric (--topology: a file, or
+# the name of one in sim/topologies/: two-adapters by default, eight-rail for an 8-rail GPU
+# host as Linux 6.8 lays out its ConnectX-7s and their RoCE bond), a private
 # systemd-journald (in a mount namespace of its own: the host's journal is untouched), the
 # daemon with its subscriber socket in a temporary directory, and rdma-eventctl monitor; it
 # injects a few events so the records show up at once, shows them as socket subscribers and
@@ -16,13 +18,26 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$here/build
 once=0
-for arg in "$@"; do
-  case $arg in
+topology=two-adapters
+while [ $# -gt 0 ]; do
+  case $1 in
     --once) once=1 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) build=$(cd "$arg" && pwd) ;;
+    --topology)
+      [ $# -ge 2 ] || { echo "demo.sh: --topology needs a name or a file" >&2; exit 64; }
+      topology=$2
+      shift
+      ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) build=$(cd "$1" && pwd) ;;
   esac
+  shift
 done
+topology_file=$topology
+[ -f "$topology_file" ] || topology_file=$here/sim/topologies/$topology.json
+[ -f "$topology_file" ] || {
+  echo "demo.sh: no topology $topology (a file, or one of: $(cd "$here/sim/topologies" && ls *.json | sed 's/\.json$//' | tr '\n' ' '))" >&2
+  exit 64
+}
 bin=$build/bin
 
 if [ -d /sys/class/infiniband ] && [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
@@ -40,7 +55,7 @@ fi
 # journal socket, and journald gets a test configuration.
 if [ -z "${RDMA_EVENTD_DEMO_NS:-}" ]; then
   export RDMA_EVENTD_DEMO_NS=1
-  exec unshare --mount --propagation private "$0" "$build" $([ $once = 1 ] && echo --once)
+  exec unshare --mount --propagation private "$0" "$build" $([ $once = 1 ] && echo --once) --topology "$topology_file"
 fi
 
 work=$(mktemp -d /tmp/rdma-eventd-demo.XXXXXX)
@@ -67,11 +82,11 @@ until journalctl --sync 2>/dev/null; do sleep 0.05; done
 
 export RDMA_SIM_DIR=$work/fabric
 sim() { "$bin/rdma-sim" "$@"; }
-sim start -t "$here/sim/topologies/two-adapters.json" >/dev/null
+sim start -t "$topology_file" >/dev/null
 sim_started=1
 sock=$work/events.sock
 
-echo "== Simulated fabric (no RDMA hardware here): two adapters, as ibv_devices sees them"
+echo "== Simulated fabric (no RDMA hardware here: $(basename "$topology_file" .json)), as ibv_devices sees them"
 sim run -- ibv_devices
 echo
 # Port health keeps its state in the demo's directory, not in the host's /var/lib.
@@ -98,6 +113,14 @@ step() {
   sim "$@" >/dev/null
   sleep 0.3
 }
+if [ "$topology_file" != "$here/sim/topologies/two-adapters.json" ]; then
+  # Another host: its first device's link goes down and up, then its firmware fails and mlx5
+  # recovers it (the RDMA device unregistered and registered again before the recovery is told).
+  first=$(sim --json show | jq -r '.devices[0].name')
+  step port down "$first/1"
+  step port up "$first/1"
+  step devlink report "$first" fw_fatal
+else
 step port down mlx5_0/1
 step port up mlx5_0/1
 step lid mlx5_0/1 23
@@ -111,6 +134,7 @@ step module plug mlx5_1/1
 # recovers: it stays in error).
 step devlink report mlx5_0 fw_fatal
 step devlink report mlx5_1 fw
+fi
 
 echo
 echo "== The same records as every subscriber reads them, one JSON object per line. Here socat"
