@@ -107,8 +107,7 @@ TEST(Utilities, IbvAsyncwatchPrintsExactlyTheInjectedEventsInOrder) {
   expect_events(ib, {"event", "mlx5_0/1", "20"}, {"  event_type unexpected (20), port 1"});
   // DEVICE_SPEED_CHANGE as rdma-core 44's asyncwatch prints it: a number it does not name, with
   // the device's element 0.
-  expect_events(roce, {"speed-change", "mlx5_1"},
-                {"  event_type unexpected (20), port 0"});
+  expect_events(roce, {"speed-change", "mlx5_1"}, {"  event_type unexpected (20), port 0"});
   expect_events(roce, {"gid", "add-ip", "mlx5_1/2", "172.16.0.9", "--netdev", "ens1f1"},
                 {"  event_type IBV_EVENT_GID_CHANGE (18), port 2",
                  "  event_type IBV_EVENT_GID_CHANGE (18), port 2"});
