@@ -50,7 +50,9 @@ std::string string_key(const json& v, const char* key) {
 }
 
 unsigned seconds_key(const json& v, const char* key, unsigned min, unsigned max) {
-  if (!v.is_number_unsigned() || v.get<uint64_t>() < min || v.get<uint64_t>() > max) {
+  // A whole number: JSON's -0 is one too (the parser keeps it signed), as 0 written back is.
+  const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+  if (!whole || v.get<uint64_t>() < min || v.get<uint64_t>() > max) {
     throw ConfigError{std::string(key) + ": not a whole number of seconds from " +
                       std::to_string(min) + " to " + std::to_string(max)};
   }

@@ -107,6 +107,12 @@ TEST(SlurmConfig, TheDrainLimitIsACountAShareOrOffAndOnByDefault) {
     ASSERT_TRUE(c) << text << ": " << error;
     EXPECT_EQ(c->drain_limit, limit) << text;
   }
+  // JSON's -0 is the whole number 0, as 0 written back is.
+  std::string error;
+  const auto zero = parse_config(R"({"drain_splay_s":-0})", &error);
+  ASSERT_TRUE(zero) << error;
+  EXPECT_EQ(zero->drain_splay_s, 0u);
+  EXPECT_FALSE(parse_config(R"({"drain_splay_s":-1})", &error));
   EXPECT_EQ(limit_text({DrainLimit::kPercent, 10}), "10%");
   EXPECT_EQ(limit_text({DrainLimit::kNodes, 1}), "1 node");
   EXPECT_EQ(limit_text({DrainLimit::kNodes, 3}), "3 nodes");
