@@ -491,10 +491,12 @@ TEST_F(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePe
   const uint64_t woken = wakeups_over(sampling, std::chrono::milliseconds(7000));
   // Every 2 s: three or four periods in 7 s, up to three wakeups each (the timer, and each of
   // the two devices' values handed back by the thread that read them: mlx5_1's RoCE port's
-  // netlink reads make it return later than mlx5_0's), at times one more (the loop meeting a
-  // thread at their shared lock). No journal writer's: no record is written.
+  // netlink reads make it return later than mlx5_0's), and at times one more for each of the
+  // two threads (the loop meeting it at their shared lock, more often where everything runs
+  // slower: a sanitizer's build, a loaded machine): at most 4 x 5. No journal writer's: no
+  // record is written. A loop that spins wakes thousands of times.
   EXPECT_GE(woken, 3u);
-  EXPECT_LE(woken, 16u);
+  EXPECT_LE(woken, 20u);
 }
 
 }  // namespace
