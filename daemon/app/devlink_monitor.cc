@@ -294,7 +294,10 @@ void DevlinkMonitor::start_dump() {
   }
   dump_stage_ = DumpStage::kPorts;
   ++dump_generation_;
-  if (!send_dump_request()) return;
+  if (!send_dump_request()) {
+    dump_socket_.close();
+    return;
+  }
   dump_watch_ = std::make_unique<IoWatch>(loop_, dump_socket_.fd(), Priority::kSources,
                                           [this](bool, bool) { on_dump_readable(); });
   dump_watch_->watch(true, false);
@@ -310,8 +313,6 @@ bool DevlinkMonitor::send_dump_request() {
   if (const int err = dump_socket_.send(request)) {
     spdlog::warn("devlink health: cannot ask for the {} dump: {}",
                  dump_stage_ == DumpStage::kPorts ? "ports'" : "reporters'", std::strerror(err));
-    dump_watch_.reset();
-    dump_socket_.close();
     return false;
   }
   return true;
@@ -360,8 +361,9 @@ void DevlinkMonitor::on_dump_readable() {
     }
     if (done && dump_stage_ == DumpStage::kPorts) {
       dump_stage_ = DumpStage::kReporters;
-      done = false;
-      if (!send_dump_request()) break;
+      // A request that cannot be sent ends the dump as a failed one (the watch goes after
+      // this callback, as every end of a dump).
+      done = !send_dump_request();
     }
   }
   if (complete) {
