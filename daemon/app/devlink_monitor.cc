@@ -420,13 +420,17 @@ void DevlinkMonitor::on_port(const devlink::Port& p) {
   ports_[key] = p.netdev;
 }
 
+std::vector<DevlinkTarget> DevlinkMonitor::targets_of(const std::string& handle,
+                                                      int64_t port_index) const {
+  return devlink_targets(handles_(), handle, port_index, port_netdev(handle, port_index));
+}
+
 std::vector<DevlinkInError> DevlinkMonitor::in_error() const {
   std::vector<DevlinkInError> out;
   for (const auto& [key, k] : known_) {
     const Reporter& r = k.reporter;
     if (r.state != devlink::kStateError) continue;
-    for (const DevlinkTarget& t : devlink_targets(handles_(), r.handle(), r.port_index,
-                                                  port_netdev(r.handle(), r.port_index)))
+    for (const DevlinkTarget& t : targets_of(r.handle(), r.port_index))
       out.push_back({t.device, t.port, r.name, r.auto_recover});
   }
   return out;
@@ -500,9 +504,7 @@ void DevlinkMonitor::apply(const Reporter& r, bool dumped, std::vector<Record>& 
 std::vector<DevlinkTarget> DevlinkMonitor::emit(const DevlinkHealthEvent& e,
                                                 std::vector<Record>& out,
                                                 const std::vector<DevlinkTarget>* only) {
-  std::vector<DevlinkTarget> targets = only ? *only
-                                            : devlink_targets(handles_(), e.handle, e.port_index,
-                                                              port_netdev(e.handle, e.port_index));
+  std::vector<DevlinkTarget> targets = only ? *only : targets_of(e.handle, e.port_index);
   if (targets.empty() && !config_.unmapped) return targets;
   std::vector<DevlinkTarget> to = targets;
   if (to.empty()) to.push_back({});
@@ -523,8 +525,7 @@ void DevlinkMonitor::remap(std::vector<Record>& out) {
   for (auto& [key, k] : known_) {
     const Reporter& r = k.reporter;
     if (r.state != devlink::kStateError) continue;
-    const std::vector<DevlinkTarget> now = devlink_targets(handles_(), r.handle(), r.port_index,
-                                                           port_netdev(r.handle(), r.port_index));
+    const std::vector<DevlinkTarget> now = targets_of(r.handle(), r.port_index);
     std::vector<DevlinkTarget> fresh;
     for (const DevlinkTarget& t : now)
       if (std::find(k.targets.begin(), k.targets.end(), t) == k.targets.end()) fresh.push_back(t);

@@ -108,6 +108,8 @@ class DevlinkMonitor {
   void remap(std::vector<Record>& out);
   std::string port_netdev(const std::string& handle, int64_t port_index) const;
   std::vector<DevlinkInError> in_error() const;
+  // What a reporter of `handle` (on devlink port `port_index`) concerns, as devices are now.
+  std::vector<DevlinkTarget> targets_of(const std::string& handle, int64_t port_index) const;
   // One reporter's state from a notification or a dump: its records, if it changed.
   void apply(const devlink::Reporter& r, bool dumped, std::vector<Record>& out);
   void lost(std::vector<Record>& out);

@@ -45,15 +45,24 @@ const std::vector<std::string> kPciReprobe61 = {"PORT_DEL pci/0000:00:03.0/13107
 const std::string kError = "RECOVER pci/0000:00:03.0 fw_fatal error";
 const std::string kHealthy = "RECOVER pci/0000:00:03.0 fw_fatal healthy";
 
-// The recovery unloads and loads the function inside the report: DEVICE_FATAL (port 1) first,
-// the error, the RDMA device unregistered (disassociated) and registered again, then HEALTHY.
-// On 6.8 (from 72ed5d5624af) mlx5e's auxiliary device is reloaded too; on 6.1 it is suspended.
-TEST(DevlinkMlx5, FwFatalRecoveryReloadsTheRdmaDeviceBeforeTheHealthyNotification) {
+// Runs `test` on each release's layout: the simulator of two_functions(kernel), and a client
+// joined to its devlink "config" group.
+template <typename Test>
+void on_each_kernel(Test test) {
   for (const std::string kernel : {"6.1", "6.8"}) {
     SCOPED_TRACE(kernel);
     LayoutSim sim(two_functions(kernel));
     NetlinkClient c(socket_of(*sim));
     connected(*sim, c);
+    test(kernel, sim, c);
+  }
+}
+
+// The recovery unloads and loads the function inside the report: DEVICE_FATAL (port 1) first,
+// the error, the RDMA device unregistered (disassociated) and registered again, then HEALTHY.
+// On 6.8 (from 72ed5d5624af) mlx5e's auxiliary device is reloaded too; on 6.1 it is suspended.
+TEST(DevlinkMlx5, FwFatalRecoveryReloadsTheRdmaDeviceBeforeTheHealthyNotification) {
+  on_each_kernel([](const std::string& kernel, LayoutSim& sim, NetlinkClient& c) {
     const json before = device_of(*sim, "mlx5_1");
     const json reply = sim->ctl_json({"devlink", "report", "mlx5_1", "fw_fatal"});
     EXPECT_EQ(reply["recovered"], true);
@@ -77,18 +86,14 @@ TEST(DevlinkMlx5, FwFatalRecoveryReloadsTheRdmaDeviceBeforeTheHealthyNotificatio
               sim->dir() + "/sys/devices/pci0000:00/0000:00:03.0/mlx5_core.rdma.1");
     EXPECT_EQ(real(sim->dir() + "/sys/class/net/eth2/device"),
               sim->dir() + "/sys/devices/pci0000:00/0000:00:03.0");
-  }
+  });
 }
 
 // A second fatal within the grace period: the error, no recovery, and the driver unloads
 // (mlx5_fw_fatal_reporter_err_work): the RDMA device goes, pci/ stays with fw_fatal in error.
 // A reload then probes the function anew: fresh reporters, no health notification.
 TEST(DevlinkMlx5, ASecondFatalInTheGracePeriodUnloadsTheDriverAndAReloadBringsItBack) {
-  for (const std::string kernel : {"6.1", "6.8"}) {
-    SCOPED_TRACE(kernel);
-    LayoutSim sim(two_functions(kernel));
-    NetlinkClient c(socket_of(*sim));
-    connected(*sim, c);
+  on_each_kernel([](const std::string& kernel, LayoutSim& sim, NetlinkClient& c) {
     sim->ctl_json({"devlink", "set", "mlx5_1", "fw_fatal", "--grace-period", "600000"});
     EXPECT_EQ(reporter_of(*sim, "mlx5_1", "fw_fatal")["grace_period_ms"], 600000);
     sim->ctl_json({"devlink", "report", "mlx5_1", "fw_fatal"});
@@ -114,7 +119,7 @@ TEST(DevlinkMlx5, ASecondFatalInTheGracePeriodUnloadsTheDriverAndAReloadBringsIt
     EXPECT_EQ(device_of(*sim, "mlx5_1")["state"], "live");
     EXPECT_EQ(reporter_of(*sim, "mlx5_1", "fw_fatal")["state"], "healthy");
     EXPECT_EQ(reporter_of(*sim, "mlx5_1", "fw_fatal")["error_count"], 0);
-  }
+  });
 }
 
 // `reload DEV`: the driver unbound and bound; instances and ports go and come back in the
