@@ -49,6 +49,7 @@ count_instructions() {  # FABRIC CONFIG COUNT TARGETS TITLE RATE JOURNAL FIGURE 
   [ "$journal" = off ] || no_journal=
   # The last count's log goes first: its "ready:" would otherwise be read as this daemon's.
   rm -f "$out"* "$work/instructions.log"
+  : >"$work/instructions.log"  # there before the wait below reads it, empty until the daemon writes
   sock=$work/instructions.sock
   env RDMA_SIM_DIR="$fab" LD_LIBRARY_PATH="$simlib" valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$out" "$bin/rdma-eventd" -f -c "$work/$conf.json" --socket "$sock" \

@@ -45,7 +45,9 @@ SubscriberSet::SubscriberSet(const std::string& socket_path, size_t count) {
     const auto j = nlohmann::json::parse(hello);
     if (j.value("type", "") != "hello")
       throw BenchError("subscriber " + std::to_string(i + 1) + ": expected a hello, got " + hello);
-    if (!carry.empty()) throw BenchError("a record arrived before the measurement started");
+    if (!carry.empty())
+      throw BenchError("a record arrived before the measurement started: " +
+                       carry.substr(0, carry.find('\n')));
     c.base = j.at("seq").get<uint64_t>();
     c.next_seq = c.base + 1;
     c.head.reserve(kHeadCap);
