@@ -10,6 +10,7 @@
 #include <ctime>
 #include <utility>
 
+#include "core/devlink_map.h"
 #include "core/devx_decode.h"
 #include "core/enricher.h"
 #include "core/link_quality_record.h"
@@ -254,8 +255,12 @@ void Daemon::forget_devlink_handles() {
 const std::vector<DevlinkHandles>& Daemon::devlink_handles() const {
   if (!devlink_handles_) {
     std::vector<DevlinkHandles> out;
-    for (const DeviceView* v : devices_.views())
-      out.push_back(read_devlink_handles(devices_.ibdev_path(v->name), *v));
+    for (const DeviceView* v : devices_.views()) {
+      DevlinkHandles h = read_devlink_handles(devices_.ibdev_path(v->name), *v);
+      const auto before = closed_devlink_.find(h.node_guid);
+      out.push_back(handles_or_before(std::move(h),
+                                      before == closed_devlink_.end() ? nullptr : &before->second));
+    }
     // A closed device is forgotten once it is open again; one whose name an open device has
     // now (a re-registration under another index) is not mapped under that name.
     for (const DevlinkHandles& h : out)

@@ -53,4 +53,14 @@ std::vector<DevlinkTarget> devlink_targets(const std::vector<DevlinkHandles>& de
   return out;
 }
 
+DevlinkHandles handles_or_before(DevlinkHandles fresh, const DevlinkHandles* before) {
+  const auto nothing = [](const DevlinkHandles& h) {
+    return h.own.empty() && h.own_children.empty() && h.port_links.empty();
+  };
+  if (before && nothing(fresh) && !nothing(*before) && before->device == fresh.device &&
+      before->node_guid == fresh.node_guid)
+    return *before;
+  return fresh;
+}
+
 }  // namespace rdma_eventd::daemon

@@ -82,4 +82,11 @@ std::vector<DevlinkTarget> devlink_targets(const std::vector<DevlinkHandles>& de
                                            std::string_view handle, int64_t port_index,
                                            std::string_view port_netdev = {});
 
+// What an open device is mapped by: `fresh`, read from its sysfs now, unless that read found
+// nothing of it while `before` (read when it was there, kept when the handles were last
+// forgotten; nullptr: none) did under the same name and node GUID. The kernel removes a
+// device's sysfs when it unregisters it, which the daemon reads only afterwards: mlx5's
+// recovery from a fw_fatal report unregisters the RDMA device while its reporter speaks.
+DevlinkHandles handles_or_before(DevlinkHandles fresh, const DevlinkHandles* before);
+
 }  // namespace rdma_eventd::daemon

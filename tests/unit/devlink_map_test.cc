@@ -83,6 +83,12 @@ class Sysfs {
     views_.back().ports.resize(port_netdevs.size());
     return root_ + "/class/infiniband/" + name;
   }
+  // The kernel unregistered the RDMA device: its directory and class link go.
+  void unregister(const std::string& name) {
+    const fs::path link = root_ + "/class/infiniband/" + name;
+    fs::remove_all(fs::canonical(link));
+    fs::remove(link);
+  }
   std::vector<DevlinkHandles> read() const {
     std::vector<DevlinkHandles> out;
     for (const DeviceView& v : views_)
@@ -171,6 +177,26 @@ TEST_F(Mlx5Host, WhatIsNoRdmaDevicesHasNoTarget) {
   // A port whose netdev no RDMA port uses.
   EXPECT_TRUE(targets(h, "auxiliary/mlx5_core.eth.1", 65536, "ens2np0v1").empty());
   EXPECT_TRUE(targets({}, "pci/0000:08:00.0").empty());
+}
+
+// mlx5's recovery from a fw_fatal report unregisters the RDMA device while the daemon still has
+// it open: what was read of it before maps it until its removal is read.
+TEST_F(Mlx5Host, ADeviceWhoseSysfsWentIsMappedByWhatWasReadOfItBefore) {
+  s.unregister("mlx5_1");
+  const auto now = s.read();
+  ASSERT_EQ(now.size(), 3u);
+  EXPECT_EQ(now[1].own, "");
+  EXPECT_TRUE(now[1].port_links.empty());
+  EXPECT_EQ(handles_or_before(now[1], &h[1]), h[1]);
+  EXPECT_EQ(targets({now[0], handles_or_before(now[1], &h[1]), now[2]}, "pci/0000:09:00.0"),
+            (Targets{{"mlx5_1", 0}}));
+  // Nothing before, or another device before under that GUID: what is read now.
+  EXPECT_EQ(handles_or_before(now[1], nullptr), now[1]);
+  DevlinkHandles other = h[1];
+  other.device = "mlx5_7";
+  EXPECT_EQ(handles_or_before(now[1], &other), now[1]);
+  // A device still there is read as it is now, whatever was read before.
+  EXPECT_EQ(handles_or_before(h[0], &h[1]), h[0]);
 }
 
 // RoCE LAG: mlx5_bond_0 on PF0, its port's netdev bond0 over both PFs' netdevs; each PF has its
