@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rdma_eventd/internal/same_text.h"
 #include "rdma_eventd/protocol.h"
 
 namespace rdma_eventd::daemon {
@@ -15,7 +16,8 @@ bool link_up(PortState s) {
 
 EventCounter::Ports::value_type* EventCounter::find(std::string_view device, uint32_t port) {
   Recent& recent = recent_[port % recent_.size()];
-  if (recent.entry && recent.entry->first.second == port && recent.entry->first.first == device)
+  if (recent.entry && recent.entry->first.second == port &&
+      internal::same_text(recent.entry->first.first, device))
     return recent.entry;
   auto it = ports_.find(std::pair<std::string_view, uint32_t>{device, port});
   if (it == ports_.end()) {
@@ -28,7 +30,7 @@ EventCounter::Ports::value_type* EventCounter::find(std::string_view device, uin
 
 void EventCounter::count(const Record& r) {
   // Port-scoped as filters see it: a port block, or a port_health record (about one port).
-  const uint32_t port = key_of(r).port_scoped ? r.port : 0;
+  const uint32_t port = port_scoped(r) ? r.port : 0;
   auto* entry = find(r.device, port);
   if (!entry) {
     ++untracked_;

@@ -11,6 +11,7 @@
 
 #include "app/state_files.h"
 #include "counters/sysfs_counters.h"
+#include "rdma_eventd/internal/same_text.h"
 #include "rdma_eventd/internal/small_file.h"
 
 namespace rdma_eventd::daemon {
@@ -225,7 +226,7 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   }
   if (!r.port_info || r.device.empty()) return;
   // Records come a device's batch at a time: the last device found is the likely one.
-  if (!last_device_ || last_device_name_ != r.device) {
+  if (!last_device_ || !internal::same_text(last_device_name_, r.device)) {
     last_device_ = &device_of(r.device, r.node_guid);
     last_device_name_ = r.device;
   }

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/table_diff.h"
+#include "rdma_eventd/internal/same_text.h"
 
 namespace rdma_eventd::daemon {
 
@@ -139,7 +140,7 @@ void run_queries(const QueryPlan& plan, DeviceView& view, DeviceQueries& q, Batc
 // keeps its cached state and has no record. A recycled record's device or node GUID is most often
 // the one it is given again: compared, then copied only when it differs.
 void set_text(std::string& to, const std::string& from) {
-  if (to != from) to = from;
+  if (!internal::same_text(to, from)) to = from;
 }
 
 template <typename NextRecord>
@@ -229,7 +230,7 @@ void reset_record_but_identity(Record& r) {
   // added to Record changes its size, which stops the build here until it is reset too (and
   // Record.ResetRecordEqualsANewOne checks it).
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-  static_assert(sizeof(Record) == 1328, "a Record field was added or changed: reset it here");
+  static_assert(sizeof(Record) == 1320, "a Record field was added or changed: reset it here");
 #endif
   r.seq = 0;
   r.time_us = 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "rdma_eventd/internal/same_text.h"
 #include "rdma_eventd/record.h"
 
 namespace rdma_eventd::daemon {
@@ -25,8 +26,8 @@ class RecordStamper {
     r.seq = ++last_seq_;
     // A record built in one the last batch published has them already (enrich_batch keeps
     // them): a compare, where a copy of the 32-byte stream costs twice as much per record.
-    if (r.stream != stream_) r.stream = stream_;
-    if (r.host != host_) r.host = host_;
+    if (!internal::same_text(r.stream, stream_)) r.stream = stream_;
+    if (!internal::same_text(r.host, host_)) r.host = host_;
     r.time_us = time_us;
     r.severity = severities_[static_cast<size_t>(r.event)];
   }

@@ -1,5 +1,6 @@
 #include "hub/ring.h"
 
+#include "rdma_eventd/internal/same_text.h"
 #include "schema/record_json.h"
 
 namespace rdma_eventd::daemon {
@@ -13,8 +14,10 @@ void set_key_fields(PublishedRecord& p, const Record& r) {
   p.severity = r.severity;
   p.port_scoped = r.port_info.has_value();
   p.port = r.port;
-  p.device = r.device;
-  p.node_guid.assign(r.node_guid);
+  // A spare (a record the ring let go of) most often names the same device: compared, then
+  // copied only when it differs.
+  if (!internal::same_text(p.device, r.device)) p.device = r.device;
+  if (!internal::same_text(p.node_guid.view(), r.node_guid)) p.node_guid.assign(r.node_guid);
   if (r.event == EventKind::kDeviceRenamed) {
     p.old_name = r.old_name;
   } else {

@@ -333,15 +333,12 @@ std::string PortPattern::text() const {
 }
 
 RecordKey key_of(const Record& r) {
-  // A port_health record has no port block but is about one port: a port pattern matches it
-  // only for that port.
-  const bool port_scoped = r.port_info.has_value() || r.event == EventKind::kPortHealth;
-  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, port_scoped};
+  RecordKey key{r.event, r.severity, r.device, r.node_guid, r.port, port_scoped(r)};
   if (r.event == EventKind::kDeviceRenamed) key.old_name = r.old_name;
   return key;
 }
 
-bool Filter::matches(const RecordKey& r) const {
+bool Filter::matches_patterns(const RecordKey& r) const {
   if (!events.empty() && std::find(events.begin(), events.end(), r.event) == events.end()) {
     return false;
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "port_fields.h"
+#include "rdma_eventd/internal/same_text.h"
 #include "rdma_eventd/protocol.h"
 #include "record_kinds.h"
 #include "schema/record_json.h"
@@ -94,7 +95,7 @@ class FlatWriter {
 // what is written without its bytes in the bound stops the Debug builds (the sanitizers'
 // tests) here.
 template <typename Write>
-void append_flat(std::string& out, size_t bound, Write write) {
+[[gnu::always_inline]] inline void append_flat(std::string& out, size_t bound, Write write) {
   char stack[2048];
   if (bound <= sizeof stack) {
     FlatWriter w(stack);
@@ -111,34 +112,7 @@ void append_flat(std::string& out, size_t bound, Write write) {
   out.resize(static_cast<size_t>(w.end() - out.data()));
 }
 
-// Whether two short texts are the same: 8 bytes at a time, the last 8 overlapping the ones
-// before, inlined where a cache checks its key for every record (a call to memcmp per string
-// costs more than the compare).
-inline bool same_text(std::string_view a, std::string_view b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  const char* p = a.data();
-  const char* q = b.data();
-  const auto load8 = [](const char* s) {
-    uint64_t v;
-    std::memcpy(&v, s, sizeof v);
-    return v;
-  };
-  const auto load4 = [](const char* s) {
-    uint32_t v;
-    std::memcpy(&v, s, sizeof v);
-    return v;
-  };
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8)
-      if (load8(p + i) != load8(q + i)) return false;
-    return load8(p + n - 8) == load8(q + n - 8);
-  }
-  if (n >= 4) return load4(p) == load4(q) && load4(p + n - 4) == load4(q + n - 4);
-  for (size_t i = 0; i < n; ++i)
-    if (p[i] != q[i]) return false;
-  return true;
-}
+using internal::same_text;
 
 // The keys every record and snapshot record begins with, up to "port" and its value.
 struct CommonKeys {
@@ -146,7 +120,7 @@ struct CommonKeys {
   const std::string& stream;
   int64_t time_us;
   const std::string& host;
-  std::string_view event;
+  std::string_view event;  // a static name: event_name() or kSnapshotEvent (IdentityCache)
   int event_type;
   Severity severity;
   const std::string& device;
@@ -206,7 +180,9 @@ class IdentityCache {
  private:
   struct Slot {
     std::string host;
-    std::string event;
+    // An event name is a static text (event_name(), kSnapshotEvent): the same name is the same
+    // address, which is compared (a name at another address is only rendered again).
+    std::string_view event;
     int event_type = 0;
     Severity severity = Severity::kInfo;
     std::string device;
@@ -216,8 +192,9 @@ class IdentityCache {
 
     bool holds(const CommonKeys& k) const {
       return port == k.port && event_type == k.event_type && severity == k.severity &&
-             same_text(event, k.event) && same_text(device, k.device) &&
-             same_text(node_guid, k.node_guid) && same_text(host, k.host);
+             event.data() == k.event.data() && event.size() == k.event.size() &&
+             same_text(device, k.device) && same_text(node_guid, k.node_guid) &&
+             same_text(host, k.host);
     }
   };
   static constexpr size_t kSlots = 128;
@@ -282,13 +259,6 @@ void write_common(FlatWriter& w, const CommonKeys& k, const CommonTexts& t) {
   w.text(t.identity);
 }
 
-// The cached texts of `k`, from this thread's caches: valid until its next call.
-CommonTexts common_texts(const CommonKeys& k) {
-  thread_local StreamCache streams;
-  thread_local IdentityCache identities;
-  return CommonTexts{streams.text(k.stream), identities.text(k)};
-}
-
 // The port block's text, each key with its leading comma (",\"link_layer\":...,\"rate_gbps\":N"),
 // rendered once per port state and reused: a port's attributes change rarely, and a storm's
 // records repeat the same ones thousands of times. A few dozen slots, chosen by a hash of the
@@ -315,20 +285,37 @@ class PortBlockCache {
   static constexpr size_t kSlots = 64;
 
   static size_t slot_of(const PortInfo& p) {
-    // Written out rather than looped over: this runs for every port record.
-    size_t h = p.port;
-    h = h * 31 + static_cast<uint32_t>(p.state);
-    h = h * 31 + static_cast<uint32_t>(p.phys_state);
-    h = h * 31 + p.lid;
-    h = h * 31 + p.sm_lid;
-    h = h * 31 + p.lanes;
-    h = h * 31 + static_cast<uint32_t>(p.speed);
-    h = h * 31 + static_cast<uint32_t>(p.link_layer);
-    return h % kSlots;
+    // Its 32 bytes (PortInfo has no padding) as four words, mixed: this runs for every port
+    // record.
+    static_assert(sizeof(PortInfo) == 32);
+    uint64_t w[4];
+    std::memcpy(w, &p, sizeof w);
+    uint64_t h = w[0] ^ (w[1] * 0x9e3779b97f4a7c15u) ^ (w[2] * 0xc2b2ae3d27d4eb4fu) ^ w[3];
+    h ^= h >> 29;
+    return static_cast<size_t>((h * 0x9e3779b97f4a7c15u) >> 58);  // kSlots == 64
   }
+  static_assert(kSlots == 64, "slot_of keeps the hash's top 6 bits");
 
   std::array<Slot, kSlots> slots_;
 };
+
+// This thread's rendered texts, in one thread_local object: one check of its initialization
+// per record.
+struct TextCaches {
+  StreamCache streams;
+  IdentityCache identities;
+  PortBlockCache port_blocks;
+
+  // The cached texts of `k`: valid until the next call.
+  CommonTexts common(const CommonKeys& k) {
+    return CommonTexts{streams.text(k.stream), identities.text(k)};
+  }
+};
+
+TextCaches& text_caches() {
+  thread_local TextCaches caches;
+  return caches;
+}
 
 void write_vendor(JsonWriter& w, EventKind kind, const VendorEvent& v) {
   w.key("vendor");
@@ -399,49 +386,9 @@ void write_app_report(JsonWriter& w, const Record& r) {
   w.end_object();
 }
 
-}  // namespace
-
-void write_port_block(JsonWriter& w, const PortInfo& p) {
-  for (const auto& f : port_fields()) {
-    w.key(f.name);
-    f.write(w, p);
-  }
-}
-
-std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after) {
-  std::vector<std::string_view> out;
-  for (const auto& f : port_fields()) {
-    if (!f.equal(before, after)) out.push_back(f.name);
-  }
-  return out;
-}
-
-std::string to_json(const Record& r) {
-  std::string out;
-  out.reserve(640);
-  append_json(out, r);
-  return out;
-}
-
-void append_json(std::string& out, const Record& r) {
-  const CommonKeys common{r.seq,        r.stream,   r.time_us, r.host,      event_name(r.event),
-                          r.event_type, r.severity, r.device,  r.node_guid, r.port};
-  // A port record's block, rendered once per port state; "changes" is empty when the record
-  // changes nothing it shows, which is most of them.
-  thread_local PortBlockCache port_blocks;
-  const std::string* block = r.port_info ? &port_blocks.text(*r.port_info) : nullptr;
-  const bool no_changes = block && (!r.previous || *r.previous == *r.port_info);
-  static constexpr char kNoChanges[] = ",\"changes\":{}";
-  const CommonTexts texts = common_texts(common);
-  const size_t bound = common_bound(texts) + (block ? block->size() + sizeof kNoChanges : 0);
-  append_flat(out, bound, [&](FlatWriter& w) {
-    write_common(w, common, texts);
-    if (block) w.text(*block);
-    if (no_changes) w.literal(kNoChanges);
-  });
-  JsonWriter w(out);
-  w.resume_object();
-  if (block && !no_changes) write_changes(w, *r.previous, *r.port_info);
+// The keys of the record's own event (those has_event_keys(r.event) says it has), after its
+// port block and changes.
+void write_event_keys(JsonWriter& w, const Record& r) {
   if (r.event == EventKind::kGidChange) {
     write_gids(w, "gids_added", r.gids_added);
     write_gids(w, "gids_removed", r.gids_removed);
@@ -485,6 +432,72 @@ void append_json(std::string& out, const Record& r) {
   if (r.event == EventKind::kLinkQuality) write_link(w, r.link.value_or(LinkQualityEvent{}));
   if (r.event == EventKind::kDevlinkHealth)
     write_devlink(w, r.devlink.value_or(DevlinkHealthEvent{}));
+}
+
+#ifndef NDEBUG
+// Whether write_event_keys writes nothing for `r`: the fast path of append_json trusts
+// has_event_keys, and a key added there for an event it does not list stops the Debug builds
+// (the sanitizers' tests) in append_json.
+bool writes_no_event_keys(const Record& r) {
+  std::string keys;
+  JsonWriter w(keys);
+  w.resume_object();
+  write_event_keys(w, r);
+  return keys.empty();
+}
+#endif
+
+}  // namespace
+
+void write_port_block(JsonWriter& w, const PortInfo& p) {
+  for (const auto& f : port_fields()) {
+    w.key(f.name);
+    f.write(w, p);
+  }
+}
+
+std::vector<std::string_view> changed_fields(const PortInfo& before, const PortInfo& after) {
+  std::vector<std::string_view> out;
+  for (const auto& f : port_fields()) {
+    if (!f.equal(before, after)) out.push_back(f.name);
+  }
+  return out;
+}
+
+std::string to_json(const Record& r) {
+  std::string out;
+  out.reserve(640);
+  append_json(out, r);
+  return out;
+}
+
+void append_json(std::string& out, const Record& r) {
+  const CommonKeys common{r.seq,        r.stream,   r.time_us, r.host,      event_name(r.event),
+                          r.event_type, r.severity, r.device,  r.node_guid, r.port};
+  // A port record's block, rendered once per port state; "changes" is empty when the record
+  // changes nothing it shows, which is most of them.
+  TextCaches& caches = text_caches();
+  const std::string* block = r.port_info ? &caches.port_blocks.text(*r.port_info) : nullptr;
+  const bool no_changes = block && (!r.previous || *r.previous == *r.port_info);
+  static constexpr char kNoChanges[] = ",\"changes\":{}";
+  // Most records end there (a port's event with its block and no change): closed at once.
+  const bool more = (block && !no_changes) || has_event_keys(r.event);
+  const CommonTexts texts = caches.common(common);
+  const size_t bound = common_bound(texts) + (block ? block->size() + sizeof kNoChanges : 0) + 1;
+  append_flat(out, bound, [&](FlatWriter& w) {
+    write_common(w, common, texts);
+    if (block) w.text(*block);
+    if (no_changes) w.literal(kNoChanges);
+    if (!more) w.literal("}");
+  });
+  if (!more) {
+    assert(writes_no_event_keys(r));
+    return;
+  }
+  JsonWriter w(out);
+  w.resume_object();
+  if (block && !no_changes) write_changes(w, *r.previous, *r.port_info);
+  write_event_keys(w, r);
   w.end_object();
 }
 
@@ -493,7 +506,7 @@ std::string to_json(const PortSnapshot& s) {
   out.reserve(1024);
   const CommonKeys common{s.seq, s.stream,        s.time_us, s.host,      kSnapshotEvent,
                           -1,    Severity::kInfo, s.device,  s.node_guid, s.port.port};
-  const CommonTexts texts = common_texts(common);
+  const CommonTexts texts = text_caches().common(common);
   append_flat(out, common_bound(texts), [&](FlatWriter& w) { write_common(w, common, texts); });
   JsonWriter w(out);
   w.resume_object();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "format.h"
+#include "port_fixtures.h"
 
 namespace rdma_eventctl {
 namespace {
@@ -15,9 +16,8 @@ using namespace rdma_eventd;
 
 TEST(EventctlStatus, TheRateColumnSaysUnknownWhereTheRateIsNotKnown) {
   StatusReply s;
-  const PortInfo xdr{
-      1, LinkLayer::kInfiniband, PortState::kActive, PhysState::kLinkUp, 7, 1, 0, 0, 4096,
-      4, LinkSpeed::kXdr};
+  PortInfo xdr = daemon::active_ib(1, 7);
+  xdr.speed = LinkSpeed::kXdr;
   PortInfo unknown = xdr;
   unknown.port = 2;
   unknown.speed = LinkSpeed::kUnknown;

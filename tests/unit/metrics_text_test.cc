@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "port_fixtures.h"
+
 namespace rdma_eventctl {
 namespace {
 
@@ -19,8 +21,7 @@ StatusReply sample_status() {
   s.subscribers.count = 2;
   s.subscribers.records_lost = 3;
   s.journal = {true, 11, 1, 2, 0, 0, 0, true, 40, 4};
-  PortInfo p{1, LinkLayer::kInfiniband, PortState::kActive, PhysState::kLinkUp, 7, 1, 0, 0, 4096,
-             4, LinkSpeed::kHdr};
+  PortInfo p = daemon::active_ib(1, 7);
   PortInfo q = p;
   q.port = 2;
   q.state = PortState::kDown;

@@ -265,9 +265,13 @@ PortSnapshot sample_snapshot() {
   s.host = "node1";
   s.device = "mlx5_1";
   s.node_guid = "0c42:a103:006d:0b3a";
-  s.port =
-      PortInfo{1, LinkLayer::kEthernet, PortState::kActive, PhysState::kLinkUp, 0, 0, 0, 0, 1024,
-               4, LinkSpeed::kEdr};
+  s.port = PortInfo{.port = 1,
+                    .link_layer = LinkLayer::kEthernet,
+                    .state = PortState::kActive,
+                    .phys_state = PhysState::kLinkUp,
+                    .speed = LinkSpeed::kEdr,
+                    .active_mtu = 1024,
+                    .lanes = 4};
   s.gids = {{0, "fe80::e42:a1ff:fe6d:b3a", GidType::kRoceV1, "ens1f0"},
             {1, "fe80::e42:a1ff:fe6d:b3a", GidType::kRoceV2, "ens1f0"}};
   s.pkeys = {{0, 0xffff}};

@@ -7,6 +7,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "port_fixtures.h"
+
 namespace rdma_eventd {
 namespace {
 
@@ -25,9 +27,7 @@ StatusReply sample() {
   Filter filter{{EventKind::kPortErr}, {}, {*PortPattern::parse("mlx5_0/1", nullptr)}, {}};
   s.subscribers.list = {
       {2, true, 12155, 0, 1795342530500000, 3, 0, 0, 0, 0, 0, 2027, false, filter}};
-  const PortInfo p{
-      1, LinkLayer::kInfiniband, PortState::kActive, PhysState::kLinkUp, 7, 1, 0, 0, 4096,
-      4, LinkSpeed::kHdr};
+  const PortInfo p = daemon::active_ib(1, 7);
   s.devices = {{"mlx5_0",
                 "0c42:a103:00f6:5e44",
                 {{p, 1, 2}},

@@ -76,6 +76,12 @@ struct RecordKey {
   std::string_view old_name;
 };
 RecordKey key_of(const Record& record);
+// Whether the record is about one port (RecordKey::port_scoped): it has a port block, or it is
+// a port_health record, which has none but is about one port (a port pattern matches it only
+// for that port).
+inline bool port_scoped(const Record& r) {
+  return r.port_info.has_value() || r.event == EventKind::kPortHealth;
+}
 
 // Which records a subscriber receives. Every list that is not empty must match (a list matches
 // when one of its entries does); an empty list and no min_severity match everything.
@@ -88,13 +94,20 @@ struct Filter {
   std::vector<PortPattern> ports;
   std::optional<Severity> min_severity;
 
-  bool matches(const RecordKey& record) const;
+  // Inline for a filter that takes everything, as most subscribers' does: the hub asks for every
+  // record and every subscriber.
+  bool matches(const RecordKey& record) const {
+    return matches_everything() || matches_patterns(record);
+  }
   // Snapshot records are state, not events: only devices and ports apply to them.
   bool matches_port(std::string_view device, std::string_view node_guid, uint32_t port) const;
   bool matches_everything() const {
     return events.empty() && devices.empty() && ports.empty() && !min_severity;
   }
   friend bool operator==(const Filter&, const Filter&) = default;
+
+ private:
+  bool matches_patterns(const RecordKey& record) const;
 };
 
 // --- requests ---------------------------------------------------------------------------------

@@ -18,9 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "rdma_eventd/types.h"
@@ -30,22 +32,28 @@ namespace rdma_eventd {
 inline constexpr int kSchemaVersion = 1;
 
 // The port block: a port's attributes as the daemon last queried them, decoded.
+// The four one-byte fields together, so that the struct has no padding and two are compared as
+// their bytes (a port block is compared with the last one rendered for every port record).
 struct PortInfo {
   uint32_t port = 0;
   LinkLayer link_layer = LinkLayer::kUnspecified;
   PortState state = PortState::kUnknown;
   PhysState phys_state = PhysState::kUnknown;
+  LinkSpeed speed = LinkSpeed::kUnknown;
   uint32_t lid = 0;
   uint32_t sm_lid = 0;
   uint32_t sm_sl = 0;
   uint32_t lmc = 0;
   uint32_t active_mtu = 0;  // bytes
   uint32_t lanes = 0;       // active width as a lane count
-  LinkSpeed speed = LinkSpeed::kUnknown;
 
   double rate_gbps() const { return lanes * lane_gbps(speed); }
-  friend bool operator==(const PortInfo&, const PortInfo&) = default;
+  friend bool operator==(const PortInfo& a, const PortInfo& b) {
+    return std::memcmp(&a, &b, sizeof(PortInfo)) == 0;
+  }
 };
+static_assert(std::has_unique_object_representations_v<PortInfo>,
+              "PortInfo has padding: its == compares its bytes");
 
 struct GidEntry {
   uint32_t index = 0;
