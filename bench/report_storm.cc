@@ -16,7 +16,7 @@ constexpr double kAsyncwatchRatioTarget = 1.5;  // × ibv_asyncwatch (16 devices
 constexpr double kRawRatioTarget = 0.5;         // × the raw loop
 constexpr double kCpuPerEventTargetUs = 0.7;    // journal off
 constexpr double kCpuPerRecordJournalTargetUs = 4;
-constexpr double kInstructionsTarget = 2400;  // per event, 1-device storm, journal off
+constexpr double kInstructionsTarget = 2300;  // per event, 1-device storm, journal off
 constexpr double kSlowQueryTarget = 200000;   // events/s with 20 us queries
 
 // "none", or how many records were lost or never came, and in how many runs.
