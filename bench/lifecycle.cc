@@ -96,6 +96,7 @@ int cmd_startup(int argc, char** argv) {
 struct Window {
   uint64_t pings = 0, other_count = 0, log_lines = 0;
   std::vector<std::string> others;  // the first few datagrams that were not pings
+  std::vector<std::string> logged;  // the first few log lines
 };
 
 // Reads the daemon's datagrams and log lines until `end` (or, with stop_at_ping, until the next
@@ -118,6 +119,8 @@ bool watch_until(DaemonProcess& d, NotifySocket& notify, int64_t end, Window& w,
     std::vector<std::string> lines;
     d.read_stderr(lines);
     w.log_lines += lines.size();
+    for (std::string& l : lines)
+      if (w.logged.size() < 5) w.logged.push_back(std::move(l));
     if (d.exited()) throw BenchError("the daemon exited while idle:" + d.log_tail());
     if (stop_at_ping && pinged) return true;
   }
@@ -212,6 +215,7 @@ int cmd_idle(int argc, char** argv) {
             {"other_datagrams", w.other_count},
             {"other_samples", w.others},
             {"log_lines", w.log_lines},
+            {"log_samples", w.logged},
             {"ready_by", ready.notify_ns ? "READY=1" : "log line"},
             {"devlink_available", devlink.is_object() && devlink.value("available", false)}};
   emit_result(a.str("results", ""), r.dump());
