@@ -33,6 +33,9 @@ constexpr int64_t kMinSampleGapUs = kMicrosPerSecond;
 // How long link_downed growth waits for the port_errs that may explain it (events still queued,
 // read in later batches) before it is a down too brief for an event. Checked at the timer.
 constexpr int64_t kHiddenGraceUs = 3 * kMicrosPerSecond;
+// A counter may show a down this long after its event was read (rxe's hw_counters are cached
+// for their lifespan, 10 ms by default): a read begun sooner may not show a down carried to it.
+constexpr int64_t kCounterLagUs = kMicrosPerSecond;
 
 uint8_t faults_of(const LinkQualityView& v) {
   uint8_t bits = 0;
@@ -289,11 +292,14 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
 }
 
 void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t number, Port& p,
-                               CounterReadJob::Port& read, Instant now,
-                               std::vector<PortChanges>& out) {
+                               CounterReadJob::Port& read, int64_t read_started_mono_us,
+                               Instant now, std::vector<PortChanges>& out) {
   ++stats_.samples;
   p.last_sample_mono_us = now.mono_us;
   const std::string downed_name(*d.pma ? kLinkDowned : kHwLinkDowned);
+  const bool downed_read =
+      std::any_of(read.values.begin(), read.values.end(),
+                  [&](const CounterValue& c) { return c.name == downed_name; });
   // The link as it was when the read was asked for: what the values were read of.
   PortSample s{
       read.rate,        read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
@@ -306,9 +312,14 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
     if (c.kind == LinkQualityChange::Kind::kBad || c.kind == LinkQualityChange::Kind::kClean)
       faults_changed_ = true;
   }
-  // This sample's downs that link_downed did not show yet may show in the next sample.
-  const uint64_t grew = p.quality.last_growth(downed_name);
-  p.downs_carried = p.downs_seen > grew ? static_cast<uint32_t>(p.downs_seen - grew) : 0;
+  // The downs that link_downed did not show yet may show in the next sample. When it was not
+  // read, its port_errs wait for the next read of it within the quality (none is carried).
+  const bool carried_may_lag = read_started_mono_us - p.carried_at_mono_us < kCounterLagUs;
+  p.downs_carried = downed_read
+                        ? downs_to_carry(p.downs_seen, p.downs_carried,
+                                         p.quality.last_growth(downed_name), carried_may_lag)
+                        : 0;
+  p.carried_at_mono_us = now.mono_us;
   p.downs_seen = 0;
   // Growth of link_downed beyond the port_errs read so far waits for theirs (kHiddenGraceUs).
   for (auto it = changes.begin(); it != changes.end();) {

@@ -144,8 +144,11 @@ class LinkHealthMonitor {
     LinkRate rate;
     uint32_t downs_seen = 0;  // port_err records since the last sample
     // Downs seen that the last sample's link_downed did not show yet: they may show in the
-    // next sample (the counter and the event are not one atomic step), and no later.
+    // next sample (the counter and the event are not one atomic step, and the values are read
+    // beside the loop while it reads more events), and no later, unless that sample's read
+    // began within kCounterLagUs of this one (core/link_quality.h, downs_to_carry).
     uint32_t downs_carried = 0;
+    int64_t carried_at_mono_us = 0;  // the sample that carried them: their events were read
     // The other way round: link_downed grew by more than the port_errs read so far, but the
     // events of those downs may still wait in the device's queue (a burst of flaps is read in
     // batches, and a driver may count before or after it queues the event). Port_errs read
@@ -188,7 +191,8 @@ class LinkHealthMonitor {
   void on_read_done(const std::shared_ptr<CounterReadJob>& job);
   // A port's values read: judged.
   void sample(const std::string& name, Device& d, uint32_t number, Port& p,
-              CounterReadJob::Port& read, Instant now, std::vector<PortChanges>& out);
+              CounterReadJob::Port& read, int64_t read_started_mono_us, Instant now,
+              std::vector<PortChanges>& out);
   // A read that failed: logged and counted, and the device read again after a backoff or, for
   // good, not at all.
   void read_failed(const std::string& name, Device& d, uint32_t port, const CounterReadError& error,

@@ -114,7 +114,7 @@ void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job)
       if (job->error && read.number == job->error_port) break;
       Port& p = d.ports[read.number];
       note_phy_read(name, read.number, p, read);
-      sample(name, d, read.number, p, read, now, out);
+      sample(name, d, read.number, p, read, job->started_mono_us, now, out);
     }
     if (job->error) {
       read_failed(name, d, job->error_port, *job->error, now);

@@ -25,6 +25,7 @@
 // read as "no new errors").
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -133,6 +134,21 @@ struct PortSample {
   // An Ethernet (RoCE) port: its bit errors are kFecUncorrectable's, not symbol_error's.
   bool ethernet = false;
 };
+
+// Of the port_errs a read of link_downed was set against (`fresh`, those since the sample
+// before, and `carried`, those that sample's read did not show yet), the ones its growth did
+// not show either: they may show in the next read. The counter shows the oldest downs first,
+// so these are the newest: at most the fresh ones, and the carried ones only while they may
+// still lag (`carried_may_lag`: the read began too soon after their events were read for the
+// counter to show them, as a driver's cached hw_counters). A carried down that a later read
+// does not show is never shown: the counter and the event are not one atomic step, but close.
+inline uint32_t downs_to_carry(uint32_t fresh, uint32_t carried, uint64_t grew,
+                               bool carried_may_lag) {
+  const uint64_t seen = uint64_t{fresh} + carried;
+  const uint64_t most = carried_may_lag ? seen : fresh;
+  return grew >= seen ? 0
+                      : static_cast<uint32_t>(std::min<uint64_t>({seen - grew, most, UINT32_MAX}));
+}
 
 // What a sample found, for records and the health model.
 struct LinkQualityChange {

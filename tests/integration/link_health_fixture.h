@@ -56,8 +56,6 @@ inline Record next_link(DaemonProcess& d, const std::string& port, const std::st
       "link_quality " + change + " of " + port, skipped);
 }
 
-// next_link(), which must be the first link_quality record read: one of any port before it
-// fails the test.
 // The link_quality event of a port whose bit errors (symbol_error at `value`) grew by `count`
 // within `window_s`, over the `allowed` growth at `rate_gbps`: its BER estimate is the growth
 // over the bits the window carried.
@@ -76,13 +74,39 @@ inline LinkQualityEvent bad_bit_errors(uint64_t value, uint64_t count, uint64_t 
   return e;
 }
 
-inline Record first_link(DaemonProcess& d, const std::string& port, const std::string& change) {
+// next_link(), which must be the first link_quality record read: one of any port before it
+// fails the test. `port_errs`: how many port_err records came before it.
+inline Record first_link(DaemonProcess& d, const std::string& port, const std::string& change,
+                         size_t* port_errs = nullptr) {
   std::vector<Record> before;
   const Record r = next_link(d, port, change, &before);
-  for (const Record& b : before)
+  if (port_errs) *port_errs = 0;
+  for (const Record& b : before) {
     EXPECT_NE(b.event, EventKind::kLinkQuality)
         << b.device << "/" << b.port << " " << b.link->change;
+    if (port_errs) *port_errs += b.event == EventKind::kPortErr;
+  }
   return r;
+}
+
+// The first link_quality record of `port` is a hidden_down of one down, link_downed at
+// `value`, after `port_errs` port_err records.
+inline void expect_one_hidden_down(DaemonProcess& d, const std::string& port, uint64_t value,
+                                   size_t port_errs) {
+  size_t seen = 0;
+  const Record hidden = first_link(d, port, "hidden_down", &seen);
+  EXPECT_EQ(hidden.link->count, 1u);
+  EXPECT_EQ(hidden.link->value, value);
+  EXPECT_EQ(seen, port_errs);
+}
+
+// The daemon's count of port samples (each port's values read and judged).
+inline uint64_t link_samples(DaemonProcess& d) {
+  return d.status()["link_health"]["samples"].get<uint64_t>();
+}
+// Waits until a sample follows the `before`th.
+inline bool sampled_after(DaemonProcess& d, uint64_t before) {
+  return rdmatest::wait_until([&] { return link_samples(d) > before; }, std::chrono::seconds(10));
 }
 
 // The two-adapter simulator, and a daemon judging its links with its state in a directory of
@@ -97,6 +121,17 @@ class LinkHealth : public ::testing::Test {
                               json health = {{"enabled", true}}) {
     DaemonProcess& d = start(link_health, health);
     EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+    return d;
+  }
+  // start_judged() with the timer's reads every `interval_s` and 10 downs to flap, and a
+  // second after a timer's reads (the least time between two reads of a port): the next
+  // port_err read reads the port's counters, well before the next tick.
+  DaemonProcess& start_between_reads(uint32_t interval_s) {
+    json link = fast_link_health();
+    link["interval_s"] = interval_s;
+    DaemonProcess& d = start_judged(link, {{"enabled", true}, {"flap_downs", 10}});
+    EXPECT_TRUE(sampled_after(d, link_samples(d)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
     return d;
   }
 
