@@ -245,6 +245,10 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
       --p.unexplained;
     else
       ++p.downs_seen;
+    if (d.reading &&
+        std::any_of(d.reading->ports.begin(), d.reading->ports.end(),
+                    [&](const CounterReadJob::Port& read) { return read.number == r.port; }))
+      p.down_while_read = true;
   }
   if (link_event(r.event) && (p.last_sample_mono_us == INT64_MIN ||
                               now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
@@ -284,6 +288,8 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
     p.link_up = false;  // recount() follows; the next record or sample says what it is now
     p.downs_seen = 0;
     p.downs_carried = 0;
+    p.down_while_read = false;
+    p.down_before_next = false;
     p.unexplained = 0;
     p.last_sample_mono_us = INT64_MIN;
     p.pending = false;
@@ -301,9 +307,13 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
       std::any_of(read.values.begin(), read.values.end(),
                   [&](const CounterValue& c) { return c.name == downed_name; });
   // The link as it was when the read was asked for: what the values were read of.
-  PortSample s{
-      read.rate,        read.link_up, p.downs_seen + p.downs_carried, std::move(read.values),
-      p.downs_seen > 0, read.ethernet};
+  PortSample s{read.rate,
+               read.link_up,
+               p.downs_seen + p.downs_carried,
+               std::move(read.values),
+               p.downs_seen > 0 || p.down_before_next,
+               read.ethernet};
+  p.down_before_next = std::exchange(p.down_while_read, false);
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);
