@@ -508,8 +508,10 @@ case "${1:-help}" in
   test-tsan)
     deps
     build_tsan
-    # The daemon's second thread is the journal writer: every test that runs the daemon with a
-    # journal exercises it, the faults tests (journald stopped and frozen) most. The million-event
+    # The daemon's other threads are the journal writer and link quality's counter readers:
+    # every test that runs the daemon with a journal exercises the one, the faults tests
+    # (journald stopped and frozen) most, and the LinkHealth tests (a hung read, a sweep of 16
+    # devices) the others. The million-event
     # storm and the system tests add nothing for threads and would take long under TSan.
     # One test per CPU: under ThreadSanitizer the daemon and its clients are several times
     # slower and keep the CPUs busy themselves.

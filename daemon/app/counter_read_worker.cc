@@ -3,11 +3,13 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "netlink/ethtool_reader.h"
 
@@ -24,7 +26,10 @@ void CounterReadJob::set_reading(std::string file) {
 }
 
 CounterReadWorker::CounterReadWorker(EventLoop& loop, Done done, std::string ethtool_stand_in)
-    : shared_(std::make_shared<Shared>()), done_(std::move(done)) {
+    : shared_(std::make_shared<Shared>()),
+      done_(std::move(done)),
+      stall_(
+          loop, [this] { on_stall(); }, Priority::kSources) {
   shared_->ethtool_stand_in = std::move(ethtool_stand_in);
   shared_->event.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!shared_->event) {
@@ -47,22 +52,56 @@ CounterReadWorker::~CounterReadWorker() {
   // reference, a thread's or ours.
 }
 
-bool CounterReadWorker::start(std::shared_ptr<CounterReadJob> job) {
-  std::unique_lock lock(shared_->mutex);
+CounterReadWorker::Batch::~Batch() {
+  if (--worker_.batch_depth_ == 0 && std::exchange(worker_.batch_queued_, false))
+    worker_.wake_for_queue();
+}
+
+bool CounterReadWorker::queue_has_reader() const {
+  if (shared_->calls > 0) return true;
+  const auto stalled_since = std::chrono::steady_clock::now() - kStall;
+  return std::any_of(shared_->readers.begin(), shared_->readers.end(), [&](const Reader& r) {
+    return r.called && (!r.in_read || r.busy_since > stalled_since);
+  });
+}
+
+bool CounterReadWorker::call_thread() {
+  if (queue_has_reader()) return true;
   if (shared_->idle == 0) {
+    Reader& reader = shared_->readers.emplace_back();
     try {
-      std::thread(serve, shared_).detach();
+      std::thread(serve, shared_, &reader).detach();
     } catch (const std::system_error&) {
-      return false;  // no thread now (EAGAIN at the task limit): read at the next turn
+      shared_->readers.pop_back();
+      return false;  // no thread now (EAGAIN at the task limit)
     }
     ++shared_->idle;
   }
   --shared_->idle;
-  shared_->todo.push_back(std::move(job));
-  lock.unlock();
-  shared_->wake.notify_one();
-  ++in_flight_;
+  ++shared_->calls;
+  ++wakes_owed_;
   return true;
+}
+
+bool CounterReadWorker::start(std::shared_ptr<CounterReadJob> job) {
+  {
+    std::lock_guard lock(shared_->mutex);
+    if (!call_thread()) return false;  // read at the next turn
+    shared_->todo.push_back(std::move(job));
+  }
+  ++in_flight_;
+  if (batch_depth_ > 0)
+    batch_queued_ = true;
+  else
+    wake_for_queue();
+  return true;
+}
+
+void CounterReadWorker::wake_for_queue() {
+  // After the lock, so that a thread woken does not wait on it.
+  for (; wakes_owed_ > 0; --wakes_owed_)
+    shared_->wake.notify_one();
+  if (!stall_.armed()) stall_.arm(kStall);
 }
 
 namespace {
@@ -110,33 +149,64 @@ void CounterReadWorker::read(CounterReadJob& job, const std::string& ethtool_sta
   job.set_reading({});
 }
 
-void CounterReadWorker::serve(const std::shared_ptr<Shared>& shared) {
+void CounterReadWorker::serve(const std::shared_ptr<Shared>& shared, Reader* me) {
+  std::unique_lock lock(shared->mutex);
   for (;;) {
-    std::shared_ptr<CounterReadJob> job;
-    {
-      std::unique_lock lock(shared->mutex);
-      shared->wake.wait(lock, [&] { return shared->closed || !shared->todo.empty(); });
-      if (shared->closed) return;
-      job = std::move(shared->todo.front());
+    shared->wake.wait(lock, [&] { return shared->closed || shared->calls > 0; });
+    if (shared->closed) return;
+    --shared->calls;
+    me->called = true;
+    // Called: reads the queue until it is empty (jobs queued meanwhile too), then hands back
+    // everything read, its own and any a stalled thread left.
+    while (!shared->todo.empty()) {
+      std::shared_ptr<CounterReadJob> job = std::move(shared->todo.front());
       shared->todo.pop_front();
-    }
-    read(*job, shared->ethtool_stand_in);
-    {
-      std::lock_guard lock(shared->mutex);
+      me->in_read = true;
+      me->busy_since = std::chrono::steady_clock::now();
+      lock.unlock();
+      read(*job, shared->ethtool_stand_in);
+      lock.lock();
+      me->in_read = false;
       if (shared->closed) return;
       shared->done.push_back(std::move(job));
-      ++shared->idle;
     }
+    me->called = false;
+    ++shared->idle;
+    // Nothing to hand back when another thread took the queue first (this one was called for
+    // a stall that ended) or the loop took the values at a stall.
+    if (shared->done.empty()) continue;
     // After the lock, so that the loop, woken, does not wait on it. The eventfd is open while
     // `shared` is: the write cannot fail short of a count of 2^64 - 2 unread.
+    lock.unlock();
     const uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(shared->event.get(), &one, sizeof one);
+    lock.lock();
   }
 }
 
 void CounterReadWorker::on_readable() {
   uint64_t count = 0;
   [[maybe_unused]] const ssize_t n = ::read(shared_->event.get(), &count, sizeof count);
+  hand_back();
+}
+
+// Jobs still queued kStall after the reads began: the thread reading them is held by a read
+// (a firmware that stopped answering). Another takes the queue, and what was read before the
+// stall goes to the caller now, not when the stalled read returns.
+void CounterReadWorker::on_stall() {
+  bool queued = false;
+  {
+    std::lock_guard lock(shared_->mutex);
+    // Looked at again after kStall while jobs wait: a thread that took one just now may stall
+    // in its turn, and one that could not be started is asked for again.
+    queued = !shared_->todo.empty();
+    if (queued) call_thread();
+  }
+  if (queued) wake_for_queue();
+  hand_back();
+}
+
+void CounterReadWorker::hand_back() {
   std::vector<std::shared_ptr<CounterReadJob>> done;
   {
     std::lock_guard lock(shared_->mutex);
@@ -146,6 +216,7 @@ void CounterReadWorker::on_readable() {
     --in_flight_;
     done_(std::move(job));
   }
+  if (in_flight_ == 0) stall_.cancel();
 }
 
 }  // namespace rdma_eventd::daemon

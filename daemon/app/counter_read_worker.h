@@ -4,15 +4,20 @@
 // in a pool of threads and hand their values back to the loop through an eventfd, so other
 // devices' events, and their reads, go on meanwhile.
 //
-// A job waits for an idle thread, and a thread is started when none is idle: one read per device
-// at a time is the caller's rule (LinkHealthMonitor's in-flight guard), so the threads are at
-// most as many as the devices read at once, and a hung read holds one thread, never the others.
-// Threads are kept once started (no thread per read: the idle daemon's wakeups stay its timer's
-// and the reads' hand-backs). A read blocked in the kernel cannot be cancelled: the threads are
-// detached, hold only the shared state, and a result is dropped when the worker is gone by the
-// time it returns (the daemon stopping).
+// One thread reads the jobs queued, one after another, and hands their values back once the
+// queue is empty: a timer's sweep of every device wakes one thread and the loop once, whatever
+// the number of devices. A read that stalls must not hold the others: jobs left in the queue
+// behind a read that has taken kStall get another thread (an idle one, or one started), and
+// what was read before it is handed back then; a job queued while every thread in the queue is
+// in such a read gets one at once. So the threads are at most one more than the reads that
+// stall at once (one per device at a time is the caller's rule: LinkHealthMonitor's in-flight
+// guard), and a hung read holds one thread, never the others. Threads are kept once started (no
+// thread per read). A read blocked in the kernel cannot be cancelled: the threads are detached,
+// hold only the shared state, and a result is dropped when the worker is gone by the time it
+// returns (the daemon stopping).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -76,31 +81,69 @@ class CounterReadWorker {
   CounterReadWorker(const CounterReadWorker&) = delete;
   CounterReadWorker& operator=(const CounterReadWorker&) = delete;
 
-  // Reads the job's ports in a thread of the pool. False when no thread was idle and none could
-  // be started (the job is then not read; the caller tries again later).
+  // Queues the job for a thread of the pool. False when no thread was reading or idle and none
+  // could be started (the job is then not read; the caller tries again later).
   bool start(std::shared_ptr<CounterReadJob> job);
   size_t in_flight() const { return in_flight_; }
 
+  // While one lives, start() queues without waking a thread; the last to go wakes one for all
+  // (a sweep's jobs are read by one thread that wakes once).
+  class Batch {
+   public:
+    explicit Batch(CounterReadWorker& worker) : worker_(worker) { ++worker_.batch_depth_; }
+    ~Batch();
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    CounterReadWorker& worker_;
+  };
+
+  // How long jobs may wait in the queue behind a read before another thread takes them: well
+  // under the least read_deadline_s (1 s), so that no job is reported hung for having waited.
+  static constexpr std::chrono::milliseconds kStall{250};
+
  private:
   // What the threads share with the loop: it outlives the worker while a thread still reads.
+  // One thread of the pool, as the loop sees it.
+  struct Reader {
+    bool called = false;   // reading the queue, from its call until the queue is empty
+    bool in_read = false;  // in a job's read, since busy_since
+    std::chrono::steady_clock::time_point busy_since;
+  };
   struct Shared {
     std::mutex mutex;
-    std::condition_variable wake;  // a job to read, or closed
+    std::condition_variable wake;  // a thread asked to read (calls > 0), or closed
     bool closed = false;           // the worker is gone: threads end, results are dropped
-    size_t idle = 0;
+    size_t idle = 0;               // threads waiting to be called
+    size_t calls = 0;              // idle threads called, not yet awake
+    std::deque<Reader> readers;    // each thread's (a deque: a thread's stays where it is)
     std::deque<std::shared_ptr<CounterReadJob>> todo;
     std::string ethtool_stand_in;
     std::vector<std::shared_ptr<CounterReadJob>> done;
     internal::UniqueFd event;
   };
-  static void serve(const std::shared_ptr<Shared>& shared);
+  static void serve(const std::shared_ptr<Shared>& shared, Reader* me);
   static void read(CounterReadJob& job, const std::string& ethtool_stand_in);
+  // Whether a thread will take the next job queued soon: one called, or reading the queue and
+  // not in a read that began kStall ago or more. Under shared_->mutex.
+  bool queue_has_reader() const;
+  // Calls an idle thread, or starts one, to read the queue when none will (queue_has_reader).
+  // Under shared_->mutex. False when no thread could be started.
+  bool call_thread();
+  void wake_for_queue();  // wakes the threads called, and arms the stall timer
   void on_readable();
+  void on_stall();
+  void hand_back();
 
   std::shared_ptr<Shared> shared_;
   Done done_;
   size_t in_flight_ = 0;
+  int batch_depth_ = 0;
+  bool batch_queued_ = false;  // start() queued within a batch
+  size_t wakes_owed_ = 0;      // threads called and not woken yet (call_thread, wake_for_queue)
   std::unique_ptr<IoWatch> watch_;
+  Timer stall_;
 };
 
 }  // namespace rdma_eventd::daemon

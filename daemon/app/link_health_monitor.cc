@@ -186,6 +186,7 @@ void LinkHealthMonitor::restore(const std::vector<const DeviceView*>& views, Ins
 void LinkHealthMonitor::observe_devices(const std::vector<const DeviceView*>& views, Instant now) {
   if (!config_.enabled) return;
   std::vector<PortChanges> out;
+  const CounterReadWorker::Batch batch(worker_);  // one thread reads them all
   for (const DeviceView* v : views) {
     Device& d = device_of(v->name, format_guid(v->node_guid));
     std::vector<uint32_t> up;
@@ -368,13 +369,15 @@ LinkHealthMonitor::PortChanges LinkHealthMonitor::changes_of(
   return c;
 }
 
-// A sweep asks for a read of every device's ports that are up (each device's in a thread of its
-// own, app/counter_read_worker): their values are judged as each read returns, while the loop
-// goes on with every device's events.
+// A sweep asks for a read of every device's ports that are up (one job per device, read beside
+// the loop by one thread: app/counter_read_worker): their values are judged when they return,
+// while the loop goes on with every device's events.
 void LinkHealthMonitor::on_timer() {
   const Instant now = clock_.now();
   sweep_started_mono_us_ = now.mono_us;
   std::vector<PortChanges> out;
+  std::optional<CounterReadWorker::Batch> batch(std::in_place,
+                                                worker_);  // one thread wakes for the sweep
   for (auto& [name, d] : devices_) {
     std::vector<uint32_t> up;
     for (auto& [number, p] : d.ports) {
@@ -386,6 +389,7 @@ void LinkHealthMonitor::on_timer() {
     }
     if (!up.empty()) request_read(name, d, up, now);
   }
+  batch.reset();
   if (faults_changed_ || state_dirty_) save();
   if (!out.empty()) deliver_(out, now);
   // The next sweep an interval after this one began.

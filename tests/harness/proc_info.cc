@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
 
 #include "process.h"
 
@@ -22,16 +23,36 @@ std::string status_field(const std::string& path, const std::string& field) {
 
 }  // namespace
 
-size_t open_fds(pid_t pid) {
-  const std::string path = "/proc/" + std::to_string(pid) + "/fd";
+namespace {
+
+// The names in a /proc directory, "." and ".." left out.
+std::vector<std::string> entries(const std::string& path) {
   DIR* d = opendir(path.c_str());
   if (!d) throw HarnessError("cannot list " + path);
-  size_t n = 0;
+  std::vector<std::string> names;
   while (const dirent* e = readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
+    if (e->d_name[0] != '.') names.emplace_back(e->d_name);
   }
   closedir(d);
-  return n;
+  return names;
+}
+
+}  // namespace
+
+size_t open_fds(pid_t pid) {
+  return entries("/proc/" + std::to_string(pid) + "/fd").size();
+}
+
+size_t thread_count(pid_t pid) {
+  return entries("/proc/" + std::to_string(pid) + "/task").size();
+}
+
+uint64_t all_threads_wakeups(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task/";
+  uint64_t sum = 0;
+  for (const std::string& tid : entries(tasks))
+    sum += std::stoull(status_field(tasks + tid + "/status", "voluntary_ctxt_switches"));
+  return sum;
 }
 
 uint64_t status_bytes(pid_t pid, const std::string& field) {

@@ -16,6 +16,10 @@ uint64_t status_bytes(pid_t pid, const std::string& field);
 // voluntary_ctxt_switches of the process's main thread: it grows each time the thread sleeps
 // and wakes up again (a timer, an fd, a signal).
 uint64_t main_thread_wakeups(pid_t pid);
+// The same summed over the threads it has now (a thread that ended takes its count with it).
+uint64_t all_threads_wakeups(pid_t pid);
+// Entries of /proc/PID/task: its threads.
+size_t thread_count(pid_t pid);
 // CPU time the process used, user and system, in clock ticks (/proc/PID/stat utime + stime).
 uint64_t cpu_ticks(pid_t pid);
 

@@ -1,7 +1,7 @@
 // Counter reads that fail or never return, end to end (docs/health.md, "Unknown is not clean"):
 // the real daemon reads the simulated ports' counters in threads beside its loop. A read that
 // blocks (rdma-sim counter fail ... hang: a FIFO, as a firmware that stopped answering makes a
-// counters/ read wait) holds no other device's records, is reported once (a link_quality
+// counters/ read wait) holds no other device's records or reads, is reported once (a link_quality
 // unknown record naming the file and since when, and one log line), and the port's link quality
 // says unknown in status, in the health reply and in rdma-eventctl health until the read returns
 // and a read judges it again.
@@ -58,6 +58,11 @@ TEST_F(LinkHealth, AHungReadIsReportedOnceAndHoldsNoOtherDevicesRecords) {
       d.require_log("mlx5_0: reading " + symbol_error_file() + " has not returned since ");
   EXPECT_NE(logged.find("mlx5_0 is not read again until the read returns"), std::string::npos)
       << logged;
+
+  // Another device's reads go on: its errors are found while mlx5_0's read hangs (mlx5_1/1 is
+  // RoCE: its netdev's uncorrectable FEC blocks).
+  inject(sim_, {"counter", "add", "mlx5_1/1", "ethtool/fec_uncorrectable_blocks", "10"});
+  EXPECT_EQ(next_link(d, "mlx5_1/1", "bad").link->count, 10u);
 
   // Another device's event while the read hangs: published at once.
   const auto before = std::chrono::steady_clock::now();
