@@ -68,6 +68,18 @@ int devices_in(const std::string& ready_line) {
   return at == std::string::npos ? -1 : std::atoi(ready_line.c_str() + at + 9);
 }
 
+// Each thread's voluntary switches in the window, the main thread's first ("main"), then the
+// others' in the order of their IDs (a thread started within the window counts from 0).
+json voluntary_by_thread(const ContextSwitches& before, const ContextSwitches& after, pid_t pid) {
+  json out = json::object();
+  for (const auto& [tid, count] : after.voluntary_by_thread) {
+    const auto b = before.voluntary_by_thread.find(tid);
+    const uint64_t was = b == before.voluntary_by_thread.end() ? 0 : b->second;
+    out[tid == std::to_string(pid) ? std::string("main") : tid] = count - was;
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_startup(int argc, char** argv) {
@@ -197,6 +209,7 @@ int cmd_idle(int argc, char** argv) {
   }
   const ContextSwitches after = context_switches(d.pid());
   const double measured_s = static_cast<double>(mono_ns() - start) / 1e9;
+  const json by_thread = voluntary_by_thread(before, after, d.pid());
   // After the window (the request wakes it): whether it was following devlink meanwhile.
   const nlohmann::json devlink = daemon_status(a.str("socket")).value("devlink", nlohmann::json());
   d.stop();
@@ -211,6 +224,7 @@ int cmd_idle(int argc, char** argv) {
             {"nonvoluntary", after.nonvoluntary - before.nonvoluntary},
             {"switches", after.total() - before.total()},
             {"threads", after.threads},
+            {"voluntary_by_thread", by_thread},
             {"watchdog_pings", w.pings},
             {"other_datagrams", w.other_count},
             {"other_samples", w.others},

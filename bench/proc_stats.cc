@@ -96,7 +96,9 @@ ContextSwitches context_switches(pid_t pid) {
   for (const std::string& tid : task_ids(pid)) {
     const std::string text =
         "\n" + read_file("/proc/" + std::to_string(pid) + "/task/" + tid + "/status");
-    c.voluntary += status_value(text, "voluntary_ctxt_switches");
+    const uint64_t voluntary = status_value(text, "voluntary_ctxt_switches");
+    c.voluntary += voluntary;
+    c.voluntary_by_thread[tid] = voluntary;
     c.nonvoluntary += status_value(text, "nonvoluntary_ctxt_switches");
     ++c.threads;
   }

@@ -5,7 +5,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace rdma_eventd::bench {
 
@@ -34,6 +36,7 @@ struct ContextSwitches {
   uint64_t voluntary = 0;
   uint64_t nonvoluntary = 0;
   int threads = 0;
+  std::map<std::string, uint64_t> voluntary_by_thread;  // by thread ID
   uint64_t total() const { return voluntary + nonvoluntary; }
 };
 ContextSwitches context_switches(pid_t pid);
