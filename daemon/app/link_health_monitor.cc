@@ -242,14 +242,11 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {
     // A down the counter already showed, its event read only now: explained.
+    ++p.port_errs;
     if (p.unexplained > 0)
       --p.unexplained;
     else
       ++p.downs_seen;
-    if (d.reading &&
-        std::any_of(d.reading->ports.begin(), d.reading->ports.end(),
-                    [&](const CounterReadJob::Port& read) { return read.number == r.port; }))
-      p.down_while_read = true;
   }
   if (link_event(r.event) && (p.last_sample_mono_us == INT64_MIN ||
                               now.mono_us - p.last_sample_mono_us >= kMinSampleGapUs)) {
@@ -289,7 +286,7 @@ void LinkHealthMonitor::device_reopened_or_gone(const Record& r) {
     p.link_up = false;  // recount() follows; the next record or sample says what it is now
     p.downs_seen = 0;
     p.downs_carried = 0;
-    p.down_while_read = false;
+    p.port_errs_at_read = p.port_errs;
     p.down_before_next = false;
     p.unexplained = 0;
     p.last_sample_mono_us = INT64_MIN;
@@ -314,7 +311,7 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
                std::move(read.values),
                p.downs_seen > 0 || p.down_before_next,
                read.ethernet};
-  p.down_before_next = std::exchange(p.down_while_read, false);
+  p.down_before_next = p.port_errs != p.port_errs_at_read;
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);

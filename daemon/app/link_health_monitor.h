@@ -143,10 +143,12 @@ class LinkHealthMonitor {
     bool link_up = false;
     LinkRate rate;
     uint32_t downs_seen = 0;  // port_err records since the last sample
-    // A port_err read while a read of the port was out: that read's values may be from before
+    // port_err records read (a count that wraps), and that count when the port's last read was
+    // asked for: a port_err read while the read was out means its values may be from before
     // the down, so the sample after it is also the link's first since it came back up.
-    bool down_while_read = false;
-    bool down_before_next = false;  // the last sample's down_while_read
+    uint32_t port_errs = 0;
+    uint32_t port_errs_at_read = 0;
+    bool down_before_next = false;  // a port_err came while the last sample's read was out
     // Downs seen that the last sample's link_downed did not show yet: they may show in the
     // next sample (the counter and the event are not one atomic step, and the values are read
     // beside the loop while it reads more events), and no later, unless that sample's read

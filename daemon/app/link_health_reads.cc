@@ -83,6 +83,7 @@ void LinkHealthMonitor::request_read(const std::string& name, Device& d,
     }
     Port& p = d.ports[number];
     p.pending = false;
+    p.port_errs_at_read = p.port_errs;
     stats_.counter_reads += names.size() + (link.netdev.empty() ? 0 : 2);
     CounterReadJob::Port read{number, std::move(names), p.link_up, p.rate, {}};
     read.ethernet = link.ethernet;
