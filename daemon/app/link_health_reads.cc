@@ -109,6 +109,15 @@ void LinkHealthMonitor::on_read_done(const std::shared_ptr<CounterReadJob>& job)
     spdlog::info("{}: the read of {} returned after {} s", name, d.failed_counter,
                  (now.mono_us - job->started_mono_us) / kMicrosPerSecond);
   }
+  // Its sysfs directory went while it was read (renamed, or unregistered: the record of that
+  // follows): a file that went with it is no failure of its counters, and its values are not
+  // taken. Read again under its name when its record has come.
+  if (job->error && !file_exists(job->path)) {
+    spdlog::debug("{}: {} went while its counters were read ({}): not taken", name, job->path,
+                  job->error->path);
+    arm_deadline();
+    return;
+  }
   std::vector<PortChanges> out;
   if (!d.excluded) {
     for (CounterReadJob::Port& read : job->ports) {

@@ -6,6 +6,7 @@
 // says unknown in status, in the health reply and in rdma-eventctl health until the read returns
 // and a read judges it again.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,37 @@ TEST_F(LinkHealth, AHungReadIsReportedOnceAndHoldsNoOtherDevicesRecords) {
   EXPECT_EQ(d.status()["link_health"]["reads_hung"], 1);
   const std::string log = d.log_tail(400);
   EXPECT_EQ(log.find("has not returned since"), log.rfind("has not returned since")) << log;
+}
+
+TEST_F(LinkHealth, ADeviceRenamedWhileItsCountersAreReadIsNoFailureAndIsReadAsItsNewName) {
+  // mlx5_1's read held in its first file (mlx5_1/1 is RoCE: counters/link_downed), reported
+  // hung, while the simulator renames the device. Released, the read goes on to mlx5_1/2's
+  // files by the old name, which went with the directory, and returns before the daemon knows
+  // of the rename (no udev: SIGUSR1 tells it). That is no failure of its counters: renamed, it
+  // is read as roce7 and judged again.
+  json config = fast_link_health();
+  config["read_deadline_s"] = 1;
+  DaemonProcess& d = start_judged(config);
+  ASSERT_TRUE(judged_clean(d, "mlx5_1", 2));
+  inject(sim_, {"counter", "fail", "mlx5_1/1", "link_downed", "hang"});
+  EXPECT_EQ(next_link(d, "mlx5_1/1", "unknown").link->reason, "read_hung");
+  inject(sim_, {"rename", "mlx5_1", "roce7"});
+  inject(sim_, {"counter", "fail", "roce7/1", "link_downed", "ok"});
+  d.require_log("mlx5_1: the read of ");
+  ::kill(d.process().pid(), SIGUSR1);
+  std::vector<Record> between;
+  const Record judged = next_link(d, "roce7/1", "judged", &between);
+  EXPECT_EQ(judged.link->reason, "read_hung");
+  bool renamed = false;
+  for (const Record& r : between) {
+    renamed |= r.event == EventKind::kDeviceRenamed;
+    // The hung read's record of mlx5_1/2 may come after mlx5_1/1's; nothing else of mlx5_1.
+    if (r.event == EventKind::kLinkQuality && r.link->reason != "read_hung") {
+      EXPECT_NE(r.device, "mlx5_1") << r.port << " " << r.link->change << " " << r.link->reason;
+    }
+  }
+  EXPECT_TRUE(renamed);
+  EXPECT_EQ(d.status()["link_health"]["read_failures"], 0);
 }
 
 TEST_F(LinkHealth, AFailingReadSaysUnknownThenJudgedAndKeepsTheVerdict) {
