@@ -104,13 +104,13 @@ class CounterReadWorker {
   static constexpr std::chrono::milliseconds kStall{250};
 
  private:
-  // What the threads share with the loop: it outlives the worker while a thread still reads.
   // One thread of the pool, as the loop sees it.
   struct Reader {
     bool called = false;   // reading the queue, from its call until the queue is empty
     bool in_read = false;  // in a job's read, since busy_since
     std::chrono::steady_clock::time_point busy_since;
   };
+  // What the threads share with the loop: it outlives the worker while a thread still reads.
   struct Shared {
     std::mutex mutex;
     std::condition_variable wake;  // a thread asked to read (calls > 0), or closed

@@ -241,8 +241,8 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
     update_unknown(r.device, d, r.port, p, now, out);
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {
-    // A down the counter already showed, its event read only now: explained.
     ++p.port_errs;
+    // A down the counter already showed, its event read only now: explained.
     if (p.unexplained > 0)
       --p.unexplained;
     else

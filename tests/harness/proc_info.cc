@@ -21,10 +21,6 @@ std::string status_field(const std::string& path, const std::string& field) {
   throw HarnessError(path + " has no " + field);
 }
 
-}  // namespace
-
-namespace {
-
 // The names in a /proc directory, "." and ".." left out.
 std::vector<std::string> entries(const std::string& path) {
   DIR* d = opendir(path.c_str());

@@ -411,7 +411,7 @@ TEST_F(LinkHealth, ASweepOfManyDevicesReadsEveryPortWithinThePeriod) {
   SimFabric sixteen(topology("sixteen-devices"));
   DaemonProcess d(sixteen,
                   link_options(sixteen, state_.path(), fast_link_health(), {{"enabled", false}}));
-  const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
+  const auto samples = [&] { return link_samples(d); };
   // Each port's first read, asked for at start.
   ASSERT_TRUE(rdmatest::wait_until([&] { return samples() >= 32; }, std::chrono::seconds(10)));
   const uint64_t at_start = samples();
@@ -446,7 +446,7 @@ TEST_F(LinkHealth, ASweepOfManyDevicesWakesTheLoopTwiceAndOneThread) {
       json{{"health", {{"enabled", false}}}, {"link_health", fast_link_health()}}.dump();
   o.env = {{"STATE_DIRECTORY", state_.path()}};
   DaemonProcess d(sixteen, o);
-  const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
+  const auto samples = [&] { return link_samples(d); };
   ASSERT_TRUE(rdmatest::wait_until([&] { return samples() >= 64; }, std::chrono::seconds(10)));
   // Over 3.5 s (3 or 4 sweeps): 12 at most, and one more per sweep for a thread meeting the
   // loop at their shared lock (a sanitizer's build, a loaded machine). ThreadSanitizer's
@@ -483,7 +483,7 @@ TEST_F(LinkHealth, ExcludedDevicesAreNeverRead) {
   std::vector<Record> before;
   next_link(d, "mlx5_1/1", "bad", &before);
   // Two more sweeps of the timer (each reads mlx5_1's two ports, never mlx5_0's).
-  const auto samples = [&] { return d.status()["link_health"]["samples"].get<uint64_t>(); };
+  const auto samples = [&] { return link_samples(d); };
   const uint64_t now = samples();
   ASSERT_TRUE(rdmatest::wait_until([&] { return samples() >= now + 4; }, std::chrono::seconds(10)));
   EXPECT_FALSE(d.logged("cannot read its counters")) << d.log_tail();
