@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/clock.h"
 #include "netlink/ethtool_reader.h"
 
 namespace rdma_eventd::daemon {
@@ -129,6 +130,7 @@ void read_phy(CounterReadJob::Port& port, const std::string& stand_in) {
 
 void CounterReadWorker::read(CounterReadJob& job, const std::string& ethtool_stand_in) {
   for (CounterReadJob::Port& port : job.ports) {
+    port.read_mono_us = monotonic_us();
     // One file at a time, so that a read that does not return is known by its file.
     for (const std::string& name : port.names) {
       job.set_reading(counter_path(job.path, port.number, name));

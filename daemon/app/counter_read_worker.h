@@ -50,6 +50,9 @@ struct CounterReadJob {
     int phy_error = 0;  // why its PHY counters were not read (an errno), 0 when they were
     std::string phy_error_what;
     std::vector<CounterValue> values;  // read: all of names, or those before the error
+    // CLOCK_MONOTONIC when its first file was opened (link_downed, where it is read): the
+    // port_errs the loop read before then happened before its values.
+    int64_t read_mono_us = 0;
   };
   std::string device;
   std::string path;                              // the device's sysfs directory

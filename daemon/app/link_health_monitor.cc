@@ -242,6 +242,7 @@ void LinkHealthMonitor::on_record(const Record& r, Instant now, std::vector<Port
   p.rate = {r.port_info->lanes, r.port_info->speed};
   if (r.event == EventKind::kPortErr) {
     ++p.port_errs;
+    p.last_port_err_mono_us = now.mono_us;
     // A down the counter already showed, its event read only now: explained.
     if (p.unexplained > 0)
       --p.unexplained;
@@ -322,11 +323,18 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
   }
   // The downs that link_downed did not show yet may show in the next sample. When it was not
   // read, its port_errs wait for the next read of it within the quality (none is carried).
-  const bool carried_may_lag = read_started_mono_us - p.carried_at_mono_us < kCounterLagUs;
-  p.downs_carried = downed_read
-                        ? downs_to_carry(p.downs_seen, p.downs_carried,
-                                         p.quality.last_growth(downed_name), carried_may_lag)
-                        : 0;
+  const std::optional<uint64_t> grew = p.quality.last_growth(downed_name);
+  if (grew) {
+    const bool carried_may_lag = read_started_mono_us - p.carried_at_mono_us < kCounterLagUs;
+    p.downs_carried = downs_to_carry(p.downs_seen, p.downs_carried, *grew, carried_may_lag);
+  } else if (downed_read && p.last_port_err_mono_us >= read.read_mono_us) {
+    // A baseline (the port's first read, or the first after a reset) holds the downs whose
+    // events were read before its read of link_downed began. Those read since may be in its
+    // value or not: carried, for the next read to set against its growth.
+    p.downs_carried = std::min(p.downs_seen, p.port_errs - p.port_errs_at_read);
+  } else {
+    p.downs_carried = 0;
+  }
   p.carried_at_mono_us = now.mono_us;
   p.downs_seen = 0;
   // Growth of link_downed beyond the port_errs read so far waits for theirs (kHiddenGraceUs).

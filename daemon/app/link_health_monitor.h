@@ -148,6 +148,7 @@ class LinkHealthMonitor {
     // the down, so the sample after it is also the link's first since it came back up.
     uint32_t port_errs = 0;
     uint32_t port_errs_at_read = 0;
+    int64_t last_port_err_mono_us = INT64_MIN;  // when the last one was read
     bool down_before_next = false;  // a port_err came while the last sample's read was out
     // Downs seen that the last sample's link_downed did not show yet: they may show in the
     // next sample (the counter and the event are not one atomic step, and the values are read

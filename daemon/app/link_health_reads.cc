@@ -33,6 +33,8 @@ std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& 
           groups.hw ? ", brief downs are read from hw_counters/link_downed" : "");
     }
   }
+  // link_downed first: when its read began (CounterReadJob::Port::read_mono_us) tells which
+  // port_errs were read before its value.
   std::vector<std::string> names;
   const std::string dir = path + "/ports/" + std::to_string(port) + "/";
   if (*d.pma && ethernet) {
@@ -40,7 +42,7 @@ std::vector<std::string> LinkHealthMonitor::counters_to_read(const std::string& 
     // counter group, not from its PHY: its bit errors are its netdev's FEC statistics.
     names = {std::string(kLinkDowned)};
   } else if (*d.pma) {
-    names = {std::string(kSymbolError), std::string(kLinkDowned), std::string(kLinkErrorRecovery)};
+    names = {std::string(kLinkDowned), std::string(kSymbolError), std::string(kLinkErrorRecovery)};
   } else if (file_exists(dir + std::string(kHwLinkDowned))) {
     names = {std::string(kHwLinkDowned)};
   }

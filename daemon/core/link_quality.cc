@@ -108,7 +108,7 @@ void PortLinkQuality::sample(const LinkQualityConfig& config, const PortSample& 
     }
   }
   for (auto& [name, k] : counters_)
-    k.last_growth = 0;
+    k.last_growth.reset();
   std::map<std::string, Read> reads;
   for (const CounterValue& c : s.counters) {
     const bool keep_steps = read_by_a_rule(config, c.name);
@@ -355,9 +355,9 @@ std::optional<uint64_t> PortLinkQuality::last_value(const std::string& counter) 
   return k->second.value;
 }
 
-uint64_t PortLinkQuality::last_growth(const std::string& counter) const {
+std::optional<uint64_t> PortLinkQuality::last_growth(const std::string& counter) const {
   const auto k = counters_.find(counter);
-  return k == counters_.end() ? 0 : k->second.last_growth;
+  return k == counters_.end() ? std::nullopt : k->second.last_growth;
 }
 
 uint64_t PortLinkQuality::value_of(const std::string& counter) const {

@@ -268,9 +268,9 @@ class PortLinkQuality {
   // A counter's last value read with a baseline, or none (never read, or forgotten): cheaper
   // than view() on the event path.
   std::optional<uint64_t> last_value(const std::string& counter) const;
-  // What a counter grew by in the last sample, across a wrap included: 0 when that sample did
-  // not read it or could not tell (a baseline, a reset, pegged before).
-  uint64_t last_growth(const std::string& counter) const;
+  // What a counter grew by in the last sample, across a wrap included: none when that sample
+  // did not read it or could not tell (a baseline, a reset, pegged before).
+  std::optional<uint64_t> last_growth(const std::string& counter) const;
 
   // Growth kept per counter is bounded: at most this many (time, growth) steps, the oldest
   // merged into the next one (so a count within a window is never too small).
@@ -289,8 +289,8 @@ class PortLinkQuality {
     // The last read that could not tell when its errors were (a baseline, a reset, growth
     // across a restart): a clean period counts from no earlier.
     int64_t last_growth_mono_us = 0;
-    std::deque<Step> steps;    // oldest first; only of counters a rule reads, with the link up
-    uint64_t last_growth = 0;  // in the last sample (last_growth()); not kept across a restart
+    std::deque<Step> steps;  // oldest first; only of counters a rule reads, with the link up
+    std::optional<uint64_t> last_growth;  // in the last sample; not kept across a restart
   };
   struct Fault {
     bool bad = false;

@@ -102,7 +102,7 @@ TEST(LinkQualityWrap, ADropFromLowInTheRangeIsStillAResetAndABaseline) {
   DrivenPort port(with_transport({kSeq, 100, 60}));
   port.up(0, {mlx5_seq(1000000)});
   EXPECT_EQ(port.up(30, {mlx5_seq(5)}), Changes{about(Kind::kReset, kSeq, 5)});
-  EXPECT_EQ(port.port().last_growth(kSeq), 0u);
+  EXPECT_EQ(port.port().last_growth(kSeq), std::nullopt);
   // The next read counts from the reset's value, nothing from before it.
   EXPECT_EQ(port.up(40, {mlx5_seq(104)}), Changes{});
   EXPECT_EQ(port.up(50, {mlx5_seq(105)}),
@@ -122,7 +122,7 @@ TEST(LinkQualityWrap, A32BitCounterAtAllOnesIsNotPeggedAndCountsOn) {
   EXPECT_TRUE(v.pegged.empty());
   EXPECT_EQ(v.unknown, "");
   EXPECT_EQ(v.values.at(kSeq), kMax32);
-  EXPECT_EQ(port.port().last_growth(kSeq), 0u);
+  EXPECT_EQ(port.port().last_growth(kSeq), 0u);  // read, and did not grow
   // 95 before, 905 across the wrap.
   EXPECT_EQ(port.up(50, {mlx5_seq(904)}),
             Changes{bad_rule(LinkFault::kTransportErrors, kSeq, 1000, 999, 60, 904)});
@@ -155,7 +155,7 @@ TEST(LinkQualityWrap, ADropAcrossARestartIsASilentBaselineEvenNearTheTop) {
   after.port().restore(before.port().export_state());
   // The time away is unknown: it may have wrapped more than once.
   EXPECT_EQ(after.up(90, {mlx5_seq(70)}), Changes{});
-  EXPECT_EQ(after.port().last_growth(kSeq), 0u);
+  EXPECT_EQ(after.port().last_growth(kSeq), std::nullopt);
   EXPECT_EQ(after.up(100, {mlx5_seq(169)}), Changes{});
   EXPECT_EQ(after.up(110, {mlx5_seq(170)}),
             Changes{bad_rule(LinkFault::kTransportErrors, kSeq, 100, 99, 60, 170)});
