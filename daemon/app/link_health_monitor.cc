@@ -312,7 +312,8 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
                std::move(read.values),
                p.downs_seen > 0 || p.down_before_next,
                read.ethernet};
-  p.down_before_next = p.port_errs != p.port_errs_at_read;
+  const uint32_t port_errs_while_out = p.port_errs - p.port_errs_at_read;
+  p.down_before_next = port_errs_while_out > 0;
   std::vector<LinkQualityChange> changes;
   const uint64_t revision = p.quality.revision();
   p.quality.sample(config_, s, now, changes);
@@ -331,7 +332,7 @@ void LinkHealthMonitor::sample(const std::string& name, Device& d, uint32_t numb
     // A baseline (the port's first read, or the first after a reset) holds the downs whose
     // events were read before its read of link_downed began. Those read since may be in its
     // value or not: carried, for the next read to set against its growth.
-    p.downs_carried = std::min(p.downs_seen, p.port_errs - p.port_errs_at_read);
+    p.downs_carried = std::min(p.downs_seen, port_errs_while_out);
   } else {
     p.downs_carried = 0;
   }
@@ -381,20 +382,21 @@ void LinkHealthMonitor::on_timer() {
   const Instant now = clock_.now();
   sweep_started_mono_us_ = now.mono_us;
   std::vector<PortChanges> out;
-  std::optional<CounterReadWorker::Batch> batch(std::in_place,
-                                                worker_);  // one thread wakes for the sweep
-  for (auto& [name, d] : devices_) {
-    std::vector<uint32_t> up;
-    for (auto& [number, p] : d.ports) {
-      // A fault is cleared only by a read that shows its clean period without growth (sample()
-      // judges it): time alone does not, so a port that is not read (its link down, its
-      // device's reads failing or given up on) keeps its faults; nothing says they are gone.
-      if (p.link_up) up.push_back(number);
-      confirm_hidden_downs(name, d, number, p, now, out);
+  {
+    const CounterReadWorker::Batch batch(worker_);  // one thread wakes for the sweep
+    for (auto& [name, d] : devices_) {
+      std::vector<uint32_t> up;
+      for (auto& [number, p] : d.ports) {
+        // A fault is cleared only by a read that shows its clean period without growth
+        // (sample() judges it): time alone does not, so a port that is not read (its link down,
+        // its device's reads failing or given up on) keeps its faults; nothing says they are
+        // gone.
+        if (p.link_up) up.push_back(number);
+        confirm_hidden_downs(name, d, number, p, now, out);
+      }
+      if (!up.empty()) request_read(name, d, up, now);
     }
-    if (!up.empty()) request_read(name, d, up, now);
   }
-  batch.reset();
   if (faults_changed_ || state_dirty_) save();
   if (!out.empty()) deliver_(out, now);
   // The next sweep an interval after this one began.
