@@ -108,15 +108,38 @@ inline uint64_t link_samples(DaemonProcess& d) {
 inline bool sampled_after(DaemonProcess& d, uint64_t before) {
   return rdmatest::wait_until([&] { return link_samples(d) > before; }, std::chrono::seconds(10));
 }
+// Waits until the daemon has read every port it judges once: their baselines. It reads them
+// beside its loop, after its first records: what a counter gains before that read is in its
+// baseline, never growth; what it gains after it is.
+inline bool every_port_read(DaemonProcess& d) {
+  return rdmatest::wait_until(
+      [&] {
+        const json st = d.status();
+        const json& ports = st["link_health"]["ports"];
+        if (ports.empty()) return false;
+        for (const json& p : ports) {
+          if (p["counters"].empty()) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(10));
+}
 
 // The two-adapter simulator, and a daemon judging its links with its state in a directory of
 // its own.
 class LinkHealth : public ::testing::Test {
  protected:
-  DaemonProcess& start(json link_health = fast_link_health(), json health = {{"enabled", true}}) {
+  // The daemon, started: its ports not read yet.
+  DaemonProcess& launch(json link_health = fast_link_health(), json health = {{"enabled", true}}) {
     return d_.emplace(sim_, link_options(sim_, state_.path(), link_health, health));
   }
-  // start(), and the first verdict of mlx5_0/1: it is judged from now on.
+  // launch(), and every port read once: what the counters gain from now on is growth.
+  DaemonProcess& start(json link_health = fast_link_health(), json health = {{"enabled", true}}) {
+    DaemonProcess& d = launch(link_health, health);
+    EXPECT_TRUE(every_port_read(d)) << d.status()["link_health"];
+    return d;
+  }
+  // start(), and the first verdict of mlx5_0/1 taken.
   DaemonProcess& start_judged(json link_health = fast_link_health(),
                               json health = {{"enabled", true}}) {
     DaemonProcess& d = start(link_health, health);

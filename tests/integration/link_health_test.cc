@@ -105,6 +105,7 @@ TEST_F(LinkHealth, ARestartKeepsABadLinkDegradedUntilItsCleanPeriodFromBeforeThe
   {
     DaemonProcess d(sim_, link_options(sim_, state_.path(), link));
     EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+    ASSERT_TRUE(every_port_read(d));
     inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
     bad = next_link(d, "mlx5_0/1", "bad");
     EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
@@ -245,7 +246,8 @@ TEST_F(LinkHealth, ADownReadBeforeTheFirstReadOfItsCounterIsInThatBaseline) {
   // value holds that down. A baseline shows no growth, yet that down is no more to explain:
   // the two downs no event told of that follow are one hidden_down of two.
   inject(sim_, {"counter", "fail", "mlx5_1/1", "link_downed", "hang"});
-  DaemonProcess& d = start_judged(fast_link_health(), {{"enabled", true}, {"flap_downs", 10}});
+  DaemonProcess& d = launch(fast_link_health(), {{"enabled", true}, {"flap_downs", 10}});
+  EXPECT_EQ(next_port_verdict(d, "mlx5_1/2", "healthy").reason, "first_seen");
   inject(sim_, {"port", "down", "mlx5_1/2"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_1/2", "down").reason, "link_down");
   inject(sim_, {"port", "up", "mlx5_1/2"});
@@ -405,6 +407,7 @@ TEST_F(LinkHealth, AReloadThatStopsJudgingAPortDropsItsFaultAndOneThatStartsRead
   const DaemonOptions o = link_options(sim_, state_.path());
   DaemonProcess d(sim_, o);
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "healthy").reason, "first_seen");
+  ASSERT_TRUE(every_port_read(d));
   inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
   EXPECT_EQ(next_port_verdict(d, "mlx5_0/1", "degraded").reason, "bit_errors");
   // Off: nothing judges its counters any more, so nothing would ever clean it.
