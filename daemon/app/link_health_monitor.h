@@ -166,11 +166,12 @@ class LinkHealthMonitor {
     int64_t last_sample_mono_us = INT64_MIN;
     bool pending = false;  // a sample asked for while its device was being read
     int phy_error = 0;     // the last read of its PHY counters failed so: logged once
-    // Why its link is not judged now ("" when it is), since when; told: an unknown record for
-    // it went out, so a judged one follows the next good read.
+    // Why its link is not judged now ("" when it is), since when; told: the reason of the
+    // unknown record that went out for it ("" when none), which the judged record that follows
+    // the next judging read names, whatever it was unknown for in between (a baseline).
     std::string_view unknown = "not_read";  // a literal
     int64_t unknown_since_wall_us = 0;
-    bool unknown_told = false;
+    std::string_view unknown_told;  // a literal
   };
   struct Device {
     std::string node_guid;

@@ -271,18 +271,17 @@ void LinkHealthMonitor::update_unknown(const std::string& name, const Device& d,
   if (unknown == p.unknown) return;
   const bool of_reads =
       unknown == "read_hung" || unknown == "unreadable" || unknown == "read_failing";
-  const std::string_view before = std::exchange(p.unknown, unknown);
+  p.unknown = unknown;
   p.unknown_since_wall_us = since_wall_us.value_or(now.wall_us);
   LinkQualityChange change;
   if (of_reads) {
     change.kind = LinkQualityChange::Kind::kUnknown;
     change.reason = std::string(unknown);
     change.since_wall_us = p.unknown_since_wall_us;
-    p.unknown_told = true;
-  } else if (unknown.empty() && p.unknown_told) {
+    p.unknown_told = unknown;
+  } else if (unknown.empty() && !p.unknown_told.empty()) {
     change.kind = LinkQualityChange::Kind::kJudged;
-    change.reason = std::string(before);
-    p.unknown_told = false;
+    change.reason = std::string(std::exchange(p.unknown_told, {}));
   } else {
     return;
   }

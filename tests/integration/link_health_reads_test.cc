@@ -150,6 +150,32 @@ TEST_F(LinkHealth, AFailingReadSaysUnknownThenJudgedAndKeepsTheVerdict) {
   EXPECT_EQ(judged.severity, Severity::kInfo);
 }
 
+// A port whose first read fails has no baseline yet: the first read that succeeds is one, so
+// what its counters gained while they could not be read is in it, never a verdict; the read
+// after it judges the port, and the judged record names what the unknown one said.
+TEST_F(LinkHealth, APortWhoseFirstReadFailsIsJudgedFromTheReadAfterTheFirstThatSucceeds) {
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "unreadable"});
+  DaemonProcess& d = launch();
+  EXPECT_EQ(next_link(d, "mlx5_0/1", "unknown").link->reason, "read_failing");
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  inject(sim_, {"counter", "fail", "mlx5_0/1", "symbol_error", "ok"});
+  std::vector<Record> before;
+  const Record judged = next_link(d, "mlx5_0/1", "judged", &before);
+  EXPECT_EQ(judged.link->reason, "read_failing");
+  for (const Record& r : before) {
+    EXPECT_FALSE(r.event == EventKind::kLinkQuality && r.device == "mlx5_0")
+        << r.port << " " << r.link->change << " " << r.link->reason;
+  }
+  const json port = link_port(d.status(), "mlx5_0", 1);
+  EXPECT_EQ(port["quality"], "clean") << port;
+  EXPECT_EQ(port["counters"]["symbol_error"], 50) << port;
+  // What grows from then on is judged.
+  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+  const Record bad = first_link(d, "mlx5_0/1", "bad");
+  EXPECT_EQ(bad.link->count, 50u);
+  EXPECT_EQ(bad.link->value, 100u);
+}
+
 // Errors counted while the link was down or training are not the new link's: its first read
 // after it came up is a baseline, and only what grows after it is judged.
 TEST_F(LinkHealth, ErrorsWhileALinkTrainsGiveNoVerdictAfterItComesUp) {
