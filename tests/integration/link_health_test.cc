@@ -561,12 +561,13 @@ TEST_F(LinkHealth, WithCounterHealthOffTheIdleDaemonNeverWakesAndOnItWakesOncePe
   DaemonProcess sampling(sim_, link_options(sim_, state2.path(), on, {{"enabled", false}}));
   const uint64_t woken = wakeups_over(sampling, std::chrono::milliseconds(7000));
   // Every 2 s: three or four periods in 7 s, two wakeups each (the timer, and both devices'
-  // values handed back at once by the thread that read them), and at times one or two more (the
-  // loop meeting that thread at their shared lock, more often where everything runs slower: a
-  // sanitizer's build, a loaded machine): at most 4 x 4. No journal writer's: no record is
-  // written. A loop that spins wakes thousands of times.
+  // values handed back at once by the thread that read them), and at times up to three more
+  // where everything runs slower (a sanitizer's build, a loaded machine): the loop meeting that
+  // thread at their shared lock, the stall timer of a read still out after 250 ms, and the
+  // values handed back in two: at most 4 x 5. No journal writer's: no record is written. A loop
+  // that spins wakes thousands of times. (A wakeup per device is the sixteen-device test's.)
   EXPECT_GE(woken, 3u);
-  EXPECT_LE(woken, 16u);
+  EXPECT_LE(woken, 20u);
 }
 
 }  // namespace
