@@ -158,6 +158,15 @@ class LinkHealth : public ::testing::Test {
     return d;
   }
 
+  // 50 symbol errors more on mlx5_0/1, judged with its counter at 50: the first link_quality
+  // record from now on is the bad of these 50 alone.
+  void expect_fifty_more_symbol_errors_bad(DaemonProcess& d) {
+    inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
+    const Record bad = first_link(d, "mlx5_0/1", "bad");
+    EXPECT_EQ(bad.link->count, 50u);
+    EXPECT_EQ(bad.link->value, 100u);
+  }
+
   // mlx5_0/1's symbol_error file, and what the daemon logs after "mlx5_0/1: cannot read its
   // counters " when it fails.
   std::string symbol_error_file() const {

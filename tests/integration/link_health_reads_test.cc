@@ -170,10 +170,7 @@ TEST_F(LinkHealth, APortWhoseFirstReadFailsIsJudgedFromTheReadAfterTheFirstThatS
   EXPECT_EQ(port["quality"], "clean") << port;
   EXPECT_EQ(port["counters"]["symbol_error"], 50) << port;
   // What grows from then on is judged.
-  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
-  const Record bad = first_link(d, "mlx5_0/1", "bad");
-  EXPECT_EQ(bad.link->count, 50u);
-  EXPECT_EQ(bad.link->value, 100u);
+  expect_fifty_more_symbol_errors_bad(d);
 }
 
 // Errors counted while the link was down or training are not the new link's: its first read
@@ -191,11 +188,8 @@ TEST_F(LinkHealth, ErrorsWhileALinkTrainsGiveNoVerdictAfterItComesUp) {
         return port["quality"] == "clean" && port["counters"]["symbol_error"] == 50;
       },
       std::chrono::seconds(10)));
-  // What grows now is judged: the first link_quality record is the bad of these 50 alone.
-  inject(sim_, {"counter", "add", "mlx5_0/1", "symbol_error", "50"});
-  const Record bad = first_link(d, "mlx5_0/1", "bad");
-  EXPECT_EQ(bad.link->count, 50u);
-  EXPECT_EQ(bad.link->value, 100u);
+  // What grows now is judged.
+  expect_fifty_more_symbol_errors_bad(d);
 }
 
 // A RoCE port is judged by what its PHY counts: its netdev's uncorrectable FEC blocks (read
