@@ -148,7 +148,11 @@ class LinkHealthMonitor {
     // the down, so the sample after it is also the link's first since it came back up.
     uint32_t port_errs = 0;
     uint32_t port_errs_at_read = 0;
-    int64_t last_port_err_mono_us = INT64_MIN;  // when the last one was read
+    // When the last one was read: its batch's time, taken after the batch was read from the
+    // device, so never before the read; set against CounterReadJob::Port::read_mono_us, a
+    // port_err read from the device before a read began may count as read after it (carried,
+    // at worst one hidden down too few), never the other way round.
+    int64_t last_port_err_mono_us = INT64_MIN;
     bool down_before_next = false;  // a port_err came while the last sample's read was out
     // Downs seen that the last sample's link_downed did not show yet: they may show in the
     // next sample (the counter and the event are not one atomic step, and the values are read
